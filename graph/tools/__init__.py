@@ -1,0 +1,1 @@
+"""Tools the agents can call (pure Python, no Streamlit)."""
