@@ -1,0 +1,107 @@
+"""plan_execute (seed 000): Planner → Executor → sub-agents, with a capped replan loop.
+
+The surface every hosted system offers: ``build_graph`` (a design → a compiled
+graph) and ``step_rows`` (a state → the rows of the run table).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from functools import partial
+from typing import TYPE_CHECKING
+
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+
+from graph.models import make_chat_model
+from graph.plan_execute.agents import AGENTS, enabled_specs
+from graph.plan_execute.deps import Deps
+from graph.plan_execute.executor import executor_node
+from graph.plan_execute.planner import planner_node
+from graph.plan_execute.state import State
+from graph.plan_execute.workers import WORKER_NODES
+from graph.prompts import PromptSet
+from graph.settings import Settings, get_settings
+from graph.tools.database import open_database
+from graph.tools.knowledge import default_knowledge_base
+
+if TYPE_CHECKING:
+    from graph.design import Design
+
+SYSTEM = "plan_execute"
+
+
+def _worker_destinations(name: str, nodes: set[str]) -> tuple[str, ...]:
+    spec = AGENTS[name]
+    if spec.routing == "end":
+        return (END,)
+    if spec.routing == "chain" and spec.chain_to in nodes:
+        return (spec.chain_to, "executor")
+    return ("executor",)
+
+
+def build_graph(design: Design | None = None, *, settings: Settings | None = None,
+                checkpointer=None, deps: Deps | None = None) -> CompiledStateGraph:
+    """Compile the graph for a design: only enabled agents become nodes, and each node
+    declares where it may go, so the drawn graph shows exactly the routes that exist."""
+    from graph.design import Design  # graph.design reads this package's catalog
+
+    design = design or Design()
+    settings = settings or get_settings()
+    enabled = [s.name for s in enabled_specs(design.enabled_agents)]
+    nodes = frozenset({"planner", "executor", *enabled})
+    deps = deps or Deps(
+        settings=settings, planner_model=make_chat_model("planner", settings),
+        worker_model=make_chat_model("worker", settings), prompts=PromptSet(design.prompts),
+        knowledge=default_knowledge_base(), database=open_database(),
+        enabled=enabled, max_replans=design.max_replans, nodes=nodes)
+    builder = StateGraph(State)
+    builder.add_node("planner", partial(planner_node, deps=deps), destinations=("executor", END))
+    planned = tuple(s.name for s in enabled_specs(enabled) if s.planned)
+    builder.add_node("executor", partial(executor_node, deps=deps),
+                     destinations=(*planned, "planner", END))
+    for name in enabled:
+        builder.add_node(name, partial(WORKER_NODES[name], deps=deps),
+                         destinations=_worker_destinations(name, nodes))
+    builder.add_edge(START, "planner")
+    return builder.compile(checkpointer=checkpointer, name=SYSTEM)
+
+
+def initial_state(question: str, design: Design) -> dict:
+    from langchain_core.messages import HumanMessage
+
+    return {"messages": [HumanMessage(content=question, name="user")], "user_query": question,
+            "enabled_agents": list(design.enabled_agents), "current_step": 0,
+            "replan_flag": False, "replan_attempts": {}}
+
+
+@dataclass
+class StepRow:
+    step: int
+    agent: str
+    action: str
+    status: str  # pending / running / done / replanned / skipped / failed
+    replans: int
+    result: str
+    duration_s: float | None = None
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def step_rows(state: dict, durations: dict[str, float] | None = None) -> list[StepRow]:
+    """One row per step of the current plan, for the run table and the command line."""
+    plan = state.get("plan") or {}
+    status = state.get("step_status") or {}
+    attempts = state.get("replan_attempts") or {}
+    results = state.get("step_results") or {}
+    failed = state.get("outcome") == "failed"
+    rows = []
+    for key in sorted(plan, key=int):
+        s = status.get(key, "pending")
+        if failed and s in ("running", "replanned"):
+            s = "failed"
+        rows.append(StepRow(int(key), plan[key]["agent"], plan[key]["action"], s,
+                            attempts.get(key, 0), results.get(key, ""),
+                            (durations or {}).get(key)))
+    return rows

@@ -1,0 +1,146 @@
+"""The agent catalog of plan_execute: one record per sub-agent.
+
+The Planner and Executor prompts are built from this catalog and the enabled subset,
+so adding an agent is one entry here plus its node in ``workers.py``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Routing = Literal["executor", "chain", "end"]
+
+
+@dataclass(frozen=True)
+class AgentSpec:
+    name: str
+    description: str  # what it can do
+    use_when: str
+    limits: str
+    output_format: str
+    tools: tuple[str, ...]
+    routing: Routing  # back to the executor, a fixed chain, or the end of the run
+    chain_to: str | None = None  # the next agent of a fixed chain
+    side_effects: bool = False  # whether its tools change anything outside the run
+    planned: bool = True  # False: never a plan step of its own (runs inside a chain)
+
+    @property
+    def routing_label(self) -> str:
+        if self.routing == "chain":
+            return f"fixed chain → {self.chain_to}"
+        return {"executor": "back to the executor", "end": "ends the run"}[self.routing]
+
+
+AGENTS: dict[str, AgentSpec] = {
+    spec.name: spec
+    for spec in (
+        AgentSpec(
+            name="web_researcher",
+            description="Searches documents (the offline knowledge base, or the web when "
+            "configured) and reports passages with source ids.",
+            use_when="The step needs background facts, news, explanations or events: "
+            "anything found in text rather than in the price database.",
+            limits="Cannot compute over numbers or query the price database.",
+            output_format="Short findings, each followed by its source id like [kb:doc-id].",
+            tools=("search_knowledge_base",),
+            routing="executor",
+        ),
+        AgentSpec(
+            name="data_researcher",
+            description="Writes SQL over the local stock-price database (monthly prices of "
+            "MSFT, AMZN, IBM, GOOG, AAPL, 2000-2010) and reports the rows.",
+            use_when="The step needs prices, growth, averages, rankings or a price series "
+            "for a chart.",
+            limits="Read-only; knows only the tables in the database; rows are capped.",
+            output_format="The SQL it ran, the resulting rows, and a one-line reading of them.",
+            tools=("run_sql",),
+            routing="executor",
+        ),
+        AgentSpec(
+            name="chart_generator",
+            description="Builds a Vega-Lite chart from data a previous step obtained.",
+            use_when="The user asks for a chart, plot or visualisation, after the data "
+            "has been fetched.",
+            limits="Charts only data already in the run; never runs code.",
+            output_format="A chart specification, kept with the run.",
+            tools=("make_chart",),
+            routing="chain",
+            chain_to="chart_summarizer",
+        ),
+        AgentSpec(
+            name="chart_summarizer",
+            description="Writes a caption for the chart, grounded in the chart's data.",
+            use_when="Always right after chart_generator (fixed chain); never planned alone.",
+            limits="Describes only the chart just made.",
+            output_format="A two-sentence caption with figures taken from the chart.",
+            tools=("describe_chart",),
+            routing="executor",
+            planned=False,
+        ),
+        AgentSpec(
+            name="synthesizer",
+            description="Writes the final answer from everything gathered, citing sources "
+            "and data.",
+            use_when="The last step of every plan.",
+            limits="Uses only what earlier steps found; does not search.",
+            output_format="The final answer with citations like [kb:doc-id] and [sql:1].",
+            tools=(),
+            routing="end",
+        ),
+    )
+}
+
+AGENT_NAMES: tuple[str, ...] = tuple(AGENTS)
+
+
+def enabled_specs(enabled: list[str] | None) -> list[AgentSpec]:
+    """The enabled agents, in catalog order; ``None`` means all of them."""
+    chosen = set(AGENT_NAMES if enabled is None else enabled)
+    return [spec for name, spec in AGENTS.items() if name in chosen]
+
+
+def plannable(enabled: list[str] | None) -> list[str]:
+    """Agents the Planner may assign to a step."""
+    return [s.name for s in enabled_specs(enabled) if s.planned]
+
+
+def unknown_agents(names: list[str]) -> list[str]:
+    return [n for n in names if n not in AGENTS]
+
+
+def format_agent_list(enabled: list[str] | None) -> str:
+    """The agent list the Planner reads: what each enabled agent does and when to use it."""
+    lines = []
+    for spec in enabled_specs(enabled):
+        if spec.planned:
+            lines.append(f"- {spec.name}: {spec.description} Use when: {spec.use_when}")
+    return "\n".join(lines) or "- (no agent can be planned)"
+
+
+def format_agent_guidelines(enabled: list[str] | None) -> str:
+    """Per-agent limits, output and routing, for the Planner and the Executor."""
+    lines = []
+    for spec in enabled_specs(enabled):
+        lines.append(
+            f"- {spec.name}: limits: {spec.limits} Output: {spec.output_format} "
+            f"After it: {spec.routing_label}."
+        )
+    return "\n".join(lines)
+
+
+def design_warnings(enabled: list[str]) -> list[str]:
+    """Why a design may not work well. Advice only: the user may run it anyway."""
+    on = set(enabled)
+    warnings = []
+    if unknown := unknown_agents(enabled):
+        warnings.append(f"Unknown agents: {', '.join(unknown)}.")
+    if "synthesizer" not in on:
+        warnings.append("No synthesizer: runs end without a final answer.")
+    if "chart_summarizer" in on and "chart_generator" not in on:
+        warnings.append("chart_summarizer is enabled without chart_generator: it will never run.")
+    if "chart_generator" in on and "data_researcher" not in on:
+        warnings.append("chart_generator without data_researcher: there is no data to chart.")
+    if not on & {"web_researcher", "data_researcher"}:
+        warnings.append("No researcher enabled: answers can only restate the question.")
+    return warnings

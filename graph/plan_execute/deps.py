@@ -1,0 +1,29 @@
+"""What the nodes need besides the state: models, prompt texts, tools and limits.
+
+Built once per compiled graph and bound into each node, so nodes stay plain
+functions of (state, deps) and tests can hand in their own models or data.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from langchain_core.language_models import BaseChatModel
+
+from graph.prompts import PromptSet
+from graph.settings import Settings
+from graph.tools.database import StockDatabase
+from graph.tools.knowledge import KnowledgeBase
+
+
+@dataclass
+class Deps:
+    settings: Settings
+    planner_model: BaseChatModel  # Planner and Executor
+    worker_model: BaseChatModel  # the sub-agents
+    prompts: PromptSet
+    knowledge: KnowledgeBase
+    database: StockDatabase
+    enabled: list[str]
+    max_replans: int
+    nodes: frozenset[str]  # the nodes of this compiled graph: every goto is checked against it

@@ -1,0 +1,133 @@
+"""The Executor node (seed 000): replan?, which agent next, and the query it gets.
+
+``current_step`` names the step being worked on. It stays while that step's agent
+runs (or reruns) and advances when the executor moves to the next step's agent, so
+"done" in the table means the executor accepted the step's result.
+
+Fixed seed faults: after a replan the agent gets a query written from the revised
+step (the seed sent the stale ``agent_query``); a ``goto`` naming an agent that is
+unknown or not enabled is repaired by following the plan (LangGraph would log it and
+end the run silently); a step at its replan cap moves on visibly, marked skipped.
+"""
+
+from __future__ import annotations
+
+from langgraph.graph import END
+from langgraph.types import Command
+from pydantic import AliasChoices, BaseModel, Field
+
+from graph.models import ModelReplyError, ask_json
+from graph.plan_execute.deps import Deps
+from graph.plan_execute.planner import fail
+from graph.plan_execute.prompts import executor_prompt, repair_prompt
+from graph.plan_execute.state import State, tag_messages
+
+DECISION_SHAPE = '{"replan": false, "goto": "<agent or planner>", "reason": "...", "query": "..."}'
+FINISH_WORDS = {"end", "__end__", "finish", "done", "none"}
+
+
+class ExecutorDecision(BaseModel):
+    replan: bool = Field(validation_alias=AliasChoices("replan", "replan_flag"))
+    goto: str
+    reason: str = ""
+    query: str = ""
+
+
+def standalone_query(action: str, user_query: str) -> str:
+    """An instruction a sub-agent can act on without the plan or the history."""
+    return action if user_query in action else f"{action} (User question: {user_query})"
+
+
+def executor_node(state: State, deps: Deps) -> Command:
+    plan = state.get("plan") or {}
+    step = int(state.get("current_step") or 1)
+    user_query = state.get("user_query") or ""
+    if str(step) not in plan:
+        return _finish(state, f"the plan has no step {step}")
+
+    if state.get("replan_flag"):
+        # Just replanned: run the revised step once before judging again. The query is
+        # written from the revised step: the previous agent_query belongs to the old plan.
+        block = plan[str(step)]
+        return _dispatch(deps, step, block["agent"],
+                         standalone_query(block["action"], user_query),
+                         f"Replanned step {step}; running it before re-evaluating.",
+                         extra={"replan_flag": False})
+
+    try:
+        reply = ask_json(deps.planner_model, executor_prompt(state, deps.prompts, deps.max_replans),
+                         ExecutorDecision, label="The Executor",
+                         repair_prompt=repair_prompt(deps.prompts, DECISION_SHAPE))
+    except ModelReplyError as exc:
+        return fail(f"The Executor could not decide the next step: {exc}",
+                    messages=tag_messages(exc.replies, step, "executor"))
+    decision: ExecutorDecision = reply.value
+    said = {"messages": tag_messages(reply.replies, step, "executor"), "notices": reply.notices}
+    goto = decision.goto.strip()
+    results = state.get("step_results") or {}
+    current, nxt = plan[str(step)], plan.get(str(step + 1))
+
+    if decision.replan or goto == "planner":
+        attempts = (state.get("replan_attempts") or {}).get(str(step), 0)
+        if attempts < deps.max_replans:
+            return Command(update={
+                **said, "replan_flag": True, "last_reason": decision.reason or "(no reason)",
+                "replan_attempts": {str(step): attempts + 1},
+                "step_status": {str(step): "replanned"}}, goto="planner")
+        said["notices"] = said["notices"] + [
+            f"Step {step} asked for a replan after {attempts} replan(s), the cap: moving on."]
+        return _advance(deps, state, step, "skipped", said, decision.reason)
+
+    query = decision.query.strip()
+    if goto == current["agent"] and not (str(step) in results and nxt and nxt["agent"] == goto):
+        return _dispatch(deps, step, goto, query or standalone_query(current["action"], user_query),
+                         decision.reason, said)
+    if nxt and goto == nxt["agent"]:
+        return _advance(deps, state, step, "done", said, decision.reason, query)
+    if goto.lower() in FINISH_WORDS and not nxt and str(step) in results:
+        said["step_status"] = {str(step): "done"}
+        return _finish(state, "the executor ended the run after the last step", said)
+    if goto in deps.nodes and goto not in ("planner", "executor"):
+        said["notices"] = said["notices"] + [f"The executor ran {goto}, off the plan, for step {step}."]
+        return _dispatch(deps, step, goto, query or standalone_query(current["action"], user_query),
+                         decision.reason, said)
+
+    # Unknown, disabled or misplaced goto: follow the plan instead of ending silently.
+    said["notices"] = said["notices"] + [
+        f"The executor chose {goto!r}, which is not an enabled agent here; following the plan."]
+    if str(step) not in results:
+        return _dispatch(deps, step, current["agent"],
+                         standalone_query(current["action"], user_query), decision.reason, said)
+    return _advance(deps, state, step, "done", said, decision.reason)
+
+
+def _advance(deps: Deps, state: State, step: int, status: str, said: dict, reason: str,
+             query: str = "") -> Command:
+    """Close ``step`` with ``status`` and start the next one, or finish after the last."""
+    plan = state.get("plan") or {}
+    said = {**said, "step_status": {str(step): status}}
+    nxt = plan.get(str(step + 1))
+    if not nxt:
+        return _finish(state, f"the last step ended ({status})", said)
+    return _dispatch(deps, step + 1, nxt["agent"],
+                     query or standalone_query(nxt["action"], state.get("user_query") or ""),
+                     reason, said)
+
+
+def _dispatch(deps: Deps, step: int, agent: str, query: str, reason: str,
+              said: dict | None = None, extra: dict | None = None) -> Command:
+    said = dict(said or {})
+    if agent not in deps.nodes:  # never hand LangGraph a goto it would silently drop
+        return fail(f"Step {step} needs agent {agent!r}, which is not enabled in this design.",
+                    **said)
+    status = {**said.pop("step_status", {}), str(step): "running"}
+    return Command(update={**said, **(extra or {}), "current_step": step, "agent_query": query,
+                           "last_reason": reason, "step_status": status}, goto=agent)
+
+
+def _finish(state: State, why: str, said: dict | None = None) -> Command:
+    """The plan is over without a synthesizer: the run is done, with no final answer."""
+    reason = f"Finished: {why}."
+    if not state.get("final_answer"):
+        reason += " No final answer (the synthesizer did not run)."
+    return Command(update={**(said or {}), "outcome": "done", "outcome_reason": reason}, goto=END)

@@ -1,0 +1,73 @@
+"""The shared memory of the plan_execute system (seed 000), every key declared.
+
+LangGraph silently drops a key a node writes if the state does not declare it, so
+every key any node of this system writes is listed here, with its reducer.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Annotated, Any, Optional
+
+from langgraph.graph import MessagesState
+
+
+def merge_dicts(left: dict | None, right: dict | None) -> dict:
+    """Reducer for per-step maps: a node updates the steps it touched, keeps the rest."""
+    merged = dict(left or {})
+    merged.update(right or {})
+    return merged
+
+
+class State(MessagesState):
+    """Seed 000's State, plus what our nodes write for the table, the chart and the answer."""
+
+    # The seed's fields.
+    user_query: Optional[str]
+    enabled_agents: Optional[list[str]]
+    plan: Optional[dict[str, dict[str, Any]]]  # {"1": {"agent": ..., "action": ...}, ...}
+    current_step: int
+    agent_query: Optional[str]
+    last_reason: Optional[str]
+    replan_flag: Optional[bool]
+    # Keys are step numbers as strings: checkpoints serialise dict keys, and "1" == plan key.
+    replan_attempts: Annotated[dict[str, int], merge_dicts]
+
+    # What the table shows for each step: pending/running/done/replanned/skipped/failed.
+    step_status: Annotated[dict[str, str], merge_dicts]
+    # The last output of the agent(s) that ran for a step, read by the executor.
+    step_results: Annotated[dict[str, str], merge_dicts]
+    # Every plan version, with why it was made: the plan's history.
+    plan_history: Annotated[list[dict[str, Any]], operator.add]
+    # Engine notes: repairs and guards that fired (unknown goto, bad plan JSON, ...).
+    notices: Annotated[list[str], operator.add]
+
+    # Evidence gathered by tools, cited by the synthesizer.
+    sources: Annotated[list[dict[str, Any]], operator.add]  # knowledge-base hits
+    datasets: Annotated[list[dict[str, Any]], operator.add]  # SQL results {id, sql, columns, rows}
+
+    # Outputs.
+    chart_spec: Optional[dict[str, Any]]  # Vega-Lite, built by chart_generator
+    chart_caption: Optional[str]  # chart_summarizer
+    final_answer: Optional[str]  # synthesizer
+    citations: Optional[list[dict[str, Any]]]  # sources the final answer cites
+
+    # How the run ended: "done" or "failed", and why in words.
+    outcome: Optional[str]
+    outcome_reason: Optional[str]
+
+
+def tag_messages(messages: list, step: int, agent: str) -> list:
+    """Copies of ``messages`` marked with the step and agent they belong to.
+
+    The Run page filters messages by step and agent; the mark rides in
+    ``response_metadata``, which is never sent back to a model.
+    """
+    tagged = []
+    for m in messages:
+        copy = m.model_copy(deep=False)
+        copy.response_metadata = {**(m.response_metadata or {}), "step": step, "agent": agent}
+        if not getattr(copy, "name", None) and copy.type == "ai":
+            copy.name = agent
+        tagged.append(copy)
+    return tagged

@@ -1,0 +1,107 @@
+"""Prompt templates: plain text files in ``prompts/``, filled by LangChain prompt templates.
+
+A non-programmer edits the text; code only fills the placeholders. Each prompt
+declares which placeholders it may use and which it must use, so a typo such as
+``{user_qeury}`` is rejected with a message naming it before it can reach a run.
+Literal braces in a prompt (a JSON example, say) are written doubled: ``{{`` and ``}}``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Mapping
+
+from langchain_core.prompts import PromptTemplate
+from langchain_core.prompts.string import get_template_variables
+
+from graph.settings import get_settings
+
+
+@dataclass(frozen=True)
+class PromptSpec:
+    name: str  # "<system>/<file stem>", e.g. "plan_execute/planner"
+    purpose: str
+    allowed: frozenset[str]
+    required: frozenset[str] = frozenset()
+    sample: Mapping[str, str] = field(default_factory=dict)  # values for a preview
+
+
+class PromptError(ValueError):
+    """A prompt template that cannot be used; the message names the prompt and the problem."""
+
+
+_SPECS: dict[str, PromptSpec] = {}
+
+
+def register(spec: PromptSpec) -> PromptSpec:
+    """Hosted systems declare their prompts at import time."""
+    _SPECS[spec.name] = spec
+    return spec
+
+
+def prompt_names(system: str | None = None) -> list[str]:
+    return [n for n in _SPECS if system is None or n.startswith(system + "/")]
+
+
+def prompt_spec(name: str) -> PromptSpec:
+    try:
+        return _SPECS[name]
+    except KeyError:
+        raise PromptError(f"No prompt named {name!r}.") from None
+
+
+def default_text(name: str, prompts_dir: Path | None = None) -> str:
+    """The shipped text of a prompt, from its file."""
+    path = (prompts_dir or get_settings().prompts_dir) / f"{prompt_spec(name).name}.txt"
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise PromptError(f"Prompt file {path} is missing.") from None
+
+
+def template_errors(name: str, text: str) -> list[str]:
+    """Every reason ``text`` cannot serve as prompt ``name``; empty when it can."""
+    spec = prompt_spec(name)
+    try:
+        used = set(get_template_variables(text, "f-string"))
+    except ValueError as exc:
+        return [f"{name}: {exc} (write literal braces as {{{{ and }}}})."]
+    errors = []
+    if "" in used:
+        errors.append(f"{name}: empty placeholder {{}}; name the value, e.g. {{user_query}}.")
+    for var in sorted(used - spec.allowed - {""}):
+        errors.append(
+            f"{name}: unknown placeholder {{{var}}}; "
+            f"allowed: {', '.join('{' + a + '}' for a in sorted(spec.allowed)) or 'none'}."
+        )
+    for var in sorted(spec.required - used):
+        errors.append(f"{name}: missing placeholder {{{var}}}, which this prompt must use.")
+    return errors
+
+
+def render(name: str, text: str, values: Mapping[str, object]) -> str:
+    """Fill a validated template. Values the template does not use are ignored."""
+    if errors := template_errors(name, text):
+        raise PromptError(" ".join(errors))
+    template = PromptTemplate.from_template(text)
+    return template.format(**{k: values.get(k, "") for k in template.input_variables})
+
+
+class PromptSet:
+    """The prompt texts one run uses: shipped defaults, overridden by the active versions.
+
+    Validated as a whole on creation, so a run never starts with a broken template.
+    """
+
+    def __init__(self, overrides: Mapping[str, str] | None = None, prompts_dir: Path | None = None):
+        overrides = dict(overrides or {})
+        if unknown := sorted(set(overrides) - set(_SPECS)):
+            raise PromptError(f"Unknown prompt(s): {', '.join(unknown)}.")
+        self.texts = {name: overrides.get(name) or default_text(name, prompts_dir) for name in _SPECS}
+        errors = [e for name, text in self.texts.items() for e in template_errors(name, text)]
+        if errors:
+            raise PromptError(" ".join(errors))
+
+    def render(self, name: str, **values: object) -> str:
+        return render(name, self.texts[name], values)

@@ -1,0 +1,130 @@
+"""Running a question through a design and turning the stream into events.
+
+This is the one place that drives a compiled graph: the command line, the app's run
+service and the benchmarks all call ``run_question``. It streams node updates and
+full states, hands each event to a callback (print it, store it), and always ends
+with an outcome in words: done, failed (and why) or cancelled, with the state as far
+as it got. LangGraph's quiet endings (a route to a missing node, the recursion
+limit) are turned into failures that say so.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.errors import GraphRecursionError
+
+from graph.design import Design
+from graph.models import describe_error
+from graph.plan_execute import build_graph, initial_state, step_rows
+from graph.settings import Settings, get_settings
+
+
+@dataclass
+class RunEvent:
+    """One thing that happened in a run, in order."""
+
+    seq: int
+    ts: float
+    kind: str  # "update" (a node finished), "custom" (a node's own report), "end"
+    node: str  # the node, or "" for the end
+    namespace: str  # "" for the top graph, else the sub-agent's path ("web_researcher:<id>")
+    step: int | None
+    data: Any
+
+
+@dataclass
+class RunOutcome:
+    thread_id: str
+    status: str  # done / failed / cancelled
+    reason: str
+    state: dict
+    events: int
+    duration_s: float
+    nodes_run: int = 0
+    rows: list = field(default_factory=list)
+
+
+def open_checkpointer(settings: Settings | None = None, path: Path | None = None) -> SqliteSaver:
+    """LangGraph's SQLite checkpointer on a file under ``STEPWISE_HOME`` (WAL: runs in
+    parallel threads do not block each other)."""
+    settings = settings or get_settings()
+    path = path or settings.home / "checkpoints.sqlite"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(path, check_same_thread=False)
+    conn.execute("PRAGMA journal_mode=WAL")
+    return SqliteSaver(conn)
+
+
+def run_question(question: str, design: Design | None = None, *,
+                 settings: Settings | None = None, checkpointer=None, graph=None,
+                 thread_id: str | None = None,
+                 on_event: Callable[[RunEvent], None] | None = None,
+                 cancel: threading.Event | None = None) -> RunOutcome:
+    """Run ``question`` to its end; never raises for what went wrong inside the run."""
+    design = design or Design()
+    settings = settings or get_settings()
+    question = question.strip()
+    if not question:
+        raise ValueError("The question is empty.")
+    graph = graph or build_graph(design, settings=settings, checkpointer=checkpointer)
+    thread_id = thread_id or uuid.uuid4().hex
+    config = {"configurable": {"thread_id": thread_id}, "recursion_limit": design.recursion_limit}
+    started = time.time()
+    seq = 0
+    state: dict = {}
+    nodes_run = 0
+    status, reason = "", ""
+
+    def emit(kind: str, node: str, namespace: str, data: Any) -> None:
+        nonlocal seq
+        seq += 1
+        if on_event:
+            on_event(RunEvent(seq, time.time(), kind, node, namespace,
+                              state.get("current_step"), data))
+
+    try:
+        stream = graph.stream(initial_state(question, design), config,
+                              stream_mode=["updates", "custom", "values"], subgraphs=True)
+        for namespace, mode, chunk in stream:
+            ns = "/".join(namespace)
+            if mode == "values":
+                if not namespace:
+                    state = chunk
+                continue
+            if mode == "custom":
+                emit("custom", "", ns, chunk)
+            else:
+                for node, update in (chunk or {}).items():
+                    if not namespace:
+                        nodes_run += 1
+                    emit("update", node, ns, update)
+            if cancel is not None and cancel.is_set():
+                status, reason = "cancelled", "Cancelled by the user; everything so far is kept."
+                break
+    except GraphRecursionError:
+        status = "failed"
+        reason = (f"Stopped at the recursion limit ({design.recursion_limit} node runs) after "
+                  f"{nodes_run} node run(s); the partial results are kept. Raise the limit or "
+                  "lower max replans.")
+    except Exception as exc:  # a run ends in words, never in a traceback
+        status, reason = "failed", describe_error(exc, settings)
+
+    if checkpointer is not None or graph.checkpointer is not None:
+        snapshot = graph.get_state(config)
+        state = dict(snapshot.values) or state
+    if not status:
+        status = state.get("outcome") or "failed"
+        reason = state.get("outcome_reason") or (
+            "The run stopped without reaching an end: LangGraph ended it after a route it "
+            "could not follow.")
+    emit("end", "", "", {"status": status, "reason": reason})
+    return RunOutcome(thread_id, status, reason, state, seq, time.time() - started, nodes_run,
+                      step_rows(state))

@@ -1,0 +1,461 @@
+"""The offline scripted model: a deterministic chat model that is honest about being one.
+
+It is not an LLM and never says it is one: the UI calls it "offline scripted model".
+It reads what it is sent the way a model would have to (the agent list and the user
+query in the Planner prompt, the step and its result in the Executor prompt, the
+tools it was given and what they returned) and answers by fixed rules, so an edited
+prompt changes its answers and whole runs work end to end with no network.
+
+What it can do is deliberately small: plan steps for the enabled agents, decide the
+executor's routing (including replans when a step returns nothing usable), write
+SQL for a handful of question shapes over the stock database, call search, chart and
+caption tools, and stitch a final answer from the findings with their citations.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.utils.function_calling import convert_to_openai_tool
+
+LABEL = "offline scripted model"
+
+COMPANIES = {"microsoft": "MSFT", "amazon": "AMZN", "ibm": "IBM", "google": "GOOG",
+             "alphabet": "GOOG", "apple": "AAPL"}
+TICKERS = set(COMPANIES.values())
+_NOT_COMPANIES = {
+    "what", "which", "how", "why", "when", "where", "who", "chart", "plot", "compare", "show",
+    "find", "fetch", "the", "i", "and", "in", "of", "use", "using", "search", "try", "sql",
+    "database", "stock", "stocks", "january", "february", "march", "april", "may", "june",
+    "july", "august", "september", "october", "november", "december", "nasdaq", "s", "p",
+    "ceo", "us", "usa", "answer", "list", "give", "tell", "did", "does", "do", "is", "was",
+    "are", "were", "a", "an", "between", "from", "to", "for", "step", "then", "also", "its",
+    "iphone", "ipod", "ipo", "aws", "dot", "com", "crash", "crisis", "lehman", "vista",
+    "windows", "lenovo", "wall", "street", "year", "years", "final", "symbols", "period",
+}
+USELESS_MARKERS = ("no usable results", "no results", "error:", "refused")
+
+
+def count_tokens(text: str) -> int:
+    """A plain word-and-punctuation count: what the scripted model reports as usage."""
+    return len(re.findall(r"\w+|[^\w\s]", text))
+
+
+class ScriptedChatModel(BaseChatModel):
+    """Deterministic rules behind LangChain's chat-model interface, with tool calling."""
+
+    is_scripted: bool = True
+    model_name: str = LABEL
+
+    @property
+    def _llm_type(self) -> str:
+        return "stepwise-scripted"
+
+    def bind_tools(self, tools, *, tool_choice: Any = None, **kwargs):
+        """Accept LangChain tools, functions, pydantic classes or OpenAI tool dicts."""
+        formatted = [convert_to_openai_tool(t) for t in tools]
+        return self.bind(tools=formatted, tool_choice=tool_choice, **kwargs)
+
+    def _generate(self, messages: list[BaseMessage], stop=None, run_manager=None,
+                  tools: list[dict] | None = None, tool_choice: Any = None,
+                  **kwargs) -> ChatResult:
+        tool_names = [t["function"]["name"] for t in tools or []]
+        forced = tool_choice not in (None, "auto", "none")
+        if forced and len(tool_names) == 1 and tool_names[0] not in TOOL_RULES:
+            # with_structured_output: answer the task as JSON, delivered as the tool's args.
+            args = json.loads(_answer_text(messages))
+            message = AIMessage(content="", tool_calls=[_call(tool_names[0], args)])
+        elif tool_names and not isinstance(messages[-1], ToolMessage):
+            message = _use_tool(messages, tool_names)
+        else:
+            message = AIMessage(content=_answer_text(messages))
+        read = sum(count_tokens(_text(m)) for m in messages)
+        wrote = count_tokens(message.content) + sum(
+            count_tokens(json.dumps(c["args"])) for c in message.tool_calls)
+        message.usage_metadata = {"input_tokens": read, "output_tokens": wrote,
+                                  "total_tokens": read + wrote}
+        message.response_metadata = {"model_name": LABEL}
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+
+# --------------------------------------------------------------------------- dispatch
+
+
+def _text(message: BaseMessage) -> str:
+    content = message.content
+    if isinstance(content, str):
+        return content
+    return "".join(p.get("text", "") if isinstance(p, dict) else str(p) for p in content)
+
+
+def _call(name: str, args: dict) -> dict:
+    return {"name": name, "args": args, "id": f"call_{uuid.uuid5(uuid.NAMESPACE_OID, name + json.dumps(args, sort_keys=True)).hex[:12]}", "type": "tool_call"}
+
+
+def _task_prompt(messages: list[BaseMessage]) -> str:
+    """The prompt that states the task: a repair request refers back to the first one."""
+    humans = [_text(m) for m in messages if isinstance(m, HumanMessage)]
+    return humans[0] if humans else ""
+
+
+def _answer_text(messages: list[BaseMessage]) -> str:
+    prompt = _task_prompt(messages)
+    if isinstance(messages[-1], ToolMessage):
+        return _summarise_tool_result(messages)
+    if '"goto"' in prompt:
+        return json.dumps(executor_decision(prompt))
+    if '"agent"' in prompt and '"action"' in prompt:
+        return json.dumps(plan_for(prompt))
+    if "Findings" in prompt:
+        return synthesize(prompt)
+    return (f"[{LABEL}] I follow fixed rules and have none for this request. "
+            "Configure a real model (OPENAI_BASE_URL / OPENAI_API_KEY) for free-form answers.")
+
+
+# --------------------------------------------------------------------------- planner
+
+
+def _agents_offered(prompt: str) -> list[str]:
+    """The agents a prompt lets us use: the enum in its JSON example, else its list."""
+    if enum := re.search(r'"agent"\s*:\s*"([a-z_ |]+)"', prompt):
+        return [a.strip() for a in enum.group(1).split("|") if a.strip()]
+    return re.findall(r"^- ([a-z]+_[a-z_]+):", prompt, re.M)
+
+
+def _user_query(prompt: str) -> str:
+    found = re.findall(r'User (?:query|question)\s*[.:]*\s*"?(.+?)"?\s*$', prompt, re.M)
+    if found:
+        return found[-1].strip()
+    lines = [line for line in prompt.strip().splitlines() if line.strip()]
+    return lines[-1] if lines else ""
+
+
+def _clauses(question: str) -> list[str]:
+    parts = re.split(r"(?<=[.?!;])\s+|,\s*and\s+|\s+and then\s+|\s+and\s+(?=(?:how|what|why|"
+                     r"which|when|who)\b)", question.strip())
+    return [p.strip(" .?!;,") for p in parts if p and p.strip(" .?!;,")]
+
+
+def _symbols(text: str) -> list[str]:
+    found = []
+    for word in re.findall(r"[A-Za-z][A-Za-z.]+", text):
+        sym = word.upper() if word.upper() in TICKERS else COMPANIES.get(word.lower())
+        if sym and sym not in found:
+            found.append(sym)
+    return found
+
+
+def _unknown_companies(text: str) -> list[str]:
+    """Capitalised names that are not companies in the database (e.g. "Tesla")."""
+    names = []
+    for match in re.finditer(r"(?<![.?!]\s)(?<!^)\b([A-Z][a-z]{2,})(?:'s)?\b", text):
+        word = match.group(1)
+        if word.lower() not in _NOT_COMPANIES and word.lower() not in COMPANIES:
+            names.append(word)
+    return names
+
+
+def _years(text: str) -> list[int]:
+    return [int(y) for y in re.findall(r"\b(19[89]\d|20[0-2]\d)\b", text)]
+
+
+def _is_chart(text: str) -> bool:
+    return bool(re.search(r"\b(chart|plot|graph|visuali[sz]e|draw)\b", text, re.I))
+
+
+def _is_data(text: str) -> bool:
+    return bool(re.search(
+        r"\b(stock|stocks|price|prices|grew|growth|gain|average|highest|lowest|return|"
+        r"performed|database|percent|fell|drop)\b", text, re.I))
+
+
+def _hints(clause: str, question: str) -> str:
+    """Symbols and period from the clause, else inherited from the whole question."""
+    symbols = _symbols(clause) or _unknown_companies(clause) or _symbols(question)
+    years = _years(clause) or _years(question)
+    parts = []
+    if symbols:
+        parts.append("symbols: " + ", ".join(symbols))
+    if years:
+        parts.append(f"period: {min(years)}-{max(years)}")
+    return f" ({'; '.join(parts)})" if parts else ""
+
+
+def plan_for(prompt: str) -> dict:
+    """A plan (fresh or revised) from what the Planner prompt says."""
+    agents = _agents_offered(prompt)
+    if revision := re.search(r"revision at step (\d+) because: (.*)", prompt):
+        current = re.search(r"Current plan:\s*(\{.*?\n\})", prompt, re.S)
+        if current:
+            return _revise(json.loads(current.group(1)), int(revision.group(1)), agents)
+    question = _user_query(prompt)
+    steps: list[dict] = []
+
+    def add(agent: str, action: str) -> None:
+        if agent in agents:
+            steps.append({"agent": agent, "action": action})
+
+    have_series = False
+    for clause in _clauses(question):
+        hints = _hints(clause, question)
+        if _is_chart(clause):
+            if not have_series:
+                add("data_researcher", f"Fetch the monthly prices to chart{hints}.")
+            add("chart_generator", f"Chart the monthly prices fetched earlier{hints}.")
+            have_series = True
+        elif _is_data(clause):
+            researcher = "data_researcher" if "data_researcher" in agents else "web_researcher"
+            add(researcher, f"Using the stock database, answer: {clause}{hints}.")
+        else:
+            researcher = "web_researcher" if "web_researcher" in agents else "data_researcher"
+            add(researcher, f"Search the documents for: {clause}.")
+    add("synthesizer", f"Answer the user's question from the findings: {question}")
+    return {str(i): s for i, s in enumerate(steps, 1)}
+
+
+def _revise(plan: dict, step: int, agents: list[str]) -> dict:
+    """Unblock step ``step``: hand it to the other researcher, keep every other step."""
+    block = dict(plan.get(str(step), {}))
+    agent, action = block.get("agent"), block.get("action", "")
+    topic = re.sub(r"^(Using the stock database, answer|Search the documents for|"
+                   r"Try again more broadly): ", "", action).rstrip(".")
+    if agent == "data_researcher" and "web_researcher" in agents:
+        block = {"agent": "web_researcher", "action": f"Search the documents for: {topic}."}
+    elif agent == "web_researcher" and "data_researcher" in agents and _is_data(topic):
+        block = {"agent": "data_researcher", "action": f"Using the stock database, answer: {topic}."}
+    elif agent not in agents:
+        fallback = next((a for a in ("web_researcher", "data_researcher", "synthesizer")
+                         if a in agents), agents[0] if agents else agent)
+        block = {"agent": fallback, "action": action}
+    else:
+        block = {"agent": agent, "action": f"Try again more broadly: {topic}."}
+    revised = dict(plan)
+    revised[str(step)] = block
+    return revised
+
+
+# --------------------------------------------------------------------------- executor
+
+
+def _field(prompt: str, label: str) -> str:
+    found = re.search(rf"^- {label} \.*: ?(.*)$", prompt, re.M)
+    return found.group(1).strip() if found else ""
+
+
+def _useful(result: str) -> bool:
+    lowered = result.lower()
+    return bool(result) and result != "(not run yet)" and not any(
+        marker in lowered for marker in USELESS_MARKERS)
+
+
+def executor_decision(prompt: str) -> dict:
+    """The seed's three cases, in order: replan, next step, current step."""
+    step = int(_field(prompt, "Current step index") or 1)
+    plan = json.loads(_field(prompt, "Full plan") or "{}")
+    result = _field(prompt, "Result of current step")
+    attempts = int(_field(prompt, r"Replan attempts \(step\)") or 0)
+    cap = re.search(r"After (\d+) replans", prompt)
+    max_replans = int(cap.group(1)) if cap else 3
+    block, nxt = plan.get(str(step), {}), plan.get(str(step + 1))
+    question = _field(prompt, "User query")
+
+    if result == "(not run yet)" or not result:
+        return {"replan": False, "goto": block.get("agent", "planner"),
+                "reason": f"Step {step} has not run yet.",
+                "query": _standalone(block.get("action", question), question)}
+    if not _useful(result) and attempts < max_replans:
+        return {"replan": True, "goto": "planner",
+                "reason": f"Step {step} ({block.get('agent')}) produced no usable data: "
+                          f"{result[:160]}", "query": ""}
+    why = "has a useful result" if _useful(result) else \
+        f"still has no usable data after {attempts} replan(s); moving on"
+    if nxt:
+        return {"replan": False, "goto": nxt["agent"], "reason": f"Step {step} {why}.",
+                "query": _standalone(nxt.get("action", ""), question)}
+    return {"replan": False, "goto": "end", "reason": f"Step {step} {why}; the plan is complete.",
+            "query": ""}
+
+
+def _standalone(action: str, question: str) -> str:
+    return action if question in action else f"{action} (User question: {question})"
+
+
+# --------------------------------------------------------------------------- workers
+
+
+def _use_tool(messages: list[BaseMessage], tool_names: list[str]) -> AIMessage:
+    """Call the first tool we have a rule for, with arguments drawn from the request."""
+    request = _text(next((m for m in reversed(messages) if isinstance(m, HumanMessage)),
+                         HumanMessage(content="")))
+    system = "\n".join(_text(m) for m in messages if isinstance(m, SystemMessage))
+    for name in tool_names:
+        if rule := TOOL_RULES.get(name):
+            args = rule(request, system)
+            if isinstance(args, str):  # the rule explains why it cannot call the tool
+                return AIMessage(content=args)
+            return AIMessage(content="", tool_calls=[_call(name, args)])
+    return AIMessage(content=f"No usable results: the {LABEL} has no rule for the tools "
+                             f"{', '.join(tool_names)}.")
+
+
+def _search_args(request: str, system: str) -> dict:
+    query = re.sub(r"^(Search the documents for|Try again more broadly|Using the stock "
+                   r"database, answer):\s*", "", request)
+    return {"query": re.sub(r"\s*\((symbols|period|User question):.*?\)", "", query).strip(" .")}
+
+
+def _chart_args(request: str, system: str) -> dict | str:
+    datasets = re.findall(r"^- (sql:\d+): columns ([\w, ]+)", system, re.M)
+    for dataset_id, cols in reversed(datasets):
+        columns = [c.strip() for c in cols.split(",")]
+        if "date" in columns and "price" in columns:
+            return {"dataset_id": dataset_id, "x": "date", "y": "price",
+                    "color": "symbol" if "symbol" in columns else None, "mark": "line",
+                    "title": "Monthly closing price"}
+    for dataset_id, cols in reversed(datasets):
+        columns = [c.strip() for c in cols.split(",")]
+        numeric = [c for c in columns if c.endswith(("_pct", "price", "avg_price"))]
+        if "symbol" in columns and numeric:
+            return {"dataset_id": dataset_id, "x": "symbol", "y": numeric[-1], "mark": "bar",
+                    "title": numeric[-1].replace("_", " ")}
+    return "No usable results: no dataset with prices has been fetched yet, so there is nothing to chart."
+
+
+def _sql_args(request: str, system: str) -> dict | str:
+    if "stocks" not in system:
+        return "No usable results: the database schema I was given has no stocks table."
+    return {"sql": write_sql(request)}
+
+
+TOOL_RULES = {
+    "search_knowledge_base": _search_args,
+    "run_sql": _sql_args,
+    "make_chart": _chart_args,
+    "describe_chart": lambda request, system: {},
+}
+
+
+def write_sql(request: str) -> str:
+    """SQL for the question shapes the scripted model knows: growth, averages, extremes, series."""
+    # The instruction decides; the user's question appended to it only fills gaps.
+    instruction, _, context = request.partition("(User question:")
+    hint_symbols = re.search(r"symbols: ([^;)]+)", instruction)
+    if hint_symbols:
+        symbols = [s.strip().upper() for s in hint_symbols.group(1).split(",") if s.strip()]
+    else:
+        symbols = (_symbols(instruction) or [n.upper() for n in _unknown_companies(instruction)]
+                   or _symbols(context))
+    years = _years(instruction) or _years(context)
+    request = instruction
+    start = f"{min(years)}-01-01" if years else "2000-01-01"
+    end = f"{max(years)}-12-31" if years else "2010-12-31"
+    where = f"date BETWEEN '{start}' AND '{end}'"
+    if symbols:
+        where += " AND symbol IN (" + ", ".join(f"'{s}'" for s in symbols) + ")"
+    text = request.lower()
+    if re.search(r"\b(chart|plot|monthly prices|price series|fetch the monthly)\b", text):
+        return f"SELECT date, symbol, price FROM stocks WHERE {where} ORDER BY date, symbol"
+    if re.search(r"\b(grew|grow|growth|gain|gained|rise|rose|increase|change|changed|"
+                 r"return|perform|performed|fell|fall|drop|dropped|decline|lost)\b", text):
+        order = "ASC" if re.search(r"\b(fell|fall|drop|dropped|decline|lost|worst)\b", text) else "DESC"
+        return (
+            "WITH span AS (SELECT symbol, MIN(date) AS first_date, MAX(date) AS last_date "
+            f"FROM stocks WHERE {where} GROUP BY symbol) "
+            "SELECT s.symbol, s.first_date, f.price AS first_price, s.last_date, "
+            "l.price AS last_price, ROUND(100.0 * (l.price - f.price) / f.price, 1) AS growth_pct "
+            "FROM span s JOIN stocks f ON f.symbol = s.symbol AND f.date = s.first_date "
+            "JOIN stocks l ON l.symbol = s.symbol AND l.date = s.last_date "
+            f"ORDER BY growth_pct {order}")
+    if re.search(r"\b(average|mean)\b", text):
+        return (f"SELECT symbol, ROUND(AVG(price), 2) AS avg_price, COUNT(*) AS months "
+                f"FROM stocks WHERE {where} GROUP BY symbol ORDER BY avg_price DESC")
+    if re.search(r"\b(highest|peak|max|maximum|lowest|min|minimum|bottom)\b", text):
+        agg, order = ("MIN", "ASC") if re.search(r"\b(lowest|min|minimum|bottom)\b", text) else ("MAX", "DESC")
+        return (f"SELECT symbol, date, price FROM stocks s WHERE {where} AND price = "
+                f"(SELECT {agg}(price) FROM stocks t WHERE t.symbol = s.symbol AND "
+                f"t.{where.replace('symbol IN', 't.symbol IN')}) ORDER BY price {order}")
+    return f"SELECT date, symbol, price FROM stocks WHERE {where} ORDER BY date, symbol"
+
+
+def _summarise_tool_result(messages: list[BaseMessage]) -> str:
+    result = messages[-1]
+    content = _text(result)
+    name = getattr(result, "name", "") or ""
+    if content.startswith(("NO RESULTS", "ERROR")):
+        return f"No usable results: {content.splitlines()[0]}"
+    if name == "search_knowledge_base":
+        hits = re.findall(r"^(\[kb:[^\]]+\]) (.+)$", content, re.M)
+        return "Findings: " + "; ".join(f"{title} {source}" for source, title in hits[:3])
+    if name == "run_sql":
+        return _read_rows(content)
+    if name == "make_chart":
+        return content
+    if name == "describe_chart":
+        return _caption(content)
+    return content
+
+
+def _read_rows(content: str) -> str:
+    lines = content.splitlines()
+    count = re.search(r"^(\d+) row", lines[1] if len(lines) > 1 else "")
+    if not count or count.group(1) == "0":
+        return f"No usable results: the query returned no rows. {lines[0]}"
+    header = lines[2].split(" | ")
+    top = "; ".join(lines[3:6])
+    first = ", ".join(f"{k} {v}" for k, v in zip(header, lines[3].split(" | ")))
+    return (f"The query returned {count.group(1)} row(s) with columns {', '.join(header)}. "
+            f"Top rows: {top}. Reading: first row {first}.")
+
+
+def _caption(content: str) -> str:
+    rows = re.findall(r"^(\S+): first ([\d.]+) at (\S+), last ([\d.]+) at (\S+), min ([\d.]+) "
+                      r"at (\S+), max ([\d.]+) at (\S+)", content, re.M)
+    if not rows:
+        return "No usable results: the chart has no figures to describe."
+
+    def change(r):
+        return (float(r[3]) - float(r[1])) / float(r[1]) * 100
+
+    best = max(rows, key=change)
+    worst = min(rows, key=change)
+    text = (f"{best[0]} moved from {best[1]} ({best[2]}) to {best[3]} ({best[4]}), "
+            f"{change(best):+.1f}%, the largest change of {len(rows)} series.")
+    if worst is not best:
+        text += f" {worst[0]} went from {worst[1]} to {worst[3]} ({change(worst):+.1f}%)."
+    return text
+
+
+# --------------------------------------------------------------------------- synthesizer
+
+
+_STEP_PREFIX = re.compile(r"^- Step \d+ \(\w+\):\s*")
+
+
+def synthesize(prompt: str) -> str:
+    """The findings restated per step, each with the source ids it came with."""
+    question = _user_query(prompt)
+    section = re.search(r"Findings, step by step:\s*(.*?)\n\s*Sources you may cite:", prompt, re.S)
+    findings = [line.strip() for line in (section.group(1) if section else "").splitlines()
+                if line.strip().startswith("- Step")]
+    useful = [f for f in findings if _useful(f)]
+    caption = re.search(r"Chart caption \(if a chart was made\): (.+)$", prompt, re.M)
+    lines = [f"FINAL ANSWER: to \"{question}\", from the steps that ran:"]
+    for finding in useful:
+        finding = _STEP_PREFIX.sub("", finding)
+        if finding.startswith("Chart made") and caption:
+            continue  # the caption below says it with figures
+        reading = re.search(r"Reading: (.*)", finding)
+        lines.append("- " + (reading.group(1) if reading else finding))
+    if caption and caption.group(1).strip() not in ("", "none"):
+        lines.append(f"- Chart: {caption.group(1).strip()}")
+    if not useful:
+        lines.append("- No step found usable data, so this question cannot be answered "
+                     "from the knowledge base or the database.")
+    lines.append(f"({LABEL}: answer assembled by rules from the findings above.)")
+    return "\n".join(lines)

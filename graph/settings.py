@@ -1,0 +1,79 @@
+"""Everything configurable in Stepwise, read once from the environment.
+
+One typed object instead of scattered ``os.environ`` reads, so the app, the command
+line and the tests all see the same configuration and can override it explicitly.
+Secrets are ``SecretStr`` so they never print, log or serialise by accident.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+StructuredMode = Literal["auto", "json_schema", "json_object", "none"]
+
+
+class Settings(BaseSettings):
+    """Stepwise configuration. Each field reads the environment variable in its alias."""
+
+    model_config = SettingsConfigDict(populate_by_name=True, extra="ignore")
+
+    # Where the store, checkpoints and indexes live.
+    home: Path = Field(Path(".stepwise"), alias="STEPWISE_HOME")
+
+    # Models. With neither a key nor a base URL, runs use the offline scripted model.
+    provider: Literal["auto", "scripted", "openai"] = Field("auto", alias="STEPWISE_PROVIDER")
+    openai_api_key: SecretStr | None = Field(None, alias="OPENAI_API_KEY")
+    openai_base_url: str | None = Field(None, alias="OPENAI_BASE_URL")
+    planner_model: str = Field("gpt-4.1-mini", alias="STEPWISE_PLANNER_MODEL")
+    worker_model: str = Field("gpt-4.1-mini", alias="STEPWISE_WORKER_MODEL")
+    structured_output: StructuredMode = Field("auto", alias="STEPWISE_STRUCTURED_OUTPUT")
+    request_timeout_s: float = Field(60.0, alias="STEPWISE_REQUEST_TIMEOUT", gt=0)
+    max_retries: int = Field(2, alias="STEPWISE_MAX_RETRIES", ge=0, le=10)
+    temperature: float = Field(0.0, alias="STEPWISE_TEMPERATURE", ge=0, le=2)
+
+    # Run shape (the Design page may override these per design).
+    max_replans: int = Field(3, alias="STEPWISE_MAX_REPLANS", ge=0, le=20)
+    recursion_limit: int = Field(60, alias="STEPWISE_RECURSION_LIMIT", ge=5, le=10_000)
+
+    # Tools.
+    tavily_api_key: SecretStr | None = Field(None, alias="TAVILY_API_KEY")
+    sql_max_rows: int = Field(500, alias="STEPWISE_SQL_MAX_ROWS", ge=1, le=100_000)
+    data_dir: Path = Field(REPO_ROOT / "data", alias="STEPWISE_DATA_DIR")
+    prompts_dir: Path = Field(REPO_ROOT / "prompts", alias="STEPWISE_PROMPTS_DIR")
+
+    @property
+    def resolved_provider(self) -> Literal["scripted", "openai"]:
+        """``auto`` means: the real client as soon as an endpoint or key is configured."""
+        if self.provider != "auto":
+            return self.provider
+        return "openai" if (self.openai_api_key or self.openai_base_url) else "scripted"
+
+    @property
+    def model_label(self) -> str:
+        """What the UI and the command line show as "the model in use"."""
+        if self.resolved_provider == "scripted":
+            return "offline scripted model"
+        server = self.openai_base_url or "api.openai.com"
+        if self.planner_model == self.worker_model:
+            return f"{self.planner_model} @ {server}"
+        return f"planner/executor {self.planner_model}, workers {self.worker_model} @ {server}"
+
+    def public_dict(self) -> dict:
+        """Settings safe to store with a run or an export: secrets reduced to 'set'/'unset'."""
+        data = self.model_dump(mode="json")
+        for key in ("openai_api_key", "tavily_api_key"):
+            data[key] = "set" if getattr(self, key) else "unset"
+        return data
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """The process-wide settings, read from the environment on first use."""
+    return Settings()
