@@ -23,7 +23,7 @@ from langgraph.errors import GraphRecursionError
 
 from graph.design import Design
 from graph.models import describe_error
-from graph.plan_execute import build_graph, initial_state, step_rows
+from graph.plan_execute import build_graph, initial_state, snapshot, step_rows
 from graph.settings import Settings, get_settings
 
 
@@ -33,7 +33,8 @@ class RunEvent:
 
     seq: int
     ts: float
-    kind: str  # "update" (a node finished), "custom" (a node's own report), "end"
+    kind: str  # "update" (a node finished), "custom" (a node's report), "state" (the whole
+    # state after a step; large: keep what you need of it), "end" (status and reason)
     node: str  # the node, or "" for the end
     namespace: str  # "" for the top graph, else the sub-agent's path ("web_researcher:<id>")
     step: int | None
@@ -50,6 +51,40 @@ class RunOutcome:
     duration_s: float
     nodes_run: int = 0
     rows: list = field(default_factory=list)
+
+
+def message_record(message) -> dict:
+    """A LangChain message as plain JSON: who sent it, its type, content, tool calls."""
+    meta = message.response_metadata or {}
+    return {
+        "id": message.id, "type": message.type, "name": getattr(message, "name", None),
+        "content": message.content if isinstance(message.content, str) else str(message.content),
+        "tool_calls": [{"name": c["name"], "args": c["args"], "id": c.get("id")}
+                       for c in getattr(message, "tool_calls", None) or []],
+        "tool_call_id": getattr(message, "tool_call_id", None),
+        "step": meta.get("step"), "agent": meta.get("agent"),
+        "usage": getattr(message, "usage_metadata", None),
+    }
+
+
+def _plain(value: Any) -> Any:
+    if hasattr(value, "response_metadata") and hasattr(value, "content"):
+        return message_record(value)
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return str(value)
+
+
+def event_record(event: RunEvent) -> dict:
+    """An event as JSON-safe data for the store and exports: a state becomes its
+    snapshot, messages become records, anything else its text."""
+    data = snapshot(event.data) if event.kind == "state" else _plain(event.data)
+    return {"seq": event.seq, "ts": event.ts, "kind": event.kind, "node": event.node,
+            "namespace": event.namespace, "step": event.step, "data": data}
 
 
 def open_checkpointer(settings: Settings | None = None, path: Path | None = None) -> SqliteSaver:
@@ -98,6 +133,7 @@ def run_question(question: str, design: Design | None = None, *,
             if mode == "values":
                 if not namespace:
                     state = chunk
+                    emit("state", "", "", chunk)
                 continue
             if mode == "custom":
                 emit("custom", "", ns, chunk)

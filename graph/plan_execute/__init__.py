@@ -41,7 +41,7 @@ def _worker_destinations(name: str, nodes: set[str]) -> tuple[str, ...]:
 
 
 def build_graph(design: Design | None = None, *, settings: Settings | None = None,
-                checkpointer=None, deps: Deps | None = None) -> CompiledStateGraph:
+                checkpointer=None, planner_model=None, worker_model=None) -> CompiledStateGraph:
     """Compile the graph for a design: only enabled agents become nodes, and each node
     declares where it may go, so the drawn graph shows exactly the routes that exist."""
     from graph.design import Design  # graph.design reads this package's catalog
@@ -50,9 +50,10 @@ def build_graph(design: Design | None = None, *, settings: Settings | None = Non
     settings = settings or get_settings()
     enabled = [s.name for s in enabled_specs(design.enabled_agents)]
     nodes = frozenset({"planner", "executor", *enabled})
-    deps = deps or Deps(
-        settings=settings, planner_model=make_chat_model("planner", settings),
-        worker_model=make_chat_model("worker", settings), prompts=PromptSet(design.prompts),
+    deps = Deps(
+        settings=settings, planner_model=planner_model or make_chat_model("planner", settings),
+        worker_model=worker_model or make_chat_model("worker", settings),
+        prompts=PromptSet(design.prompts),
         knowledge=default_knowledge_base(), database=open_database(),
         enabled=enabled, max_replans=design.max_replans, nodes=nodes)
     builder = StateGraph(State)
@@ -105,3 +106,29 @@ def step_rows(state: dict, durations: dict[str, float] | None = None) -> list[St
                             attempts.get(key, 0), results.get(key, ""),
                             (durations or {}).get(key)))
     return rows
+
+
+def snapshot(state: dict) -> dict:
+    """What the run page shows of a state, small and JSON-safe (no messages: those
+    are stored with the update events that added them)."""
+    return {
+        "rows": [r.as_dict() for r in step_rows(state)],
+        "plan": state.get("plan") or {},
+        "plan_history": state.get("plan_history") or [],
+        "current_step": state.get("current_step"),
+        "agent_query": state.get("agent_query"),
+        "last_reason": state.get("last_reason"),
+        "replan_flag": state.get("replan_flag"),
+        "replan_attempts": state.get("replan_attempts") or {},
+        "notices": state.get("notices") or [],
+        "sources": state.get("sources") or [],
+        "datasets": [{k: d.get(k) for k in ("id", "step", "sql", "columns", "truncated")}
+                     | {"row_count": len(d.get("rows") or [])}
+                     for d in state.get("datasets") or []],
+        "chart_spec": state.get("chart_spec"),
+        "chart_caption": state.get("chart_caption"),
+        "final_answer": state.get("final_answer"),
+        "citations": state.get("citations") or [],
+        "outcome": state.get("outcome"),
+        "outcome_reason": state.get("outcome_reason"),
+    }

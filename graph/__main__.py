@@ -1,0 +1,5 @@
+import sys
+
+from graph.cli import main
+
+sys.exit(main())
