@@ -134,3 +134,33 @@ def repair_prompt(prompts: PromptSet, expected: str):
     """A function giving the repair message for an unusable JSON reply."""
     return lambda error, reply: prompts.render(
         _P + "repair", error=error, reply=reply[:2000], expected=expected)
+
+
+def preview_prompt(name: str, text: str, state: dict | None = None,
+                   max_replans: int = 3) -> str:
+    """Prompt ``name`` as the model would receive it, with ``text`` in place of its
+    current template, for ``state`` (a sample state when None). Raises PromptError
+    naming any bad placeholder, so the editor can show it inline."""
+    from graph.tools.database import SCHEMA_SQL
+    from graph.plan_execute.workers import describe_datasets
+
+    state = {**SAMPLE_STATE, **(state or {})}
+    prompts = PromptSet({name: text})
+    short = name.removeprefix(_P)
+    if short in ("planner", "planner_fresh", "planner_replan"):
+        if short == "planner_replan":
+            state = {**state, "replan_flag": True,
+                     "last_reason": state.get("last_reason") or "step 1 returned no rows"}
+        return plan_prompt(state, prompts)
+    if short == "executor":
+        return executor_prompt(state, prompts, max_replans)
+    if short == "synthesizer":
+        return synthesizer_prompt(state, prompts)
+    if short == "repair":
+        return prompts.render(name, error="the reply is not valid JSON", reply="Sure! Here is…",
+                              expected='{"1": {"agent": "...", "action": "..."}}')
+    values = {"schema": SCHEMA_SQL.strip(),
+              "datasets": describe_datasets(state.get("datasets") or []), "role": "(role)"}
+    if short == "agent_system":
+        return prompts.render(name, role="(the agent's own role prompt goes here)")
+    return agent_prompt(prompts, short, **values)
