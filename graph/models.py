@@ -34,7 +34,7 @@ def make_chat_model(role: Role, settings: Settings | None = None) -> BaseChatMod
     if settings.resolved_provider == "scripted":
         from graph.scripted import ScriptedChatModel
 
-        return ScriptedChatModel()
+        return ScriptedChatModel(delay_s=settings.scripted_delay_s)
     from langchain_openai import ChatOpenAI
 
     return ChatOpenAI(

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 import uuid
 from typing import Any
 
@@ -52,6 +53,7 @@ class ScriptedChatModel(BaseChatModel):
 
     is_scripted: bool = True
     model_name: str = LABEL
+    delay_s: float = 0.0  # a pause per call, so a demo or a test can watch a run unfold
 
     @property
     def _llm_type(self) -> str:
@@ -65,6 +67,8 @@ class ScriptedChatModel(BaseChatModel):
     def _generate(self, messages: list[BaseMessage], stop=None, run_manager=None,
                   tools: list[dict] | None = None, tool_choice: Any = None,
                   **kwargs) -> ChatResult:
+        if self.delay_s:
+            time.sleep(self.delay_s)
         tool_names = [t["function"]["name"] for t in tools or []]
         forced = tool_choice not in (None, "auto", "none")
         if forced and len(tool_names) == 1 and tool_names[0] not in TOOL_RULES:

@@ -37,6 +37,9 @@ class Settings(BaseSettings):
     request_timeout_s: float = Field(60.0, alias="STEPWISE_REQUEST_TIMEOUT", gt=0)
     max_retries: int = Field(2, alias="STEPWISE_MAX_RETRIES", ge=0, le=10)
     temperature: float = Field(0.0, alias="STEPWISE_TEMPERATURE", ge=0, le=2)
+    # Seconds the offline scripted model pauses per call: lets a demo or an e2e test
+    # watch a run unfold (and reload mid-run). 0 in normal use.
+    scripted_delay_s: float = Field(0.0, alias="STEPWISE_SCRIPTED_DELAY", ge=0, le=60)
 
     # Run shape (the Design page may override these per design).
     max_replans: int = Field(3, alias="STEPWISE_MAX_REPLANS", ge=0, le=20)
