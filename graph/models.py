@@ -18,7 +18,7 @@ from typing import Callable, Literal, TypeVar
 import openai
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, SecretStr, ValidationError  # noqa: F401 (SecretStr re-exported for callers)
 
 from graph.settings import Settings, get_settings
 

@@ -390,7 +390,7 @@ def write_sql(request: str) -> str:
 def _summarise_tool_result(messages: list[BaseMessage]) -> str:
     result = messages[-1]
     content = _text(result)
-    name = getattr(result, "name", "") or ""
+    name = getattr(result, "name", "") or _tool_name(messages, result)
     if content.startswith(("NO RESULTS", "ERROR")):
         return f"No usable results: {content.splitlines()[0]}"
     if name == "search_knowledge_base":
@@ -403,6 +403,15 @@ def _summarise_tool_result(messages: list[BaseMessage]) -> str:
     if name == "describe_chart":
         return _caption(content)
     return content
+
+
+def _tool_name(messages: list[BaseMessage], result: ToolMessage) -> str:
+    """Which tool produced ``result``: over HTTP a tool message carries only the call id."""
+    for message in reversed(messages):
+        for call in getattr(message, "tool_calls", None) or []:
+            if call.get("id") == result.tool_call_id:
+                return call["name"]
+    return ""
 
 
 def _read_rows(content: str) -> str:

@@ -57,7 +57,8 @@ def executor_node(state: State, deps: Deps) -> Command:
     try:
         reply = ask_json(deps.planner_model, executor_prompt(state, deps.prompts, deps.max_replans),
                          ExecutorDecision, label="The Executor",
-                         repair_prompt=repair_prompt(deps.prompts, DECISION_SHAPE))
+                         repair_prompt=repair_prompt(deps.prompts, DECISION_SHAPE),
+                         mode=deps.settings.structured_output)
     except ModelReplyError as exc:
         return fail(f"The Executor could not decide the next step: {exc}",
                     messages=tag_messages(exc.replies, step, "executor"))

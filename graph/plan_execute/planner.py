@@ -48,12 +48,16 @@ def check_plan(plan: Plan, enabled: list[str] | None, keep_until: int = 1) -> No
 
 
 def planner_node(state: State, deps: Deps) -> Command:
+    if not plannable(state.get("enabled_agents")):
+        return fail("No agent can be planned in this design: enable at least one of "
+                    "web_researcher, data_researcher, chart_generator, synthesizer.")
     replan = bool(state.get("replan_flag"))
     step = int(state.get("current_step") or 1) if replan else 1
     try:
         reply = ask_json(
             deps.planner_model, plan_prompt(state, deps.prompts), Plan, label="The Planner",
             repair_prompt=repair_prompt(deps.prompts, PLAN_SHAPE),
+            mode=deps.settings.structured_output,
             check=lambda p: check_plan(p, state.get("enabled_agents"), step))
     except ModelReplyError as exc:
         return fail(f"The Planner could not produce a usable plan: {exc}",

@@ -1,0 +1,69 @@
+"""Prompt templates: placeholder validation, rendering, and edits reaching the model."""
+
+import pytest
+
+from graph.design import Design
+from graph.plan_execute import build_graph
+from graph.plan_execute.prompts import preview_prompt
+from graph.prompts import PromptError, PromptSet, default_text, prompt_names, template_errors
+from graph.runs import run_question
+
+PLANNER = "plan_execute/planner"
+
+
+def test_every_shipped_prompt_is_valid_and_renders_for_the_sample_state():
+    names = prompt_names("plan_execute")
+    assert len(names) >= 10
+    for name in names:
+        assert template_errors(name, default_text(name)) == []
+        assert preview_prompt(name, default_text(name)).strip()
+
+
+def test_an_unknown_placeholder_is_rejected_by_name():
+    text = default_text(PLANNER).replace("{agent_list}", "{agent_list} {user_qeury}")
+    errors = template_errors(PLANNER, text)
+    assert len(errors) == 1 and "unknown placeholder {user_qeury}" in errors[0]
+
+
+def test_a_missing_required_placeholder_is_rejected_by_name():
+    text = default_text(PLANNER).replace('"{user_query}"', "the question")
+    assert template_errors(PLANNER, text) == [
+        f"{PLANNER}: missing placeholder {{user_query}}, which this prompt must use."]
+
+
+@pytest.mark.parametrize("bad, says", [
+    ("{agent_list} {replan_section} {user_query} {", "Single '{'"),
+    ("{agent_list} {replan_section} {user_query} }", "Single '}'"),
+    ("{agent_list} {replan_section} {user_query} {user_query.upper}", "attribute access"),
+    ("{agent_list} {replan_section} {user_query} {}", "empty placeholder"),
+])
+def test_malformed_templates_are_rejected_with_a_message(bad, says):
+    errors = template_errors(PLANNER, bad)
+    assert errors and says in errors[0]
+
+
+def test_a_prompt_set_with_a_bad_override_cannot_be_built():
+    with pytest.raises(PromptError, match=r"unknown placeholder \{oops\}"):
+        PromptSet({"plan_execute/executor": default_text("plan_execute/executor") + "{oops}"})
+    with pytest.raises(PromptError, match="Unknown prompt"):
+        PromptSet({"plan_execute/nonexistent": "hi"})
+
+
+def test_the_preview_shows_the_edited_text_filled_in():
+    text = default_text(PLANNER).replace("You are the **Planner**", "You are PLANNER-V2")
+    preview = preview_prompt(PLANNER, text)
+    assert preview.startswith("You are PLANNER-V2")
+    assert "Which stock in the database grew the most" in preview
+    assert "{agent_list}" not in preview and "- web_researcher:" in preview
+
+
+def test_an_edited_planner_prompt_changes_what_the_scripted_model_plans():
+    # The scripted model reads the agent enum from the prompt, like a model would.
+    text = default_text(PLANNER).replace('"agent": "{agent_enum}"', '"agent": "web_researcher | synthesizer"')
+    design = Design(prompts={PLANNER: text})
+    outcome = run_question("How did Apple's stock price change in 2007?", design,
+                           graph=build_graph(design))
+    assert outcome.status == "done"
+    assert [r.agent for r in outcome.rows] == ["web_researcher", "synthesizer"]
+    default = run_question("How did Apple's stock price change in 2007?", Design())
+    assert [r.agent for r in default.rows] == ["data_researcher", "synthesizer"]
