@@ -1,0 +1,489 @@
+"""Everything a user sees, in one SQLite file: designs, prompt versions, runs and their events.
+
+Pages read it while run workers write to it, from other threads, so there is one
+connection (``check_same_thread=False``) behind a lock, in WAL mode so readers in other
+processes are not blocked by a writer. Nothing here holds an API key: designs and
+settings are stored as their public, key-free forms.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+import uuid
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+from pydantic import ValidationError
+
+from graph.design import Design
+from graph.prompts import PromptError, prompt_names, prompt_spec, template_errors
+from graph.settings import Settings, get_settings
+
+SCHEMA_VERSION = 1
+FILE_NAME = "stepwise.sqlite"
+
+STATUSES = ("queued", "running", "done", "failed", "cancelled", "interrupted")
+LIVE_STATUSES = ("queued", "running")
+TERMINAL_STATUSES = ("done", "failed", "cancelled", "interrupted")
+INTERRUPTED_REASON = "The app stopped while this run was in progress."
+EXPORT_FORMAT = "stepwise-run"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS designs (
+    name TEXT PRIMARY KEY,
+    design_json TEXT NOT NULL,
+    updated_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS prompt_versions (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    prompt_name TEXT NOT NULL,
+    label TEXT NOT NULL,
+    text TEXT NOT NULL,
+    created_at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS prompt_versions_by_name ON prompt_versions (prompt_name, id);
+CREATE TABLE IF NOT EXISTS active_prompts (
+    prompt_name TEXT PRIMARY KEY,
+    version_id INTEGER NOT NULL REFERENCES prompt_versions (id)
+);
+CREATE TABLE IF NOT EXISTS runs (
+    id TEXT PRIMARY KEY,
+    question TEXT NOT NULL,
+    system TEXT NOT NULL,
+    design_json TEXT NOT NULL,
+    prompt_versions_json TEXT NOT NULL DEFAULT '{}',
+    settings_json TEXT NOT NULL DEFAULT '{}',
+    status TEXT NOT NULL,
+    reason TEXT NOT NULL DEFAULT '',
+    model_label TEXT NOT NULL DEFAULT '',
+    created_at REAL NOT NULL,
+    started_at REAL,
+    finished_at REAL,
+    final_answer TEXT,
+    step_count INTEGER NOT NULL DEFAULT 0,
+    replan_count INTEGER NOT NULL DEFAULT 0,
+    parent_run TEXT,
+    parent_checkpoint TEXT,
+    snapshot_json TEXT
+);
+CREATE INDEX IF NOT EXISTS runs_by_created ON runs (created_at);
+CREATE INDEX IF NOT EXISTS runs_by_status ON runs (status);
+CREATE TABLE IF NOT EXISTS events (
+    run_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    ts REAL NOT NULL,
+    kind TEXT NOT NULL,
+    node TEXT NOT NULL DEFAULT '',
+    namespace TEXT NOT NULL DEFAULT '',
+    step INTEGER,
+    data_json TEXT NOT NULL,
+    PRIMARY KEY (run_id, seq)
+);
+"""
+
+_RUN_COLUMNS = ("id, question, system, design_json, prompt_versions_json, settings_json, status, "
+                "reason, model_label, created_at, started_at, finished_at, final_answer, "
+                "step_count, replan_count, parent_run, parent_checkpoint")
+
+
+@dataclass
+class PromptVersion:
+    id: int
+    prompt_name: str
+    label: str
+    text: str
+    created_at: float
+
+
+@dataclass
+class RunRecord:
+    id: str
+    question: str
+    system: str
+    design: dict
+    prompt_versions: dict
+    status: str
+    reason: str
+    model_label: str
+    created_at: float
+    started_at: float | None
+    finished_at: float | None
+    final_answer: str | None
+    step_count: int
+    replan_count: int
+    parent_run: str | None
+    parent_checkpoint: str | None
+    settings: dict = field(default_factory=dict)  # Settings.public_dict(): no secrets
+
+    @property
+    def duration_s(self) -> float | None:
+        """Wall time from start to finish, or so far while it runs; None before it starts."""
+        if self.started_at is None:
+            return None
+        end = self.finished_at if self.finished_at is not None else (
+            time.time() if self.status in LIVE_STATUSES else None)
+        return None if end is None else max(0.0, end - self.started_at)
+
+    @property
+    def is_live(self) -> bool:
+        return self.status in LIVE_STATUSES
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _like(text: str) -> str:
+    return "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
+class Store:
+    """The app's SQLite file. Thread-safe: every statement runs under one re-entrant lock."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.RLock()
+        self._conn = sqlite3.connect(self.path, check_same_thread=False, timeout=30)
+        self._conn.row_factory = sqlite3.Row
+        with self._lock:
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute("PRAGMA busy_timeout=30000")
+            self._conn.execute("PRAGMA synchronous=NORMAL")  # WAL: durable enough, much faster
+            with self._conn:
+                self._conn.executescript(_SCHEMA)
+                if self._conn.execute("SELECT COUNT(*) FROM schema_version").fetchone()[0] == 0:
+                    self._conn.execute("INSERT INTO schema_version VALUES (?)", (SCHEMA_VERSION,))
+                self._conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+
+    @classmethod
+    def open(cls, settings: Settings | None = None) -> Store:
+        """The store under ``STEPWISE_HOME`` (the folder is created if missing)."""
+        settings = settings or get_settings()
+        home = Path(settings.home)
+        home.mkdir(parents=True, exist_ok=True)
+        return cls(home / FILE_NAME)
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    @property
+    def schema_version(self) -> int:
+        with self._lock:
+            return self._conn.execute("SELECT MAX(version) FROM schema_version").fetchone()[0]
+
+    def _query(self, sql: str, params: Iterable = ()) -> list[sqlite3.Row]:
+        with self._lock:
+            return self._conn.execute(sql, tuple(params)).fetchall()
+
+    def _write(self, sql: str, params: Iterable = ()) -> sqlite3.Cursor:
+        with self._lock, self._conn:
+            return self._conn.execute(sql, tuple(params))
+
+    # ------------------------------------------------------------------ designs
+
+    def save_design(self, design: Design, name: str = "current") -> None:
+        self._write("INSERT INTO designs (name, design_json, updated_at) VALUES (?, ?, ?) "
+                    "ON CONFLICT(name) DO UPDATE SET design_json = excluded.design_json, "
+                    "updated_at = excluded.updated_at",
+                    (name, design.model_dump_json(), time.time()))
+
+    def load_design(self, name: str = "current") -> Design | None:
+        """The saved design, or None when there is none or it no longer validates (an agent
+        was removed from the catalog, say): the page then starts from the default."""
+        rows = self._query("SELECT design_json FROM designs WHERE name = ?", (name,))
+        if not rows:
+            return None
+        try:
+            return Design.model_validate_json(rows[0]["design_json"])
+        except (ValidationError, ValueError):
+            return None
+
+    def design_names(self) -> list[str]:
+        return [r["name"] for r in self._query("SELECT name FROM designs ORDER BY name")]
+
+    # ------------------------------------------------------------------ prompt versions
+
+    @staticmethod
+    def _prompt_version(row: sqlite3.Row) -> PromptVersion:
+        return PromptVersion(row["id"], row["prompt_name"], row["label"], row["text"],
+                             row["created_at"])
+
+    def save_prompt_version(self, prompt_name: str, label: str, text: str) -> PromptVersion:
+        """Store a new version; an invalid template is refused here, so it can never
+        become active and break a run."""
+        if errors := template_errors(prompt_name, text):
+            raise PromptError(" ".join(errors))
+        with self._lock, self._conn:
+            if not label.strip():
+                count = self._conn.execute("SELECT COUNT(*) FROM prompt_versions WHERE "
+                                           "prompt_name = ?", (prompt_name,)).fetchone()[0]
+                label = f"v{count + 1}"
+            cursor = self._conn.execute(
+                "INSERT INTO prompt_versions (prompt_name, label, text, created_at) "
+                "VALUES (?, ?, ?, ?)", (prompt_name, label.strip(), text, time.time()))
+            version_id = cursor.lastrowid
+        return self.prompt_version(version_id)
+
+    def prompt_versions(self, prompt_name: str) -> list[PromptVersion]:
+        rows = self._query("SELECT * FROM prompt_versions WHERE prompt_name = ? ORDER BY id DESC",
+                           (prompt_name,))
+        return [self._prompt_version(r) for r in rows]
+
+    def prompt_version(self, version_id: int) -> PromptVersion | None:
+        rows = self._query("SELECT * FROM prompt_versions WHERE id = ?", (version_id,))
+        return self._prompt_version(rows[0]) if rows else None
+
+    def set_active_prompt(self, prompt_name: str, version_id: int | None) -> None:
+        """Make a version the one runs use; None goes back to the shipped default."""
+        prompt_spec(prompt_name)  # PromptError for a name no system declares
+        if version_id is None:
+            self._write("DELETE FROM active_prompts WHERE prompt_name = ?", (prompt_name,))
+            return
+        version = self.prompt_version(version_id)
+        if version is None:
+            raise ValueError(f"No prompt version {version_id}.")
+        if version.prompt_name != prompt_name:
+            raise ValueError(f"Version {version_id} belongs to {version.prompt_name!r}, "
+                             f"not {prompt_name!r}.")
+        self._write("INSERT INTO active_prompts (prompt_name, version_id) VALUES (?, ?) "
+                    "ON CONFLICT(prompt_name) DO UPDATE SET version_id = excluded.version_id",
+                    (prompt_name, version_id))
+
+    def active_prompts(self) -> dict[str, PromptVersion]:
+        rows = self._query("SELECT v.* FROM active_prompts a JOIN prompt_versions v "
+                           "ON v.id = a.version_id ORDER BY a.prompt_name")
+        return {r["prompt_name"]: self._prompt_version(r) for r in rows}
+
+    def active_prompt_texts(self) -> dict[str, str]:
+        """What goes into ``Design.prompts`` for a run; prompts no system declares any more
+        are left out so they cannot block every run."""
+        known = set(prompt_names())
+        return {name: v.text for name, v in self.active_prompts().items() if name in known}
+
+    # ------------------------------------------------------------------ runs
+
+    def _run_record(self, row: sqlite3.Row) -> RunRecord:
+        return RunRecord(
+            id=row["id"], question=row["question"], system=row["system"],
+            design=json.loads(row["design_json"]),
+            prompt_versions=json.loads(row["prompt_versions_json"] or "{}"),
+            status=row["status"], reason=row["reason"], model_label=row["model_label"],
+            created_at=row["created_at"], started_at=row["started_at"],
+            finished_at=row["finished_at"], final_answer=row["final_answer"],
+            step_count=row["step_count"], replan_count=row["replan_count"],
+            parent_run=row["parent_run"], parent_checkpoint=row["parent_checkpoint"],
+            settings=json.loads(row["settings_json"] or "{}"))
+
+    def create_run(self, run_id: str, question: str, design: Design, model_label: str,
+                   prompt_versions: dict[str, int] | None = None, parent_run: str | None = None,
+                   parent_checkpoint: str | None = None,
+                   settings: Settings | None = None) -> RunRecord:
+        """Record a run before it starts ("queued"), with the design and the prompt versions
+        it runs with; ``settings`` are stored in their public form (secrets as set/unset)."""
+        public = settings.public_dict() if settings is not None else {}
+        self._write(
+            f"INSERT INTO runs ({_RUN_COLUMNS}) VALUES "
+            "(?, ?, ?, ?, ?, ?, 'queued', '', ?, ?, NULL, NULL, NULL, 0, 0, ?, ?)",
+            (run_id, question, design.system, design.model_dump_json(),
+             _dumps(prompt_versions or {}), _dumps(public), model_label, time.time(),
+             parent_run, parent_checkpoint))
+        return self.run(run_id)
+
+    def set_run_status(self, run_id: str, status: str, reason: str = "") -> None:
+        if status not in STATUSES:
+            raise ValueError(f"Unknown run status {status!r}; one of: {', '.join(STATUSES)}.")
+        now = time.time()
+        if status == "running":
+            self._write("UPDATE runs SET status = ?, reason = ?, "
+                        "started_at = COALESCE(started_at, ?), finished_at = NULL WHERE id = ?",
+                        (status, reason, now, run_id))
+        elif status in TERMINAL_STATUSES:
+            self._write("UPDATE runs SET status = ?, reason = ?, finished_at = ? WHERE id = ?",
+                        (status, reason, now, run_id))
+        else:
+            self._write("UPDATE runs SET status = ?, reason = ? WHERE id = ?",
+                        (status, reason, run_id))
+
+    def run(self, run_id: str) -> RunRecord | None:
+        rows = self._query(f"SELECT {_RUN_COLUMNS} FROM runs WHERE id = ?", (run_id,))
+        return self._run_record(rows[0]) if rows else None
+
+    def runs(self, status: str | None = None, text: str | None = None,
+             limit: int = 200) -> list[RunRecord]:
+        """Newest first; ``text`` matches anywhere in the question, ignoring case."""
+        where, params = [], []
+        if status:
+            where.append("status = ?")
+            params.append(status)
+        if text and text.strip():
+            where.append("question LIKE ? ESCAPE '\\'")
+            params.append(_like(text.strip()))
+        sql = f"SELECT {_RUN_COLUMNS} FROM runs"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += " ORDER BY created_at DESC, rowid DESC LIMIT ?"
+        return [self._run_record(r) for r in self._query(sql, [*params, int(limit)])]
+
+    def delete_run(self, run_id: str) -> None:
+        with self._lock, self._conn:
+            self._conn.execute("DELETE FROM events WHERE run_id = ?", (run_id,))
+            self._conn.execute("DELETE FROM runs WHERE id = ?", (run_id,))
+
+    def mark_interrupted(self) -> int:
+        """Runs a dead process left queued or running can never finish: say so."""
+        cursor = self._write(
+            "UPDATE runs SET status = 'interrupted', reason = ?, finished_at = ? "
+            f"WHERE status IN ({', '.join('?' * len(LIVE_STATUSES))})",
+            (INTERRUPTED_REASON, time.time(), *LIVE_STATUSES))
+        return cursor.rowcount
+
+    # ------------------------------------------------------------------ events
+
+    def append_event(self, run_id: str, record: dict) -> int:
+        """Store one ``event_record``; returns the seq it was stored under.
+
+        A "state" event also becomes the run's latest snapshot (and its counts); in the
+        log it is kept without the chart spec, which is large and repeated each step.
+        An "end" event sets the run's final status. A seq not above the latest one (a
+        resumed run counts from 1 again) is moved to the end of the log.
+        """
+        kind = record["kind"]
+        data = record.get("data")
+        logged = data
+        if kind == "state" and isinstance(data, dict):
+            logged = {k: v for k, v in data.items() if k != "chart_spec"}
+        with self._lock, self._conn:
+            latest = self._latest_seq(run_id)
+            seq = int(record["seq"]) if int(record["seq"]) > latest else latest + 1
+            self._conn.execute(
+                "INSERT INTO events (run_id, seq, ts, kind, node, namespace, step, data_json) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (run_id, seq, record.get("ts") or time.time(), kind, record.get("node") or "",
+                 record.get("namespace") or "", record.get("step"), _dumps(logged)))
+            if kind == "state" and isinstance(data, dict):
+                rows = data.get("rows") or []
+                replans = sum(int(v or 0) for v in (data.get("replan_attempts") or {}).values())
+                self._conn.execute(
+                    "UPDATE runs SET snapshot_json = ?, step_count = ?, replan_count = ?, "
+                    "final_answer = COALESCE(?, final_answer) WHERE id = ?",
+                    (_dumps(data), len(rows), replans, data.get("final_answer"), run_id))
+            elif kind == "end" and isinstance(data, dict):
+                status = data.get("status") if data.get("status") in TERMINAL_STATUSES else "failed"
+                self._conn.execute(
+                    "UPDATE runs SET status = ?, reason = ?, finished_at = ? WHERE id = ?",
+                    (status, str(data.get("reason") or ""), record.get("ts") or time.time(),
+                     run_id))
+        return seq
+
+    def _latest_seq(self, run_id: str) -> int:
+        row = self._conn.execute("SELECT MAX(seq) FROM events WHERE run_id = ?",
+                                 (run_id,)).fetchone()
+        return row[0] or 0
+
+    def latest_seq(self, run_id: str) -> int:
+        with self._lock:
+            return self._latest_seq(run_id)
+
+    @staticmethod
+    def _event(row: sqlite3.Row) -> dict:
+        return {"seq": row["seq"], "ts": row["ts"], "kind": row["kind"], "node": row["node"],
+                "namespace": row["namespace"], "step": row["step"],
+                "data": json.loads(row["data_json"])}
+
+    def events(self, run_id: str, after_seq: int = 0,
+               kinds: tuple[str, ...] | None = None) -> list[dict]:
+        sql = ("SELECT seq, ts, kind, node, namespace, step, data_json FROM events "
+               "WHERE run_id = ? AND seq > ?")
+        params: list = [run_id, after_seq]
+        if kinds:
+            sql += f" AND kind IN ({', '.join('?' * len(kinds))})"
+            params += list(kinds)
+        return [self._event(r) for r in self._query(sql + " ORDER BY seq", params)]
+
+    def snapshot(self, run_id: str) -> dict | None:
+        rows = self._query("SELECT snapshot_json FROM runs WHERE id = ?", (run_id,))
+        if not rows or rows[0]["snapshot_json"] is None:
+            return None
+        return json.loads(rows[0]["snapshot_json"])
+
+    def messages(self, run_id: str, step: int | None = None,
+                 agent: str | None = None) -> list[dict]:
+        """The run's messages in order, as the top-level nodes added them (a sub-agent's
+        messages arrive twice: from inside it and when its node returns; the top-level copy
+        carries the step and agent, so that is the one kept)."""
+        rows = self._query("SELECT data_json FROM events WHERE run_id = ? AND kind = 'update' "
+                           "AND namespace = '' ORDER BY seq", (run_id,))
+        seen: set[str] = set()
+        found = []
+        for row in rows:
+            data = json.loads(row["data_json"])
+            if not isinstance(data, dict):
+                continue
+            for message in data.get("messages") or []:
+                if not isinstance(message, dict):
+                    continue
+                if message.get("id") is not None:
+                    if message["id"] in seen:
+                        continue
+                    seen.add(message["id"])
+                if step is not None and message.get("step") != step:
+                    continue
+                if agent is not None and message.get("agent") != agent:
+                    continue
+                found.append(message)
+        return found
+
+    def nodes_run(self, run_id: str) -> list[str]:
+        """The top-level nodes in the order they ran: the path taken through the graph."""
+        rows = self._query("SELECT node FROM events WHERE run_id = ? AND kind = 'update' "
+                           "AND namespace = '' ORDER BY seq", (run_id,))
+        return [r["node"] for r in rows]
+
+    # ------------------------------------------------------------------ export / import
+
+    def export_run(self, run_id: str) -> dict:
+        """A run as one JSON-safe dict: the record, the latest snapshot and every event."""
+        record = self.run(run_id)
+        if record is None:
+            raise KeyError(f"No run {run_id!r}.")
+        return {"format": EXPORT_FORMAT, "schema_version": SCHEMA_VERSION,
+                "exported_at": time.time(), "run": asdict(record),
+                "snapshot": self.snapshot(run_id), "events": self.events(run_id)}
+
+    def import_run(self, data: dict) -> str:
+        """Load an exported run; it gets a new id if its id is already taken."""
+        if data.get("format") != EXPORT_FORMAT or not isinstance(data.get("run"), dict):
+            raise ValueError("Not a Stepwise run export.")
+        run = data["run"]
+        run_id = str(run.get("id") or uuid.uuid4().hex)
+        snapshot = data.get("snapshot")
+        with self._lock, self._conn:
+            if self._conn.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone():
+                run_id = uuid.uuid4().hex
+            status = run.get("status") if run.get("status") in TERMINAL_STATUSES else "interrupted"
+            self._conn.execute(
+                f"INSERT INTO runs ({_RUN_COLUMNS}, snapshot_json) VALUES "
+                "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (run_id, run.get("question", ""),
+                 run.get("system") or (run.get("design") or {}).get("system") or "plan_execute",
+                 _dumps(run.get("design") or {}), _dumps(run.get("prompt_versions") or {}),
+                 _dumps(run.get("settings") or {}), status, run.get("reason") or "",
+                 run.get("model_label") or "", run.get("created_at") or time.time(),
+                 run.get("started_at"), run.get("finished_at"), run.get("final_answer"),
+                 int(run.get("step_count") or 0), int(run.get("replan_count") or 0),
+                 run.get("parent_run"), run.get("parent_checkpoint"),
+                 _dumps(snapshot) if snapshot is not None else None))
+            self._conn.executemany(
+                "INSERT INTO events (run_id, seq, ts, kind, node, namespace, step, data_json) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [(run_id, int(e["seq"]), e.get("ts") or 0.0, e["kind"], e.get("node") or "",
+                  e.get("namespace") or "", e.get("step"), _dumps(e.get("data")))
+                 for e in data.get("events") or []])
+        return run_id

@@ -1,0 +1,194 @@
+"""Tests for the run service (graph/run_service.py): real engine, offline scripted model,
+real SQLite files under a temporary STEPWISE_HOME."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from graph.design import Design
+from graph.prompts import PromptError
+from graph.run_service import RunService
+from graph.scripted import ScriptedChatModel
+from graph.settings import Settings, get_settings
+from graph.store import INTERRUPTED_REASON, Store
+from graph.tools.database import open_database
+
+QUESTION = "Which stock in the database grew the most between 2005 and 2009? Chart the prices."
+
+
+class SlowScriptedModel(ScriptedChatModel):
+    """The scripted model, slowed down so a run is still going when the test acts."""
+
+    delay_s: float = 0.05
+
+    def _generate(self, *args, **kwargs):
+        time.sleep(self.delay_s)
+        return super()._generate(*args, **kwargs)
+
+
+class BrokenModel(ScriptedChatModel):
+    """A model whose every call fails with a multi-line error, like a client traceback."""
+
+    def _generate(self, *args, **kwargs):
+        raise RuntimeError("The model server exploded.\nTraceback (most recent call last):\n"
+                           '  File "client.py", line 1, in call\nRuntimeError: boom')
+
+
+@pytest.fixture
+def settings(tmp_path, monkeypatch) -> Settings:
+    """Everything (store, checkpoints, the stock database) under tmp_path, offline."""
+    monkeypatch.setenv("STEPWISE_HOME", str(tmp_path))
+    monkeypatch.setenv("STEPWISE_PROVIDER", "scripted")
+    get_settings.cache_clear()
+    open_database.cache_clear()
+    yield Settings(home=tmp_path, provider="scripted")
+    get_settings.cache_clear()
+    open_database.cache_clear()
+
+
+@pytest.fixture
+def store(settings) -> Store:
+    s = Store.open(settings)
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def make_service(store, settings):
+    services: list[RunService] = []
+
+    def make(**kwargs) -> RunService:
+        service = RunService(store, settings, **kwargs)
+        services.append(service)
+        return service
+
+    yield make
+    for service in services:
+        service.shutdown()
+
+
+def design() -> Design:
+    return Design(max_replans=2, recursion_limit=60)
+
+
+def test_the_example_question_ends_done_with_an_answer_a_chart_and_planner_first(
+        make_service, store, settings):
+    service = make_service()
+    run_id = service.start(QUESTION, design())
+    assert store.run(run_id).model_label == "offline scripted model"
+    run = service.wait(run_id, timeout=30)
+    assert (run.status, run.reason) == ("done", "Finished: the synthesizer wrote the final answer.")
+    assert run.final_answer and "AAPL" in run.final_answer
+    assert run.started_at <= run.finished_at and run.duration_s >= 0
+    assert run.step_count >= 3
+    snap = store.snapshot(run_id)
+    assert snap["chart_spec"]["data"]["values"]
+    assert snap["outcome"] == "done"
+    nodes = store.nodes_run(run_id)
+    assert nodes[0] == "planner" and nodes[-1] == "synthesizer"
+    events = store.events(run_id)
+    assert events[-1]["kind"] == "end" and events[-1]["data"]["status"] == "done"
+    assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
+    assert store.messages(run_id, agent="synthesizer")
+    assert not service.is_live(run_id) and service.live_runs() == []
+    assert (settings.home / "checkpoints.sqlite").exists()
+    assert service.checkpointer.get_tuple({"configurable": {"thread_id": run_id}}) is not None
+
+
+def test_three_runs_started_at_once_all_finish_done_and_overlap(make_service, store):
+    service = make_service(model_factory=lambda role: SlowScriptedModel(delay_s=0.01))
+    run_ids = [service.start(QUESTION, design()) for _ in range(3)]
+    assert len(set(run_ids)) == 3
+    runs = [service.wait(r, timeout=60) for r in run_ids]
+    assert [r.status for r in runs] == ["done"] * 3
+    assert all(r.final_answer for r in runs)
+    assert max(r.started_at for r in runs) < min(r.finished_at for r in runs)  # in parallel
+    for r in run_ids:
+        assert store.nodes_run(r)[-1] == "synthesizer"
+
+
+def test_a_cancelled_run_keeps_its_events_and_adds_none_after(make_service, store):
+    service = make_service(model_factory=lambda role: SlowScriptedModel(delay_s=0.05))
+    run_id = service.start(QUESTION, design())
+    deadline = time.time() + 20
+    while not store.nodes_run(run_id) and time.time() < deadline:
+        time.sleep(0.01)
+    assert store.nodes_run(run_id), "the run never got going"
+    assert service.is_live(run_id)
+    assert service.cancel(run_id)
+    run = service.wait(run_id, timeout=30)
+    assert run.status == "cancelled"
+    assert "Cancelled" in run.reason and run.finished_at is not None
+    events = store.events(run_id)
+    assert events[-1]["kind"] == "end" and events[-1]["data"]["status"] == "cancelled"
+    assert any(e["kind"] == "update" for e in events)
+    assert "synthesizer" not in store.nodes_run(run_id)
+    seq = store.latest_seq(run_id)
+    time.sleep(0.3)
+    assert store.latest_seq(run_id) == seq
+    assert store.run(run_id).status == "cancelled"
+    assert service.cancel(run_id) is False  # no longer live
+
+
+def test_a_run_whose_model_raises_fails_with_a_readable_reason_and_no_traceback(
+        make_service, store):
+    service = make_service(model_factory=lambda role: BrokenModel())
+    run_id = service.start(QUESTION, design())
+    run = service.wait(run_id, timeout=30)
+    assert run.status == "failed"
+    assert "The model server exploded." in run.reason
+    assert "Traceback" not in run.reason and "\n" not in run.reason
+    assert store.events(run_id)[-1]["kind"] == "end"
+
+
+def test_a_worker_error_outside_the_run_fails_the_run_in_words(make_service, store, monkeypatch):
+    service = make_service()
+
+    def broken(*args, **kwargs):
+        raise OSError("disk full\nTraceback (most recent call last): ...")
+
+    monkeypatch.setattr("graph.run_service.run_question", broken)
+    run = service.wait(service.start(QUESTION, design()), timeout=30)
+    assert (run.status, run.reason) == ("failed", "disk full")
+
+
+def test_a_new_service_marks_a_left_over_running_run_interrupted(make_service, store):
+    store.create_run("left-over", QUESTION, design(), "offline scripted model")
+    store.set_run_status("left-over", "running")
+    store.create_run("finished", QUESTION, design(), "offline scripted model")
+    store.set_run_status("finished", "done", "Finished.")
+    service = make_service()
+    assert service.interrupted_at_start == 1
+    run = store.run("left-over")
+    assert (run.status, run.reason) == ("interrupted", INTERRUPTED_REASON)
+    assert store.run("finished").status == "done"
+    assert not service.is_live("left-over")
+
+
+def test_an_empty_question_is_refused_before_anything_is_recorded(make_service, store):
+    service = make_service()
+    with pytest.raises(ValueError, match="question is empty"):
+        service.start("   \n", design())
+    assert store.runs() == []
+
+
+def test_a_design_with_a_broken_prompt_is_refused_naming_it(make_service, store):
+    service = make_service()
+    bad = Design(prompts={"plan_execute/planner": "Plan {user_qeury}"})
+    with pytest.raises(PromptError, match=r"\{user_qeury\}"):
+        service.start(QUESTION, bad)
+    assert store.runs() == []
+
+
+def test_a_run_records_the_active_prompt_versions_it_used(make_service, store):
+    name = "plan_execute/synthesizer"
+    from graph.prompts import default_text
+
+    version = store.save_prompt_version(name, "", default_text(name) + "\nBe concise.")
+    store.set_active_prompt(name, version.id)
+    service = make_service()
+    run_id = service.start(QUESTION, Design(max_replans=2, prompts=store.active_prompt_texts()))
+    assert service.wait(run_id, timeout=30).prompt_versions == {name: version.id}
+    assert service.wait(service.start(QUESTION, design()), timeout=30).prompt_versions == {}

@@ -1,0 +1,277 @@
+"""Tests for the SQLite store (graph/store.py), on real files in tmp_path."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import pytest
+
+from graph.design import Design
+from graph.prompts import PromptError
+from graph.settings import Settings
+from graph.store import INTERRUPTED_REASON, Store
+
+PLANNER = "plan_execute/planner"
+
+
+@pytest.fixture
+def store(tmp_path) -> Store:
+    s = Store(tmp_path / "stepwise.sqlite")
+    yield s
+    s.close()
+
+
+def design(**fields) -> Design:
+    return Design(max_replans=2, recursion_limit=60, **fields)
+
+
+def state_record(seq: int, rows: int, attempts: dict, final: str | None = None,
+                 chart: dict | None = None) -> dict:
+    data = {"rows": [{"step": i + 1} for i in range(rows)], "replan_attempts": attempts,
+            "final_answer": final, "chart_spec": chart, "plan": {}}
+    return {"seq": seq, "ts": 1000.0 + seq, "kind": "state", "node": "", "namespace": "",
+            "step": 1, "data": data}
+
+
+def message(mid: str, step: int, agent: str, content: str = "") -> dict:
+    return {"id": mid, "type": "ai", "name": agent, "content": content or mid, "tool_calls": [],
+            "tool_call_id": None, "step": step, "agent": agent, "usage": None}
+
+
+def update_record(seq: int, node: str, messages: list[dict], namespace: str = "") -> dict:
+    return {"seq": seq, "ts": 1000.0 + seq, "kind": "update", "node": node,
+            "namespace": namespace, "step": None, "data": {"messages": messages}}
+
+
+def test_design_round_trips_and_survives_a_new_store_on_the_same_file(tmp_path):
+    path = tmp_path / "stepwise.sqlite"
+    saved = design(enabled_agents=["data_researcher", "synthesizer"], prompts={})
+    first = Store(path)
+    assert first.load_design() is None
+    first.save_design(saved)
+    first.save_design(design(), name="other")
+    assert first.load_design() == saved
+    first.close()
+    second = Store(path)
+    assert second.load_design() == saved
+    assert second.load_design("other") == design()
+    assert second.schema_version == 1
+    second.close()
+
+
+def test_open_uses_the_file_under_settings_home(tmp_path):
+    home = tmp_path / "nested" / "home"
+    s = Store.open(Settings(home=home))
+    s.save_design(design())
+    assert (home / "stepwise.sqlite").exists()
+    s.close()
+
+
+def test_a_stored_design_that_no_longer_validates_loads_as_none(store):
+    store.save_design(design())
+    bad = json.dumps({"system": "plan_execute", "enabled_agents": ["retired_agent"],
+                      "max_replans": 2, "recursion_limit": 60, "prompts": {}})
+    store._write("UPDATE designs SET design_json = ? WHERE name = 'current'", (bad,))
+    assert store.load_design() is None
+    store._write("UPDATE designs SET design_json = '{not json' WHERE name = 'current'")
+    assert store.load_design() is None
+
+
+def test_prompt_versions_save_list_activate_and_reset(store):
+    text = "Plan for: {user_query}\nAgents:\n{agent_list}\n{replan_section}\n"
+    first = store.save_prompt_version(PLANNER, "", text)
+    assert first.label == "v1"
+    second = store.save_prompt_version(PLANNER, "  shorter  ", text + "Be brief.")
+    assert second.label == "shorter"
+    third = store.save_prompt_version(PLANNER, "", text + "Be very brief.")
+    assert third.label == "v3"
+    assert [v.id for v in store.prompt_versions(PLANNER)] == [third.id, second.id, first.id]
+    assert store.prompt_versions("plan_execute/executor") == []
+    assert store.prompt_version(second.id) == second
+    assert store.active_prompts() == {}
+
+    store.set_active_prompt(PLANNER, second.id)
+    assert store.active_prompts()[PLANNER].id == second.id
+    assert store.active_prompt_texts() == {PLANNER: second.text}
+    Design(prompts=store.active_prompt_texts())  # what a run is started with validates
+
+    with pytest.raises(ValueError, match="belongs to"):
+        store.set_active_prompt("plan_execute/executor", second.id)
+    with pytest.raises(ValueError, match="No prompt version"):
+        store.set_active_prompt(PLANNER, 99999)
+
+    store.set_active_prompt(PLANNER, None)
+    assert store.active_prompts() == {}
+    assert store.active_prompt_texts() == {}
+
+
+def test_an_invalid_template_is_refused_naming_the_placeholder_and_not_stored(store):
+    with pytest.raises(PromptError, match=r"\{user_qeury\}"):
+        store.save_prompt_version(PLANNER, "typo", "Plan for: {user_qeury}")
+    assert store.prompt_versions(PLANNER) == []
+    assert store._query("SELECT COUNT(*) AS n FROM prompt_versions")[0]["n"] == 0
+
+
+def test_events_are_appended_in_order_and_read_after_a_seq(store):
+    store.create_run("r1", "question?", design(), "offline scripted model")
+    for seq in range(1, 6):
+        store.append_event("r1", update_record(seq, f"node{seq}", []))
+    store.append_event("r1", {"seq": 6, "ts": 2000.0, "kind": "custom", "node": "",
+                              "namespace": "x:1", "step": 2, "data": {"note": "hi"}})
+    assert [e["seq"] for e in store.events("r1")] == [1, 2, 3, 4, 5, 6]
+    after = store.events("r1", after_seq=4)
+    assert [e["seq"] for e in after] == [5, 6]
+    assert after[1] == {"seq": 6, "ts": 2000.0, "kind": "custom", "node": "",
+                        "namespace": "x:1", "step": 2, "data": {"note": "hi"}}
+    assert [e["seq"] for e in store.events("r1", kinds=("custom",))] == [6]
+    assert store.latest_seq("r1") == 6
+    assert store.latest_seq("nope") == 0
+    assert store.nodes_run("r1") == [f"node{i}" for i in range(1, 6)]
+    # a resumed run counts from 1 again: it continues the log instead of colliding
+    assert store.append_event("r1", update_record(1, "again", [])) == 7
+
+
+def test_a_state_event_updates_the_run_counts_and_the_latest_snapshot(store):
+    store.create_run("r1", "question?", design(), "offline scripted model")
+    chart = {"mark": "line", "data": {"values": [1, 2, 3]}}
+    store.append_event("r1", state_record(1, 2, {}))
+    run = store.run("r1")
+    assert (run.step_count, run.replan_count, run.final_answer) == (2, 0, None)
+    store.append_event("r1", state_record(2, 3, {"1": 1, "2": 2}, final="42", chart=chart))
+    run = store.run("r1")
+    assert (run.step_count, run.replan_count, run.final_answer) == (3, 3, "42")
+    assert store.snapshot("r1")["chart_spec"] == chart
+    logged = store.events("r1", kinds=("state",))
+    assert all("chart_spec" not in e["data"] for e in logged)
+    assert logged[-1]["data"]["final_answer"] == "42"
+
+    store.append_event("r1", {"seq": 3, "ts": 5000.0, "kind": "end", "node": "",
+                              "namespace": "", "step": 3,
+                              "data": {"status": "done", "reason": "Finished."}})
+    run = store.run("r1")
+    assert (run.status, run.reason, run.finished_at) == ("done", "Finished.", 5000.0)
+
+
+def test_messages_are_filtered_by_step_and_agent_and_deduplicated(store):
+    store.create_run("r1", "question?", design(), "offline scripted model")
+    store.append_event("r1", update_record(1, "planner", [message("p1", 1, "planner")]))
+    # a sub-agent's own copy (inside its namespace) is not the top-level record
+    store.append_event("r1", update_record(2, "model", [message("d1", None, None)],
+                                           namespace="data_researcher:abc"))
+    store.append_event("r1", update_record(3, "data_researcher",
+                                           [message("d1", 1, "data_researcher"),
+                                            message("d2", 1, "data_researcher")]))
+    store.append_event("r1", update_record(4, "data_researcher",
+                                           [message("d2", 1, "data_researcher"),
+                                            message("d3", 2, "data_researcher")]))
+    store.append_event("r1", update_record(5, "executor", [message("e1", 2, "executor")]))
+
+    assert [m["id"] for m in store.messages("r1")] == ["p1", "d1", "d2", "d3", "e1"]
+    assert [m["id"] for m in store.messages("r1", step=1)] == ["p1", "d1", "d2"]
+    assert [m["id"] for m in store.messages("r1", agent="data_researcher")] == ["d1", "d2", "d3"]
+    assert [m["id"] for m in store.messages("r1", step=2, agent="data_researcher")] == ["d3"]
+    assert store.messages("r1")[1]["step"] == 1  # the top-level copy, with its step
+
+
+def test_mark_interrupted_ends_queued_and_running_runs_only(store):
+    for run_id in ("q", "r", "d"):
+        store.create_run(run_id, f"question {run_id}", design(), "offline scripted model")
+    store.set_run_status("r", "running")
+    store.set_run_status("d", "done", "Finished.")
+    assert store.run("r").started_at is not None
+
+    assert store.mark_interrupted() == 2
+    for run_id in ("q", "r"):
+        run = store.run(run_id)
+        assert (run.status, run.reason) == ("interrupted", INTERRUPTED_REASON)
+        assert run.finished_at is not None
+    assert store.run("d").status == "done"
+    assert store.mark_interrupted() == 0
+
+
+def test_runs_filters_by_status_and_text_newest_first(store):
+    store.create_run("a", "Which stock grew the most?", design(), "m")
+    store.create_run("b", "Chart MSFT prices", design(), "m")
+    store.create_run("c", "Which STOCK fell 100%_x?", design(), "m")
+    store.set_run_status("a", "done")
+    assert [r.id for r in store.runs()] == ["c", "b", "a"]
+    assert [r.id for r in store.runs(status="done")] == ["a"]
+    assert [r.id for r in store.runs(text="stock")] == ["c", "a"]
+    assert [r.id for r in store.runs(status="queued", text="stock")] == ["c"]
+    assert [r.id for r in store.runs(text="100%_")] == ["c"]
+    assert [r.id for r in store.runs(text="0%_x")] == ["c"]
+    assert store.runs(text="st%k") == []  # a literal %, not a wildcard
+    assert [r.id for r in store.runs(limit=1)] == ["c"]
+
+    store.append_event("b", update_record(1, "planner", []))
+    store.delete_run("b")
+    assert store.run("b") is None and store.events("b") == []
+
+
+def test_duration_is_measured_from_start_to_finish(store):
+    run = store.create_run("a", "q", design(), "m")
+    assert run.duration_s is None
+    store.set_run_status("a", "running")
+    store._write("UPDATE runs SET started_at = 100.0 WHERE id = 'a'")
+    store.append_event("a", {"seq": 1, "ts": 112.5, "kind": "end", "node": "", "namespace": "",
+                             "step": None, "data": {"status": "failed", "reason": "x"}})
+    assert store.run("a").duration_s == pytest.approx(12.5)
+
+
+def test_an_export_contains_no_api_key_and_imports_under_a_new_id(store, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-SECRET")
+    settings = Settings(home=store.path.parent)
+    assert settings.openai_api_key.get_secret_value() == "sk-test-SECRET"
+    store.create_run("r1", "question?", design(), settings.model_label, settings=settings)
+    store.append_event("r1", update_record(1, "planner", [message("p1", 1, "planner")]))
+    store.append_event("r1", state_record(2, 1, {}, final="answer", chart={"mark": "bar"}))
+
+    exported = store.export_run("r1")
+    text = json.dumps(exported)
+    assert "sk-test-SECRET" not in text
+    assert exported["run"]["settings"]["openai_api_key"] == "set"
+    assert exported["snapshot"]["chart_spec"] == {"mark": "bar"}
+    assert [e["seq"] for e in exported["events"]] == [1, 2]
+
+    new_id = store.import_run(json.loads(text))
+    assert new_id != "r1"
+    copy = store.run(new_id)
+    assert (copy.question, copy.final_answer, copy.step_count) == ("question?", "answer", 1)
+    assert store.events(new_id) == store.events("r1")
+    assert store.snapshot(new_id) == store.snapshot("r1")
+
+    other = Store(store.path.parent / "other.sqlite")
+    assert other.import_run(exported) == "r1"  # a free id is kept
+    other.close()
+
+
+def test_four_threads_appending_200_events_each_to_different_runs_all_stored(store):
+    runs = [f"run{i}" for i in range(4)]
+    for run_id in runs:
+        store.create_run(run_id, "q", design(), "m")
+    errors: list[BaseException] = []
+
+    def write(run_id: str) -> None:
+        try:
+            for seq in range(1, 201):
+                if seq % 10 == 0:
+                    store.append_event(run_id, state_record(seq, seq // 10, {}))
+                else:
+                    store.append_event(run_id, update_record(seq, "executor",
+                                                             [message(f"{run_id}-{seq}", 1, "x")]))
+                if seq % 50 == 0:
+                    store.events(run_id, after_seq=seq - 5)  # a page reading meanwhile
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=write, args=(r,)) for r in runs]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    for run_id in runs:
+        assert [e["seq"] for e in store.events(run_id)] == list(range(1, 201))
+        assert store.run(run_id).step_count == 20
+        assert len(store.messages(run_id)) == 180
