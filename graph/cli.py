@@ -1,6 +1,7 @@
 """The command line: run a question, or print the compiled graph as DOT.
 
     python -m graph run "QUESTION" [--agents a,b,c] [--max-replans N] [--json]
+    python -m graph resume THREAD_ID [--decision approve|edit|reject|skip|retry]
     python -m graph dot [--agents a,b,c]
 
 A run prints each step as it changes, then the answer. Failures exit non-zero with
@@ -20,7 +21,9 @@ from graph.plan_execute import build_graph, step_rows
 from graph.plan_execute.agents import AGENT_NAMES, design_warnings
 from graph.prompts import PromptError
 from graph.render import to_dot
-from graph.runs import RunEvent, open_checkpointer, run_question
+from langgraph.types import Command
+
+from graph.runs import RunEvent, continue_run, open_checkpointer, run_question
 from graph.settings import get_settings
 
 
@@ -84,7 +87,7 @@ def cmd_run(args) -> int:
     for warning in design_warnings(design.enabled_agents):
         print(f"warning: {warning}", file=log)
     outcome = run_question(args.question, design, settings=settings,
-                           checkpointer=open_checkpointer(settings),
+                           checkpointer=open_checkpointer(settings), thread_id=args.thread_id,
                            on_event=StepPrinter(log))
     state = outcome.state
     if quiet:
@@ -107,10 +110,49 @@ def cmd_run(args) -> int:
             print(f"note: {notice}")
         print(f"\n{outcome.status}: {outcome.reason} (thread {outcome.thread_id}, "
               f"{outcome.duration_s:.2f} s)")
+    return _exit(outcome)
+
+
+def _exit(outcome) -> int:
+    if outcome.status == "waiting":
+        print(f"waiting: {outcome.reason}\nanswer with: python -m graph resume "
+              f"{outcome.thread_id} --decision approve|edit|reject|skip|retry "
+              "[--query TEXT] [--reason TEXT]", file=sys.stderr)
+        return 3
     if outcome.status != "done":
         print(f"error: {outcome.reason}", file=sys.stderr)
         return 1
     return 0
+
+
+def cmd_resume(args) -> int:
+    """Answer a run waiting for a human, or continue one that was interrupted."""
+    settings = get_settings()
+    checkpointer = open_checkpointer(settings)
+    config = {"configurable": {"thread_id": args.thread_id}}
+    saved = checkpointer.get_tuple(config)
+    if saved is None:
+        raise ValueError(f"No run with thread id {args.thread_id!r} in {settings.home}.")
+    enabled = saved.checkpoint["channel_values"].get("enabled_agents")
+    design = _design(args) if args.agents else Design(enabled_agents=enabled or list(AGENT_NAMES))
+    if args.max_replans is not None:
+        design = design.model_copy(update={"max_replans": args.max_replans})
+    graph = build_graph(design, settings=settings, checkpointer=checkpointer)
+    pending = graph.get_state(config).interrupts
+    if args.decision and not pending:
+        raise ValueError("This run is not waiting for a decision.")
+    run_input = None
+    if pending:
+        if not args.decision:
+            raise ValueError("This run waits for a decision: pass --decision.")
+        run_input = Command(resume={pending[0].id: {"decision": args.decision, "query": args.query or "",
+                                                    "reason": args.reason or ""}})
+    outcome = continue_run(graph, run_input, args.thread_id, design, settings=settings,
+                           on_event=StepPrinter(sys.stdout))
+    if outcome.state.get("final_answer"):
+        print("\n" + outcome.state["final_answer"])
+    print(f"\n{outcome.status}: {outcome.reason}")
+    return _exit(outcome)
 
 
 def cmd_dot(args) -> int:
@@ -128,7 +170,17 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--max-replans", type=int, dest="max_replans")
     run.add_argument("--recursion-limit", type=int, dest="recursion_limit")
     run.add_argument("--json", action="store_true", help="print the final state as JSON")
+    run.add_argument("--thread-id", dest="thread_id", help="name the run (default: a new id)")
     run.set_defaults(func=cmd_run)
+    resume = sub.add_parser("resume", help="answer a run waiting for a human, or continue "
+                            "an interrupted run from its last checkpoint")
+    resume.add_argument("thread_id")
+    resume.add_argument("--decision", choices=["approve", "edit", "reject", "skip", "retry"])
+    resume.add_argument("--query", help="with --decision edit: the query the agent gets")
+    resume.add_argument("--reason", help="with --decision reject: why")
+    resume.add_argument("--agents", help=agents_help)
+    resume.add_argument("--max-replans", type=int, dest="max_replans")
+    resume.set_defaults(func=cmd_resume)
     dot = sub.add_parser("dot", help="print the compiled graph as Graphviz DOT")
     dot.add_argument("--agents", help=agents_help)
     dot.set_defaults(func=cmd_dot)

@@ -9,8 +9,11 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, field_validator
 
-from graph.plan_execute.agents import AGENT_NAMES, unknown_agents
+from graph.plan_execute.agents import AGENT_NAMES, AGENTS, unknown_agents
 from graph.settings import get_settings
+
+
+ApprovalPolicy = Literal["always", "never", "planner"]
 
 
 class DesignError(ValueError):
@@ -31,6 +34,18 @@ class Design(BaseModel):
     max_replans: int = Field(default_factory=_default_max_replans, ge=0, le=20)
     recursion_limit: int = Field(default_factory=_default_recursion_limit, ge=5, le=10_000)
     prompts: dict[str, str] = Field(default_factory=dict)  # prompt name -> overriding text
+    # Human approval, per agent: "always" ask, "never" ask, or ask when the "planner"
+    # flags the step. Agents missing here get their default (see approval_policy).
+    approvals: dict[str, ApprovalPolicy] = Field(default_factory=dict)
+    escalate_at_cap: bool = True  # a step at its replan cap asks a human instead of moving on
+    approval_timeout_s: float = Field(600.0, ge=0)  # 0: wait for ever
+    timeout_action: Literal["reject", "skip"] = "reject"
+
+    def approval_policy(self, agent: str) -> ApprovalPolicy:
+        """Side-effecting agents always ask unless the design says otherwise."""
+        if agent in self.approvals:
+            return self.approvals[agent]
+        return "always" if AGENTS[agent].side_effects else "planner"
 
     @field_validator("enabled_agents")
     @classmethod
@@ -39,3 +54,10 @@ class Design(BaseModel):
             raise ValueError(f"unknown agent(s): {', '.join(unknown)}; "
                              f"known: {', '.join(AGENT_NAMES)}")
         return [a for a in AGENT_NAMES if a in value]  # catalog order, no duplicates
+
+    @field_validator("approvals")
+    @classmethod
+    def _known_approval_agents(cls, value: dict) -> dict:
+        if unknown := unknown_agents(list(value)):
+            raise ValueError(f"approval policy for unknown agent(s): {', '.join(unknown)}")
+        return value

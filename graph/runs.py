@@ -44,13 +44,14 @@ class RunEvent:
 @dataclass
 class RunOutcome:
     thread_id: str
-    status: str  # done / failed / cancelled
+    status: str  # done / failed / cancelled / waiting (for a human) / paused (step mode)
     reason: str
     state: dict
     events: int
     duration_s: float
     nodes_run: int = 0
     rows: list = field(default_factory=list)
+    interrupts: list = field(default_factory=list)  # what waits for a human: {id, step, agent, ...}
 
 
 def message_record(message) -> dict:
@@ -102,21 +103,35 @@ def run_question(question: str, design: Design | None = None, *,
                  settings: Settings | None = None, checkpointer=None, graph=None,
                  thread_id: str | None = None,
                  on_event: Callable[[RunEvent], None] | None = None,
-                 cancel: threading.Event | None = None) -> RunOutcome:
-    """Run ``question`` to its end; never raises for what went wrong inside the run."""
+                 cancel: threading.Event | None = None, step_mode: bool = False) -> RunOutcome:
+    """Run ``question`` until it ends, waits for a human, or (step mode) pauses; never
+    raises for what went wrong inside the run."""
     design = design or Design()
-    settings = settings or get_settings()
     question = question.strip()
     if not question:
         raise ValueError("The question is empty.")
     graph = graph or build_graph(design, settings=settings, checkpointer=checkpointer)
-    thread_id = thread_id or uuid.uuid4().hex
+    return continue_run(graph, initial_state(question, design), thread_id or uuid.uuid4().hex,
+                        design, settings=settings, on_event=on_event, cancel=cancel,
+                        step_mode=step_mode)
+
+
+def continue_run(graph, run_input: Any, thread_id: str, design: Design, *,
+                 settings: Settings | None = None,
+                 on_event: Callable[[RunEvent], None] | None = None,
+                 cancel: threading.Event | None = None, step_mode: bool = False,
+                 first_seq: int = 0) -> RunOutcome:
+    """Drive a run: ``run_input`` is the initial state, a ``Command(resume=...)`` with a
+    human's decision, or None to go on from the last checkpoint (resume after a crash,
+    next step in step mode)."""
+    settings = settings or get_settings()
     config = {"configurable": {"thread_id": thread_id}, "recursion_limit": design.recursion_limit}
     started = time.time()
-    seq = 0
+    seq = first_seq
     state: dict = {}
     nodes_run = 0
     status, reason = "", ""
+    extra: dict = {}
 
     def emit(kind: str, node: str, namespace: str, data: Any) -> None:
         nonlocal seq
@@ -126,8 +141,8 @@ def run_question(question: str, design: Design | None = None, *,
                               state.get("current_step"), data))
 
     try:
-        stream = graph.stream(initial_state(question, design), config,
-                              stream_mode=["updates", "custom", "values"], subgraphs=True)
+        stream = graph.stream(run_input, config, stream_mode=["updates", "custom", "values"],
+                              subgraphs=True, interrupt_before="*" if step_mode else None)
         for namespace, mode, chunk in stream:
             ns = "/".join(namespace)
             if mode == "values":
@@ -139,6 +154,8 @@ def run_question(question: str, design: Design | None = None, *,
                 emit("custom", "", ns, chunk)
             else:
                 for node, update in (chunk or {}).items():
+                    if node == "__interrupt__":
+                        continue  # read from the checkpoint below, with its id
                     if not namespace:
                         nodes_run += 1
                     emit("update", node, ns, update)
@@ -153,14 +170,24 @@ def run_question(question: str, design: Design | None = None, *,
     except Exception as exc:  # a run ends in words, never in a traceback
         status, reason = "failed", describe_error(exc, settings)
 
-    if checkpointer is not None or graph.checkpointer is not None:
+    if graph.checkpointer is not None:
         snapshot = graph.get_state(config)
         state = dict(snapshot.values) or state
+        if not status and snapshot.interrupts:
+            pending = [{"id": i.id, **(i.value if isinstance(i.value, dict) else {"value": i.value})}
+                       for i in snapshot.interrupts]
+            status = "waiting"
+            reason = "Waiting for a human: " + "; ".join(
+                f"step {p.get('step')} ({p.get('agent')}): {p.get('reason', '')}" for p in pending)
+            extra["interrupts"] = pending
+        elif not status and snapshot.next:
+            status, reason = "paused", f"Paused before {', '.join(snapshot.next)} (step mode)."
+            extra["next"] = list(snapshot.next)
     if not status:
         status = state.get("outcome") or "failed"
         reason = state.get("outcome_reason") or (
             "The run stopped without reaching an end: LangGraph ended it after a route it "
             "could not follow.")
-    emit("end", "", "", {"status": status, "reason": reason})
+    emit("end", "", "", {"status": status, "reason": reason, **extra})
     return RunOutcome(thread_id, status, reason, state, seq, time.time() - started, nodes_run,
-                      step_rows(state))
+                      step_rows(state), extra.get("interrupts", []))

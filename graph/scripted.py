@@ -39,6 +39,7 @@ _NOT_COMPANIES = {
     "are", "were", "a", "an", "between", "from", "to", "for", "step", "then", "also", "its",
     "iphone", "ipod", "ipo", "aws", "dot", "com", "crash", "crisis", "lehman", "vista",
     "windows", "lenovo", "wall", "street", "year", "years", "final", "symbols", "period",
+    "save", "report", "keep", "write", "titled", "findings",
 }
 USELESS_MARKERS = ("no usable results", "no results", "error:", "refused")
 
@@ -206,9 +207,14 @@ def plan_for(prompt: str) -> dict:
             steps.append({"agent": agent, "action": action})
 
     have_series = False
+    wants_report = False
     for clause in _clauses(question):
         hints = _hints(clause, question)
-        if _is_chart(clause):
+        if _ASKS_APPROVAL.search(clause) and not _is_data(clause):
+            continue  # an instruction about approvals, not something to research
+        if _is_report(clause):
+            wants_report = True
+        elif _is_chart(clause):
             if not have_series:
                 add("data_researcher", f"Fetch the monthly prices to chart{hints}.")
             add("chart_generator", f"Chart the monthly prices fetched earlier{hints}.")
@@ -219,8 +225,33 @@ def plan_for(prompt: str) -> dict:
         else:
             researcher = "web_researcher" if "web_researcher" in agents else "data_researcher"
             add(researcher, f"Search the documents for: {clause}.")
+    if wants_report:
+        add("report_writer", f"Save the findings so far as a report titled \"{question}\".")
     add("synthesizer", f"Answer the user's question from the findings: {question}")
+    if not steps and agents:  # nothing fits: let the one agent there is do what it can
+        add(agents[0], f"Do what you can for: {question}")
+    _flag_for_approval(steps, prompt, question)
     return {str(i): s for i, s in enumerate(steps, 1)}
+
+
+_ASKS_APPROVAL = re.compile(r"\b(ask me|my approval|approve each|check with me)\b", re.I)
+
+
+def _is_report(text: str) -> bool:
+    return bool(re.search(r"\b(save|write|keep|store|file)\b.*\breport\b|\breport\b.*\b(save|file)\b",
+                          text, re.I))
+
+
+def _flag_for_approval(steps: list[dict], prompt: str, question: str) -> None:
+    """Flag what the prompt says to flag: agents it lists as having side effects, and
+    every research step when the user asked to approve steps."""
+    risky = set(re.findall(r"^- ([a-z_]+):[^\n]*side effects", prompt, re.M))
+    asked = _ASKS_APPROVAL.search(question)
+    for step in steps:
+        if step["agent"] in risky:
+            step.update(approval=True, approval_reason=f"{step['agent']} has side effects.")
+        elif asked and step["agent"] != "synthesizer":
+            step.update(approval=True, approval_reason="The user asked to approve the steps.")
 
 
 def _revise(plan: dict, step: int, agents: list[str]) -> dict:
@@ -337,11 +368,19 @@ def _sql_args(request: str, system: str) -> dict | str:
     return {"sql": write_sql(request)}
 
 
+def _report_args(request: str, system: str) -> dict:
+    title = re.search(r'titled "(.+?)"', request)
+    findings = request.split("Findings so far:", 1)
+    body = findings[1].strip() if len(findings) > 1 else "(no findings yet)"
+    return {"title": title.group(1) if title else "Stepwise report", "body": body}
+
+
 TOOL_RULES = {
     "search_knowledge_base": _search_args,
     "run_sql": _sql_args,
     "make_chart": _chart_args,
     "describe_chart": lambda request, system: {},
+    "save_report": _report_args,
 }
 
 
@@ -402,6 +441,8 @@ def _summarise_tool_result(messages: list[BaseMessage]) -> str:
         return content
     if name == "describe_chart":
         return _caption(content)
+    if name == "save_report":
+        return content
     return content
 
 

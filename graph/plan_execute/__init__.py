@@ -7,9 +7,11 @@ graph) and ``step_rows`` (a state → the rows of the run table).
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from functools import partial
+from functools import lru_cache, partial
+from pathlib import Path
 from typing import TYPE_CHECKING
 
+from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
@@ -17,6 +19,7 @@ from graph.models import make_chat_model
 from graph.plan_execute.agents import AGENTS, enabled_specs
 from graph.plan_execute.deps import Deps
 from graph.plan_execute.executor import executor_node
+from graph.plan_execute.human import human_node
 from graph.plan_execute.planner import planner_node
 from graph.plan_execute.state import State
 from graph.plan_execute.workers import WORKER_NODES
@@ -24,11 +27,17 @@ from graph.prompts import PromptSet
 from graph.settings import Settings, get_settings
 from graph.tools.database import open_database
 from graph.tools.knowledge import default_knowledge_base
+from graph.tools.reports import SideEffectLedger
 
 if TYPE_CHECKING:
     from graph.design import Design
 
 SYSTEM = "plan_execute"
+
+
+@lru_cache(maxsize=8)
+def side_effect_ledger(home: Path) -> SideEffectLedger:
+    return SideEffectLedger(home / "side_effects.sqlite")
 
 
 def _worker_destinations(name: str, nodes: set[str]) -> tuple[str, ...]:
@@ -49,23 +58,30 @@ def build_graph(design: Design | None = None, *, settings: Settings | None = Non
     design = design or Design()
     settings = settings or get_settings()
     enabled = [s.name for s in enabled_specs(design.enabled_agents)]
-    nodes = frozenset({"planner", "executor", *enabled})
+    nodes = frozenset({"planner", "executor", "human", *enabled})
     deps = Deps(
         settings=settings, planner_model=planner_model or make_chat_model("planner", settings),
         worker_model=worker_model or make_chat_model("worker", settings),
         prompts=PromptSet(design.prompts),
         knowledge=default_knowledge_base(), database=open_database(),
-        enabled=enabled, max_replans=design.max_replans, nodes=nodes)
+        enabled=enabled, max_replans=design.max_replans, nodes=nodes,
+        approvals={a: design.approval_policy(a) for a in enabled},
+        escalate_at_cap=design.escalate_at_cap, ledger=side_effect_ledger(settings.home))
     builder = StateGraph(State)
     builder.add_node("planner", partial(planner_node, deps=deps), destinations=("executor", END))
     planned = tuple(s.name for s in enabled_specs(enabled) if s.planned)
     builder.add_node("executor", partial(executor_node, deps=deps),
-                     destinations=(*planned, "planner", END))
+                     destinations=(*planned, "planner", "human", END))
+    # Where people come in: approvals of flagged steps, escalations at the replan cap.
+    builder.add_node("human", partial(human_node, deps=deps),
+                     destinations=(*planned, "planner", "human", END))
     for name in enabled:
         builder.add_node(name, partial(WORKER_NODES[name], deps=deps),
                          destinations=_worker_destinations(name, nodes))
     builder.add_edge(START, "planner")
-    return builder.compile(checkpointer=checkpointer, name=SYSTEM)
+    # Without a checkpointer a human's approval could not pause the run: keep one in memory.
+    return builder.compile(checkpointer=checkpointer if checkpointer is not None else InMemorySaver(),
+                           name=SYSTEM)
 
 
 def initial_state(question: str, design: Design) -> dict:

@@ -79,6 +79,19 @@ AGENTS: dict[str, AgentSpec] = {
             planned=False,
         ),
         AgentSpec(
+            name="report_writer",
+            description="Saves the findings so far as a Markdown report file in the "
+            "reports folder.",
+            use_when="The user asks to save, write or keep a report; after the research "
+            "steps, before the synthesizer.",
+            limits="Writes one file per step; changes nothing else; has a side effect, so "
+            "a human approves it first.",
+            output_format="Where the report was saved.",
+            tools=("save_report",),
+            routing="executor",
+            side_effects=True,
+        ),
+        AgentSpec(
             name="synthesizer",
             description="Writes the final answer from everything gathered, citing sources "
             "and data.",
@@ -114,7 +127,8 @@ def format_agent_list(enabled: list[str] | None) -> str:
     lines = []
     for spec in enabled_specs(enabled):
         if spec.planned:
-            lines.append(f"- {spec.name}: {spec.description} Use when: {spec.use_when}")
+            effects = " It has side effects: flag its steps for approval." if spec.side_effects else ""
+            lines.append(f"- {spec.name}: {spec.description} Use when: {spec.use_when}{effects}")
     return "\n".join(lines) or "- (no agent can be planned)"
 
 

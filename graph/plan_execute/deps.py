@@ -6,7 +6,7 @@ functions of (state, deps) and tests can hand in their own models or data.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from langchain_core.language_models import BaseChatModel
 
@@ -14,6 +14,7 @@ from graph.prompts import PromptSet
 from graph.settings import Settings
 from graph.tools.database import StockDatabase
 from graph.tools.knowledge import KnowledgeBase
+from graph.tools.reports import SideEffectLedger
 
 
 @dataclass
@@ -27,3 +28,6 @@ class Deps:
     enabled: list[str]
     max_replans: int
     nodes: frozenset[str]  # the nodes of this compiled graph: every goto is checked against it
+    approvals: dict[str, str] = field(default_factory=dict)  # agent -> always/never/planner
+    escalate_at_cap: bool = False
+    ledger: SideEffectLedger | None = None  # side effects already carried out (idempotency)

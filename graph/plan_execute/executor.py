@@ -12,6 +12,8 @@ end the run silently); a step at its replan cap moves on visibly, marked skipped
 
 from __future__ import annotations
 
+import time
+
 from langgraph.graph import END
 from langgraph.types import Command
 from pydantic import AliasChoices, BaseModel, Field
@@ -49,7 +51,7 @@ def executor_node(state: State, deps: Deps) -> Command:
         # Just replanned: run the revised step once before judging again. The query is
         # written from the revised step: the previous agent_query belongs to the old plan.
         block = plan[str(step)]
-        return _dispatch(deps, step, block["agent"],
+        return _dispatch(deps, state, step, block["agent"],
                          standalone_query(block["action"], user_query),
                          f"Replanned step {step}; running it before re-evaluating.",
                          extra={"replan_flag": False})
@@ -75,34 +77,40 @@ def executor_node(state: State, deps: Deps) -> Command:
                 **said, "replan_flag": True, "last_reason": decision.reason or "(no reason)",
                 "replan_attempts": {str(step): attempts + 1},
                 "step_status": {str(step): "replanned"}}, goto="planner")
+        if deps.escalate_at_cap:
+            return ask_human(state, said, kind="escalation", step=step, agent=current["agent"],
+                             query=state.get("agent_query") or "",
+                             reason=f"Step {step} reached its replan cap ({deps.max_replans}) "
+                                    f"and still asks for a replan: {decision.reason}")
         said["notices"] = said["notices"] + [
             f"Step {step} asked for a replan after {attempts} replan(s), the cap: moving on."]
-        return _advance(deps, state, step, "skipped", said, decision.reason)
+        return advance(deps, state, step, "skipped", said, decision.reason)
 
     query = decision.query.strip()
     if goto == current["agent"] and not (str(step) in results and nxt and nxt["agent"] == goto):
-        return _dispatch(deps, step, goto, query or standalone_query(current["action"], user_query),
+        return _dispatch(deps, state, step, goto,
+                         query or standalone_query(current["action"], user_query),
                          decision.reason, said)
     if nxt and goto == nxt["agent"]:
-        return _advance(deps, state, step, "done", said, decision.reason, query)
+        return advance(deps, state, step, "done", said, decision.reason, query)
     if goto.lower() in FINISH_WORDS and not nxt and str(step) in results:
         said["step_status"] = {str(step): "done"}
         return _finish(state, "the executor ended the run after the last step", said)
     if goto in deps.nodes and goto not in ("planner", "executor"):
         said["notices"] = said["notices"] + [f"The executor ran {goto}, off the plan, for step {step}."]
-        return _dispatch(deps, step, goto, query or standalone_query(current["action"], user_query),
+        return _dispatch(deps, state, step, goto, query or standalone_query(current["action"], user_query),
                          decision.reason, said)
 
     # Unknown, disabled or misplaced goto: follow the plan instead of ending silently.
     said["notices"] = said["notices"] + [
         f"The executor chose {goto!r}, which is not an enabled agent here; following the plan."]
     if str(step) not in results:
-        return _dispatch(deps, step, current["agent"],
+        return _dispatch(deps, state, step, current["agent"],
                          standalone_query(current["action"], user_query), decision.reason, said)
-    return _advance(deps, state, step, "done", said, decision.reason)
+    return advance(deps, state, step, "done", said, decision.reason)
 
 
-def _advance(deps: Deps, state: State, step: int, status: str, said: dict, reason: str,
+def advance(deps: Deps, state: State, step: int, status: str, said: dict, reason: str,
              query: str = "") -> Command:
     """Close ``step`` with ``status`` and start the next one, or finish after the last."""
     plan = state.get("plan") or {}
@@ -110,20 +118,47 @@ def _advance(deps: Deps, state: State, step: int, status: str, said: dict, reaso
     nxt = plan.get(str(step + 1))
     if not nxt:
         return _finish(state, f"the last step ended ({status})", said)
-    return _dispatch(deps, step + 1, nxt["agent"],
+    return _dispatch(deps, state, step + 1, nxt["agent"],
                      query or standalone_query(nxt["action"], state.get("user_query") or ""),
                      reason, said)
 
 
-def _dispatch(deps: Deps, step: int, agent: str, query: str, reason: str,
+def _dispatch(deps: Deps, state: State, step: int, agent: str, query: str, reason: str,
               said: dict | None = None, extra: dict | None = None) -> Command:
     said = dict(said or {})
     if agent not in deps.nodes:  # never hand LangGraph a goto it would silently drop
         return fail(f"Step {step} needs agent {agent!r}, which is not enabled in this design.",
                     **said)
+    said.update(extra or {})
+    if why := approval_reason(deps, agent, (state.get("plan") or {}).get(str(step), {})):
+        return ask_human(state, said, kind="approval", step=step, agent=agent, query=query,
+                         reason=why, executor_reason=reason)
+    return run_step(said, step, agent, query, reason)
+
+
+def run_step(said: dict, step: int, agent: str, query: str, reason: str) -> Command:
+    """Send ``agent`` to work on ``step`` with ``query``."""
     status = {**said.pop("step_status", {}), str(step): "running"}
-    return Command(update={**said, **(extra or {}), "current_step": step, "agent_query": query,
+    return Command(update={**said, "current_step": step, "agent_query": query,
                            "last_reason": reason, "step_status": status}, goto=agent)
+
+
+def approval_reason(deps: Deps, agent: str, block: dict) -> str:
+    """Why ``agent`` must wait for a human on this step, or "" when it need not."""
+    policy = deps.approvals.get(agent, "planner")
+    if policy == "always":
+        return f"The design asks a human before every {agent} step."
+    if policy == "planner" and block.get("approval") and block.get("agent") == agent:
+        return f"The Planner flagged this step: {block.get('approval_reason') or 'no reason given'}"
+    return ""
+
+
+def ask_human(state: State, said: dict, **request) -> Command:
+    """Hand over to the human node, which pauses the run until someone decides."""
+    status = {**said.pop("step_status", {}), str(request["step"]): "waiting"}
+    request.update(asked_at=time.time())
+    return Command(update={**said, "current_step": request["step"], "human_request": request,
+                           "step_status": status}, goto="human")
 
 
 def _finish(state: State, why: str, said: dict | None = None) -> Command:

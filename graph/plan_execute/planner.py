@@ -17,12 +17,17 @@ from graph.plan_execute.deps import Deps
 from graph.plan_execute.prompts import plan_prompt, repair_prompt
 from graph.plan_execute.state import State, tag_messages
 
-PLAN_SHAPE = '{"1": {"agent": "<agent name>", "action": "<what to do>"}, "2": {...}}'
+PLAN_SHAPE = ('{"1": {"agent": "<agent name>", "action": "<what to do>", "approval": false, '
+              '"approval_reason": ""}, "2": {...}}')
 
 
 class PlanStep(BaseModel):
     agent: str = Field(min_length=1)
     action: str = Field(min_length=1)
+    # The Planner may ask for a human's approval before the step runs (side effects,
+    # cost, uncertainty); the design decides whether such flags are honoured.
+    approval: bool = False
+    approval_reason: str = ""
 
 
 class Plan(RootModel[dict[str, PlanStep]]):
@@ -62,7 +67,7 @@ def planner_node(state: State, deps: Deps) -> Command:
     except ModelReplyError as exc:
         return fail(f"The Planner could not produce a usable plan: {exc}",
                     messages=tag_messages(exc.replies, step, "planner"))
-    plan = {k: v.model_dump() for k, v in sorted(reply.value.root.items(), key=lambda kv: int(kv[0]))}
+    plan = {k: v.model_dump(exclude_defaults=True) for k, v in sorted(reply.value.root.items(), key=lambda kv: int(kv[0]))}
     history = state.get("plan_history") or []
     reason = (state.get("last_reason") or "") if replan else "initial plan"
     status = {k: "pending" for k in plan if int(k) >= step}

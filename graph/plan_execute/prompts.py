@@ -51,6 +51,8 @@ register(PromptSpec(_P + "data_researcher", "Role of data_researcher; {schema} i
 register(PromptSpec(_P + "chart_generator", "Role of chart_generator; {datasets} lists the "
                     "run's datasets.", frozenset({"datasets"}), frozenset({"datasets"})))
 register(PromptSpec(_P + "chart_summarizer", "Role of chart_summarizer.", frozenset()))
+register(PromptSpec(_P + "report_writer", "Role of report_writer (saves a report file).",
+                    frozenset()))
 register(PromptSpec(_P + "synthesizer", "Synthesizer: the final answer with citations.",
                     frozenset({"user_query", "findings", "sources", "chart_caption"}),
                     frozenset({"user_query", "findings"})))

@@ -42,6 +42,10 @@ class State(MessagesState):
     # Engine notes: repairs and guards that fired (unknown goto, bad plan JSON, ...).
     notices: Annotated[list[str], operator.add]
 
+    # Human in the loop: the question waiting for a human, and every decision taken.
+    human_request: Optional[dict[str, Any]]
+    approvals: Annotated[list[dict[str, Any]], operator.add]
+
     # Evidence gathered by tools, cited by the synthesizer.
     sources: Annotated[list[dict[str, Any]], operator.add]  # knowledge-base hits
     datasets: Annotated[list[dict[str, Any]], operator.add]  # SQL results {id, sql, columns, rows}

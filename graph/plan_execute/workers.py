@@ -22,6 +22,7 @@ from graph.plan_execute.state import State, tag_messages
 from graph.tools.charts import describe_chart_tool, make_chart_tool
 from graph.tools.database import sql_tool
 from graph.tools.knowledge import search_tool
+from graph.tools.reports import report_body, save_report_tool
 from graph.tools.web import web_search_tool
 
 TOOL_ROUNDS = 6  # model/tool turns a sub-agent may take for one query
@@ -143,10 +144,26 @@ def synthesizer_node(state: State, config: RunnableConfig, deps: Deps) -> Comman
         goto=END)
 
 
+def report_writer_node(state: State, config: RunnableConfig, deps: Deps) -> Command:
+    step, query = _step(state)
+    run_id = (config.get("configurable") or {}).get("thread_id", "run")
+    attempt = (state.get("replan_attempts") or {}).get(str(step), 0)
+    # One key per step execution: a resumed step finds its call done and does not repeat it.
+    tool = save_report_tool(deps.settings.home / "reports", deps.ledger,
+                            f"{run_id}/{step}/{attempt}")
+    findings = {k: v for k, v in (state.get("step_results") or {}).items() if int(k) < step}
+    messages = _react(deps, "report_writer", [tool], agent_prompt(deps.prompts, "report_writer"),
+                      f"{query}\n\nFindings so far:\n{report_body(findings)}", config)
+    return Command(update={"messages": tag_messages(messages, step, "report_writer"),
+                           "step_results": {str(step): _final_text(messages)}},
+                   goto="executor")
+
+
 WORKER_NODES = {
     "web_researcher": web_researcher_node,
     "data_researcher": data_researcher_node,
     "chart_generator": chart_generator_node,
     "chart_summarizer": chart_summarizer_node,
+    "report_writer": report_writer_node,
     "synthesizer": synthesizer_node,
 }

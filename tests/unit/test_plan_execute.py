@@ -138,7 +138,8 @@ def test_replans_stop_at_max_replans_and_the_step_is_skipped():
         return None
 
     model = RewritingModel(rewrite=always_replan)
-    outcome = run("What caused the dot-com crash?", Design(max_replans=2), planner=model)
+    design = Design(max_replans=2, escalate_at_cap=False)
+    outcome = run("What caused the dot-com crash?", design, planner=model)
     assert outcome.status == "done", outcome.reason
     first = outcome.rows[0]
     assert first.replans == 2 and first.status == "skipped"
@@ -327,10 +328,10 @@ SUBSETS = [list(c) for n in range(len(AGENT_NAMES) + 1)
 
 @pytest.mark.parametrize("agents", SUBSETS, ids=lambda a: "+".join(a) or "none")
 def test_every_subset_of_agents_compiles_and_runs_offline(agents):
-    design = Design(enabled_agents=agents)
+    design = Design(enabled_agents=agents, approvals={a: "never" for a in agents})
     graph = build_graph(design)
     drawn = set(graph.get_graph().nodes) - {"__start__", "__end__"}
-    assert drawn == {"planner", "executor", *agents}
+    assert drawn == {"planner", "executor", "human", *agents}
     events = []
     outcome = run_question(EXAMPLE, design, graph=graph, on_event=events.append)
     ran = set(top_nodes(events))
