@@ -9,6 +9,7 @@ checkpointer (the state, for resume, replay and forks); the store holds what hap
 from __future__ import annotations
 
 import threading
+import time
 import uuid
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -20,9 +21,12 @@ from graph.design import Design
 from graph.models import describe_error, model_label
 from graph.plan_execute import build_graph
 from graph.prompts import PromptSet
-from graph.runs import event_record, open_checkpointer, run_question
+from langgraph.types import Command
+
+from graph.plan_execute import initial_state
+from graph.runs import checkpoint_timeline, continue_run, event_record, fork_state, open_checkpointer
 from graph.settings import Settings, get_settings
-from graph.store import TERMINAL_STATUSES, RunRecord, Store
+from graph.store import SETTLED_STATUSES, TERMINAL_STATUSES, RunRecord, Store
 
 ModelFactory = Callable[[str], BaseChatModel]
 
@@ -31,7 +35,7 @@ class RunService:
     """Starts runs in worker threads and tracks which are live in this process."""
 
     def __init__(self, store: Store, settings: Settings | None = None, max_workers: int = 4,
-                 model_factory: ModelFactory | None = None):
+                 model_factory: ModelFactory | None = None, timeout_tick_s: float = 1.0):
         self.store = store
         self.settings = settings or get_settings()
         self.model_factory = model_factory
@@ -41,8 +45,14 @@ class RunService:
         self._executor = ThreadPoolExecutor(max_workers=max_workers,
                                             thread_name_prefix="stepwise-run")
         self._lock = threading.Lock()
+        self._decide_lock = threading.Lock()  # a human and the timeout never both answer
         self._live: dict[str, tuple[Future, threading.Event]] = {}
         self._closed = False
+        self._stop = threading.Event()
+        self.timeout_tick_s = timeout_tick_s
+        if timeout_tick_s:
+            threading.Thread(target=self._watch_timeouts, name="stepwise-approval-timeouts",
+                             daemon=True).start()
 
     def _label(self, planner: BaseChatModel | None, worker: BaseChatModel | None) -> str:
         if planner is None:
@@ -56,8 +66,16 @@ class RunService:
         return {name: version.id for name, version in self.store.active_prompts().items()
                 if design.prompts.get(name) == version.text}
 
+    def _graph(self, design: Design):
+        planner = worker = None
+        if self.model_factory is not None:
+            planner, worker = self.model_factory("planner"), self.model_factory("worker")
+        return build_graph(design, settings=self.settings, checkpointer=self.checkpointer,
+                           planner_model=planner, worker_model=worker), planner, worker
+
     def start(self, question: str, design: Design,
-              prompt_versions: dict[str, int] | None = None) -> str:
+              prompt_versions: dict[str, int] | None = None, step_mode: bool = False,
+              parent_run: str | None = None, parent_checkpoint: str | None = None) -> str:
         """Validate, build the graph here (a bad design fails in the caller, not in a
         worker), record the run as queued and hand it to a worker; returns the run id."""
         if self._closed:
@@ -66,34 +84,38 @@ class RunService:
         if not question:
             raise ValueError("The question is empty: type a question to run.")
         PromptSet(design.prompts)  # PromptError naming the prompt and the problem
-        planner = worker = None
-        if self.model_factory is not None:
-            planner, worker = self.model_factory("planner"), self.model_factory("worker")
-        compiled = build_graph(design, settings=self.settings, checkpointer=self.checkpointer,
-                               planner_model=planner, worker_model=worker)
+        compiled, planner, worker = self._graph(design)
         run_id = uuid.uuid4().hex
         versions = prompt_versions if prompt_versions is not None else self._recorded_versions(design)
         self.store.create_run(run_id, question, design, self._label(planner, worker),
-                              prompt_versions=versions, settings=self.settings)
-        cancel = threading.Event()
-        with self._lock:
-            future = self._executor.submit(self._work, run_id, question, design, compiled, cancel)
-            self._live[run_id] = (future, cancel)
+                              prompt_versions=versions, settings=self.settings,
+                              parent_run=parent_run, parent_checkpoint=parent_checkpoint)
+        self._submit(run_id, design, compiled, initial_state(question, design), step_mode)
         return run_id
 
-    def _work(self, run_id: str, question: str, design: Design, compiled, cancel: threading.Event) -> None:
+    def _submit(self, run_id: str, design: Design, compiled, run_input, step_mode: bool) -> None:
+        cancel = threading.Event()
+        with self._lock:
+            if run_id in self._live:
+                raise ValueError("The run is already in progress.")
+            future = self._executor.submit(self._work, run_id, design, compiled, run_input,
+                                           step_mode, cancel)
+            self._live[run_id] = (future, cancel)
+
+    def _work(self, run_id: str, design: Design, compiled, run_input, step_mode: bool,
+              cancel: threading.Event) -> None:
         """The worker: never raises, never calls Streamlit; the store gets the outcome."""
         try:
             if cancel.is_set():
                 self.store.set_run_status(run_id, "cancelled", "Cancelled before it started.")
                 return
             self.store.set_run_status(run_id, "running")
-            outcome = run_question(
-                question, design, settings=self.settings, graph=compiled, thread_id=run_id,
+            outcome = continue_run(
+                compiled, run_input, run_id, design, settings=self.settings,
                 on_event=lambda event: self.store.append_event(run_id, event_record(event)),
-                cancel=cancel)
+                cancel=cancel, step_mode=step_mode, first_seq=self.store.latest_seq(run_id))
             record = self.store.run(run_id)
-            if record is not None and record.status not in TERMINAL_STATUSES:
+            if record is not None and record.status not in (*TERMINAL_STATUSES, *SETTLED_STATUSES):
                 self.store.set_run_status(run_id, outcome.status, outcome.reason)
         except Exception as exc:  # a run ends in words, never in a traceback
             try:
@@ -103,6 +125,96 @@ class RunService:
         finally:
             with self._lock:
                 self._live.pop(run_id, None)
+
+    # ------------------------------------------------------------- after a pause
+
+    def _stored(self, run_id: str) -> tuple[RunRecord, Design]:
+        record = self.store.run(run_id)
+        if record is None:
+            raise KeyError(f"No run {run_id!r}.")
+        return record, Design.model_validate(record.design)
+
+    def pending_approvals(self) -> list[dict]:
+        """Every decision waiting for a human, across runs, oldest first."""
+        pending = []
+        for record in self.store.runs(status="waiting", limit=1000):
+            for item in self.store.pending_interrupts(record.id):
+                pending.append({"run_id": record.id, "question": record.question, **item})
+        return sorted(pending, key=lambda p: p.get("asked_at") or 0)
+
+    def decide(self, run_id: str, interrupt_id: str, decision: str, query: str = "",
+               reason: str = "", by: str = "human") -> None:
+        """Answer one pending question of a waiting run; the run goes on in a worker."""
+        with self._decide_lock:
+            record, design = self._stored(run_id)
+            compiled, _, _ = self._graph(design)
+            config = {"configurable": {"thread_id": run_id}}
+            if record.status != "waiting" or interrupt_id not in {
+                    i.id for i in compiled.get_state(config).interrupts}:
+                raise ValueError("This approval is no longer pending (already answered?).")
+            self.store.set_run_status(run_id, "queued", f"Decision: {decision}")
+            resume = {interrupt_id: {"decision": decision, "query": query, "reason": reason,
+                                     "by": by}}
+            self._submit(run_id, design, compiled, Command(resume=resume), False)
+
+    def resume(self, run_id: str, step_mode: bool = False) -> None:
+        """Go on from the last checkpoint: a run interrupted by a crash, or a paused one
+        (``step_mode``: one node, then pause again)."""
+        record, design = self._stored(run_id)
+        if record.status not in ("interrupted", "paused", "failed", "cancelled"):
+            raise ValueError(f"A {record.status} run cannot be resumed.")
+        compiled, _, _ = self._graph(design)
+        if not compiled.get_state({"configurable": {"thread_id": run_id}}).next:
+            raise ValueError("Nothing left to run: the run reached its end.")
+        self.store.set_run_status(run_id, "queued", "Resumed from its last checkpoint.")
+        self._submit(run_id, design, compiled, None, step_mode)
+
+    def apply_timeouts(self, now: float | None = None) -> int:
+        """Apply each design's default to approvals older than its timeout; how many."""
+        now = now or time.time()
+        applied = 0
+        for item in self.pending_approvals():
+            _, design = self._stored(item["run_id"])
+            limit = design.approval_timeout_s
+            if limit and now - (item.get("asked_at") or now) >= limit:
+                try:
+                    self.decide(item["run_id"], item["id"], design.timeout_action,
+                                reason=f"no decision within {limit:g} s", by="timeout")
+                    applied += 1
+                except ValueError:
+                    pass  # answered meanwhile
+        return applied
+
+    def _watch_timeouts(self) -> None:
+        while not self._closed:
+            try:
+                self.apply_timeouts()
+            except Exception:
+                pass  # the store may be closing; try again next tick
+            self._stop.wait(self.timeout_tick_s)
+
+    # ------------------------------------------------------------- time travel
+
+    def timeline(self, run_id: str) -> list[dict]:
+        """Each checkpoint of the run, oldest first, projected for teaching."""
+        _, design = self._stored(run_id)
+        compiled, _, _ = self._graph(design)
+        return checkpoint_timeline(compiled, run_id)
+
+    def fork(self, run_id: str, checkpoint_id: str, changes: dict | None = None,
+             step_mode: bool = False) -> str:
+        """A new run going on from a checkpoint of ``run_id``, with ``changes`` to its
+        state (e.g. another plan or agent_query); records its parent run and checkpoint.
+        Without changes this replays from that checkpoint."""
+        record, design = self._stored(run_id)
+        compiled, planner, worker = self._graph(design)
+        new_id = uuid.uuid4().hex
+        fork_state(compiled, run_id, checkpoint_id, new_id, changes or {})
+        self.store.create_run(new_id, record.question, design, self._label(planner, worker),
+                              prompt_versions=record.prompt_versions, settings=self.settings,
+                              parent_run=run_id, parent_checkpoint=checkpoint_id)
+        self._submit(new_id, design, compiled, None, step_mode)
+        return new_id
 
     def cancel(self, run_id: str) -> bool:
         """Ask a live run to stop after the node in progress; False if it is not live."""
@@ -145,6 +257,7 @@ class RunService:
     def shutdown(self, wait: bool = True, cancel: bool = True) -> None:
         """Stop taking runs; by default cancel the live ones (their progress is kept)."""
         self._closed = True
+        self._stop.set()
         if cancel:
             with self._lock:
                 entries = list(self._live.values())

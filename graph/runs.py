@@ -20,6 +20,7 @@ from typing import Any, Callable
 
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.errors import GraphRecursionError
+from langgraph.types import Command
 
 from graph.design import Design
 from graph.models import describe_error
@@ -191,3 +192,60 @@ def continue_run(graph, run_input: Any, thread_id: str, design: Design, *,
     emit("end", "", "", {"status": status, "reason": reason, **extra})
     return RunOutcome(thread_id, status, reason, state, seq, time.time() - started, nodes_run,
                       step_rows(state), extra.get("interrupts", []))
+
+
+TIMELINE_FIELDS = ("plan", "current_step", "agent_query", "last_reason", "replan_flag",
+                   "replan_attempts", "step_status", "step_results", "human_request")
+
+
+def _history(graph, thread_id: str) -> list:
+    """The thread's checkpoints, oldest first."""
+    return list(reversed(list(graph.get_state_history({"configurable": {"thread_id": thread_id}}))))
+
+
+def checkpoint_timeline(graph, thread_id: str, last_messages: int = 3) -> list[dict]:
+    """Each checkpoint: the node that produced it, the seed's state fields at that point,
+    its last messages, and what changed since the previous checkpoint."""
+    rows: list[dict] = []
+    previous: dict = {}
+    history = _history(graph, thread_id)
+    for i, snap in enumerate(history):
+        values = snap.values or {}
+        fields = {k: _plain(values.get(k)) for k in TIMELINE_FIELDS}
+        producer = history[i - 1].next[0] if i and history[i - 1].next else "input"
+        rows.append({
+            "checkpoint_id": snap.config["configurable"]["checkpoint_id"],
+            "index": i, "node": producer, "next": list(snap.next),
+            "created_at": snap.created_at, "fields": fields,
+            "messages": [f"[{m.get('name') or m['type']}] {str(m['content'])[:200]}"
+                         for m in _plain(list(values.get("messages") or [])[-last_messages:])],
+            "diff": {k: {"before": previous.get(k), "after": v} for k, v in fields.items()
+                     if previous.get(k) != v} if i else {},
+        })
+        previous = fields
+    return rows
+
+
+def fork_state(graph, thread_id: str, checkpoint_id: str, new_thread_id: str,
+               changes: dict) -> None:
+    """Copy the state at a checkpoint into a new thread, with ``changes`` applied, so
+    that running the new thread continues from exactly there (LangGraph's
+    ``update_state`` as the node that produced the checkpoint)."""
+    history = _history(graph, thread_id)
+    index = next((i for i, s in enumerate(history)
+                  if s.config["configurable"]["checkpoint_id"] == checkpoint_id), None)
+    if index is None:
+        raise ValueError(f"No checkpoint {checkpoint_id!r} in run {thread_id}.")
+    if index == 0 or not history[index - 1].next:
+        raise ValueError("Fork from a later checkpoint: this one is the run's input; "
+                         "run the question again to start over.")
+    unknown = set(changes) - set(graph.builder.channels) - {"messages"}
+    if unknown:
+        raise ValueError(f"Unknown state field(s): {', '.join(sorted(unknown))}.")
+    if not history[index].next:
+        raise ValueError("This checkpoint is the end of the run: fork from an earlier one.")
+    values = {**history[index].values, **changes}
+    # Nodes route by Command, so the fork says where to go next: where the original went.
+    graph.update_state({"configurable": {"thread_id": new_thread_id}},
+                       Command(update=values, goto=list(history[index].next)),
+                       as_node=history[index - 1].next[0])

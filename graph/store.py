@@ -26,8 +26,12 @@ from graph.settings import Settings, get_settings
 SCHEMA_VERSION = 1
 FILE_NAME = "stepwise.sqlite"
 
-STATUSES = ("queued", "running", "done", "failed", "cancelled", "interrupted")
+STATUSES = ("queued", "running", "waiting", "paused", "done", "failed", "cancelled",
+            "interrupted")
 LIVE_STATUSES = ("queued", "running")
+# Stopped on purpose, safe in the checkpointer, going on when someone acts: waiting for
+# a human's decision, or paused between nodes in step mode. A restart leaves them be.
+SETTLED_STATUSES = ("waiting", "paused")
 TERMINAL_STATUSES = ("done", "failed", "cancelled", "interrupted")
 INTERRUPTED_REASON = "The app stopped while this run was in progress."
 EXPORT_FORMAT = "stepwise-run"
@@ -375,12 +379,26 @@ class Store:
                     "final_answer = COALESCE(?, final_answer) WHERE id = ?",
                     (_dumps(data), len(rows), replans, data.get("final_answer"), run_id))
             elif kind == "end" and isinstance(data, dict):
-                status = data.get("status") if data.get("status") in TERMINAL_STATUSES else "failed"
-                self._conn.execute(
-                    "UPDATE runs SET status = ?, reason = ?, finished_at = ? WHERE id = ?",
-                    (status, str(data.get("reason") or ""), record.get("ts") or time.time(),
-                     run_id))
+                status = data.get("status")
+                if status in SETTLED_STATUSES:
+                    self._conn.execute("UPDATE runs SET status = ?, reason = ? WHERE id = ?",
+                                       (status, str(data.get("reason") or ""), run_id))
+                else:
+                    status = status if status in TERMINAL_STATUSES else "failed"
+                    self._conn.execute(
+                        "UPDATE runs SET status = ?, reason = ?, finished_at = ? WHERE id = ?",
+                        (status, str(data.get("reason") or ""), record.get("ts") or time.time(),
+                         run_id))
         return seq
+
+    def pending_interrupts(self, run_id: str) -> list[dict]:
+        """What a waiting run asks a human, from its last end event ({id, kind, step,
+        agent, query, reason, asked_at})."""
+        rows = self._query("SELECT data_json FROM events WHERE run_id = ? AND kind = 'end' "
+                           "ORDER BY seq DESC LIMIT 1", (run_id,))
+        if not rows:
+            return []
+        return list((json.loads(rows[0][0]) or {}).get("interrupts") or [])
 
     def _latest_seq(self, run_id: str) -> int:
         row = self._conn.execute("SELECT MAX(seq) FROM events WHERE run_id = ?",

@@ -149,7 +149,7 @@ def test_a_worker_error_outside_the_run_fails_the_run_in_words(make_service, sto
     def broken(*args, **kwargs):
         raise OSError("disk full\nTraceback (most recent call last): ...")
 
-    monkeypatch.setattr("graph.run_service.run_question", broken)
+    monkeypatch.setattr("graph.run_service.continue_run", broken)
     run = service.wait(service.start(QUESTION, design()), timeout=30)
     assert (run.status, run.reason) == ("failed", "disk full")
 

@@ -72,3 +72,20 @@ def test_web_results_are_shaped_like_knowledge_base_hits():
     content, sources = format_results("q", [{"url": "https://example.org/a", "title": "A", "content": "text"}])
     assert content.startswith(f"[{sources[0]['id']}] A") and sources[0]["id"].startswith("web:")
     assert format_results("q", [])[0].startswith("NO RESULTS:")
+
+
+def test_save_report_runs_once_per_key_and_says_so_when_asked_again(tmp_path):
+    from graph.tools.reports import SideEffectLedger, save_report_tool
+
+    ledger = SideEffectLedger(tmp_path / "ledger.sqlite")
+    first = save_report_tool(tmp_path / "reports", ledger, "run1/2/0").invoke(
+        {"title": "Dot-com", "body": "- Step 1: findings"})
+    # The same step executed again (a resume): a fresh tool with the same key prefix.
+    again = save_report_tool(tmp_path / "reports", ledger, "run1/2/0").invoke(
+        {"title": "Dot-com, reworded", "body": "other text"})
+    assert first.startswith("Report saved to") and again == first + (
+        " (already done for this step: not repeated)")
+    assert len(list((tmp_path / "reports").glob("*.md"))) == 1
+    other_attempt = save_report_tool(tmp_path / "reports", ledger, "run1/2/1").invoke(
+        {"title": "Dot-com", "body": "x"})
+    assert "not repeated" not in other_attempt and ledger.count("run1/") == 2
