@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from graph.plan_execute.agents import AGENT_NAMES, AGENTS, unknown_agents
 from graph.settings import get_settings
@@ -61,3 +61,31 @@ class Design(BaseModel):
         if unknown := unknown_agents(list(value)):
             raise ValueError(f"approval policy for unknown agent(s): {', '.join(unknown)}")
         return value
+
+
+DESIGN_FORMAT = "stepwise-design"
+
+
+def export_design(design: Design) -> dict:
+    """A design as a JSON-ready document: agents, settings, prompt texts (no keys exist
+    in a design, so none can leak)."""
+    return {"format": DESIGN_FORMAT, "version": 1, "design": design.model_dump(mode="json")}
+
+
+def import_design(data: dict) -> Design:
+    """The design in an exported document; DesignError says what is wrong with it."""
+    if not isinstance(data, dict) or data.get("format") != DESIGN_FORMAT:
+        raise DesignError("Not a Stepwise design file (its \"format\" is not "
+                          f"{DESIGN_FORMAT!r}).")
+    from graph.prompts import PromptError, PromptSet
+
+    try:
+        design = Design.model_validate(data.get("design") or {})
+        PromptSet(design.prompts)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "design"
+        raise DesignError(f"{where}: {first['msg'].removeprefix('Value error, ')}") from None
+    except PromptError as exc:
+        raise DesignError(str(exc)) from None
+    return design

@@ -67,3 +67,25 @@ def test_an_edited_planner_prompt_changes_what_the_scripted_model_plans():
     assert [r.agent for r in outcome.rows] == ["web_researcher", "synthesizer"]
     default = run_question("How did Apple's stock price change in 2007?", Design())
     assert [r.agent for r in default.rows] == ["data_researcher", "synthesizer"]
+
+
+def test_a_design_round_trips_through_its_export():
+    from graph.design import Design, export_design, import_design
+
+    design = Design(enabled_agents=["web_researcher", "synthesizer"], max_replans=1,
+                    approvals={"web_researcher": "always"},
+                    prompts={PLANNER: default_text(PLANNER) + "\nBe brief."})
+    assert import_design(export_design(design)) == design
+
+
+@pytest.mark.parametrize("doc, says", [
+    ({"format": "other"}, "Not a Stepwise design file"),
+    ({"format": "stepwise-design", "design": {"enabled_agents": ["nobody"]}}, "unknown agent"),
+    ({"format": "stepwise-design", "design": {"max_replans": -1}}, "max_replans"),
+    ({"format": "stepwise-design", "design": {"prompts": {PLANNER: "{nope}"}}}, "unknown placeholder {nope}"),
+])
+def test_a_bad_design_file_is_refused_with_the_reason(doc, says):
+    from graph.design import DesignError, import_design
+
+    with pytest.raises(DesignError, match=says):
+        import_design(doc)
