@@ -499,7 +499,7 @@ def synthesize(prompt: str) -> str:
                 if line.strip().startswith("- Step")]
     useful = [f for f in findings if _useful(f)]
     caption = re.search(r"Chart caption \(if a chart was made\): (.+)$", prompt, re.M)
-    lines = [f"FINAL ANSWER: to \"{question}\", from the steps that ran:"]
+    lines = [f"FINAL ANSWER: Answer to \"{question}\", from the steps that ran:"]
     for finding in useful:
         finding = _STEP_PREFIX.sub("", finding)
         if finding.startswith("Chart made") and caption:
@@ -511,5 +511,5 @@ def synthesize(prompt: str) -> str:
     if not useful:
         lines.append("- No step found usable data, so this question cannot be answered "
                      "from the knowledge base or the database.")
-    lines.append(f"({LABEL}: answer assembled by rules from the findings above.)")
+    lines.append(f"\n({LABEL}: answer assembled by rules from the findings above.)")
     return "\n".join(lines)
