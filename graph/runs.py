@@ -22,6 +22,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.errors import GraphRecursionError
 from langgraph.types import Command
 
+from graph.accounting import UsageRecorder
 from graph.design import Design
 from graph.models import describe_error
 from graph.plan_execute import build_graph, initial_state, snapshot, step_rows
@@ -126,7 +127,8 @@ def continue_run(graph, run_input: Any, thread_id: str, design: Design, *,
     human's decision, or None to go on from the last checkpoint (resume after a crash,
     next step in step mode)."""
     settings = settings or get_settings()
-    config = {"configurable": {"thread_id": thread_id}, "recursion_limit": design.recursion_limit}
+    config = {"configurable": {"thread_id": thread_id}, "recursion_limit": design.recursion_limit,
+              "callbacks": [UsageRecorder()]}  # every model call becomes an llm_call event
     started = time.time()
     seq = first_seq
     state: dict = {}

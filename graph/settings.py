@@ -11,10 +11,16 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+
+DEFAULT_PRICES: dict[str, tuple[float, float]] = {
+    "offline scripted model": (0.0, 0.0),
+    "gpt-4.1": (2.0, 8.0), "gpt-4.1-mini": (0.4, 1.6), "gpt-4.1-nano": (0.1, 0.4),
+    "gpt-4o": (2.5, 10.0), "gpt-4o-mini": (0.15, 0.6),
+}
 
 StructuredMode = Literal["auto", "json_schema", "json_object", "none"]
 
@@ -40,6 +46,16 @@ class Settings(BaseSettings):
     # Seconds the offline scripted model pauses per call: lets a demo or an e2e test
     # watch a run unfold (and reload mid-run). 0 in normal use.
     scripted_delay_s: float = Field(0.0, alias="STEPWISE_SCRIPTED_DELAY", ge=0, le=60)
+
+    # Dollars per million tokens, (input, output), per model name; a model missing here
+    # has an unknown cost. Override with STEPWISE_PRICES='{"my-model": [0.5, 1.5]}'.
+    prices: dict[str, tuple[float, float]] = Field(default_factory=dict, alias="STEPWISE_PRICES")
+
+    @field_validator("prices", mode="after")
+    @classmethod
+    def _with_default_prices(cls, value: dict) -> dict:
+        """Configured prices add to (and override) the known ones."""
+        return {**DEFAULT_PRICES, **value}
 
     # Run shape (the Design page may override these per design).
     max_replans: int = Field(3, alias="STEPWISE_MAX_REPLANS", ge=0, le=20)
