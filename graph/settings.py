@@ -28,7 +28,8 @@ StructuredMode = Literal["auto", "json_schema", "json_object", "none"]
 class Settings(BaseSettings):
     """Stepwise configuration. Each field reads the environment variable in its alias."""
 
-    model_config = SettingsConfigDict(populate_by_name=True, extra="ignore")
+    # case_sensitive: only the STEPWISE_* aliases are read, never e.g. $HOME for `home`.
+    model_config = SettingsConfigDict(populate_by_name=True, extra="ignore", case_sensitive=True)
 
     # Where the store, checkpoints and indexes live.
     home: Path = Field(Path(".stepwise"), alias="STEPWISE_HOME")
