@@ -1,0 +1,159 @@
+"""Prompts: edit what each agent is told, preview it filled in, keep versions, pick the active one."""
+
+import streamlit as st
+
+from graph.design import Design
+from graph.plan_execute.prompts import preview_prompt
+from graph.prompts import PromptError, default_text, prompt_names, template_errors
+from ui import prompt_view as pv
+from ui import services, widgets
+from ui.run_view import run_label
+
+st.title("Prompts")
+st.markdown("Each agent is sent a prompt made from a template. Words in braces, like "
+            "`{user_query}`, are filled in at run time; write a literal brace doubled (`{{`). "
+            "Runs use the **active** version of each prompt: save your edit as a version and make "
+            "it active.")
+
+store = widgets.store_or_stop()
+flash = st.session_state.pop("prompts:flash", None)
+if flash:
+    st.success(flash)
+
+names = prompt_names("plan_execute")
+chosen = st.session_state.setdefault("prompts:chosen", "plan_execute/planner")
+name = st.selectbox("Prompt", names, index=names.index(chosen) if chosen in names else 0,
+                    format_func=pv.prompt_title)
+st.session_state["prompts:chosen"] = name
+
+active = store.active_prompts().get(name)
+active_text = active.text if active else default_text(name)
+editor, draft = f"prompts:editor:{name}", f"prompts:draft:{name}"
+if editor not in st.session_state:  # first visit, or back from another page: keep the draft
+    st.session_state[editor] = st.session_state.get(draft, active_text)
+
+
+def _set_editor(text: str) -> None:
+    st.session_state[editor] = st.session_state[draft] = text
+
+
+def _save() -> None:
+    make_active = st.session_state.get(f"prompts:activate:{name}", True)
+    try:
+        version = store.save_prompt_version(name, st.session_state.get(f"prompts:label:{name}", ""),
+                                            st.session_state[editor])
+        if make_active:
+            store.set_active_prompt(name, version.id)
+    except PromptError as exc:
+        st.session_state["prompts:flash-error"] = str(exc)
+        return
+    st.session_state[f"prompts:label:{name}"] = ""
+    st.session_state["prompts:flash"] = (f"Saved version “{version.label}”"
+                                         + (" and made it active." if make_active else "."))
+
+
+def _activate(version_id: int, label: str, text: str) -> None:
+    store.set_active_prompt(name, version_id)
+    _set_editor(text)
+    st.session_state["prompts:flash"] = f"Runs now use version “{label}”."
+
+
+def _reset() -> None:
+    store.set_active_prompt(name, None)
+    _set_editor(default_text(name))
+    st.session_state["prompts:flash"] = "Back to the shipped default: runs use it from now on."
+
+
+if problem := st.session_state.pop("prompts:flash-error", None):
+    st.error(f"Not saved: {problem}")
+
+edit_col, preview_col = st.columns(2, gap="large")
+with edit_col:
+    st.subheader("Template")
+    st.caption(pv.placeholders_help(name))
+    if active:
+        st.markdown(f"Active: version **{active.label}**, saved {pv.format_time(active.created_at)}")
+    else:
+        st.markdown("Active: **the shipped default**")
+    text = st.text_area("Template text", key=editor, height=380, label_visibility="collapsed")
+    st.session_state[draft] = text
+    errors = template_errors(name, text)
+    for error in errors:
+        st.error(error)
+    if text != active_text:
+        st.caption("Unsaved changes: runs keep using the active version until you save this one "
+                   "and make it active.")
+    st.text_input("Version name", key=f"prompts:label:{name}", placeholder="e.g. shorter plans")
+    st.checkbox("Make it the active version", value=True, key=f"prompts:activate:{name}")
+    st.button("Save version", type="primary", disabled=bool(errors), on_click=_save,
+              help="Fix the errors above first." if errors else None)
+
+with preview_col:
+    st.subheader("Preview")
+    runs = {r.id: run_label(r) for r in store.runs(limit=20) if r.started_at is not None}
+    source = st.selectbox("Filled in for", [None, *runs],
+                          format_func=lambda rid: "a sample state" if rid is None
+                          else f"a step of run {runs[rid]}")
+    state = None
+    if source:
+        record = store.run(source)
+        states = pv.past_states(services.compiled_graph(Design.model_validate(record.design)), source)
+        if states:
+            picked = st.selectbox("State", range(len(states)),
+                                  index=pv.fitting_state(states, pv.prompt_node(name)),
+                                  format_func=lambda i: states[i][0])
+            state = states[picked][1]
+        else:
+            st.caption("This run kept no states to preview; showing the sample state.")
+    if errors:
+        st.info("The preview comes back when the template is valid.")
+    else:
+        try:
+            max_replans = services.current_design().max_replans
+            preview = preview_prompt(name, text, state, max_replans=max_replans)
+            if text != active_text:
+                changed = pv.changed_lines(preview_prompt(name, active_text, state,
+                                                          max_replans=max_replans), preview)
+                with st.container(key="prompt-preview-changes"):
+                    st.caption("What your edit changes in the prompt sent (− active, + edited):")
+                    st.code(changed or "(no visible change)", language="diff", wrap_lines=True)
+            with st.container(key="prompt-preview"):
+                st.code(preview, language=None, wrap_lines=True, height=380)
+        except PromptError as exc:
+            st.error(str(exc))
+
+st.subheader("Versions")
+versions = store.prompt_versions(name)
+if versions:
+    st.table([{"Version": v.label, "Saved at": pv.format_time(v.created_at),
+               "Active": "active" if active and v.id == active.id else ""} for v in versions],
+             hide_index=True)
+else:
+    st.caption("No saved versions of this prompt yet: runs use the shipped default.")
+
+if versions:
+    by_id = {v.id: v for v in versions}
+    picked = by_id[st.selectbox("Version", list(by_id), format_func=lambda i: by_id[i].label)]
+    invalid = template_errors(name, picked.text)
+    is_active = bool(active and active.id == picked.id)
+with st.container(horizontal=True):
+    if versions:
+        st.button("Make active", disabled=bool(invalid) or is_active, on_click=_activate,
+                  args=(picked.id, picked.label, picked.text),
+                  help="; ".join(invalid) or ("It is the active version." if is_active else None))
+        st.button("Load into the editor", on_click=_set_editor, args=(picked.text,))
+    st.button("Reset to shipped default", on_click=_reset,
+              help="Runs use the shipped text again; saved versions are kept.")
+
+st.subheader("Compare two texts")
+texts = {"editor": ("the editor", text), "default": ("the shipped default", default_text(name))}
+texts.update({f"v{v.id}": (f"version {v.label}", v.text) for v in versions})
+keys = list(texts)
+a_col, b_col = st.columns(2)
+old = a_col.selectbox("From", keys, index=1, format_func=lambda k: texts[k][0])
+new = b_col.selectbox("To", keys, index=0, format_func=lambda k: texts[k][0])
+diff = pv.text_diff(texts[old][1], texts[new][1], texts[old][0], texts[new][0])
+if diff:
+    st.code(diff, language="diff")
+else:
+    st.caption("The two texts are identical.")

@@ -1,0 +1,79 @@
+"""What the Prompts page shows besides the editor: titles, past states, diffs. No Streamlit."""
+
+from __future__ import annotations
+
+import difflib
+from datetime import datetime
+
+from graph.prompts import prompt_spec
+
+_WORKER_PROMPTS = ("web_researcher", "data_researcher", "chart_generator", "chart_summarizer",
+                   "synthesizer")
+
+
+def short_name(name: str) -> str:
+    return name.split("/", 1)[-1]
+
+
+def prompt_title(name: str) -> str:
+    return f"{short_name(name)} — {prompt_spec(name).purpose}"
+
+
+def placeholders_help(name: str) -> str:
+    spec = prompt_spec(name)
+    allowed = ", ".join(f"{{{p}}}" for p in sorted(spec.allowed)) or "none"
+    required = ", ".join(f"{{{p}}}" for p in sorted(spec.required))
+    text = f"Placeholders it may use: {allowed}."
+    if required:
+        text += f" It must use: {required}."
+    return text
+
+
+def prompt_node(name: str) -> str | None:
+    """The graph node that sends this prompt, to pick a fitting past state to preview."""
+    short = short_name(name)
+    if short.startswith("planner"):
+        return "planner"
+    if short == "executor":
+        return "executor"
+    return short if short in _WORKER_PROMPTS else None
+
+
+def past_states(compiled, run_id: str) -> list[tuple[str, dict]]:
+    """A run's checkpoints, oldest first, each labelled by its step and the node run next."""
+    found = []
+    for snap in compiled.get_state_history({"configurable": {"thread_id": run_id}}):
+        if not snap.next:
+            continue
+        values = dict(snap.values)
+        if not values.get("plan") and "planner" not in snap.next:
+            continue
+        step = values.get("current_step") or 1
+        found.append((f"step {step}, before {' + '.join(snap.next)} ran", values))
+    found.reverse()
+    return found
+
+
+def fitting_state(states: list[tuple[str, dict]], node: str | None) -> int:
+    """The first state in which ``node`` runs next (so its prompt is the one sent)."""
+    for index, (label, _) in enumerate(states):
+        if node and f"before {node}" in label:
+            return index
+    return 0
+
+
+def text_diff(old: str, new: str, old_label: str, new_label: str) -> str:
+    return "".join(difflib.unified_diff(old.splitlines(keepends=True),
+                                        new.splitlines(keepends=True),
+                                        fromfile=old_label, tofile=new_label))
+
+
+def changed_lines(old: str, new: str) -> str:
+    """Only the lines that differ, marked - and +: what an edit does to the prompt sent."""
+    lines = difflib.unified_diff(old.splitlines(), new.splitlines(), lineterm="", n=0)
+    return "\n".join(line for line in lines
+                     if line[:1] in "+-" and not line.startswith(("+++", "---")))
+
+
+def format_time(ts: float) -> str:
+    return datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M:%S")

@@ -1,0 +1,68 @@
+"""The app's process-wide services, shared by every page, tab and session.
+
+Runs outlive a script run (a click reruns the page), so the store and the run service
+are ``st.cache_resource`` singletons. They are keyed by the store's folder, so a test
+that points ``STEPWISE_HOME`` elsewhere gets its own store and service.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import streamlit as st
+
+from graph.design import Design
+from graph.plan_execute import build_graph
+from graph.run_service import RunService
+from graph.settings import Settings, get_settings
+from graph.store import Store
+
+
+def settings() -> Settings:
+    return get_settings()
+
+
+def _home() -> str:
+    return str(Path(settings().home).resolve())
+
+
+@st.cache_resource(show_spinner=False)
+def _store(home: str) -> Store:
+    return Store.open(settings())
+
+
+@st.cache_resource(show_spinner=False)
+def _service(home: str) -> RunService:
+    return RunService(_store(home), settings())
+
+
+def store() -> Store:
+    """The SQLite store under STEPWISE_HOME (opened once per process)."""
+    return _store(_home())
+
+
+def service() -> RunService:
+    """The run service whose worker threads run every run of this process."""
+    return _service(_home())
+
+
+@st.cache_resource(show_spinner=False, max_entries=32)
+def _compiled(design_json: str, home: str):
+    return build_graph(Design.model_validate_json(design_json),
+                       checkpointer=_service(home).checkpointer)
+
+
+def compiled_graph(design: Design):
+    """The compiled graph of a design, on the shared checkpointer (for drawing it and for
+    reading a run's checkpoints). Building is cheap, but pages redraw twice a second."""
+    return _compiled(design.model_copy(update={"prompts": {}}).model_dump_json(), _home())
+
+
+def current_design() -> Design:
+    """The design the Design page last saved, or the default one."""
+    return store().load_design() or Design()
+
+
+def run_design() -> Design:
+    """The current design with the active prompt versions: what the Run button runs."""
+    return current_design().model_copy(update={"prompts": store().active_prompt_texts()})

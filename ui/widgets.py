@@ -1,0 +1,159 @@
+"""Streamlit pieces more than one page uses: the sidebar, and the parts of a run's view."""
+
+from __future__ import annotations
+
+import json
+
+import streamlit as st
+
+from graph.plan_execute.agents import AGENTS
+from ui import services
+from ui.run_view import RunView, message_title, plan_history_rows
+
+MESSAGES_SHOWN = 40
+
+
+def sidebar() -> None:
+    """The model in use and where everything is kept, on every page."""
+    with st.sidebar:
+        settings = services.settings()
+        st.caption("Model in use")
+        st.markdown(f"**{settings.model_label}**")
+        if settings.resolved_provider == "scripted":
+            st.caption("Deterministic rules over the bundled data: no API key or network. "
+                       "Set OPENAI_BASE_URL or OPENAI_API_KEY to use a real model.")
+        st.caption("Store")
+        try:
+            store = services.store()
+            live = services.service().live_runs()
+        except Exception as exc:  # an unwritable STEPWISE_HOME, a locked file...
+            st.error(f"The store cannot be opened: {exc}")
+            return
+        st.markdown(f"`{store.path}`")
+        st.caption(f"open · {len(live)} run(s) in progress" if live else "open · no run in progress")
+
+
+def store_or_stop():
+    """The store, or a readable error and the end of the page."""
+    try:
+        return services.store()
+    except Exception as exc:
+        st.error(f"The store under STEPWISE_HOME cannot be opened: {exc}")
+        st.stop()
+
+
+def design_graph(compiled, *, active: str | None = None, taken=()) -> None:
+    from graph.render import to_dot
+
+    st.graphviz_chart(to_dot(compiled, active=active, taken=taken), width="stretch")
+
+
+def graph_legend() -> None:
+    st.caption("Dashed: a route the node may choose. Blue: back to the executor; green: "
+               "fixed chain; red: ends the run.")
+
+
+def run_status(view: RunView) -> None:
+    """The run's state in words; a failure says why, never with a traceback."""
+    record = view.record
+    from ui.run_view import format_duration
+
+    took = format_duration(record.duration_s)
+    facts = [f"status **{record.status}**", f"{len(view.rows)} step(s)",
+             f"{record.replan_count} replan(s)"]
+    if took:
+        facts.append(took)
+    facts.append(record.model_label)
+    st.markdown(" · ".join(facts))
+    if record.status == "failed":
+        st.error(f"The run failed: {record.reason or 'no reason was recorded.'}")
+    elif record.status in ("cancelled", "interrupted"):
+        st.warning(f"The run was {record.status}: {record.reason}")
+    elif record.status == "queued":
+        st.info("Queued: it starts as soon as a worker is free.")
+    elif record.status in ("waiting", "paused"):  # stopped at a checkpoint, not ended
+        st.info(f"The run is {record.status}: {record.reason or 'it goes on when it is resumed.'}")
+
+
+STATUS_STYLE = {"pending": ":gray[pending]", "running": ":blue[**running**]",
+                "done": ":green[done]", "replanned": ":orange[**replanned**]",
+                "skipped": ":gray[skipped]", "failed": ":red[**failed**]"}
+
+
+def step_table(view: RunView) -> None:
+    if view.rows:
+        st.table([{**row, "Status": STATUS_STYLE.get(row["Status"], row["Status"])}
+                  for row in view.rows], hide_index=True)
+    elif view.live:
+        st.info("The Planner is writing the plan…")
+    else:
+        st.info("This run has no plan steps.")
+
+
+def plan_history(view: RunView) -> None:
+    history = view.plan_history
+    if not history:
+        st.caption("No plan yet.")
+        return
+    for version in history:
+        reason = version.get("reason") or ""
+        title = f"Plan v{version.get('version')}"
+        if reason and reason != "initial plan":
+            title += f" — replanned at step {version.get('step')}"
+        with st.expander(title, expanded=len(history) > 1 and version is history[-1]):
+            if reason and reason != "initial plan":
+                st.markdown(f"**Why the Executor asked for it:** {reason}")
+            st.table(plan_history_rows(version), hide_index=True)
+
+
+def message_list(messages: list[dict]) -> None:
+    """Each message: who sent it and what kind, its text, its tool calls."""
+    if not messages:
+        st.caption("No messages match.")
+        return
+    if len(messages) > MESSAGES_SHOWN:
+        st.caption(f"Showing the last {MESSAGES_SHOWN} of {len(messages)} messages; pick a "
+                   "step or an agent to narrow them down.")
+        messages = messages[-MESSAGES_SHOWN:]
+    for message in messages:
+        with st.container(border=True):
+            st.markdown(f"**{message_title(message)}**")
+            content = message.get("content") or ""
+            if content:
+                st.text(content if len(content) <= 4000 else content[:4000] + " …")
+            for call in message.get("tool_calls") or []:
+                st.code(f"{call['name']}({json.dumps(call['args'], ensure_ascii=False)})",
+                        language="python", wrap_lines=True)
+
+
+def final_answer(view: RunView) -> None:
+    snapshot = view.snapshot
+    answer = snapshot.get("final_answer") or view.record.final_answer
+    if answer:
+        st.markdown(answer)
+    elif view.live:
+        st.caption("The final answer appears here when the synthesizer has written it.")
+    else:
+        st.caption("This run ended without a final answer.")
+    citations = snapshot.get("citations") or []
+    if citations:
+        with st.expander(f"Sources cited ({len(citations)})"):
+            st.markdown("\n".join(_citation(c) for c in citations))
+    if spec := snapshot.get("chart_spec"):
+        st.vega_lite_chart(spec=spec, width="stretch")
+        if caption := snapshot.get("chart_caption"):
+            st.caption(caption)
+
+
+def _citation(citation: dict) -> str:
+    title = citation.get("title") or ""
+    url = citation.get("url")
+    if title.startswith("SQL: "):
+        title = f"SQL `{title.removeprefix('SQL: ')}`"
+    text = f"[{citation['id']}] {title}".strip()
+    return f"- {text} ({url})" if url else f"- {text}"
+
+
+def agent_caption(name: str) -> str:
+    spec = AGENTS[name]
+    return f"{spec.description} After it: {spec.routing_label}."
