@@ -1,0 +1,139 @@
+"""The Run page: start a run, find it again, watch its steps, read the answer, stop it."""
+
+import re
+
+import pytest
+
+from graph.design import Design
+from graph.settings import get_settings
+from tests.app.support import graph_dots, open_page, texts
+
+CHART_QUESTION = "Which stock in the database grew the most between 2005 and 2009? Chart the prices."
+TESLA = "How did Tesla's stock do in 2008?"
+
+
+def _plain(text: str) -> str:
+    """A table cell without its colour markup (``:green[done]`` -> ``done``)."""
+    return re.sub(r":\w+\[\**(.*?)\**\]", r"\1", text)
+
+
+def _button(at, label):
+    return next(b for b in at.button if b.label == label)
+
+
+def _start(at, question: str):
+    at.text_area(key="run:question").input(question).run()
+    _button(at, "Run").click().run()
+    return at.query_params["run"]
+
+
+def test_without_runs_the_page_invites_an_example(home):
+    at = open_page("pages/run.py")
+    assert "No runs yet" in texts(at)
+    assert [b.label for b in at.button][:4] == [
+        CHART_QUESTION,
+        "What happened to Apple when it launched the iPhone, and how did its stock price change in 2007?",
+        TESLA,
+        "What caused the dot-com crash and how much did Amazon's price fall from 2000 to 2001?",
+    ]
+
+
+def test_an_example_button_fills_the_question(home):
+    at = open_page("pages/run.py")
+    _button(at, TESLA).click().run()
+    assert at.text_area(key="run:question").value == TESLA
+
+
+def test_a_run_shows_its_steps_answer_citations_chart_and_graph(home, services):
+    _, service = services
+    at = open_page("pages/run.py")
+    run_id = _start(at, CHART_QUESTION)
+    assert service.wait(run_id, timeout=60).status == "done"
+    at.run()
+    steps = at.table[0].value
+    assert list(steps.columns) == ["Step", "Agent", "Action", "Status", "Replans", "Duration"]
+    assert list(steps["Agent"]) == ["data_researcher", "data_researcher", "chart_generator",
+                                    "synthesizer"]
+    assert {_plain(s) for s in steps["Status"]} == {"done"}
+    assert all(d.endswith(" s") for d in steps["Duration"])
+    shown = texts(at)
+    assert "status **done**" in shown
+    assert "AAPL" in shown and "[sql:1]" in shown  # the final answer and a citation
+    assert "Sources cited (2)" in [e.label for e in at.expander]
+    assert "Monthly closing price" in at.get("vega_lite_chart")[0].proto.spec
+    dot = graph_dots(at)[0]
+    assert '__start__ -> planner [color="#e65100" penwidth=3 style=bold]' in dot  # taken edges
+    assert "chart_generator -> chart_summarizer [" in dot
+
+
+def test_the_run_in_the_query_string_is_found_again_after_a_reload(home, services):
+    _, service = services
+    first = service.start(TESLA, Design())
+    second = service.start(CHART_QUESTION, Design())
+    service.wait(first, timeout=60), service.wait(second, timeout=60)
+    newest = open_page("pages/run.py")
+    assert newest.selectbox(key="run:selected").value == second  # the newest by default
+    reloaded = open_page("pages/run.py", run=first)
+    assert reloaded.selectbox(key="run:selected").value == first
+    assert "web_researcher" in list(reloaded.table[0].value["Agent"])
+
+
+def test_plan_history_shows_each_replan_with_the_executors_reason(home, services):
+    _, service = services
+    service.wait(service.start(TESLA, Design()), timeout=60)
+    at = open_page("pages/run.py")
+    titles = [e.label for e in at.expander]
+    assert "Plan v1" in titles and "Plan v2 — replanned at step 1" in titles
+    assert "**Why the Executor asked for it:** Step 1 (data_researcher) produced no usable data" \
+        in texts(at)
+    assert list(at.table[0].value["Replans"]) == [1, 0]
+
+
+def test_messages_can_be_filtered_by_step_and_agent(home, services):
+    _, service = services
+    service.wait(service.start(CHART_QUESTION, Design()), timeout=60)
+    at = open_page("pages/run.py")
+    at.selectbox(key="run:msg-step").set_value(3).run()
+    at.selectbox(key="run:msg-agent").set_value("chart_generator").run()
+    titles = [m.value for m in at.markdown if m.value.startswith("**") and " · " in m.value]
+    assert titles and all("(step 3, chart_generator)" in t for t in titles)
+    assert any("make_chart(" in c.value for c in at.code)
+
+
+def test_an_empty_question_is_refused_in_words(home):
+    at = open_page("pages/run.py")
+    _button(at, "Run").click().run()
+    assert any("The question is empty" in e.value for e in at.error)
+    assert not at.exception
+
+
+def test_a_failed_run_says_why_in_words_without_a_traceback(home, services):
+    store, service = services
+    store.save_design(Design(recursion_limit=5))
+    at = open_page("pages/run.py")
+    run_id = _start(at, CHART_QUESTION)
+    assert service.wait(run_id, timeout=60).status == "failed"
+    at.run()
+    assert any(e.value.startswith("The run failed: Stopped at the recursion limit (5 node runs)")
+               for e in at.error)
+    assert not at.exception
+    assert "Traceback" not in texts(at)
+
+
+@pytest.fixture
+def slow_model(home, monkeypatch):
+    monkeypatch.setenv("STEPWISE_SCRIPTED_DELAY", "0.2")
+    get_settings.cache_clear()
+
+
+def test_stop_cancels_a_live_run_and_keeps_what_it_did(slow_model, services):
+    store, service = services
+    at = open_page("pages/run.py")
+    run_id = _start(at, CHART_QUESTION)
+    assert store.run(run_id).is_live
+    _button(at, "Stop").click().run()
+    record = service.wait(run_id, timeout=60)
+    assert record.status == "cancelled"
+    at.run()
+    assert any("The run was cancelled" in w.value for w in at.warning)
+    assert store.events(run_id)  # everything so far is kept

@@ -1,0 +1,99 @@
+"""End-to-end fixtures: ``streamlit run app.py`` on a free loopback port with its own
+STEPWISE_HOME, and Debian's chromium driven by playwright (never a browser download).
+
+The scripted model pauses per call (STEPWISE_SCRIPTED_DELAY) so a run lasts a few
+seconds: long enough to watch the table fill and to reload mid-run.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run",
+                 "--disable-quic"]
+SCRIPTED_DELAY_S = "0.4"
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _wait_healthy(url: str, process: subprocess.Popen, log: Path, timeout: float = 60) -> None:
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"streamlit exited early:\n{log.read_text()}")
+        try:
+            with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as reply:
+                if reply.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.2)
+    raise RuntimeError(f"streamlit did not become healthy in {timeout} s:\n{log.read_text()}")
+
+
+@pytest.fixture(scope="session")
+def app_home(tmp_path_factory) -> Path:
+    """The served app's STEPWISE_HOME: tests may read its store to check what happened."""
+    return tmp_path_factory.mktemp("e2e-home")
+
+
+@pytest.fixture(scope="session")
+def app_url(app_home):
+    """The app, served by a real ``streamlit run`` for the whole e2e session."""
+    home = app_home
+    log = home / "streamlit.log"
+    port = _free_port()
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "TAVILY_API_KEY", "STEPWISE_PROVIDER")}
+    env.update(STEPWISE_HOME=str(home), STEPWISE_SCRIPTED_DELAY=SCRIPTED_DELAY_S)
+    with open(log, "w") as out:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+             "--server.port", str(port), "--server.address", "127.0.0.1",
+             "--browser.gatherUsageStats", "false"],
+            cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_healthy(url, process, log)
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"{CHROMIUM} is not installed (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    page.set_default_timeout(20_000)
+    yield page
+    context.close()

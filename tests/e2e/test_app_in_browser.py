@@ -1,0 +1,144 @@
+"""The app in a real browser: design, prompts, a run watched live, a reload mid-run.
+
+Each test leaves a screenshot of its page in docs/screenshots/ for the README.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+
+from playwright.sync_api import expect
+
+from graph.store import FILE_NAME, Store
+
+SHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+CHART_QUESTION = "Which stock in the database grew the most between 2005 and 2009? Chart the prices."
+ANSWERED = "answer assembled by rules"  # the scripted synthesizer's closing line
+
+
+def _shoot(page, name: str, height: int = 1000) -> None:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.set_viewport_size({"width": 1400, "height": height})
+    page.locator("h1").first.scroll_into_view_if_needed()
+    page.wait_for_timeout(600)  # let the graph and chart finish drawing
+    page.screenshot(path=str(SHOTS / name))
+
+
+def _answer(page):
+    return page.locator(".st-key-run-answer").get_by_text(ANSWERED)
+
+
+def _graph_node(page, name: str):
+    titles = page.locator('[data-testid="stGraphVizChart"] svg g.node title')
+    return titles.filter(has_text=re.compile(rf"^{name}$"))
+
+
+def _step_statuses(page) -> list[str]:
+    table = page.locator('[data-testid="stTable"]').first
+    return [s.strip() for s in table.locator("tbody tr td:nth-child(4)").all_inner_texts()]
+
+
+def _run_in_url(url: str) -> str | None:
+    found = re.search(r"[?&]run=([0-9a-f]{32})", url)
+    return found.group(1) if found else None
+
+
+def _click_run(page) -> str:
+    """Press Run; the new run's id, once the page has put it in the address."""
+    before = _run_in_url(page.url)  # the page shows the newest earlier run, if any
+    page.get_by_role("button", name="Run", exact=True).click()
+    page.wait_for_url(lambda url: _run_in_url(url) not in (None, before))
+    return _run_in_url(page.url)
+
+
+def test_unticking_an_agent_removes_its_node_from_the_drawn_graph(page, app_url):
+    page.goto(app_url)
+    expect(_graph_node(page, "web_researcher")).to_have_count(1)
+    web = page.locator('[data-testid="stCheckbox"]').filter(has_text="web_researcher")
+
+    web.click()
+    expect(_graph_node(page, "web_researcher")).to_have_count(0)
+    expect(_graph_node(page, "data_researcher")).to_have_count(1)
+
+    page.reload()  # the design is kept in the store, not in the browser session
+    expect(page.get_by_role("checkbox", name="web_researcher")).not_to_be_checked()
+    expect(_graph_node(page, "web_researcher")).to_have_count(0)
+
+    web.click()  # back to the full design for the other tests
+    expect(_graph_node(page, "web_researcher")).to_have_count(1)
+    _shoot(page, "design.png", height=1150)
+
+
+def test_editing_the_planner_prompt_changes_the_preview_and_saves_a_listed_version(page, app_url):
+    page.goto(app_url + "/prompts")
+    editor = page.locator('[data-testid="stTextArea"] textarea')
+    preview = page.locator('.st-key-prompt-preview [data-testid="stCode"]')
+    expect(preview).to_contain_text("You are the **Planner**")
+    added = "Prefer plans of three steps or fewer."
+    expect(preview).not_to_contain_text(added)
+
+    editor.fill(editor.input_value() + f"\n{added}\n")
+    editor.press("Control+Enter")
+    expect(preview).to_contain_text(added)
+    expect(page.locator(".st-key-prompt-preview-changes")).to_contain_text(f"+{added}")
+
+    page.get_by_label("Version name").fill("three steps")
+    page.get_by_label("Version name").press("Enter")
+    page.get_by_role("button", name="Save version").click()
+    versions = page.locator('[data-testid="stTable"]').first
+    expect(versions).to_contain_text("three steps")
+    expect(versions).to_contain_text("active")
+    _shoot(page, "prompts.png", height=1500)
+
+    page.get_by_role("button", name="Reset to shipped default").click()
+    expect(page.get_by_text("Active: the shipped default")).to_be_visible()
+
+
+def test_a_run_fills_the_step_table_row_by_row_then_shows_the_final_answer(page, app_url):
+    page.goto(app_url + "/run")
+    page.get_by_role("button", name=CHART_QUESTION).click()
+    expect(page.get_by_label("Question")).to_have_value(CHART_QUESTION)
+    _click_run(page)
+
+    seen: list[tuple[str, ...]] = []
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        statuses = tuple(_step_statuses(page))
+        if statuses and (not seen or seen[-1] != statuses):
+            seen.append(statuses)
+        if statuses and all(s == "done" for s in statuses):
+            break
+        page.wait_for_timeout(100)
+    done_counts = [sum(s == "done" for s in statuses) for statuses in seen]
+    assert seen and all(s == "done" for s in seen[-1]), seen
+    assert len(set(done_counts)) >= 3, f"the table did not fill step by step: {seen}"
+    assert done_counts == sorted(done_counts), seen
+    assert any("running" in statuses for statuses in seen), seen
+
+    expect(_answer(page)).to_be_visible(timeout=20_000)
+    expect(page.locator('[data-testid="stVegaLiteChart"]').first).to_be_visible()
+    _shoot(page, "run.png", height=1900)
+
+
+def test_reloading_mid_run_finds_the_run_again_and_it_finishes(page, app_url, app_home):
+    page.goto(app_url + "/run")
+    box = page.get_by_label("Question")
+    box.fill(CHART_QUESTION)
+    box.press("Control+Enter")
+    expect(box).to_have_value(CHART_QUESTION)
+    page.wait_for_timeout(300)
+    run_id = _click_run(page)
+    expect(page.locator('[data-testid="stTable"]').first).to_contain_text("running")
+
+    page.reload()
+    assert f"run={run_id}" in page.url
+    expect(page.get_by_role("combobox", name="Run to watch")).to_have_value(
+        re.compile(re.escape(CHART_QUESTION[:40])))
+    # The reloaded page found the run while it was still going, and follows it to its end.
+    expect(page.get_by_text(re.compile(r"^status running"))).to_be_visible()
+    expect(_answer(page)).to_be_visible(timeout=30_000)
+    expect(page.get_by_text(re.compile(r"^status done"))).to_be_visible()
+    assert set(_step_statuses(page)) == {"done"}
+    assert Store(Path(app_home) / FILE_NAME).run(run_id).status == "done"
