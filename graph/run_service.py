@@ -50,6 +50,7 @@ class RunService:
         self._closed = False
         self._stop = threading.Event()
         self.timeout_tick_s = timeout_tick_s
+        self._experiments = None  # ExperimentRunner, created on first use
         if timeout_tick_s:
             threading.Thread(target=self._watch_timeouts, name="stepwise-approval-timeouts",
                              daemon=True).start()
@@ -75,9 +76,11 @@ class RunService:
 
     def start(self, question: str, design: Design,
               prompt_versions: dict[str, int] | None = None, step_mode: bool = False,
-              parent_run: str | None = None, parent_checkpoint: str | None = None) -> str:
+              parent_run: str | None = None, parent_checkpoint: str | None = None,
+              pool: ThreadPoolExecutor | None = None) -> str:
         """Validate, build the graph here (a bad design fails in the caller, not in a
-        worker), record the run as queued and hand it to a worker; returns the run id."""
+        worker), record the run as queued and hand it to a worker; returns the run id.
+        ``pool``: other workers than the service's own (an experiment's bounded pool)."""
         if self._closed:
             raise RuntimeError("The run service has been shut down.")
         question = (question or "").strip()
@@ -90,16 +93,18 @@ class RunService:
         self.store.create_run(run_id, question, design, self._label(planner, worker),
                               prompt_versions=versions, settings=self.settings,
                               parent_run=parent_run, parent_checkpoint=parent_checkpoint)
-        self._submit(run_id, design, compiled, initial_state(question, design), step_mode)
+        self._submit(run_id, design, compiled, initial_state(question, design), step_mode,
+                     pool=pool)
         return run_id
 
-    def _submit(self, run_id: str, design: Design, compiled, run_input, step_mode: bool) -> None:
+    def _submit(self, run_id: str, design: Design, compiled, run_input, step_mode: bool,
+                pool: ThreadPoolExecutor | None = None) -> None:
         cancel = threading.Event()
         with self._lock:
             if run_id in self._live:
                 raise ValueError("The run is already in progress.")
-            future = self._executor.submit(self._work, run_id, design, compiled, run_input,
-                                           step_mode, cancel)
+            future = (pool or self._executor).submit(self._work, run_id, design, compiled,
+                                                     run_input, step_mode, cancel)
             self._live[run_id] = (future, cancel)
 
     def _work(self, run_id: str, design: Design, compiled, run_input, step_mode: bool,
@@ -254,6 +259,33 @@ class RunService:
         self.store.delete_run(run_id)
         self.checkpointer.delete_thread(run_id)
 
+    # ------------------------------------------------------------- experiments
+
+    @property
+    def experiments(self):
+        """The experiment runner of this service (created on first use)."""
+        from graph.experiments import ExperimentRunner
+
+        with self._lock:
+            if self._experiments is None:
+                self._experiments = ExperimentRunner(self)
+            return self._experiments
+
+    def start_experiment(self, name: str, eval_set, variants, repeats: int = 1,
+                         design: Design | None = None, max_workers: int | None = None) -> str:
+        """Every question x variant x repeat as an ordinary run, at most ``max_workers``
+        (default: the ``experiment_workers`` setting) at once; returns the experiment id."""
+        return self.experiments.start(name, eval_set, variants, repeats, design, max_workers)
+
+    def experiment_progress(self, experiment_id: str) -> tuple[int, int]:
+        return self.experiments.progress(experiment_id)
+
+    def stop_experiment(self, experiment_id: str) -> int:
+        return self.experiments.stop(experiment_id)
+
+    def rerun_experiment(self, experiment_id: str, max_workers: int | None = None) -> str:
+        return self.experiments.rerun(experiment_id, max_workers)
+
     def shutdown(self, wait: bool = True, cancel: bool = True) -> None:
         """Stop taking runs; by default cancel the live ones (their progress is kept)."""
         self._closed = True
@@ -263,6 +295,8 @@ class RunService:
                 entries = list(self._live.values())
             for _, event in entries:
                 event.set()
+        if self._experiments is not None:
+            self._experiments.shutdown(wait=wait, cancel=cancel)
         self._executor.shutdown(wait=wait, cancel_futures=cancel)
         with self._lock:
             never_started = [rid for rid, (future, _) in self._live.items() if future.cancelled()]

@@ -58,6 +58,10 @@ class Settings(BaseSettings):
         """Configured prices add to (and override) the known ones."""
         return {**DEFAULT_PRICES, **value}
 
+    # Experiments: how many of an experiment's runs go at once (their own pool, so an
+    # experiment never queues the runs people start by hand).
+    experiment_workers: int = Field(4, alias="STEPWISE_EXPERIMENT_WORKERS", ge=1, le=64)
+
     # Run shape (the Design page may override these per design).
     max_replans: int = Field(3, alias="STEPWISE_MAX_REPLANS", ge=0, le=20)
     recursion_limit: int = Field(60, alias="STEPWISE_RECURSION_LIMIT", ge=5, le=10_000)

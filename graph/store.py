@@ -20,6 +20,7 @@ from typing import Any, Iterable
 from pydantic import ValidationError
 
 from graph.design import Design
+from graph.evals import EvalSet
 from graph.prompts import PromptError, prompt_names, prompt_spec, template_errors
 from graph.settings import Settings, get_settings
 
@@ -88,6 +89,39 @@ CREATE TABLE IF NOT EXISTS events (
     data_json TEXT NOT NULL,
     PRIMARY KEY (run_id, seq)
 );
+CREATE TABLE IF NOT EXISTS eval_sets (
+    name TEXT PRIMARY KEY,
+    eval_set_json TEXT NOT NULL,
+    updated_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS experiments (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    eval_set_json TEXT NOT NULL,
+    variants_json TEXT NOT NULL,
+    repeats INTEGER NOT NULL,
+    max_workers INTEGER NOT NULL,
+    design_json TEXT NOT NULL,
+    settings_json TEXT NOT NULL,
+    status TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    finished_at REAL,
+    rerun_of TEXT
+);
+CREATE TABLE IF NOT EXISTS experiment_runs (
+    experiment_id TEXT NOT NULL,
+    run_id TEXT NOT NULL,
+    variant TEXT NOT NULL,
+    question_index INTEGER NOT NULL,
+    repeat INTEGER NOT NULL,
+    PRIMARY KEY (experiment_id, variant, question_index, repeat)
+);
+CREATE TABLE IF NOT EXISTS judgements (
+    run_id TEXT PRIMARY KEY,
+    model_label TEXT NOT NULL,
+    scores_json TEXT NOT NULL,
+    judged_at REAL NOT NULL
+);
 """
 
 _RUN_COLUMNS = ("id, question, system, design_json, prompt_versions_json, settings_json, status, "
@@ -136,6 +170,29 @@ class RunRecord:
     @property
     def is_live(self) -> bool:
         return self.status in LIVE_STATUSES
+
+
+@dataclass
+class ExperimentRecord:
+    """An experiment as recorded: what it ran with, so a rerun can run exactly that."""
+
+    id: str
+    name: str
+    eval_set: dict  # EvalSet.model_dump()
+    variants: list[dict]  # [{name, prompts: every prompt's full text, versions}]
+    repeats: int
+    max_workers: int
+    design: dict
+    settings: dict  # Settings.public_dict() plus resolved_provider: no secrets
+    status: str  # running / done / stopped
+    created_at: float
+    finished_at: float | None
+    rerun_of: str | None
+
+    @property
+    def total(self) -> int:
+        """How many runs the experiment makes: questions x variants x repeats."""
+        return len(self.eval_set.get("questions") or []) * len(self.variants) * self.repeats
 
 
 def _dumps(value: Any) -> str:
@@ -505,3 +562,103 @@ class Store:
                   e.get("namespace") or "", e.get("step"), _dumps(e.get("data")))
                  for e in data.get("events") or []])
         return run_id
+
+    # ------------------------------------------------------------------ eval sets
+
+    def save_eval_set(self, eval_set: EvalSet) -> None:
+        """Store (or replace) an eval set under its name."""
+        self._write("INSERT INTO eval_sets (name, eval_set_json, updated_at) VALUES (?, ?, ?) "
+                    "ON CONFLICT(name) DO UPDATE SET eval_set_json = excluded.eval_set_json, "
+                    "updated_at = excluded.updated_at",
+                    (eval_set.name, eval_set.model_dump_json(), time.time()))
+
+    def eval_set_names(self) -> list[str]:
+        return [r["name"] for r in self._query("SELECT name FROM eval_sets ORDER BY name")]
+
+    def load_eval_set(self, name: str) -> EvalSet | None:
+        rows = self._query("SELECT eval_set_json FROM eval_sets WHERE name = ?", (name,))
+        return EvalSet.model_validate_json(rows[0]["eval_set_json"]) if rows else None
+
+    def delete_eval_set(self, name: str) -> bool:
+        return self._write("DELETE FROM eval_sets WHERE name = ?", (name,)).rowcount > 0
+
+    # ------------------------------------------------------------------ experiments
+
+    @staticmethod
+    def _experiment(row: sqlite3.Row) -> ExperimentRecord:
+        return ExperimentRecord(
+            id=row["id"], name=row["name"], eval_set=json.loads(row["eval_set_json"]),
+            variants=json.loads(row["variants_json"]), repeats=row["repeats"],
+            max_workers=row["max_workers"], design=json.loads(row["design_json"]),
+            settings=json.loads(row["settings_json"]), status=row["status"],
+            created_at=row["created_at"], finished_at=row["finished_at"],
+            rerun_of=row["rerun_of"])
+
+    def create_experiment(self, experiment_id: str, name: str, eval_set: EvalSet,
+                          variants: list[dict], repeats: int, max_workers: int, design: Design,
+                          settings: Settings, rerun_of: str | None = None) -> ExperimentRecord:
+        """Record an experiment before its runs start; settings in their public form plus
+        the provider they resolve to (never a key)."""
+        public = {**settings.public_dict(), "resolved_provider": settings.resolved_provider}
+        self._write(
+            "INSERT INTO experiments (id, name, eval_set_json, variants_json, repeats, "
+            "max_workers, design_json, settings_json, status, created_at, finished_at, "
+            "rerun_of) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, NULL, ?)",
+            (experiment_id, name, eval_set.model_dump_json(), _dumps(variants), int(repeats),
+             int(max_workers), design.model_dump_json(), _dumps(public), time.time(), rerun_of))
+        return self.experiment(experiment_id)
+
+    def experiment(self, experiment_id: str) -> ExperimentRecord | None:
+        rows = self._query("SELECT * FROM experiments WHERE id = ?", (experiment_id,))
+        return self._experiment(rows[0]) if rows else None
+
+    def experiments(self, limit: int = 100) -> list[ExperimentRecord]:
+        """Newest first."""
+        rows = self._query("SELECT * FROM experiments ORDER BY created_at DESC, rowid DESC "
+                           "LIMIT ?", (int(limit),))
+        return [self._experiment(r) for r in rows]
+
+    def set_experiment_status(self, experiment_id: str, status: str) -> None:
+        finished = None if status == "running" else time.time()
+        self._write("UPDATE experiments SET status = ?, finished_at = ? WHERE id = ?",
+                    (status, finished, experiment_id))
+
+    def add_experiment_run(self, experiment_id: str, run_id: str, variant: str,
+                           question_index: int, repeat: int) -> None:
+        self._write("INSERT INTO experiment_runs (experiment_id, run_id, variant, "
+                    "question_index, repeat) VALUES (?, ?, ?, ?, ?)",
+                    (experiment_id, run_id, variant, int(question_index), int(repeat)))
+
+    def experiment_runs(self, experiment_id: str) -> list[dict]:
+        """The experiment's runs in the order they were started, each with its run's
+        status (None when the run was deleted from History)."""
+        rows = self._query(
+            "SELECT e.run_id, e.variant, e.question_index, e.repeat, r.status FROM "
+            "experiment_runs e LEFT JOIN runs r ON r.id = e.run_id WHERE e.experiment_id = ? "
+            "ORDER BY e.rowid", (experiment_id,))
+        return [dict(r) for r in rows]
+
+    def delete_experiment(self, experiment_id: str) -> None:
+        """Forget the experiment; its runs stay in History as ordinary runs."""
+        with self._lock, self._conn:
+            self._conn.execute("DELETE FROM experiment_runs WHERE experiment_id = ?",
+                               (experiment_id,))
+            self._conn.execute("DELETE FROM experiments WHERE id = ?", (experiment_id,))
+
+    # ------------------------------------------------------------------ judgements
+
+    def save_judgement(self, run_id: str, model_label: str, scores: dict) -> None:
+        """A judge model's scores of a run (the latest judgement replaces the previous)."""
+        self._write("INSERT INTO judgements (run_id, model_label, scores_json, judged_at) "
+                    "VALUES (?, ?, ?, ?) ON CONFLICT(run_id) DO UPDATE SET "
+                    "model_label = excluded.model_label, scores_json = excluded.scores_json, "
+                    "judged_at = excluded.judged_at",
+                    (run_id, model_label, _dumps(scores), time.time()))
+
+    def judgement(self, run_id: str) -> dict | None:
+        """{model_label, scores, judged_at}, or None when the run was never judged."""
+        rows = self._query("SELECT * FROM judgements WHERE run_id = ?", (run_id,))
+        if not rows:
+            return None
+        return {"model_label": rows[0]["model_label"],
+                "scores": json.loads(rows[0]["scores_json"]), "judged_at": rows[0]["judged_at"]}

@@ -1,0 +1,448 @@
+"""Experiments: one eval set through two or more prompt variants, compared on the runs.
+
+A variant is a set of prompt texts (Planner and Executor versions together). Every
+question x variant x repeat becomes an ordinary run through ``RunService.start`` (so
+each one is in History and can be opened), on a pool of its own bounded by
+``experiment_workers``, so an experiment never queues the runs people start by hand.
+
+What an experiment ran with is recorded in full: every prompt's text per variant (not
+just the edits, so a later change to a default prompt file cannot change a rerun), the
+design, and the public model settings; a rerun refuses to run on other model settings.
+
+Runs of an experiment decide nothing on a human's behalf: approval timeouts are off,
+and a run that stops to wait for a human counts as finished (failing "no human help")
+and is left waiting in History.
+"""
+
+from __future__ import annotations
+
+import statistics
+import threading
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Iterable
+
+from pydantic import BaseModel, Field, ValidationError, field_validator
+
+from graph.design import Design
+from graph.evals import EvalSet, RunResult, evaluate, run_passed
+from graph.models import parse_json_object
+from graph.prompts import PromptError, PromptSet, default_text, prompt_names
+from graph.settings import Settings
+from graph.store import LIVE_STATUSES, ExperimentRecord, Store
+
+if TYPE_CHECKING:
+    from graph.run_service import RunService
+
+# Settings that change what a model answers; a rerun must match them. With the offline
+# scripted model only the provider matters (it reads none of the others).
+MODEL_SETTINGS = ("resolved_provider", "openai_base_url", "planner_model", "worker_model",
+                  "structured_output", "temperature")
+# Runs that count in a comparison: they ran as far as they could. Cancelled (a stopped
+# experiment), interrupted, still going, or deleted from History do not count.
+COUNTED_STATUSES = ("done", "failed", "waiting")
+METRICS = ("pass_rate", "steps", "replans", "llm_calls", "tokens", "cost", "latency_s")
+RUN_METRICS = METRICS[1:]
+HIGHER_IS_BETTER = frozenset({"pass_rate"})
+# Relative difference under which two means are "same": wall time is noisy, counts are not.
+SAME_WITHIN = {"latency_s": 0.05}
+
+
+class ExperimentError(ValueError):
+    """An experiment that cannot start or rerun; the message says why."""
+
+
+class Variant(BaseModel):
+    """A named set of prompt texts; prompts it does not name keep the design's text."""
+
+    name: str = Field(min_length=1, max_length=80)
+    prompts: dict[str, str] = Field(default_factory=dict)  # prompt name -> text
+    versions: dict[str, int] = Field(default_factory=dict)  # prompt name -> stored version id
+
+    @field_validator("name")
+    @classmethod
+    def _name_not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("a variant needs a name")
+        return value.strip()
+
+    @classmethod
+    def from_versions(cls, store: Store, name: str, version_ids: Iterable[int]) -> Variant:
+        """A variant from stored prompt versions (e.g. a Planner and an Executor version)."""
+        prompts, versions = {}, {}
+        for version_id in version_ids:
+            version = store.prompt_version(int(version_id))
+            if version is None:
+                raise ExperimentError(f"No prompt version {version_id}.")
+            if version.prompt_name in prompts:
+                raise ExperimentError(f"Variant {name!r} has two versions of "
+                                      f"{version.prompt_name}: pick one.")
+            prompts[version.prompt_name] = version.text
+            versions[version.prompt_name] = version.id
+        return cls(name=name, prompts=prompts, versions=versions)
+
+
+def full_prompt_texts(design: Design, variant: Variant) -> dict[str, str]:
+    """Every prompt of the design's system as this variant runs it (validated)."""
+    names = prompt_names(design.system)
+    if stray := sorted(set(variant.prompts) - set(names)):
+        raise ExperimentError(f"Variant {variant.name!r} sets prompt(s) that {design.system} "
+                              f"does not use: {', '.join(stray)}.")
+    base = {n: t for n, t in design.prompts.items() if n in names}
+    try:
+        texts = PromptSet({**base, **variant.prompts}).texts
+    except PromptError as exc:
+        raise ExperimentError(f"Variant {variant.name!r}: {exc}") from None
+    return {n: texts[n] for n in names}
+
+
+def run_design(design: Design, texts: dict[str, str]) -> Design:
+    """The design a variant's runs use: its texts (only those that differ from the files,
+    so the Run page shows real edits) and no approval timeout (nothing decided for a
+    human)."""
+    overrides = {n: t for n, t in texts.items() if t != default_text(n)}
+    return design.model_copy(update={"prompts": overrides, "approval_timeout_s": 0.0})
+
+
+def model_settings_difference(recorded: dict, current: Settings) -> list[str]:
+    """How the current model settings differ from recorded ones, in words; empty if not."""
+    now = {**current.public_dict(), "resolved_provider": current.resolved_provider}
+    keys = MODEL_SETTINGS
+    if recorded.get("resolved_provider") == now["resolved_provider"] == "scripted":
+        keys = ("resolved_provider",)
+    return [f"{k} was {recorded.get(k)!r}, now {now.get(k)!r}"
+            for k in keys if recorded.get(k) != now.get(k)]
+
+
+class ExperimentRunner:
+    """Starts, watches, stops and reruns experiments on a run service."""
+
+    def __init__(self, service: RunService):
+        self.service = service
+        self._lock = threading.Lock()
+        self._pools: dict[str, ThreadPoolExecutor] = {}
+        self._stopping: set[str] = set()
+
+    @property
+    def store(self) -> Store:
+        return self.service.store
+
+    def start(self, name: str, eval_set: EvalSet, variants: list[Variant | dict],
+              repeats: int = 1, design: Design | None = None, max_workers: int | None = None,
+              rerun_of: str | None = None) -> str:
+        """Record the experiment and queue all its runs; returns at once with its id.
+        Bad input (no variants, duplicate names, a broken prompt) fails here, before any
+        run is made."""
+        try:
+            variants = [v if isinstance(v, Variant) else Variant.model_validate(v)
+                        for v in variants]
+        except ValidationError as exc:
+            raise ExperimentError(f"Bad variant: {exc.errors()[0]['msg']}.") from None
+        if not variants:
+            raise ExperimentError("Pick at least one variant (two or more to compare).")
+        if len({v.name for v in variants}) != len(variants):
+            raise ExperimentError("Two variants have the same name; name each differently.")
+        if not isinstance(repeats, int) or not 1 <= repeats <= 100:
+            raise ExperimentError("Repeats must be a whole number from 1 to 100.")
+        max_workers = int(max_workers or self.service.settings.experiment_workers)
+        if max_workers < 1:
+            raise ExperimentError("At least one worker is needed.")
+        design = (design or Design()).model_copy(update={"approval_timeout_s": 0.0})
+        texts = {v.name: full_prompt_texts(design, v) for v in variants}
+        designs = {v.name: run_design(design, texts[v.name]) for v in variants}
+
+        experiment_id = uuid.uuid4().hex
+        recorded = [{"name": v.name, "prompts": texts[v.name], "versions": v.versions}
+                    for v in variants]
+        self.store.create_experiment(experiment_id, (name or "").strip() or eval_set.name,
+                                     eval_set, recorded, repeats, max_workers, design,
+                                     self.service.settings, rerun_of=rerun_of)
+        pool = ThreadPoolExecutor(max_workers=max_workers,
+                                  thread_name_prefix=f"stepwise-experiment-{experiment_id[:6]}")
+        with self._lock:
+            self._pools[experiment_id] = pool
+        try:
+            # Repeat-major, then question, then variant: a stopped experiment still has
+            # every variant on the questions it reached.
+            for repeat in range(repeats):
+                for index, question in enumerate(eval_set.questions):
+                    for variant in variants:
+                        if experiment_id in self._stopping:
+                            return experiment_id
+                        run_id = self.service.start(question.question, designs[variant.name],
+                                                    prompt_versions=variant.versions or None,
+                                                    pool=pool)
+                        self.store.add_experiment_run(experiment_id, run_id, variant.name,
+                                                      index, repeat)
+        except Exception:
+            self.store.set_experiment_status(experiment_id, "stopped")
+            raise
+        finally:
+            pool.shutdown(wait=False)  # its threads end once the queued runs have run
+        return experiment_id
+
+    def _record(self, experiment_id: str) -> ExperimentRecord:
+        record = self.store.experiment(experiment_id)
+        if record is None:
+            raise KeyError(f"No experiment {experiment_id!r}.")
+        return record
+
+    def progress(self, experiment_id: str) -> tuple[int, int]:
+        """(runs finished, runs in all). A run waiting for a human is finished here."""
+        record = self._record(experiment_id)
+        runs = self.store.experiment_runs(experiment_id)
+        done = sum(1 for r in runs if r["status"] not in LIVE_STATUSES)
+        total = len(runs) if record.status == "stopped" else record.total
+        if record.status == "running" and done >= total:
+            self.store.set_experiment_status(experiment_id, "done")
+            with self._lock:
+                self._pools.pop(experiment_id, None)
+        return done, total
+
+    def is_finished(self, experiment_id: str) -> bool:
+        done, total = self.progress(experiment_id)
+        return done >= total
+
+    def wait(self, experiment_id: str, timeout: float | None = None,
+             poll_s: float = 0.05) -> ExperimentRecord:
+        """Block until every run has finished (or waits for a human); TimeoutError else."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while not self.is_finished(experiment_id):
+            if deadline is not None and time.monotonic() > deadline:
+                done, total = self.progress(experiment_id)
+                raise TimeoutError(f"Experiment {experiment_id} has {done} of {total} runs "
+                                   f"finished after {timeout} s.")
+            time.sleep(poll_s)
+        return self._record(experiment_id)
+
+    def stop(self, experiment_id: str) -> int:
+        """Cancel the queued and live runs (a live one stops after its current node);
+        waiting runs stay waiting. Returns how many runs were cancelled."""
+        record = self._record(experiment_id)
+        self._stopping.add(experiment_id)
+        if record.status == "running":
+            self.store.set_experiment_status(experiment_id, "stopped")
+        return sum(1 for r in self.store.experiment_runs(experiment_id)
+                   if self.service.cancel(r["run_id"]))
+
+    def rerun(self, experiment_id: str, max_workers: int | None = None) -> str:
+        """A new experiment with exactly the recorded prompt texts, design, eval set and
+        repeats; refused when the model settings now differ from the recorded ones."""
+        record = self._record(experiment_id)
+        if difference := model_settings_difference(record.settings, self.service.settings):
+            raise ExperimentError(
+                f"Cannot rerun {record.name!r} as it ran: the model settings differ from the "
+                f"recorded ones ({'; '.join(difference)}). Restore them, or start a new "
+                "experiment.")
+        try:
+            design = Design.model_validate(record.design)
+            eval_set = EvalSet.model_validate(record.eval_set)
+        except ValidationError as exc:
+            raise ExperimentError(f"The recorded experiment no longer validates: "
+                                  f"{exc.errors()[0]['msg']}.") from None
+        variants = [Variant(name=v["name"], prompts=v["prompts"], versions=v.get("versions") or {})
+                    for v in record.variants]
+        return self.start(f"{record.name} (rerun)", eval_set, variants, record.repeats, design,
+                          max_workers or record.max_workers, rerun_of=experiment_id)
+
+    def shutdown(self, wait: bool = True, cancel: bool = True) -> None:
+        with self._lock:
+            pools = list(self._pools.values())
+            self._pools.clear()
+        for pool in pools:
+            pool.shutdown(wait=wait, cancel_futures=cancel)
+
+
+# --------------------------------------------------------------------------- comparison
+
+
+def _mean(values: list) -> float | None:
+    """Mean of known values; None when there are none or any is unknown (a cost)."""
+    if not values or any(v is None for v in values):
+        return None
+    return statistics.fmean(values)
+
+
+def _median(values: list) -> float | None:
+    if not values or any(v is None for v in values):
+        return None
+    return float(statistics.median(values))
+
+
+def run_records(store: Store, experiment_id: str,
+                prices: dict[str, tuple[float, float]] | None = None) -> list[dict]:
+    """One record per run of the experiment, with its figures and check results: the
+    rows behind the comparison and the distribution charts."""
+    record = store.experiment(experiment_id)
+    if record is None:
+        raise KeyError(f"No experiment {experiment_id!r}.")
+    eval_set = EvalSet.model_validate(record.eval_set)
+    records = []
+    for row in store.experiment_runs(experiment_id):
+        question = eval_set.questions[row["question_index"]]
+        base = {"run_id": row["run_id"], "variant": row["variant"],
+                "question_index": row["question_index"], "question": question.question,
+                "repeat": row["repeat"], "status": row["status"] or "deleted"}
+        if row["status"] is None:
+            records.append({**base, "counted": False, "passed": None, "checks": [],
+                            **{m: None for m in RUN_METRICS}})
+            continue
+        result = RunResult.from_store(store, row["run_id"], prices)
+        checks = evaluate(question, result)
+        records.append({
+            **base, "counted": result.status in COUNTED_STATUSES,
+            "passed": run_passed(result, checks), "checks": [c.as_dict() for c in checks],
+            "steps": result.steps, "replans": result.replans, "llm_calls": result.llm_calls,
+            "input_tokens": result.input_tokens, "output_tokens": result.output_tokens,
+            "tokens": result.tokens, "cost": result.cost, "unpriced": result.unpriced,
+            "latency_s": result.duration_s, "final_answer": result.final_answer})
+    return records
+
+
+def distribution_records(store: Store, experiment_id: str,
+                         prices: dict[str, tuple[float, float]] | None = None) -> list[dict]:
+    """Long-form records for distribution charts (Altair box plots, strip plots): one
+    per counted run and metric, ``{variant, question_index, question, repeat, run_id,
+    metric, value}``; unknown values (an unpriced cost) are left out."""
+    out = []
+    for r in run_records(store, experiment_id, prices):
+        if not r["counted"]:
+            continue
+        for metric in RUN_METRICS:
+            if r[metric] is not None:
+                out.append({k: r[k] for k in ("variant", "question_index", "question",
+                                              "repeat", "run_id")}
+                           | {"metric": metric, "value": float(r[metric])})
+    return out
+
+
+def _aggregate(runs: list[dict], checks: int) -> dict:
+    """Mean figures of one question's counted runs of one variant."""
+    counted = [r for r in runs if r["counted"]]
+    cell = {"runs": len(counted), "not_counted": len(runs) - len(counted),
+            "pass_rate": _mean([1.0 if r["passed"] else 0.0 for r in counted]),
+            "checks": [_mean([1.0 if r["checks"][i]["passed"] else 0.0 for r in counted])
+                       for i in range(checks)],
+            "statuses": sorted({r["status"] for r in runs})}
+    for metric in RUN_METRICS:
+        cell[metric] = _mean([r[metric] for r in counted])
+    return cell
+
+
+def _verdict(metric: str, value: float | None, baseline: float | None) -> str:
+    if value is None or baseline is None:
+        return "unknown"
+    tolerance = SAME_WITHIN.get(metric, 0.0) * max(abs(value), abs(baseline))
+    if abs(value - baseline) <= max(tolerance, 1e-12):
+        return "same"
+    better = value > baseline if metric in HIGHER_IS_BETTER else value < baseline
+    return "better" if better else "worse"
+
+
+@dataclass
+class Comparison:
+    """Plain lists and dicts, ready for tables and charts (no DataFrames here).
+
+    ``rows``: one per question: ``{question_index, question, checks: [labels],
+    variants: {name: {runs, not_counted, pass_rate, checks: [pass rate per check],
+    steps, replans, llm_calls, tokens, cost, latency_s, statuses}}}``, each figure the
+    mean over the repeats that counted (None when unknown).
+    ``summary``: per variant ``{runs, passed, pass_rate, unpriced, <metric>: {mean,
+    median}}``. ``differences``: per non-baseline variant, each metric "better",
+    "worse", "same" or "unknown" against the baseline (lower is better except pass rate).
+    """
+
+    experiment_id: str
+    name: str
+    status: str
+    baseline: str
+    variants: list[str]
+    progress: tuple[int, int]
+    rows: list[dict] = field(default_factory=list)
+    summary: dict[str, dict] = field(default_factory=dict)
+    differences: dict[str, dict[str, str]] = field(default_factory=dict)
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def compare(store: Store, experiment_id: str, baseline: str,
+            prices: dict[str, tuple[float, float]] | None = None) -> Comparison:
+    """The experiment's figures per question and variant, a summary per variant, and
+    each variant marked against ``baseline``. Counts only runs that ran as far as they
+    could (done, failed, waiting); a run passes when it ended done with every check
+    passed."""
+    record = store.experiment(experiment_id)
+    if record is None:
+        raise KeyError(f"No experiment {experiment_id!r}.")
+    variants = [v["name"] for v in record.variants]
+    if baseline not in variants:
+        raise ValueError(f"No variant {baseline!r} in this experiment; its variants: "
+                         f"{', '.join(variants)}.")
+    eval_set = EvalSet.model_validate(record.eval_set)
+    records = run_records(store, experiment_id, prices)
+    runs = [r for r in store.experiment_runs(experiment_id)]
+    done = sum(1 for r in runs if r["status"] not in LIVE_STATUSES)
+    comparison = Comparison(experiment_id, record.name, record.status, baseline, variants,
+                            (done, len(runs) if record.status == "stopped" else record.total))
+    for index, question in enumerate(eval_set.questions):
+        comparison.rows.append({
+            "question_index": index, "question": question.question,
+            "checks": [c.label for c in question.checks],
+            "variants": {v: _aggregate([r for r in records if r["variant"] == v
+                                        and r["question_index"] == index],
+                                       len(question.checks)) for v in variants}})
+    for v in variants:
+        counted = [r for r in records if r["variant"] == v and r["counted"]]
+        summary = {"runs": len(counted), "passed": sum(1 for r in counted if r["passed"]),
+                   "pass_rate": _mean([1.0 if r["passed"] else 0.0 for r in counted]),
+                   "unpriced": sorted({m for r in counted for m in r.get("unpriced") or []})}
+        for metric in RUN_METRICS:
+            values = [r[metric] for r in counted]
+            summary[metric] = {"mean": _mean(values), "median": _median(values)}
+        comparison.summary[v] = summary
+    base = comparison.summary[baseline]
+    for v in variants:
+        if v == baseline:
+            continue
+        mine = comparison.summary[v]
+        comparison.differences[v] = {
+            m: _verdict(m, mine["pass_rate"], base["pass_rate"]) if m == "pass_rate"
+            else _verdict(m, mine[m]["mean"], base[m]["mean"]) for m in METRICS}
+    return comparison
+
+
+# --------------------------------------------------------------------------- two runs
+
+
+def _run_view(store: Store, run_id: str) -> dict:
+    record = store.run(run_id)
+    if record is None:
+        raise KeyError(f"No run {run_id!r}.")
+    snapshot = store.snapshot(run_id) or {}
+    decisions = []
+    for message in store.messages(run_id, agent="executor"):
+        decision = {"step": message.get("step"), "content": message.get("content") or ""}
+        try:
+            parsed = parse_json_object(decision["content"])
+        except ValueError:
+            parsed = None
+        if isinstance(parsed, dict):
+            decision.update({k: parsed.get(k) for k in ("replan", "goto", "reason", "query")})
+        decisions.append(decision)
+    return {"run_id": run_id, "question": record.question, "status": record.status,
+            "reason": record.reason, "plans": snapshot.get("plan_history") or [],
+            "rows": snapshot.get("rows") or [], "decisions": decisions,
+            "human_decisions": [m.get("content") for m in store.messages(run_id, agent="human")],
+            "answer": record.final_answer, "steps": record.step_count,
+            "replans": record.replan_count}
+
+
+def side_by_side(store: Store, run_a: str, run_b: str) -> dict:
+    """Two runs next to each other: every plan version, the executor's decisions (parsed
+    when they are JSON) and the answers. ``same_question`` says whether they are
+    comparable as two runs of one question."""
+    a, b = _run_view(store, run_a), _run_view(store, run_b)
+    return {"same_question": a["question"] == b["question"], "a": a, "b": b}
