@@ -18,4 +18,5 @@ page = st.navigation([
     st.Page("pages/run.py", title="Run", icon=":material/play_circle:"),
 ])
 widgets.sidebar()
+widgets.through_app()
 page.run()

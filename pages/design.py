@@ -5,6 +5,7 @@ import streamlit as st
 from graph.plan_execute.agents import AGENTS, design_warnings
 from ui import services, widgets
 
+widgets.require_app()
 st.title("Design")
 st.markdown("The **Planner** turns a question into numbered steps; the **Executor** hands each "
             "step to one of the agents below and asks for a new plan when a step fails. Tick the "
@@ -45,6 +46,7 @@ with right:
     st.subheader("Compiled graph")
     for warning in design_warnings(design.enabled_agents):
         st.warning(warning)
-    widgets.design_graph(services.compiled_graph(design))
-    widgets.graph_legend()
+    compiled = services.compiled_graph(design)
+    widgets.design_graph(compiled)
+    widgets.graph_legend(compiled)
     st.page_link("pages/run.py", label="Run a question with this design", icon=":material/play_arrow:")

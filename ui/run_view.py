@@ -126,15 +126,22 @@ def filter_messages(messages: list[dict], step: int | None, agent: str | None) -
 
 
 def message_title(message: dict) -> str:
-    """Who sent a message and what it is, in one line."""
-    kind = {"human": "request", "ai": "model reply", "tool": "tool result",
-            "system": "system prompt"}.get(message.get("type"), message.get("type") or "?")
-    who = message.get("name") or message.get("agent") or message.get("type")
-    if message.get("type") == "tool":
-        who = f"tool {message.get('name')}"
-    where = []
-    if message.get("step") is not None:
-        where.append(f"step {message['step']}")
-    if message.get("agent"):
-        where.append(message["agent"])
-    return f"{who} · {kind}" + (f" ({', '.join(where)})" if where else "")
+    """Who sent a message to whom, and what it is, in one line."""
+    kind, name, agent = message.get("type"), message.get("name"), message.get("agent")
+    if kind == "human":
+        title = {"user": "user · question",
+                 "agent_query": f"executor → {agent} · the step's request",
+                 "synthesizer_prompt": "prompt sent to the synthesizer"}.get(
+                     name, f"{name or 'human'} · request")
+    elif kind == "ai":
+        title = f"{name or agent or 'model'} · model reply"
+        if message.get("tool_calls"):
+            title += ", calling a tool"
+    elif kind == "tool":
+        title = f"tool {name} · result"
+    else:
+        title = f"{name or kind} · {kind}"
+    where = [f"step {message['step']}"] if message.get("step") is not None else []
+    if agent:
+        where.append(agent)
+    return title + (f" ({', '.join(where)})" if where else "")

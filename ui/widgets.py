@@ -11,6 +11,28 @@ from ui import services
 from ui.run_view import RunView, message_title, plan_history_rows
 
 MESSAGES_SHOWN = 40
+MESSAGE_CHARS = 1200
+_THROUGH_APP = "stepwise:through-app"
+
+
+def through_app() -> None:
+    """app.py marks the session before it runs a page (see ``require_app``)."""
+    st.session_state[_THROUGH_APP] = True
+
+
+def require_app() -> None:
+    """Make sure this page runs inside app.py (its navigation, sidebar and layout).
+
+    On a fresh server, until some script calls ``st.navigation``, Streamlit treats the
+    ``pages/`` folder the legacy way: the first request for ``/run`` (a bookmark, a
+    reload after a restart) runs ``pages/run.py`` alone. Switch that mode off, as
+    ``st.navigation`` itself does, and rerun through app.py on the same URL.
+    """
+    if not st.session_state.get(_THROUGH_APP):
+        from streamlit.runtime.pages_manager import PagesManager
+
+        PagesManager.uses_pages_directory = False
+        st.rerun()
 
 
 def sidebar() -> None:
@@ -48,9 +70,13 @@ def design_graph(compiled, *, active: str | None = None, taken=()) -> None:
     st.graphviz_chart(to_dot(compiled, active=active, taken=taken), width="stretch")
 
 
-def graph_legend() -> None:
-    st.caption("Dashed: a route the node may choose. Blue: back to the executor; green: "
-               "fixed chain; red: ends the run.")
+def graph_legend(compiled) -> None:
+    legend = ("Dashed: a route the node may choose. Blue: back to the executor; green: fixed "
+              "chain; red: ends the run.")
+    if "human" in compiled.get_graph().nodes:
+        legend += (" The human node asks a person to approve a flagged step, or one at its "
+                   "replan cap, before it goes on.")
+    st.caption(legend)
 
 
 def run_status(view: RunView) -> None:
@@ -119,8 +145,13 @@ def message_list(messages: list[dict]) -> None:
         with st.container(border=True):
             st.markdown(f"**{message_title(message)}**")
             content = message.get("content") or ""
-            if content:
-                st.text(content if len(content) <= 4000 else content[:4000] + " …")
+            if len(content) <= MESSAGE_CHARS:
+                if content:
+                    st.text(content)
+            else:
+                st.text(content[:MESSAGE_CHARS] + " …")
+                with st.expander(f"The whole message ({len(content):,} characters)"):
+                    st.text(content)
             for call in message.get("tool_calls") or []:
                 st.code(f"{call['name']}({json.dumps(call['args'], ensure_ascii=False)})",
                         language="python", wrap_lines=True)
