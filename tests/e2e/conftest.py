@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -51,10 +52,9 @@ def app_home(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("e2e-home")
 
 
-@pytest.fixture(scope="session")
-def app_url(app_home):
-    """The app, served by a real ``streamlit run`` for the whole e2e session."""
-    home = app_home
+@contextmanager
+def serve(home: Path):
+    """``streamlit run app.py`` on a free loopback port with ``home`` as STEPWISE_HOME."""
     log = home / "streamlit.log"
     port = _free_port()
     env = {k: v for k, v in os.environ.items()
@@ -76,6 +76,20 @@ def app_url(app_home):
             process.wait(timeout=10)
         except subprocess.TimeoutExpired:
             process.kill()
+
+
+@pytest.fixture(scope="session")
+def app_url(app_home):
+    """The app, served for the whole e2e session."""
+    with serve(app_home) as url:
+        yield url
+
+
+@pytest.fixture
+def fresh_app_url(tmp_path):
+    """A server of its own that no browser has visited yet."""
+    with serve(tmp_path) as url:
+        yield url
 
 
 @pytest.fixture(scope="session")

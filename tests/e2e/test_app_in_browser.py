@@ -142,3 +142,12 @@ def test_reloading_mid_run_finds_the_run_again_and_it_finishes(page, app_url, ap
     expect(page.get_by_text(re.compile(r"^status done"))).to_be_visible()
     assert set(_step_statuses(page)) == {"done"}
     assert Store(Path(app_home) / FILE_NAME).run(run_id).status == "done"
+
+
+def test_a_bookmarked_run_page_opens_inside_the_app_on_a_fresh_server(page, fresh_app_url):
+    page.goto(fresh_app_url + "/run")  # the server's very first request is not the home page
+    expect(page.get_by_role("heading", name="Run", exact=True)).to_be_visible()
+    sidebar = page.locator('[data-testid="stSidebar"]')
+    expect(sidebar).to_contain_text("offline scripted model")
+    expect(sidebar.get_by_role("link", name="Design")).to_be_visible()
+    expect(sidebar.get_by_role("link", name="app")).to_have_count(0)
