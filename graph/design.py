@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field, ValidationError, field_validator
+from pydantic import BaseModel, Field, ValidationError, ValidationInfo, field_validator
 
-from graph.plan_execute.agents import AGENT_NAMES, AGENTS, unknown_agents
+from graph.systems import SYSTEMS, get_system
 from graph.settings import get_settings
 
 
@@ -28,9 +28,13 @@ def _default_recursion_limit() -> int:
     return get_settings().recursion_limit
 
 
+def _all_agents(data: dict) -> list[str]:
+    return list(get_system(data.get("system", "plan_execute")).agents())
+
+
 class Design(BaseModel):
-    system: Literal["plan_execute"] = "plan_execute"
-    enabled_agents: list[str] = Field(default_factory=lambda: list(AGENT_NAMES))
+    system: str = "plan_execute"
+    enabled_agents: list[str] = Field(default_factory=_all_agents)  # default: every agent
     max_replans: int = Field(default_factory=_default_max_replans, ge=0, le=20)
     recursion_limit: int = Field(default_factory=_default_recursion_limit, ge=5, le=10_000)
     prompts: dict[str, str] = Field(default_factory=dict)  # prompt name -> overriding text
@@ -45,22 +49,36 @@ class Design(BaseModel):
         """Side-effecting agents always ask unless the design says otherwise."""
         if agent in self.approvals:
             return self.approvals[agent]
-        return "always" if AGENTS[agent].side_effects else "planner"
+        spec = get_system(self.system).agents().get(agent)
+        return "always" if spec is not None and spec.side_effects else "planner"
+
+    @field_validator("system")
+    @classmethod
+    def _known_system(cls, value: str) -> str:
+        get_system(value)  # ValueError naming the known systems
+        return value
 
     @field_validator("enabled_agents")
     @classmethod
-    def _known_agents(cls, value: list[str]) -> list[str]:
-        if unknown := unknown_agents(value):
+    def _known_agents(cls, value: list[str], info: ValidationInfo) -> list[str]:
+        catalog = _catalog(info)
+        if unknown := [a for a in value if a not in catalog]:
             raise ValueError(f"unknown agent(s): {', '.join(unknown)}; "
-                             f"known: {', '.join(AGENT_NAMES)}")
-        return [a for a in AGENT_NAMES if a in value]  # catalog order, no duplicates
+                             f"known: {', '.join(catalog)}")
+        return [a for a in catalog if a in value]  # catalog order, no duplicates
 
     @field_validator("approvals")
     @classmethod
-    def _known_approval_agents(cls, value: dict) -> dict:
-        if unknown := unknown_agents(list(value)):
+    def _known_approval_agents(cls, value: dict, info: ValidationInfo) -> dict:
+        if unknown := [a for a in value if a not in _catalog(info)]:
             raise ValueError(f"approval policy for unknown agent(s): {', '.join(unknown)}")
         return value
+
+
+def _catalog(info: ValidationInfo) -> dict:
+    """The agent catalog of the design's system (plan_execute if the system was invalid)."""
+    name = info.data.get("system") or "plan_execute"
+    return get_system(name if name in SYSTEMS else "plan_execute").agents()
 
 
 DESIGN_FORMAT = "stepwise-design"

@@ -19,11 +19,10 @@ from langchain_core.language_models import BaseChatModel
 
 from graph.design import Design
 from graph.models import describe_error, model_label
-from graph.plan_execute import build_graph
 from graph.prompts import PromptSet
 from langgraph.types import Command
 
-from graph.plan_execute import initial_state
+from graph.systems import get_system
 from graph.runs import checkpoint_timeline, continue_run, event_record, fork_state, open_checkpointer
 from graph.settings import Settings, get_settings
 from graph.store import SETTLED_STATUSES, TERMINAL_STATUSES, RunRecord, Store
@@ -71,31 +70,41 @@ class RunService:
         planner = worker = None
         if self.model_factory is not None:
             planner, worker = self.model_factory("planner"), self.model_factory("worker")
-        return build_graph(design, settings=self.settings, checkpointer=self.checkpointer,
-                           planner_model=planner, worker_model=worker), planner, worker
+        system = get_system(design.system).module()
+        return system.build_graph(design, settings=self.settings, checkpointer=self.checkpointer,
+                                  planner_model=planner, worker_model=worker), planner, worker
 
     def start(self, question: str, design: Design,
               prompt_versions: dict[str, int] | None = None, step_mode: bool = False,
               parent_run: str | None = None, parent_checkpoint: str | None = None,
-              pool: ThreadPoolExecutor | None = None) -> str:
+              pool: ThreadPoolExecutor | None = None, prepared: tuple | None = None) -> str:
         """Validate, build the graph here (a bad design fails in the caller, not in a
         worker), record the run as queued and hand it to a worker; returns the run id.
-        ``pool``: other workers than the service's own (an experiment's bounded pool)."""
+        ``pool``: other workers than the service's own (an experiment's bounded pool);
+        ``prepared``: ``prepare(design)`` of this same design, built once for many runs."""
         if self._closed:
             raise RuntimeError("The run service has been shut down.")
         question = (question or "").strip()
         if not question:
             raise ValueError("The question is empty: type a question to run.")
         PromptSet(design.prompts)  # PromptError naming the prompt and the problem
-        compiled, planner, worker = self._graph(design)
+        compiled, planner, worker = prepared or self._graph(design)
         run_id = uuid.uuid4().hex
         versions = prompt_versions if prompt_versions is not None else self._recorded_versions(design)
         self.store.create_run(run_id, question, design, self._label(planner, worker),
                               prompt_versions=versions, settings=self.settings,
                               parent_run=parent_run, parent_checkpoint=parent_checkpoint)
-        self._submit(run_id, design, compiled, initial_state(question, design), step_mode,
+        initial = get_system(design.system).module().initial_state(question, design)
+        self._submit(run_id, design, compiled, initial, step_mode,
                      pool=pool)
         return run_id
+
+    def prepare(self, design: Design) -> tuple:
+        """Validate a design and build its graph once, for many runs of it (a compiled
+        graph serves concurrent runs, each on its own thread id): an experiment's variant
+        would otherwise compile the same graph for every run."""
+        PromptSet(design.prompts)
+        return self._graph(design)
 
     def _submit(self, run_id: str, design: Design, compiled, run_input, step_mode: bool,
                 pool: ThreadPoolExecutor | None = None) -> None:
@@ -117,7 +126,8 @@ class RunService:
             self.store.set_run_status(run_id, "running")
             outcome = continue_run(
                 compiled, run_input, run_id, design, settings=self.settings,
-                on_event=lambda event: self.store.append_event(run_id, event_record(event)),
+                on_event=lambda event: self.store.append_event(
+                    run_id, event_record(event, design.system)),
                 cancel=cancel, step_mode=step_mode, first_seq=self.store.latest_seq(run_id))
             record = self.store.run(run_id)
             if record is not None and record.status not in (*TERMINAL_STATUSES, *SETTLED_STATUSES):

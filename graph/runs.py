@@ -25,7 +25,7 @@ from langgraph.types import Command
 from graph.accounting import UsageRecorder
 from graph.design import Design
 from graph.models import describe_error
-from graph.plan_execute import build_graph, initial_state, snapshot, step_rows
+from graph.systems import get_system
 from graph.settings import Settings, get_settings
 
 
@@ -82,10 +82,11 @@ def _plain(value: Any) -> Any:
     return str(value)
 
 
-def event_record(event: RunEvent) -> dict:
+def event_record(event: RunEvent, system: str = "plan_execute") -> dict:
     """An event as JSON-safe data for the store and exports: a state becomes its
-    snapshot, messages become records, anything else its text."""
-    data = snapshot(event.data) if event.kind == "state" else _plain(event.data)
+    system's snapshot, messages become records, anything else its text."""
+    data = (get_system(system).module().snapshot(event.data) if event.kind == "state"
+            else _plain(event.data))
     return {"seq": event.seq, "ts": event.ts, "kind": event.kind, "node": event.node,
             "namespace": event.namespace, "step": event.step, "data": data}
 
@@ -112,8 +113,9 @@ def run_question(question: str, design: Design | None = None, *,
     question = question.strip()
     if not question:
         raise ValueError("The question is empty.")
-    graph = graph or build_graph(design, settings=settings, checkpointer=checkpointer)
-    return continue_run(graph, initial_state(question, design), thread_id or uuid.uuid4().hex,
+    system = get_system(design.system).module()
+    graph = graph or system.build_graph(design, settings=settings, checkpointer=checkpointer)
+    return continue_run(graph, system.initial_state(question, design), thread_id or uuid.uuid4().hex,
                         design, settings=settings, on_event=on_event, cancel=cancel,
                         step_mode=step_mode)
 
@@ -193,7 +195,8 @@ def continue_run(graph, run_input: Any, thread_id: str, design: Design, *,
             "could not follow.")
     emit("end", "", "", {"status": status, "reason": reason, **extra})
     return RunOutcome(thread_id, status, reason, state, seq, time.time() - started, nodes_run,
-                      step_rows(state), extra.get("interrupts", []))
+                      get_system(design.system).module().step_rows(state),
+                      extra.get("interrupts", []))
 
 
 TIMELINE_FIELDS = ("plan", "current_step", "agent_query", "last_reason", "replan_flag",
