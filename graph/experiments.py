@@ -152,6 +152,7 @@ class ExperimentRunner:
         design = (design or Design()).model_copy(update={"approval_timeout_s": 0.0})
         texts = {v.name: full_prompt_texts(design, v) for v in variants}
         designs = {v.name: run_design(design, texts[v.name]) for v in variants}
+        prepared = {name: self.service.prepare(d) for name, d in designs.items()}
 
         experiment_id = uuid.uuid4().hex
         recorded = [{"name": v.name, "prompts": texts[v.name], "versions": v.versions}
@@ -173,7 +174,7 @@ class ExperimentRunner:
                             return experiment_id
                         run_id = self.service.start(question.question, designs[variant.name],
                                                     prompt_versions=variant.versions or None,
-                                                    pool=pool)
+                                                    pool=pool, prepared=prepared[variant.name])
                         self.store.add_experiment_run(experiment_id, run_id, variant.name,
                                                       index, repeat)
         except Exception:

@@ -1,0 +1,132 @@
+"""Experiment throughput: N runs through the real ChatOpenAI client against a local
+OpenAI-compatible server that answers (with the scripted model) after a fixed delay,
+at several experiment worker counts.
+
+    python bench/eval_throughput.py [--runs 40] [--delay 0.2] [--concurrency 1,4,8] [--in-process]
+
+The delay stands for model latency, so the runs are I/O-bound, as they are on a real
+server: with W workers the wall time should approach sequential time / W. The
+sequential time is the measured wall time at concurrency 1. Prints figures only; the
+target (within 1.3x of ideal at 8 workers) is read, not asserted.
+
+The server runs in its own process (``python -m graph.local_server``), as a model
+server would; ``--in-process`` serves it from a thread of this process instead, where
+its request handling competes with the runs for the GIL.
+
+Columns: wall time; ideal (sequential / workers); their ratio; mean run time (each
+run's own start to end: it grows when runs slow each other down); mean model-call
+latency seen by the client (delay + HTTP + contention); packing (sum of run times /
+(workers x wall): below 1 when some workers idle at the end, waiting for the last runs).
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("STEPWISE_HOME", tempfile.mkdtemp(prefix="stepwise-bench-"))
+
+from graph.design import Design  # noqa: E402
+from graph.evals import EvalQuestion, EvalSet, load_starter  # noqa: E402
+from graph.experiments import Variant, run_records  # noqa: E402
+from graph.local_server import LocalOpenAIServer  # noqa: E402
+from graph.run_service import RunService  # noqa: E402
+from graph.scripted import ScriptedChatModel  # noqa: E402
+from graph.settings import Settings  # noqa: E402
+from graph.store import Store  # noqa: E402
+
+
+def questions(runs: int) -> EvalSet:
+    """The starter questions that finish on their own (no approval), cycled to ``runs``."""
+    usable = [q.question for q in load_starter().questions if "report" not in q.question.lower()]
+    chosen = list(itertools.islice(itertools.cycle(usable), runs))
+    return EvalSet(name="throughput", questions=[EvalQuestion(question=q) for q in chosen])
+
+
+@contextmanager
+def model_server(delay: float, in_process: bool):
+    """The base URL of a LocalOpenAIServer answering with the scripted model after ``delay``."""
+    if in_process:
+        with LocalOpenAIServer(ScriptedChatModel, delay_s=delay, model_name="bench") as server:
+            yield server.base_url
+        return
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "graph.local_server", "--model", "scripted", "--port", str(port),
+         "--delay", str(delay), "--model-name", "bench"],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        base_url = process.stdout.readline().strip()
+        if not base_url.startswith("http"):
+            raise RuntimeError("the local model server did not start")
+        yield base_url
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def measure(service: RunService, eval_set: EvalSet, workers: int) -> tuple[float, list[dict]]:
+    started = time.perf_counter()
+    experiment_id = service.start_experiment(f"throughput x{workers}", eval_set,
+                                             [Variant(name="default")], design=Design(),
+                                             max_workers=workers)
+    service.experiments.wait(experiment_id, timeout=3600, poll_s=0.01)
+    wall = time.perf_counter() - started
+    return wall, run_records(service.store, experiment_id)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=40)
+    parser.add_argument("--delay", type=float, default=0.2, help="seconds per model request")
+    parser.add_argument("--concurrency", default="1,4,8")
+    parser.add_argument("--in-process", action="store_true",
+                        help="serve the model from a thread of this process")
+    args = parser.parse_args(argv)
+    levels = [int(c) for c in args.concurrency.split(",")]
+    home = Path(os.environ["STEPWISE_HOME"])
+    eval_set = questions(args.runs)
+
+    with model_server(args.delay, args.in_process) as base_url:
+        settings = Settings(home=home, openai_base_url=base_url, openai_api_key="bench",
+                            planner_model="bench", worker_model="bench", max_retries=0,
+                            request_timeout_s=120)
+        service = RunService(Store.open(settings), settings, timeout_tick_s=0)
+        try:
+            where = "in this process" if args.in_process else "in its own process"
+            print(f"{args.runs} runs, {args.delay:g} s per model request, real ChatOpenAI over "
+                  f"HTTP to a local server {where} ({base_url}), {os.cpu_count()} CPU(s)")
+            print(f"{'workers':>7} {'wall s':>8} {'ideal s':>8} {'ratio':>6} {'run s':>6} "
+                  f"{'call s':>7} {'packing':>7} {'requests':>8} {'done':>5}")
+            sequential = None
+            for workers in levels:
+                wall, records = measure(service, eval_set, workers)
+                requests = sum(r["llm_calls"] or 0 for r in records)
+                runs = [r["latency_s"] for r in records if r["latency_s"] is not None]
+                calls = [e["data"]["llm_call"]["latency_s"] for r in records
+                         for e in service.store.events(r["run_id"], kinds=("custom",))]
+                done = sum(1 for r in records if r["status"] == "done")
+                if sequential is None:
+                    sequential = wall * workers  # the first level is the reference
+                ideal = sequential / workers
+                print(f"{workers:>7} {wall:>8.2f} {ideal:>8.2f} {wall / ideal:>6.2f} "
+                      f"{statistics.fmean(runs):>6.2f} {statistics.fmean(calls):>7.3f} "
+                      f"{sum(runs) / (workers * wall):>7.2f} {requests:>8} {done:>5}")
+        finally:
+            service.shutdown()
+
+if __name__ == "__main__":
+    main()
