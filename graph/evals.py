@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from graph.accounting import usage_by_step
-from graph.plan_execute.agents import AGENT_NAMES
 from graph.prompts import PromptSpec, register
 from graph.settings import REPO_ROOT, Settings, get_settings
+from graph.systems import SYSTEMS, get_system
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -39,8 +39,11 @@ CHECK_KINDS: tuple[str, ...] = CheckKind.__args__  # type: ignore[attr-defined]
 _TEXT_KINDS = ("answer_contains", "answer_not_contains")
 _COUNT_KINDS = ("max_steps", "max_replans")
 _FLAG_KINDS = ("chart_produced", "no_human_help")
-# Nodes that are the system's own machinery, not agents a check can ask for.
-_NOT_AGENTS = frozenset({"planner", "executor", "human"})
+
+
+def known_agents() -> list[str]:
+    """Agents of every hosted system: an eval set is not tied to one system."""
+    return list(dict.fromkeys(a for system in SYSTEMS.values() for a in system.agents()))
 
 
 class EvalSetError(ValueError):
@@ -72,9 +75,10 @@ class Check(BaseModel):
                     isinstance(n, str) and n.strip() for n in names):
                 raise ValueError("uses_agents needs a list of agent names")
             names = [n.strip() for n in names]
-            if unknown := [n for n in names if n not in AGENT_NAMES]:
+            known = known_agents()
+            if unknown := [n for n in names if n not in known]:
                 raise ValueError(f"uses_agents names unknown agent(s): {', '.join(unknown)}; "
-                                 f"known: {', '.join(AGENT_NAMES)}")
+                                 f"known: {', '.join(known)}")
             self.value = list(dict.fromkeys(names))
         elif kind in _COUNT_KINDS:
             if isinstance(value, str) and value.strip().isdigit():
@@ -195,7 +199,7 @@ class RunResult:
     status: str
     reason: str
     final_answer: str | None
-    agents_used: list[str]  # sub-agents that ran, in first-run order
+    agents_used: list[str]  # catalog agents that ran (not planner/executor/human), in order
     nodes: list[str]  # every top-level node run, in order
     steps: int
     replans: int
@@ -227,6 +231,7 @@ class RunResult:
         prices = get_settings().prices if prices is None else prices
         snapshot = store.snapshot(run_id) or {}
         nodes = store.nodes_run(run_id)
+        catalog = get_system(record.system).agents() if record.system in SYSTEMS else {}
         _, total = usage_by_step(store.events(run_id, kinds=("custom",)), prices)
         duration = record.duration_s
         if duration is None and record.started_at is not None:
@@ -237,7 +242,7 @@ class RunResult:
         return cls(
             run_id=run_id, question=record.question, status=record.status,
             reason=record.reason, final_answer=record.final_answer,
-            agents_used=list(dict.fromkeys(n for n in nodes if n not in _NOT_AGENTS)),
+            agents_used=list(dict.fromkeys(n for n in nodes if n in catalog)),
             nodes=nodes, steps=record.step_count, replans=record.replan_count,
             chart=bool(snapshot.get("chart_spec")),
             human_decisions=[str(m.get("content") or "")

@@ -32,6 +32,7 @@ from graph.models import parse_json_object
 from graph.prompts import PromptError, PromptSet, default_text, prompt_names
 from graph.settings import Settings
 from graph.store import LIVE_STATUSES, ExperimentRecord, Store
+from graph.systems import get_system
 
 if TYPE_CHECKING:
     from graph.run_service import RunService
@@ -86,6 +87,7 @@ class Variant(BaseModel):
 
 def full_prompt_texts(design: Design, variant: Variant) -> dict[str, str]:
     """Every prompt of the design's system as this variant runs it (validated)."""
+    get_system(design.system).module()  # a system declares its prompts when imported
     names = prompt_names(design.system)
     if stray := sorted(set(variant.prompts) - set(names)):
         raise ExperimentError(f"Variant {variant.name!r} sets prompt(s) that {design.system} "

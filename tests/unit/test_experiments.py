@@ -10,6 +10,7 @@ import time
 
 import pytest
 
+import graph.plan_execute  # noqa: F401  (declares the prompts read below)
 from graph.design import Design
 from graph.evals import Check, EvalQuestion, EvalSet, load_starter
 from graph.experiments import (
