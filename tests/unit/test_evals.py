@@ -25,30 +25,6 @@ from graph.tools.database import open_database
 PRICES = {"priced-model": (1.0, 2.0)}
 
 
-@pytest.fixture
-def settings(tmp_path, monkeypatch) -> Settings:
-    monkeypatch.setenv("STEPWISE_HOME", str(tmp_path))
-    get_settings.cache_clear()
-    open_database.cache_clear()
-    yield Settings(home=tmp_path, provider="scripted")
-    get_settings.cache_clear()
-    open_database.cache_clear()
-
-
-@pytest.fixture
-def store(settings) -> Store:
-    s = Store.open(settings)
-    yield s
-    s.close()
-
-
-@pytest.fixture
-def service(store, settings):
-    svc = RunService(store, settings, timeout_tick_s=0)
-    yield svc
-    svc.shutdown()
-
-
 def craft_run(store: Store, run_id: str = "r1", *, status: str = "done",
               answer: str | None = "The answer names AAPL [sql:1].",
               nodes: tuple[str, ...] = ("planner", "executor", "data_researcher", "executor",

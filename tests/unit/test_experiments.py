@@ -34,30 +34,6 @@ REPORT = "What caused the dot-com crash? Save a report."
 
 
 @pytest.fixture
-def settings(tmp_path, monkeypatch) -> Settings:
-    monkeypatch.setenv("STEPWISE_HOME", str(tmp_path))
-    get_settings.cache_clear()
-    open_database.cache_clear()
-    yield Settings(home=tmp_path, provider="scripted")
-    get_settings.cache_clear()
-    open_database.cache_clear()
-
-
-@pytest.fixture
-def store(settings) -> Store:
-    s = Store.open(settings)
-    yield s
-    s.close()
-
-
-@pytest.fixture
-def service(store, settings):
-    svc = RunService(store, settings, timeout_tick_s=0)
-    yield svc
-    svc.shutdown()
-
-
-@pytest.fixture
 def slow_service(store, tmp_path):
     """Scripted model calls take 30 ms, so runs are still going when the test acts."""
     svc = RunService(store, Settings(home=tmp_path, provider="scripted", scripted_delay_s=0.03),

@@ -37,25 +37,6 @@ class BrokenModel(ScriptedChatModel):
 
 
 @pytest.fixture
-def settings(tmp_path, monkeypatch) -> Settings:
-    """Everything (store, checkpoints, the stock database) under tmp_path, offline."""
-    monkeypatch.setenv("STEPWISE_HOME", str(tmp_path))
-    monkeypatch.setenv("STEPWISE_PROVIDER", "scripted")
-    get_settings.cache_clear()
-    open_database.cache_clear()
-    yield Settings(home=tmp_path, provider="scripted")
-    get_settings.cache_clear()
-    open_database.cache_clear()
-
-
-@pytest.fixture
-def store(settings) -> Store:
-    s = Store.open(settings)
-    yield s
-    s.close()
-
-
-@pytest.fixture
 def make_service(store, settings):
     services: list[RunService] = []
 
