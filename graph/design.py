@@ -28,6 +28,10 @@ def _default_recursion_limit() -> int:
     return get_settings().recursion_limit
 
 
+def _default_bus_timeout() -> float:
+    return get_settings().bus_timeout_s
+
+
 def _all_agents(data: dict) -> list[str]:
     return list(get_system(data.get("system", "plan_execute")).agents())
 
@@ -44,6 +48,8 @@ class Design(BaseModel):
     escalate_at_cap: bool = True  # a step at its replan cap asks a human instead of moving on
     approval_timeout_s: float = Field(600.0, ge=0)  # 0: wait for ever
     timeout_action: Literal["reject", "skip"] = "reject"
+    # supervisor_bus: how long a request may wait for its answer before it is escalated.
+    bus_timeout_s: float = Field(default_factory=_default_bus_timeout, gt=0, le=86_400)
 
     def approval_policy(self, agent: str) -> ApprovalPolicy:
         """Side-effecting agents always ask unless the design says otherwise."""

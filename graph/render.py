@@ -46,7 +46,7 @@ def to_dot(compiled, *, active: str | None = None,
         attrs = {}
         if node_id in TERMINAL:
             attrs = {"shape": "oval", "fillcolor": "#e8e8e8", "label": TERMINAL[node_id]}
-        elif node_id in ("planner", "executor"):
+        elif node_id in ("planner", "executor", "supervisor"):  # the hubs
             attrs = {"fillcolor": "#fff3c4"}
         if node_id == active:
             attrs.update({"fillcolor": "#ffd54f", "penwidth": "3", "color": "#e65100"})

@@ -21,6 +21,7 @@ from typing import Any, Callable
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.errors import GraphRecursionError
 from langgraph.types import Command
+from pydantic import BaseModel
 
 from graph.accounting import UsageRecorder
 from graph.design import Design
@@ -79,6 +80,10 @@ def _plain(value: Any) -> Any:
         return [_plain(v) for v in value]
     if value is None or isinstance(value, (str, int, float, bool)):
         return value
+    if isinstance(value, BaseModel):  # e.g. a bus Message
+        return _plain(value.model_dump())
+    if isinstance(value, (set, frozenset)):
+        return sorted((_plain(v) for v in value), key=str)
     return str(value)
 
 
@@ -203,6 +208,14 @@ TIMELINE_FIELDS = ("plan", "current_step", "agent_query", "last_reason", "replan
                    "replan_attempts", "step_status", "step_results", "human_request")
 
 
+def _timeline_fields(graph) -> tuple[str, ...]:
+    """The state fields a system's timeline shows (its ``TIMELINE_FIELDS``, if it has them)."""
+    from graph.systems import SYSTEMS
+
+    info = SYSTEMS.get(getattr(graph, "name", "") or "")
+    return getattr(info.module(), "TIMELINE_FIELDS", TIMELINE_FIELDS) if info else TIMELINE_FIELDS
+
+
 def _history(graph, thread_id: str) -> list:
     """The thread's checkpoints, oldest first."""
     return list(reversed(list(graph.get_state_history({"configurable": {"thread_id": thread_id}}))))
@@ -214,9 +227,10 @@ def checkpoint_timeline(graph, thread_id: str, last_messages: int = 3) -> list[d
     rows: list[dict] = []
     previous: dict = {}
     history = _history(graph, thread_id)
+    shown = _timeline_fields(graph)
     for i, snap in enumerate(history):
         values = snap.values or {}
-        fields = {k: _plain(values.get(k)) for k in TIMELINE_FIELDS}
+        fields = {k: _plain(values.get(k)) for k in shown}
         producer = history[i - 1].next[0] if i and history[i - 1].next else "input"
         rows.append({
             "checkpoint_id": snap.config["configurable"]["checkpoint_id"],

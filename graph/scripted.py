@@ -9,7 +9,11 @@ prompt changes its answers and whole runs work end to end with no network.
 What it can do is deliberately small: plan steps for the enabled agents, decide the
 executor's routing (including replans when a step returns nothing usable), write
 SQL for a handful of question shapes over the stock database, call search, chart and
-caption tools, and stitch a final answer from the findings with their citations.
+caption tools, and stitch a final answer from the findings with their citations. For
+supervisor_bus it recognises the supervisor by the ``"next_agent"`` key of its JSON
+example (research, then writing, then review, then FINISH), and chains a second tool
+where a worker has one (a search is followed by reading its top document, formatted
+output by saving it as a draft).
 """
 
 from __future__ import annotations
@@ -78,6 +82,8 @@ class ScriptedChatModel(BaseChatModel):
             message = AIMessage(content="", tool_calls=[_call(tool_names[0], args)])
         elif tool_names and not isinstance(messages[-1], ToolMessage):
             message = _use_tool(messages, tool_names)
+        elif tool_names and (follow := _follow_up(messages, tool_names)) is not None:
+            message = follow
         else:
             message = AIMessage(content=_answer_text(messages))
         read = sum(count_tokens(_text(m)) for m in messages)
@@ -113,6 +119,8 @@ def _answer_text(messages: list[BaseMessage]) -> str:
     prompt = _task_prompt(messages)
     if isinstance(messages[-1], ToolMessage):
         return _summarise_tool_result(messages)
+    if '"next_agent"' in prompt:
+        return json.dumps(supervisor_decision(prompt))
     if '"goto"' in prompt:
         return json.dumps(executor_decision(prompt))
     if '"agent"' in prompt and '"action"' in prompt:
@@ -381,6 +389,10 @@ TOOL_RULES = {
     "make_chart": _chart_args,
     "describe_chart": lambda request, system: {},
     "save_report": _report_args,
+    "fetch_document": lambda request, system: _fetch_args(request),
+    "format_output": lambda request, system: _format_args(request),
+    "write_draft": lambda request, system: _format_args(request),
+    "check_citations": lambda request, system: {"text": _received(request) or request},
 }
 
 
@@ -443,6 +455,8 @@ def _summarise_tool_result(messages: list[BaseMessage]) -> str:
         return _caption(content)
     if name == "save_report":
         return content
+    if name == "fetch_document":
+        return _findings_with_reading(messages, content)
     return content
 
 
@@ -513,3 +527,99 @@ def synthesize(prompt: str) -> str:
                      "from the knowledge base or the database.")
     lines.append(f"\n({LABEL}: answer assembled by rules from the findings above.)")
     return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- supervisor bus
+
+
+def supervisor_decision(prompt: str) -> dict:
+    """The supervisor_bus routing: the first offered agent that has neither answered nor
+    been ruled out, in the order offered (research, writing, review); FINISH after."""
+    offered = re.search(r'"next_agent"\s*:\s*"<?([A-Za-z_ |]+)>?"', prompt)
+    agents = [a.strip() for a in (offered.group(1) if offered else "").split("|")
+              if a.strip() and a.strip() != "FINISH"]
+    answered = re.search(r"^Answered so far: (.*)$", prompt, re.M)
+    answered_names = {a.strip() for a in (answered.group(1) if answered else "").split(",")}
+    excluded = re.search(r"^Do not ask again: (.*)$", prompt, re.M)
+    excluded_line = excluded.group(1) if excluded else ""
+    asked = re.search(r'^User question: "(.*)"\s*$', prompt, re.M)
+    question = asked.group(1) if asked else _user_query(prompt)
+    for agent in agents:
+        if agent in answered_names or re.search(rf"\b{re.escape(agent)} \(", excluded_line):
+            continue
+        return {"next_agent": agent, "task": _bus_task(agent, question),
+                "reason": f"{agent} has not answered yet; its part comes next."}
+    return {"next_agent": "FINISH", "task": "",
+            "reason": "Every agent that can help has answered or been ruled out."}
+
+
+def _bus_task(agent: str, question: str) -> str:
+    if agent == "researcher":
+        return f"Search the documents for: {question}"
+    if agent == "writer":
+        return (f'Write the answer to "{question}" from the findings you received, format '
+                "it and save it as a draft.")
+    if agent == "reviewer":
+        return f'Check that the sources cited in the material you received exist ("{question}").'
+    return f"Do your part for: {question}"
+
+
+_RECEIVED = "Messages you received for this task:"
+
+
+def _received(request: str) -> str:
+    """The forwarded messages of a bus request, without their "- from x (id):" heads."""
+    if _RECEIVED not in request:
+        return ""
+    block = request.split(_RECEIVED, 1)[1]
+    return "\n".join(re.sub(r"^- from \w+ \([^)]*\):\s*", "", line).strip()
+                     for line in block.strip().splitlines() if line.strip())
+
+
+def _format_args(request: str) -> dict:
+    title = re.search(r'answer to "(.+?)"', request)
+    return {"title": title.group(1) if title else "Answer",
+            "body": _received(request) or "(no findings were received)"}
+
+
+def _fetch_args(request: str) -> dict | str:
+    found = re.search(r"\[(kb:[^\]\s]+)\]", request)
+    if not found:
+        return "No usable results: no document id to fetch."
+    return {"doc_id": found.group(1)}
+
+
+def _follow_up(messages: list[BaseMessage], tool_names: list[str]) -> AIMessage | None:
+    """After some tools comes a second one, once: a search is followed by reading its top
+    document, formatted output by saving it as a draft."""
+    last = messages[-1]
+    name = getattr(last, "name", "") or _tool_name(messages, last)
+    follow = {"search_knowledge_base": "fetch_document", "format_output": "write_draft"}.get(name)
+    called = {c["name"] for m in messages for c in getattr(m, "tool_calls", None) or []}
+    content = _text(last)
+    if follow not in tool_names or follow in called or content.startswith(("NO RESULTS", "ERROR", "REFUSED")):
+        return None
+    if follow == "fetch_document":
+        args = _fetch_args(content)
+        if isinstance(args, str):
+            return None
+    else:
+        title = re.match(r"# (.+)", content)
+        args = {"title": title.group(1) if title else "Answer", "body": content}
+    return AIMessage(content="", tool_calls=[_call(follow, args)])
+
+
+def _findings_with_reading(messages: list[BaseMessage], content: str) -> str:
+    """The search findings, with the first sentences of the document read after them."""
+    if content.startswith("NO RESULTS"):
+        return f"No usable results: {content.splitlines()[0]}"
+    searched = next((_text(m) for m in reversed(messages) if isinstance(m, ToolMessage)
+                     and (m.name or _tool_name(messages, m)) == "search_knowledge_base"), "")
+    hits = re.findall(r"^(\[kb:[^\]]+\]) (.+)$", searched, re.M)
+    lines = content.splitlines()
+    source = lines[0].split(" ", 1)[0] if lines else ""
+    body = " ".join(line.strip() for line in lines[2:] if line.strip())
+    reading = " ".join(re.split(r"(?<=[.!?])\s+", body)[:2])[:400]
+    findings = "; ".join(f"{title} {src}" for src, title in hits[:3])
+    text = f"Findings: {findings}." if findings else "Findings:"
+    return f"{text}\nFrom {source}: {reading}"

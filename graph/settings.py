@@ -65,6 +65,9 @@ class Settings(BaseSettings):
     # Run shape (the Design page may override these per design).
     max_replans: int = Field(3, alias="STEPWISE_MAX_REPLANS", ge=0, le=20)
     recursion_limit: int = Field(60, alias="STEPWISE_RECURSION_LIMIT", ge=5, le=10_000)
+    # supervisor_bus: seconds a request on the bus may wait for its answer before the
+    # supervisor escalates it to a human.
+    bus_timeout_s: float = Field(30.0, alias="STEPWISE_BUS_TIMEOUT", gt=0, le=86_400)
 
     # Tools.
     tavily_api_key: SecretStr | None = Field(None, alias="TAVILY_API_KEY")

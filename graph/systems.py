@@ -37,7 +37,31 @@ SYSTEMS: dict[str, SystemInfo] = {
         "A Planner writes numbered steps; an Executor routes each step to one agent and "
         "asks for a new plan when a step fails (seed 000).",
         "graph.plan_execute", "graph.plan_execute.agents"),
+    "supervisor_bus": SystemInfo(
+        "supervisor_bus", "Supervisor + message bus",
+        "Agents exchange typed messages on an append-only bus; a supervisor reads its inbox "
+        "and routes, requests that time out go to a human, tools follow each role (seed 001).",
+        "graph.supervisor_bus", "graph.supervisor_bus.agents"),
 }
+
+
+def coordination_by_size(agents: int) -> str:
+    """Which coordination a team of ``agents`` working agents calls for, as one sentence
+    (seed 001, section 6; the seed's own heuristics, not rules)."""
+    if agents <= 1:
+        return (f"{agents} agent{'' if agents == 1 else 's'}: nothing to coordinate; a single "
+                "agent with a clear state schema is enough.")
+    if agents == 2:
+        return ("2 agents: a direct handoff is enough: the first writes its output to a named "
+                "field with a clear reducer and a conditional edge hands over to the second; "
+                "a supervisor would add a model call per step for little.")
+    if agents <= 5:
+        return (f"{agents} agents: a supervisor with a message bus fits: agents exchange typed "
+                "messages on an append-only channel, each tracks its inbox, and the "
+                "supervisor's routing decisions are recorded where you can inspect them.")
+    return (f"{agents} agents: consider hierarchical teams: a top supervisor delegates to "
+            "team supervisors, each over a few specialised agents, so no single supervisor "
+            "becomes the routing bottleneck.")
 
 
 def get_system(name: str) -> SystemInfo:

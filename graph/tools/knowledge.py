@@ -205,3 +205,44 @@ def search_tool(kb: KnowledgeBase, limit: int = 4) -> BaseTool:
         ),
         response_format="content_and_artifact",
     )
+
+
+def fetch_document_tool(kb: KnowledgeBase, max_chars: int = 1500) -> BaseTool:
+    """LangChain tool reading one document of ``kb`` by id; the citation as artifact."""
+
+    def fetch_document(doc_id: str) -> tuple[str, list[dict[str, str]]]:
+        doc = kb.get(doc_id.strip().strip("[]"))
+        if doc is None:
+            return (f"{NO_RESULTS} no document with id {doc_id!r} in the offline knowledge "
+                    "base.", [])
+        text = _index_text(doc)
+        if len(text) > max_chars:
+            text = text[:max_chars].rsplit(" ", 1)[0] + " …"
+        return (f"[kb:{doc.id}] {doc.title}\nSource: {doc.source} ({doc.url})\n{text}",
+                [{"id": f"kb:{doc.id}", "title": doc.title, "url": doc.url,
+                  "source": doc.source}])
+
+    return StructuredTool.from_function(
+        func=fetch_document, name="fetch_document",
+        description="Read one document of the offline knowledge base by its id (as in "
+        "[kb:some-id]). Returns its text, headed by the source id to cite.",
+        response_format="content_and_artifact")
+
+
+def check_citations_tool(kb: KnowledgeBase) -> BaseTool:
+    """LangChain tool checking that the ``[kb:...]`` ids a text cites exist in ``kb``."""
+
+    def check_citations(text: str) -> str:
+        cited = list(dict.fromkeys(re.findall(r"\[(kb:[^\]\s]+)\]", text)))
+        if not cited:
+            return "No citations to check: the text cites no [kb:...] source."
+        missing = [c for c in cited if kb.get(c) is None]
+        verdict = f"{len(cited) - len(missing)} of {len(cited)} cited sources exist"
+        if missing:
+            return f"{verdict}; missing: {', '.join(missing)}."
+        return f"{verdict}: {', '.join(f'[{c}]' for c in cited)}."
+
+    return StructuredTool.from_function(
+        func=check_citations, name="check_citations",
+        description="Check that every source id cited in a text, like [kb:some-id], exists "
+        "in the offline knowledge base. Read-only.")
