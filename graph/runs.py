@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.errors import GraphRecursionError
 from langgraph.types import Command
@@ -104,7 +106,21 @@ def open_checkpointer(settings: Settings | None = None, path: Path | None = None
     path.parent.mkdir(parents=True, exist_ok=True)
     conn = sqlite3.connect(path, check_same_thread=False)
     conn.execute("PRAGMA journal_mode=WAL")
-    return SqliteSaver(conn)
+    return SqliteSaver(conn, serde=checkpoint_serializer())
+
+
+# Our own types that live in graph state. Checkpoints load only LangGraph's safe types
+# and these: a checkpoint file cannot make us build arbitrary objects.
+STATE_TYPES = (("graph.supervisor_bus.state", "Message"),)
+
+
+def checkpoint_serializer() -> JsonPlusSerializer:
+    return JsonPlusSerializer(allowed_msgpack_modules=STATE_TYPES)
+
+
+def memory_checkpointer() -> InMemorySaver:
+    """The in-memory checkpointer a graph gets when none is given (approvals need one)."""
+    return InMemorySaver(serde=checkpoint_serializer())
 
 
 def run_question(question: str, design: Design | None = None, *,

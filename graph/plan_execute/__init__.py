@@ -11,7 +11,6 @@ from functools import lru_cache, partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
@@ -80,7 +79,9 @@ def build_graph(design: Design | None = None, *, settings: Settings | None = Non
                          destinations=_worker_destinations(name, nodes))
     builder.add_edge(START, "planner")
     # Without a checkpointer a human's approval could not pause the run: keep one in memory.
-    return builder.compile(checkpointer=checkpointer if checkpointer is not None else InMemorySaver(),
+    from graph.runs import memory_checkpointer  # graph.runs imports the systems
+
+    return builder.compile(checkpointer=checkpointer if checkpointer is not None else memory_checkpointer(),
                            name=SYSTEM)
 
 

@@ -14,7 +14,6 @@ from dataclasses import asdict, dataclass
 from functools import partial
 from typing import TYPE_CHECKING
 
-from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
@@ -63,7 +62,9 @@ def build_graph(design: Design | None = None, *, settings: Settings | None = Non
                          destinations=("supervisor",))
     builder.add_edge(START, "supervisor")
     # Without a checkpointer a human's answer could not resume the run: keep one in memory.
-    return builder.compile(checkpointer=checkpointer if checkpointer is not None else InMemorySaver(),
+    from graph.runs import memory_checkpointer  # graph.runs imports the systems
+
+    return builder.compile(checkpointer=checkpointer if checkpointer is not None else memory_checkpointer(),
                            name=SYSTEM)
 
 
