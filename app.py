@@ -16,6 +16,7 @@ page = st.navigation([
     st.Page("pages/design.py", title="Design", icon=":material/account_tree:", default=True),
     st.Page("pages/prompts.py", title="Prompts", icon=":material/edit_note:"),
     st.Page("pages/run.py", title="Run", icon=":material/play_circle:"),
+    st.Page("pages/evals.py", title="Evals", icon=":material/fact_check:"),
 ])
 widgets.sidebar()
 widgets.through_app()

@@ -1,0 +1,355 @@
+"""The Evals page: eval sets (starter offered, edited as JSON, bad JSON refused inline,
+export/import), an experiment of two variants started and compared, the baseline
+switch, rerun, stop, and the judge only with a real model."""
+
+from __future__ import annotations
+
+import json
+import statistics
+
+import pytest
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+
+import graph.plan_execute  # noqa: F401  (declares the prompts read below)
+from graph.evals import Check, EvalQuestion, EvalSet, import_eval_set, load_starter
+from graph.experiments import Variant, compare
+from graph.local_server import LocalOpenAIServer
+from graph.prompts import default_text
+from graph.settings import get_settings
+from tests.app.support import open_page, texts
+
+PAGE = "pages/evals.py"
+PLANNER = "plan_execute/planner"
+# The scripted planner plans only the agents named in this line of its prompt.
+NO_DATA_PLANNER = default_text(PLANNER).replace('"agent": "{agent_enum}"',
+                                                '"agent": "web_researcher | synthesizer"')
+CHART = "Which stock in the database grew the most between 2005 and 2009? Chart the prices."
+IBM = "Why did IBM sell its PC division to Lenovo?"
+SMALL = EvalSet(name="small", questions=[
+    EvalQuestion(question=CHART, checks=[Check(kind="answer_contains", value="AAPL"),
+                                         Check(kind="uses_agents", value=["data_researcher"])]),
+    EvalQuestion(question=IBM, checks=[Check(kind="answer_contains", value="kb:ibm-lenovo-2005")]),
+])
+
+
+def _evals():
+    return open_page(PAGE)
+
+
+def _frame(at, column):
+    """The first table on the page with this column (a name, or a (variant, name) pair)."""
+    return next(d.value for d in at.dataframe if column in list(d.value.columns))
+
+
+def _no_data_version(store):
+    return store.save_prompt_version(PLANNER, "no data", NO_DATA_PLANNER)
+
+
+def _experiment(services) -> str:
+    """SMALL run by "default" (shipped prompts) and "no data" (the planner without
+    data_researcher), straight through the run service; its id once it has finished."""
+    store, service = services
+    version = _no_data_version(store)
+    store.save_eval_set(SMALL)
+    experiment_id = service.start_experiment(
+        "small", SMALL, [Variant(name="default"),
+                         Variant.from_versions(store, "no data", [version.id])])
+    assert service.experiments.wait(experiment_id, timeout=120).status == "done"
+    return experiment_id
+
+
+# ------------------------------------------------------------------ eval sets
+
+
+def test_without_eval_sets_the_starter_set_is_offered_and_saved(home, services):
+    store, _ = services
+    at = _evals()
+    assert any("No eval set saved yet" in i.value for i in at.info)
+    at.button(key="evals:starter").click().run()
+
+    assert store.eval_set_names() == ["starter"]
+    assert store.load_eval_set("starter") == load_starter()
+    assert at.selectbox(key="evals:set").value == "starter"
+    questions = _frame(at, "Checks")
+    assert list(questions["Question"]) == [q.question for q in load_starter().questions]
+    assert "answer contains 'AAPL'" in questions["Checks"][0]
+    assert any("Saved the starter set" in s.value for s in at.success)
+
+
+def test_a_bad_eval_set_json_shows_the_reason_inline_and_is_not_saved(home, services):
+    store, _ = services
+    store.save_eval_set(SMALL)
+    at = _evals()
+    editor = at.text_area(key="evals:editor:small")
+    document = json.loads(editor.value)
+    document["questions"][1]["checks"][0] = {"kind": "max_steps", "value": -1}
+    editor.input(json.dumps(document)).run()
+
+    assert [e.value for e in at.error] == [
+        "Not valid: question 2, check 1: max_steps needs a whole number of 0 or more."]
+    assert at.button(key="evals:save").disabled
+    at.text_area(key="evals:editor:small").input('{"name": "small", "questions": [').run()
+    assert at.error[0].value.startswith("Not valid: Not valid JSON:")
+    assert store.load_eval_set("small") == SMALL
+
+
+def test_an_edited_eval_set_is_saved_and_a_new_name_saves_a_copy(home, services):
+    store, _ = services
+    store.save_eval_set(SMALL)
+    at = _evals()
+    document = json.loads(at.text_area(key="evals:editor:small").value)
+    document["questions"][1]["checks"].append({"kind": "max_replans", "value": 0})
+    at.text_area(key="evals:editor:small").input(json.dumps(document)).run()
+    assert not at.error
+    at.button(key="evals:save").click().run()
+    assert store.load_eval_set("small").questions[1].checks[-1] == Check(kind="max_replans",
+                                                                         value=0)
+
+    document["name"] = "small copy"
+    at.text_area(key="evals:editor:small").input(json.dumps(document)).run()
+    assert "Saving stores a new eval set “small copy”" in texts(at)
+    at.button(key="evals:save").click().run()
+    assert store.eval_set_names() == ["small", "small copy"]
+    assert at.selectbox(key="evals:set").value == "small copy"
+
+
+def test_a_file_that_is_not_an_eval_set_is_refused_with_the_reason(home, services):
+    store, _ = services
+    at = _evals()
+    at.file_uploader(key="evals:import").upload(
+        "plan.json", b'{"format": "stepwise-design", "design": {}}', "application/json")
+    at.run()
+    assert [e.value for e in at.error] == [
+        "plan.json was not imported: Not a Stepwise eval set file (its \"format\" is not "
+        "'stepwise-eval-set')."]
+    assert store.eval_set_names() == []
+
+
+@pytest.fixture
+def exported(monkeypatch):
+    """The bytes a page's download button hands the browser: AppTest keeps them in a media
+    storage it makes per script run; keep hold of the latest one."""
+    from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
+    from streamlit.testing.v1 import app_test
+
+    kept: list[MemoryMediaFileStorage] = []
+
+    class Keeping(MemoryMediaFileStorage):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            kept.append(self)
+
+    monkeypatch.setattr(app_test, "MemoryMediaFileStorage", Keeping)
+    return lambda button: kept[-1].get_file(
+        button.proto.url.rsplit("/", 1)[-1].split(".")[0]).content
+
+
+def test_an_exported_eval_set_imports_back_unchanged(home, services, exported):
+    store, _ = services
+    store.save_eval_set(load_starter())
+    at = _evals()
+    data = exported(at.get("download_button")[0])
+    assert import_eval_set(data) == load_starter()
+
+    at.button(key="evals:delete").click().run()
+    assert store.eval_set_names() == []
+    at.file_uploader(key="evals:import").upload("starter.json", data, "application/json")
+    at.run()
+    assert store.load_eval_set("starter") == load_starter()
+    assert any("Imported “starter” from starter.json" in s.value for s in at.success)
+
+
+# ------------------------------------------------------------------ experiments
+
+
+def test_an_experiment_of_two_variants_runs_and_its_table_matches_compare(home, services):
+    store, service = services
+    version = _no_data_version(store)
+    store.save_eval_set(SMALL)
+    at = _evals()
+    assert at.selectbox(key="evals:variant:1:planner").value == version.id  # the newest
+    at.text_input(key="evals:variant:0:name").input("default")
+    at.text_input(key="evals:variant:1:name").input("no data")
+    at.button(key="evals:start").click().run()
+
+    (record,) = store.experiments()
+    assert record.name == "small: default vs no data" and record.total == 4
+    assert [v["versions"] for v in record.variants] == [{}, {PLANNER: version.id}]
+    assert at.session_state["evals:tab"] == "Compare variants"
+    service.experiments.wait(record.id, timeout=120)
+    at.run()
+    assert not at.exception
+
+    comparison = compare(store, record.id, "default", get_settings().prices)
+    table = _frame(at, ("default", "result"))
+    assert list(table[("", "Question")]) == ["Which stock in the database grew th…",
+                                             "Why did IBM sell its PC division to…"]
+    for i, row in enumerate(comparison.rows):
+        for variant in ("default", "no data"):
+            cell = row["variants"][variant]
+            shown = table.iloc[i]
+            assert shown[(variant, "result")] == ("✓ passed" if cell["pass_rate"] == 1
+                                                  else "✗ failed")
+            assert float(shown[(variant, "steps")]) == cell["steps"]
+            assert float(shown[(variant, "replans")]) == cell["replans"]
+            assert float(shown[(variant, "LLM calls")]) == cell["llm_calls"]
+            assert float(shown[(variant, "tokens")].replace(",", "")) == cell["tokens"]
+            assert shown[(variant, "cost")] == f"${cell['cost']:.4f}"
+            assert float(shown[(variant, "latency")].removesuffix(" s")) == pytest.approx(
+                cell["latency_s"], abs=0.05)
+    # What the runs did, read from the store: only the shipped planner used the database.
+    runs = {(r["variant"], r["question_index"]): r["run_id"]
+            for r in store.experiment_runs(record.id)}
+    assert "data_researcher" in store.nodes_run(runs["default", 0])
+    assert "data_researcher" not in store.nodes_run(runs["no data", 0])
+    assert table.iloc[0][("default", "result")] == "✓ passed"
+    assert table.iloc[0][("no data", "result")] == "✗ failed"
+    assert table.iloc[0][("no data", "checks")] == "✗ ✗"
+    steps = [store.run(runs["default", q]).step_count for q in (0, 1)]
+    summary = _frame(at, "Figure").set_index("Figure")
+    assert float(summary.loc["steps", "default: mean"]) == statistics.fmean(steps)
+    assert summary.loc["pass rate", "no data: mean"] == "50% (1 of 2 runs)"
+
+    checks = _frame(at, "Check")
+    assert checks.to_dict("records")[1] == {"#": "1.2", "Question": CHART,
+                                            "Check": "uses data_researcher",
+                                            "default": "✓", "no data": "✗"}
+    links = _frame(at, "Open")
+    assert set(links["Open"]) == {f"run?run={run_id}" for run_id in runs.values()}
+    assert {p.proto.query_string for p in at.get("page_link")} >= {
+        f"run={runs['default', 0]}", f"run={runs['no data', 0]}"}  # the two runs side by side
+    assert "Judging plan quality" in texts(at)  # the scripted model cannot judge
+    assert not [b for b in at.button if (b.key or "").startswith("evals:judge")]
+
+
+def test_switching_the_baseline_switches_the_better_and_worse_marks(home, services):
+    experiment_id = _experiment(services)
+    at = _evals()
+    summary = _frame(at, "Figure").set_index("Figure")
+    assert "default vs no data" not in summary.columns
+    assert summary.loc["pass rate", "no data vs default"] == "▼ worse"
+    assert summary.loc["LLM calls", "no data vs default"] == "▲ better"
+
+    at.selectbox(key=f"evals:baseline:{experiment_id}").set_value("no data").run()
+    summary = _frame(at, "Figure").set_index("Figure")
+    assert "no data vs default" not in summary.columns
+    assert summary.loc["pass rate", "default vs no data"] == "▲ better"
+    assert summary.loc["LLM calls", "default vs no data"] == "▼ worse"
+    assert summary.loc["replans", "default vs no data"] == "= same"
+
+
+def test_rerun_makes_a_new_experiment_and_is_refused_when_the_model_settings_differ(
+        home, services):
+    store, service = services
+    experiment_id = _experiment(services)
+    at = _evals()
+    at.button(key="evals:rerun").click().run()
+    rerun = store.experiments()[0]
+    assert rerun.rerun_of == experiment_id and rerun.name == "small (rerun)"
+    assert at.selectbox(key="evals:experiment").value == rerun.id
+    service.experiments.wait(rerun.id, timeout=120)
+
+    recorded = {**store.experiment(experiment_id).settings, "resolved_provider": "openai"}
+    store._write("UPDATE experiments SET settings_json = ? WHERE id = ?",
+                 (json.dumps(recorded), experiment_id))
+    at.selectbox(key="evals:experiment").set_value(experiment_id).run()
+    at.button(key="evals:rerun").click().run()
+    assert len(store.experiments()) == 2
+    assert at.error[0].value.startswith("Cannot rerun 'small' as it ran: the model settings "
+                                        "differ from the recorded ones (resolved_provider was "
+                                        "'openai', now 'scripted')")
+
+
+def test_a_running_experiment_shows_its_progress_and_stops(home, services, monkeypatch):
+    monkeypatch.setenv("STEPWISE_SCRIPTED_DELAY", "0.3")  # read when the service is made
+    get_settings.cache_clear()
+    store, service = services
+    store.save_eval_set(SMALL)
+    at = _evals()
+    at.button(key="evals:start").click().run()
+    (record,) = store.experiments()
+    (bar,) = at.get("progress")
+    assert bar.proto.text.endswith(" of 4 runs finished")
+    assert "The comparison appears here when every run has finished." in texts(at)
+
+    at.button(key="evals:stop").click().run()
+    assert store.experiment(record.id).status == "stopped"
+    assert any(w.value.startswith("Stopped:") for w in at.warning)
+    service.experiments.wait(record.id, timeout=60)
+    at.run()
+    assert any("This experiment was stopped" in w.value for w in at.warning)
+    assert not at.get("progress")
+
+
+# ------------------------------------------------------------------ judge
+
+SCORES = {"plan_quality": {"score": 4, "reason": "Sensible steps."},
+          "plan_adherence": {"score": 5, "reason": "Followed the plan."},
+          "execution_efficiency": {"score": 3, "reason": "One wasted call."},
+          "logical_consistency": {"score": 4, "reason": "Answer matches findings."}}
+
+
+class FixedScores(BaseChatModel):
+    """A judge behind a real OpenAI-compatible endpoint that always gives SCORES."""
+
+    @property
+    def _llm_type(self) -> str:
+        return "fixed-scores"
+
+    def _generate(self, messages, stop=None, run_manager=None, **kwargs) -> ChatResult:
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(
+            content=json.dumps(SCORES)))])
+
+
+def test_with_a_real_model_a_run_is_judged_from_the_page(home, services, monkeypatch):
+    store, _ = services
+    experiment_id = _experiment(services)  # run on the scripted model
+    run_id = next(r["run_id"] for r in store.experiment_runs(experiment_id)
+                  if r["variant"] == "default" and r["question_index"] == 0)
+    with LocalOpenAIServer(FixedScores) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+        get_settings.cache_clear()
+        at = _evals()
+        assert "needs a real model" not in texts(at)
+        at.button(key=f"evals:judge:{run_id}").click().run()
+    assert store.judgement(run_id)["scores"] == SCORES
+    assert any(s.value == "Judged 1 run(s)." for s in at.success)
+    judged = next(t.value for t in at.table if "Why" in t.value.columns)
+    assert judged.to_dict("records")[0] == {"Score": "plan quality", "1-5": 4,
+                                            "Why": "Sensible steps."}
+    means = next(t.value for t in at.table if "Runs judged" in t.value.columns)
+    assert means.to_dict("records") == [{"Variant": "default", "Runs judged": 1,
+                                         "plan quality": "4", "plan adherence": "5",
+                                         "execution efficiency": "3",
+                                         "logical consistency": "4"}]
+
+
+# ------------------------------------------------------------------ what the cells say
+
+
+def test_figures_read_as_words_unknown_cost_and_repeats_included():
+    from ui import evals_view as ev
+
+    assert ev.figure("cost", None) == "unknown" and ev.figure("cost", 0.00123) == "$0.0012"
+    assert ev.figure("steps", 2.5) == "2.5" and ev.figure("steps", 3.0) == "3"
+    assert ev.figure("tokens", 12345.4) == "12,345" and ev.figure("latency_s", 1.26) == "1.3 s"
+    cell = {"runs": 2, "pass_rate": 0.5, "checks": [1.0, 0.5, 0.0], "statuses": ["done"]}
+    assert ev.result_cell(cell) == "1 of 2 passed" and ev.checks_cell(cell) == "✓ ◐ ✗"
+    waiting = {"runs": 1, "pass_rate": 0.0, "checks": [1.0], "statuses": ["waiting"]}
+    assert ev.result_cell(waiting) == "✗ failed (waiting)"
+    assert ev.result_cell({"runs": 0, "pass_rate": None, "checks": [None],
+                           "statuses": ["cancelled"]}) == "not counted (cancelled)"
+
+
+def test_the_editor_text_round_trips_and_a_whole_exported_file_may_be_pasted():
+    from graph.evals import export_eval_set
+    from ui import evals_view as ev
+
+    starter = load_starter()
+    text = ev.eval_set_text(starter)
+    assert '        {"kind": "chart_produced"},\n' in text  # one check a line, no null value
+    assert ev.parse_eval_set_text(text) == starter
+    assert ev.parse_eval_set_text(json.dumps(export_eval_set(starter))) == starter

@@ -1,0 +1,388 @@
+"""What the Evals page shows, computed without Streamlit: an eval set as editable JSON
+and as a readable table, and an experiment's comparison (``Comparison.as_dict()``) as
+table rows with figures in words ("unknown" cost, "✓ passed", "better").
+
+Kept apart from the page so the rules (what a cell says, which figure goes where) are
+testable, and the page stays a layout of widgets.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime
+
+from graph.accounting import format_cost
+from graph.evals import (CHECK_KINDS, EVAL_SET_FORMAT, EVAL_SET_VERSION, EvalSet, EvalSetError,
+                         import_eval_set, known_agents)
+from graph.store import ExperimentRecord, PromptVersion
+
+NONE = "—"
+SHIPPED = "shipped default"
+SHIPPED_ID = 0  # the "version" a variant picks for the shipped text (stored ids start at 1)
+PLANNER = "plan_execute/planner"
+EXECUTOR = "plan_execute/executor"
+VARIANT_PROMPTS = {"planner": PLANNER, "executor": EXECUTOR}
+# The figures of a run, in the order the tables show them, with their column titles.
+FIGURES = {"steps": "steps", "replans": "replans", "llm_calls": "LLM calls",
+           "tokens": "tokens", "cost": "cost", "latency_s": "latency"}
+MARK_COLOURS = {"better": "#d4f4dd", "worse": "#fbd5d5", "same": "#eeeeee",
+                "unknown": "#eeeeee"}
+RESULT_COLOURS = {"pass": "#d4f4dd", "fail": "#fbd5d5", "mixed": "#fff3b0"}
+
+
+# --------------------------------------------------------------------------- eval sets
+
+
+def check_kinds_help() -> str:
+    """What each check kind means and the value it takes, for the JSON editor."""
+    agents = ", ".join(known_agents())
+    lines = {
+        "answer_contains": '"value": "text" — the final answer contains it (any case)',
+        "answer_not_contains": '"value": "text" — the final answer does not contain it',
+        "uses_agents": f'"value": ["agent", …] — each of them ran (agents: {agents})',
+        "max_steps": '"value": 4 — the run took at most this many plan steps',
+        "max_replans": '"value": 1 — at most this many replans in all',
+        "chart_produced": "no value — the run produced a chart",
+        "no_human_help": "no value — no person had to approve or decide anything",
+    }
+    return "\n".join(f"- `{kind}`: {lines.get(kind, '')}" for kind in CHECK_KINDS)
+
+
+def eval_set_text(eval_set: EvalSet) -> str:
+    """The eval set as the JSON a person edits: its body (no file header), one check a line."""
+    def dumps(value) -> str:
+        return json.dumps(value, ensure_ascii=False)
+
+    questions = []
+    for q in eval_set.questions:
+        checks = [dumps({"kind": c.kind} if c.value is None else {"kind": c.kind, "value": c.value})
+                  for c in q.checks]
+        body = ",\n".join(f"        {c}" for c in checks)
+        questions.append(f'    {{\n      "question": {dumps(q.question)},\n      "checks": ['
+                         + (f"\n{body}\n      " if checks else "") + "]\n    }")
+    return (f'{{\n  "name": {dumps(eval_set.name)},\n'
+            f'  "description": {dumps(eval_set.description)},\n'
+            '  "questions": [\n' + ",\n".join(questions) + "\n  ]\n}\n")
+
+
+def parse_eval_set_text(text: str) -> EvalSet:
+    """The eval set in the editor's JSON: its body, or a whole exported file pasted in.
+    EvalSetError says what is wrong, in import_eval_set's words."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise EvalSetError(f"Not valid JSON: {exc}.") from None
+    if isinstance(data, dict) and "format" not in data:
+        data = {"format": EVAL_SET_FORMAT, "version": EVAL_SET_VERSION, "eval_set": data}
+    return import_eval_set(data)
+
+
+def question_rows(eval_set: EvalSet) -> list[dict]:
+    """One row per question: its number, text and checks in words."""
+    return [{"#": i, "Question": q.question,
+             "Checks": "; ".join(c.label for c in q.checks) or "(no checks: it passes when "
+                                                                "the run ends done)"}
+            for i, q in enumerate(eval_set.questions, start=1)]
+
+
+def eval_set_facts(eval_set: EvalSet) -> str:
+    checks = sum(len(q.checks) for q in eval_set.questions)
+    return f"{len(eval_set.questions)} question(s), {checks} check(s)"
+
+
+# --------------------------------------------------------------------------- variants
+
+
+# Pickers keep their choice by its label (Streamlit sends the label back), so a label
+# never holds what can change while the page is open: a status, "active".
+
+
+def version_label(version: PromptVersion | None) -> str:
+    """A version as a variant's picker shows it; None is the shipped default."""
+    if version is None:
+        return SHIPPED
+    saved = datetime.fromtimestamp(version.created_at).strftime("%Y-%m-%d %H:%M")
+    return f"{version.label} · saved {saved}"
+
+
+def active_caption(active: dict[str, PromptVersion | None]) -> str:
+    """What runs now (role -> its active version, None for the shipped text)."""
+    parts = [f"{role} “{v.label}”" if v else f"{role} shipped default"
+             for role, v in active.items()]
+    return "Active now, as the Run page runs them: " + ", ".join(parts) + "."
+
+
+def default_variant_name(index: int) -> str:
+    """A, B, C… for the variants a person has not named."""
+    return chr(ord("A") + index) if index < 26 else f"V{index + 1}"
+
+
+def experiment_name(eval_set_name: str, variant_names: list[str]) -> str:
+    return f"{eval_set_name}: {' vs '.join(variant_names)}"
+
+
+def experiment_label(record: ExperimentRecord) -> str:
+    started = datetime.fromtimestamp(record.created_at).strftime("%Y-%m-%d %H:%M:%S")
+    return f"{record.name} · started {started}"
+
+
+def variant_rows(record: ExperimentRecord, labels: dict[int, str]) -> list[dict]:
+    """What each variant of a recorded experiment ran: its Planner and Executor versions
+    (``labels``: stored version id -> label; a version deleted since shows its id)."""
+    rows = []
+    for variant in record.variants:
+        versions = variant.get("versions") or {}
+        row = {"Variant": variant["name"]}
+        for title, prompt in VARIANT_PROMPTS.items():
+            version_id = versions.get(prompt)
+            row[title.capitalize()] = (SHIPPED if version_id is None
+                                       else labels.get(version_id, f"version {version_id}"))
+        rows.append(row)
+    return rows
+
+
+# --------------------------------------------------------------------------- figures
+
+
+def number(value: float | None, decimals: int = 2) -> str:
+    """A mean as a person reads it: 3, 2.5, 2.33; "—" when there is none."""
+    if value is None:
+        return NONE
+    text = f"{value:,.{decimals}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def figure(metric: str, value: float | None) -> str:
+    """One figure in words: tokens whole, cost in dollars or "unknown", latency in s."""
+    if metric == "cost":
+        return format_cost(value)
+    if value is None:
+        return NONE
+    if metric == "tokens":
+        return f"{value:,.0f}"
+    if metric == "latency_s":
+        return f"{value:.1f} s"
+    if metric == "pass_rate":
+        return f"{value:.0%}"
+    return number(value)
+
+
+def result_cell(cell: dict) -> str:
+    """Whether a question passed with a variant: ✓/✗ for one run, "1 of 2" for repeats,
+    and the run's status when it did not end done (waiting for a human, failed)."""
+    runs, rate = cell["runs"], cell["pass_rate"]
+    if not runs:
+        return "not counted" + (f" ({', '.join(cell['statuses'])})" if cell["statuses"] else "")
+    passed = round(rate * runs)
+    if runs == 1:
+        text = "✓ passed" if passed else "✗ failed"
+    else:
+        mark = "✓ " if passed == runs else "✗ " if not passed else ""
+        text = f"{mark}{passed} of {runs} passed"
+    other = [s for s in cell["statuses"] if s != "done"]
+    return text + (f" ({', '.join(other)})" if other else "")
+
+
+def checks_cell(cell: dict) -> str:
+    """One mark per check, in the question's order: ✓ passed (every repeat), ✗ failed
+    (every repeat), ◐ passed in some repeats; "—" when no run counted."""
+    rates = cell["checks"]
+    if not rates:
+        return "no checks"
+    if any(r is None for r in rates):
+        return NONE
+    return " ".join("✓" if r == 1 else "✗" if r == 0 else "◐" for r in rates)
+
+
+def clip(text: str, limit: int = 48) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def check_colour(text: str) -> str:
+    """Green for ✓, red for ✗, yellow for a share of repeats."""
+    if text == "✓":
+        return RESULT_COLOURS["pass"]
+    if text == "✗":
+        return RESULT_COLOURS["fail"]
+    return RESULT_COLOURS["mixed"] if text.endswith("%") else ""
+
+
+def check_mark(rate: float | None) -> str:
+    if rate is None:
+        return NONE
+    if rate == 1:
+        return "✓"
+    if rate == 0:
+        return "✗"
+    return f"{rate:.0%}"
+
+
+def question_rows_compared(comparison: dict) -> list[dict]:
+    """The comparison table: one row per question; keys are (group, column) pairs, the
+    group being "" for the question and the variant's name for its figures."""
+    rows = []
+    for row in comparison["rows"]:
+        out = {("", "#"): row["question_index"] + 1, ("", "Question"): clip(row["question"], 36)}
+        for variant in comparison["variants"]:
+            cell = row["variants"][variant]
+            out[(variant, "result")] = result_cell(cell)
+            out[(variant, "checks")] = checks_cell(cell)
+            for metric, title in FIGURES.items():
+                out[(variant, title)] = figure(metric, cell[metric]) if cell["runs"] else NONE
+        rows.append(out)
+    return rows
+
+
+def check_rows(comparison: dict) -> list[dict]:
+    """Pass/fail per check: one row per question and check, one column per variant
+    (✓, ✗, or the share of repeats that passed it)."""
+    rows = []
+    for row in comparison["rows"]:
+        for i, label in enumerate(row["checks"]):
+            out = {"#": f"{row['question_index'] + 1}.{i + 1}", "Question": row["question"],
+                   "Check": label}
+            for variant in comparison["variants"]:
+                out[variant] = check_mark(row["variants"][variant]["checks"][i])
+            rows.append(out)
+    return rows
+
+
+def summary_rows(comparison: dict) -> list[dict]:
+    """The summary, one row per figure; per variant its mean and median, and for each
+    variant but the baseline how its mean compares ("better", "worse", "same",
+    "unknown") in the column ``vs_column(variant, baseline)``."""
+    summary, differences = comparison["summary"], comparison["differences"]
+    baseline = comparison["baseline"]
+    rows = []
+    for metric in ("pass_rate", *FIGURES):
+        out = {"Figure": "pass rate" if metric == "pass_rate" else FIGURES[metric]}
+        for variant in comparison["variants"]:
+            mine = summary[variant]
+            if metric == "pass_rate":
+                out[f"{variant}: mean"] = (f"{figure('pass_rate', mine['pass_rate'])} "
+                                           f"({mine['passed']} of {mine['runs']} runs)"
+                                           if mine["runs"] else NONE)
+                out[f"{variant}: median"] = ""
+            elif not mine["runs"]:
+                out[f"{variant}: mean"] = out[f"{variant}: median"] = NONE
+            else:
+                out[f"{variant}: mean"] = figure(metric, mine[metric]["mean"])
+                out[f"{variant}: median"] = figure(metric, mine[metric]["median"])
+            if variant != baseline:
+                out[vs_column(variant, baseline)] = mark(differences[variant][metric])
+        rows.append(out)
+    return rows
+
+
+def vs_column(variant: str, baseline: str) -> str:
+    return f"{variant} vs {baseline}"
+
+
+MARKS = {"better": "▲ better", "worse": "▼ worse", "same": "= same", "unknown": "? unknown"}
+
+
+def mark(verdict: str) -> str:
+    """A verdict with an arrow: up is better, whichever way the figure moved."""
+    return MARKS.get(verdict, verdict)
+
+
+def mark_colour(text: str) -> str:
+    return MARK_COLOURS.get(text.split(" ")[-1], "")
+
+
+def summary_sentence(comparison: dict) -> str:
+    """The pass rates in one line, baseline first."""
+    summary, baseline = comparison["summary"], comparison["baseline"]
+    order = [baseline] + [v for v in comparison["variants"] if v != baseline]
+    parts = [f"**{v}** {figure('pass_rate', summary[v]['pass_rate'])} "
+             f"({summary[v]['passed']} of {summary[v]['runs']})" if summary[v]["runs"]
+             else f"**{v}** no finished runs" for v in order]
+    return "Runs passed: " + " · ".join(parts)
+
+
+METRIC_LABELS = {"steps": "steps", "replans": "replans", "llm_calls": "LLM calls",
+                 "tokens": "tokens", "cost": "cost ($)", "latency_s": "latency (s)"}
+
+
+def chart_records(records: list[dict]) -> list[dict]:
+    """distribution_records with readable metric names and question numbers."""
+    return [{**r, "metric": METRIC_LABELS.get(r["metric"], r["metric"]),
+             "question": f"{r['question_index'] + 1}. {r['question']}"} for r in records]
+
+
+# --------------------------------------------------------------------------- runs
+
+
+def run_rows(records: list[dict]) -> list[dict]:
+    """The experiment's runs (run_records), each with a link to it on the Run page."""
+    return [{"Question": r["question_index"] + 1, "Variant": r["variant"],
+             "Repeat": r["repeat"] + 1, "Status": r["status"],
+             "Passed": NONE if r["passed"] is None else ("✓" if r["passed"] else "✗"),
+             "Steps": r["steps"], "Open": f"run?run={r['run_id']}"} for r in records]
+
+
+def run_choice_label(record: dict) -> str:
+    return f"{record['variant']} · repeat {record['repeat'] + 1} · run {record['run_id'][:8]}"
+
+
+def plan_rows(plan_version: dict) -> list[dict]:
+    plan = plan_version.get("plan") or {}
+    return [{"Step": int(k), "Agent": block.get("agent"), "Action": block.get("action")}
+            for k, block in sorted(plan.items(), key=lambda kv: int(kv[0]))]
+
+
+def plan_title(plan_version: dict) -> str:
+    reason = plan_version.get("reason") or ""
+    title = f"Plan v{plan_version.get('version')}"
+    if reason and reason != "initial plan":
+        title += f" — replanned at step {plan_version.get('step')}: {reason}"
+    return title
+
+
+def decision_rows(decisions: list[dict]) -> list[dict]:
+    """The Executor's decisions, parsed when they were JSON, else its words."""
+    rows = []
+    for d in decisions:
+        if d.get("goto") is not None or d.get("replan") is not None:
+            rows.append({"At step": d.get("step"), "Goes to": d.get("goto") or NONE,
+                         "Replan": "yes" if d.get("replan") else "no",
+                         "Reason": d.get("reason") or ""})
+        else:
+            rows.append({"At step": d.get("step"), "Goes to": NONE, "Replan": NONE,
+                         "Reason": " ".join(str(d.get("content") or "").split())[:300]})
+    return rows
+
+
+def judgement_rows(judgement: dict | None) -> list[dict]:
+    if not judgement:
+        return []
+    return [{"Score": metric.replace("_", " "), "1-5": value.get("score"),
+             "Why": value.get("reason") or ""}
+            for metric, value in (judgement.get("scores") or {}).items()]
+
+
+def judged_means(judgements: dict[str, list[dict]]) -> list[dict]:
+    """Mean judge score per variant and GPA metric (``judgements``: variant -> the stored
+    judgements of its runs)."""
+    rows = []
+    for variant, found in judgements.items():
+        if not found:
+            continue
+        row = {"Variant": variant, "Runs judged": len(found)}
+        metrics = dict.fromkeys(m for j in found for m in j["scores"])
+        for metric in metrics:
+            scores = [j["scores"][metric]["score"] for j in found if metric in j["scores"]]
+            row[metric.replace("_", " ")] = number(sum(scores) / len(scores))
+        rows.append(row)
+    return rows
+
+
+def json_file(document: dict) -> str:
+    return json.dumps(document, indent=2, ensure_ascii=False)
+
+
+def file_stem(name: str) -> str:
+    """A name made safe for a download's file name."""
+    return re.sub(r"[^A-Za-z0-9_-]+", "-", name).strip("-") or "eval-set"
