@@ -16,6 +16,8 @@ page = st.navigation([
     st.Page("pages/design.py", title="Design", icon=":material/account_tree:", default=True),
     st.Page("pages/prompts.py", title="Prompts", icon=":material/edit_note:"),
     st.Page("pages/run.py", title="Run", icon=":material/play_circle:"),
+    st.Page("pages/approvals.py", title="Approvals", icon=":material/front_hand:"),
+    st.Page("pages/history.py", title="History", icon=":material/history:"),
     st.Page("pages/evals.py", title="Evals", icon=":material/fact_check:"),
 ])
 widgets.sidebar()

@@ -1,9 +1,18 @@
-"""Design: which agents are on, the settings of a run, and the graph they compile to."""
+"""Design: which agents are on, the settings of a run, when a human must approve, and the
+graph they compile to; the design can be exported and imported as a JSON file."""
 
 import streamlit as st
 
+from graph.design import Design, DesignError
 from graph.plan_execute.agents import AGENTS, design_warnings
-from ui import services, widgets
+from ui import design_io, services, widgets
+
+POLICIES = {"always": "always ask", "never": "never ask",
+            "planner": "ask when the Planner flags the step"}
+TIMEOUT_ACTIONS = {"reject": "reject the step (the Planner revises it)",
+                   "skip": "skip the step"}
+WIDGETS = ("max_replans", "recursion_limit", "escalate_at_cap", "approval_timeout_s",
+           "timeout_action", *(f"agent:{a}" for a in AGENTS), *(f"approval:{a}" for a in AGENTS))
 
 widgets.require_app()
 st.title("Design")
@@ -13,6 +22,23 @@ st.markdown("The **Planner** turns a question into numbered steps; the **Executo
             "design is saved for the next run.")
 
 store = widgets.store_or_stop()
+
+
+def _import() -> None:
+    upload = st.session_state.get("design:import")
+    if upload is None:
+        return
+    try:
+        _, prompts = design_io.import_design_file(store, upload.getvalue())
+    except DesignError as exc:
+        widgets.say("design:flash", "error", f"{upload.name} was not imported: {exc}")
+        return
+    for key in WIDGETS:  # redraw every widget from the imported design
+        st.session_state.pop(key, None)
+    widgets.say("design:flash", "success",
+                f"Imported {upload.name}: it is now the saved design. {prompts}")
+
+
 saved = services.current_design()
 
 left, right = st.columns([2, 3], gap="large")
@@ -39,8 +65,6 @@ with left:
 
 design = saved.model_copy(update={"enabled_agents": enabled, "max_replans": int(max_replans),
                                   "recursion_limit": int(recursion_limit)})
-if design != saved:
-    store.save_design(design)
 
 with right:
     st.subheader("Compiled graph")
@@ -50,3 +74,44 @@ with right:
     widgets.design_graph(compiled)
     widgets.graph_legend(compiled)
     st.page_link("pages/run.py", label="Run a question with this design", icon=":material/play_arrow:")
+
+    st.subheader("Human approval")
+    st.caption("Before an agent runs a step, the run can stop and wait for a person on the "
+               "Approvals page (or the Run page) to approve, edit, reject or skip it. Agents "
+               "with side effects always ask unless you say otherwise.")
+    policies = {}
+    for column, name in zip(st.columns(2) * len(AGENTS), AGENTS):
+        policies[name] = column.selectbox(
+            name, list(POLICIES), index=list(POLICIES).index(saved.approval_policy(name)),
+            format_func=POLICIES.get, key=f"approval:{name}",
+            help="has side effects" if AGENTS[name].side_effects else None)
+    escalate = st.toggle(
+        "Ask a human when a step reaches its replan cap", value=saved.escalate_at_cap,
+        key="escalate_at_cap", help="Off: the step is skipped silently and the run moves on.")
+    timeout = st.number_input(
+        "Approval timeout, seconds (0: wait for ever)", min_value=0, max_value=7 * 24 * 3600,
+        value=int(saved.approval_timeout_s), step=60, key="approval_timeout_s")
+    timeout_action = st.radio(
+        "When nobody decides in time", list(TIMEOUT_ACTIONS), format_func=TIMEOUT_ACTIONS.get,
+        index=list(TIMEOUT_ACTIONS).index(saved.timeout_action), key="timeout_action",
+        horizontal=True, disabled=not timeout)
+
+defaults = Design(approvals={})
+design = design.model_copy(update={
+    "escalate_at_cap": escalate, "approval_timeout_s": float(timeout),
+    "timeout_action": timeout_action,
+    # only what differs from an agent's default, so a new default still reaches it
+    "approvals": {a: p for a, p in policies.items() if p != defaults.approval_policy(a)}})
+if design != saved:
+    store.save_design(design)
+
+with right:
+    st.subheader("Share the design")
+    st.caption("One JSON file: the agents, the settings and approvals on this page, and the "
+               "active prompt texts.")
+    st.download_button("Export design JSON", data=design_io.design_file(store, design),
+                       file_name="stepwise-design.json", mime="application/json",
+                       icon=":material/download:", key="design:export")
+    st.file_uploader("Import a design file (it replaces the saved design)", type=["json"],
+                     key="design:import", on_change=_import)
+    widgets.flash("design:flash")

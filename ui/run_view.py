@@ -10,13 +10,20 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from graph.accounting import Usage, format_cost, usage_by_step
 from graph.render import taken_edges
-from graph.store import RunRecord, Store
+from graph.settings import get_settings
+from graph.store import LIVE_STATUSES, SETTLED_STATUSES, RunRecord, Store
 
 POLL_S = 0.5  # how often the Run page rereads the store while a run is live
+WATCH_S = 1.0  # how often a page looks for a decision taken elsewhere (another tab, a timeout)
 
 ENDED_STEP = ("done", "skipped", "failed")
-TABLE_COLUMNS = ("Step", "Agent", "Action", "Status", "Replans", "Duration")
+ACCOUNTING_COLUMNS = ("LLM calls", "Tokens in", "Tokens out", "LLM time", "Cost")
+TABLE_COLUMNS = ("Step", "Agent", "Action", "Status", "Decision", "Replans", "Duration",
+                 *ACCOUNTING_COLUMNS)
+DECISION_WORDS = {"approve": "approved", "edit": "approved with an edited query",
+                  "reject": "rejected", "skip": "skipped", "retry": "retry asked"}
 
 
 @dataclass
@@ -28,6 +35,9 @@ class RunView:
     taken: list[tuple[str, str]]
     latest_seq: int
     durations: dict[int, float] = field(default_factory=dict)
+    decisions: list[dict] = field(default_factory=list)  # a human's (or a timeout's) answers
+    usage: dict[int | None, Usage] = field(default_factory=dict)  # per step; 0: the first plan
+    total: Usage = field(default_factory=Usage)
 
     @property
     def live(self) -> bool:
@@ -46,7 +56,7 @@ def step_durations(state_events: list[dict], end_ts: float | None) -> dict[int, 
     for event in state_events:
         for row in (event.get("data") or {}).get("rows") or []:
             step, status = row["step"], row["status"]
-            if status == "pending":
+            if status in ("pending", "waiting"):  # not started: nothing runs while a human decides
                 continue
             started.setdefault(step, event["ts"])
             if status in ENDED_STEP:
@@ -69,16 +79,81 @@ def format_duration(seconds: float | None) -> str:
     return f"{int(seconds // 60)} min {seconds % 60:02.0f} s"
 
 
-def table_rows(snapshot: dict | None, durations: dict[int, float]) -> list[dict]:
+def run_mode(status: str) -> str:
+    """What a page does about a run: poll it ("live"), watch for someone else's action
+    ("waiting" for a human, "paused" in step mode), or nothing ("ended")."""
+    if status in LIVE_STATUSES:
+        return "live"
+    return status if status in SETTLED_STATUSES else "ended"
+
+
+def decision_records(update_events: list[dict]) -> list[dict]:
+    """Every decision of the run, in order: the human node's ``approvals`` updates."""
+    found = []
+    for event in update_events:
+        if event.get("node") == "human" and not event.get("namespace"):
+            found += [r for r in (event.get("data") or {}).get("approvals") or []
+                      if isinstance(r, dict)]
+    return found
+
+
+def decision_label(record: dict) -> str:
+    """A decision in a few words for the step table: what, by whom, why."""
+    text = DECISION_WORDS.get(record.get("decision"), str(record.get("decision")))
+    if record.get("kind") == "escalation":
+        text = f"at the cap: {text}"
+    if record.get("by") == "timeout":
+        text = f"timed out, {text}"
+    if record.get("decision") in ("reject", "retry") and record.get("reason"):
+        text += f" ({record['reason']})"
+    return text
+
+
+def usage_cells(usage: Usage | None) -> dict:
+    if usage is None or not usage.calls:
+        return dict.fromkeys(ACCOUNTING_COLUMNS, "–")
+    # text, like the "–" of a step without calls: one type per column
+    return {"LLM calls": str(usage.calls), "Tokens in": f"{usage.input_tokens:,}",
+            "Tokens out": f"{usage.output_tokens:,}", "LLM time": f"{usage.latency_s:.2f} s",
+            "Cost": format_cost(usage.cost)}
+
+
+def usage_summary(total: Usage, planning: Usage | None) -> str:
+    """The run's totals in one line; the first plan's call(s) belong to no step."""
+    if not total.calls:
+        return "No model call yet."
+    cost = format_cost(total.cost)
+    if total.cost is None:
+        cost += f" (no price for {', '.join(sorted(total.unpriced))})"
+    text = (f"**Run totals:** {total.calls} LLM call(s) · {total.input_tokens:,} tokens in · "
+            f"{total.output_tokens:,} tokens out · {total.latency_s:.2f} s in the model · "
+            f"cost {cost}")
+    if planning is not None and planning.calls:
+        text += (f" — including the first plan, written before step 1: {planning.calls} "
+                 f"call(s), {planning.input_tokens + planning.output_tokens:,} tokens")
+    return text
+
+
+def table_rows(snapshot: dict | None, durations: dict[int, float],
+               decisions: list[dict] | None = None,
+               usage: dict[int | None, Usage] | None = None) -> list[dict]:
+    by_step: dict[int, list[str]] = {}
+    for record in decisions or []:
+        by_step.setdefault(record.get("step"), []).append(decision_label(record))
     rows = []
     for row in (snapshot or {}).get("rows") or []:
-        rows.append({"Step": row["step"], "Agent": row["agent"], "Action": row["action"],
-                     "Status": row["status"], "Replans": row["replans"],
-                     "Duration": format_duration(durations.get(row["step"]))})
+        # another system's rows (a request on supervisor_bus's bus) name the work "task"
+        rows.append({"Step": row["step"], "Agent": row["agent"],
+                     "Action": row.get("action", row.get("task", "")),
+                     "Status": row["status"], "Decision": "; ".join(by_step.get(row["step"], [])),
+                     "Replans": row.get("replans", 0),
+                     "Duration": format_duration(durations.get(row["step"])),
+                     **usage_cells((usage or {}).get(row["step"]))})
     return rows
 
 
-def load_run_view(store: Store, run_id: str, now: float | None = None) -> RunView | None:
+def load_run_view(store: Store, run_id: str, now: float | None = None,
+                  prices: dict | None = None) -> RunView | None:
     """Everything the run's live part of the page needs, in a handful of store reads."""
     record = store.run(run_id)
     if record is None:
@@ -87,11 +162,17 @@ def load_run_view(store: Store, run_id: str, now: float | None = None) -> RunVie
     end_ts = record.finished_at if not record.is_live else (now or time.time())
     if not record.is_live and end_ts is None:
         end_ts = record.started_at
-    durations = step_durations(store.events(run_id, kinds=("state",)), end_ts)
-    nodes = store.nodes_run(run_id)
-    return RunView(record=record, rows=table_rows(snapshot, durations), snapshot=snapshot,
-                   nodes_run=nodes, taken=taken_edges(nodes), latest_seq=store.latest_seq(run_id),
-                   durations=durations)
+    events = store.events(run_id, kinds=("state", "update", "custom"))
+    durations = step_durations([e for e in events if e["kind"] == "state"], end_ts)
+    updates = [e for e in events if e["kind"] == "update" and not e["namespace"]]
+    nodes = [e["node"] for e in updates]
+    decisions = decision_records(updates)
+    usage, total = usage_by_step([e for e in events if e["kind"] == "custom"],
+                                 get_settings().prices if prices is None else prices)
+    return RunView(record=record, rows=table_rows(snapshot, durations, decisions, usage),
+                   snapshot=snapshot, nodes_run=nodes, taken=taken_edges(nodes),
+                   latest_seq=store.latest_seq(run_id),
+                   durations=durations, decisions=decisions, usage=usage, total=total)
 
 
 def next_nodes(compiled, run_id: str) -> tuple[str, ...]:
@@ -128,6 +209,9 @@ def filter_messages(messages: list[dict], step: int | None, agent: str | None) -
 def message_title(message: dict) -> str:
     """Who sent a message to whom, and what it is, in one line."""
     kind, name, agent = message.get("type"), message.get("name"), message.get("agent")
+    if agent == "human":  # a decision on a step, by a person or by the approval timeout
+        title = "approval timeout · default decision" if name == "timeout" else "human · decision"
+        return title + (f" (step {message['step']})" if message.get("step") is not None else "")
     if kind == "human":
         title = {"user": "user · question",
                  "agent_query": f"executor → {agent} · the step's request",
@@ -145,3 +229,35 @@ def message_title(message: dict) -> str:
     if agent:
         where.append(agent)
     return title + (f" ({', '.join(where)})" if where else "")
+
+
+# What each node does with the state when it runs next (step mode explains the pause).
+NODE_ROLES = {
+    "planner": "writes the plan from the question, or revises the current step when "
+               "replan_flag is set, reading last_reason",
+    "executor": "reads the plan, current_step and the step's result, then picks the agent "
+                "to run (writing agent_query), asks for a replan, or moves on",
+    "human": "stops and asks a person to decide on the step in human_request",
+}
+
+
+def node_role(node: str) -> str:
+    return NODE_ROLES.get(node, "runs the current step: it receives agent_query and writes "
+                                "its result for the executor")
+
+
+def paused_state_rows(values: dict) -> list[dict]:
+    """The fields the next node reads, as a two-column table."""
+    plan = values.get("plan") or {}
+    step = values.get("current_step")
+    block = plan.get(str(step)) or {}
+    plan_step = f"{block.get('agent')}: {block.get('action')}" if block else "(no plan yet)"
+    rows = [("current_step", step), ("plan step", plan_step),
+            ("agent_query", values.get("agent_query")), ("last_reason", values.get("last_reason")),
+            ("replan_flag", values.get("replan_flag")),
+            ("replan_attempts", values.get("replan_attempts") or {})]
+    if values.get("human_request"):
+        request = values["human_request"]
+        rows.append(("human_request", f"{request.get('kind')} of step {request.get('step')} "
+                                      f"({request.get('agent')}): {request.get('reason')}"))
+    return [{"Field": name, "Value": "" if value is None else str(value)} for name, value in rows]

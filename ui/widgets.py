@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 
 import streamlit as st
 
@@ -53,6 +54,30 @@ def sidebar() -> None:
             return
         st.markdown(f"`{store.path}`")
         st.caption(f"open · {len(live)} run(s) in progress" if live else "open · no run in progress")
+        waiting = len(store.runs(status="waiting", limit=1000))
+        if waiting:
+            st.page_link("pages/approvals.py", icon=":material/front_hand:",
+                         label=f"{waiting} run(s) waiting for a decision")
+
+
+def say(flash_key: str, kind: str, text: str) -> None:
+    """Leave a message ("success" or "error") for the page's next run to show: a
+    callback's outcome, shown by ``flash`` where the page wants it."""
+    st.session_state[flash_key] = (kind, text, time.time())
+
+
+def flash(flash_key: str, keep_s: float = 0) -> None:
+    """Show the message left by the last action: once, or (``keep_s``) for that many
+    seconds, so a page redrawn by its watcher does not take it away before it is read."""
+    found = st.session_state.get(flash_key)
+    if not found:
+        return
+    kind, text, said_at = found
+    if not keep_s or time.time() - said_at > keep_s:
+        del st.session_state[flash_key]
+        if keep_s:
+            return
+    (st.success if kind == "success" else st.error)(text)
 
 
 def store_or_stop():
@@ -87,6 +112,8 @@ def run_status(view: RunView) -> None:
     took = format_duration(record.duration_s)
     facts = [f"status **{record.status}**", f"{len(view.rows)} step(s)",
              f"{record.replan_count} replan(s)"]
+    if record.parent_run:
+        facts.append(f"fork of run {record.parent_run[:8]}")
     if took:
         facts.append(took)
     facts.append(record.model_label)
@@ -97,11 +124,11 @@ def run_status(view: RunView) -> None:
         st.warning(f"The run was {record.status}: {record.reason}")
     elif record.status == "queued":
         st.info("Queued: it starts as soon as a worker is free.")
-    elif record.status in ("waiting", "paused"):  # stopped at a checkpoint, not ended
-        st.info(f"The run is {record.status}: {record.reason or 'it goes on when it is resumed.'}")
+    # waiting / paused: the run panel shows what it waits for and the buttons to go on
 
 
 STATUS_STYLE = {"pending": ":gray[pending]", "running": ":blue[**running**]",
+                "waiting": ":violet[**waiting**]",
                 "done": ":green[done]", "replanned": ":orange[**replanned**]",
                 "skipped": ":gray[skipped]", "failed": ":red[**failed**]"}
 
@@ -162,7 +189,7 @@ def final_answer(view: RunView) -> None:
     answer = snapshot.get("final_answer") or view.record.final_answer
     if answer:
         st.markdown(answer)
-    elif view.live:
+    elif view.live or view.record.status in ("waiting", "paused"):
         st.caption("The final answer appears here when the synthesizer has written it.")
     else:
         st.caption("This run ended without a final answer.")

@@ -38,3 +38,26 @@ def services(home):
 
     key = str(Path(home).resolve())
     return ui_services._store(key), ui_services._service(key)
+
+
+@pytest.fixture
+def downloads(monkeypatch):
+    """What a page's download buttons would hand the browser: ``downloads(button)`` is the
+    file's bytes (AppTest keeps them in a media storage it creates for each script run)."""
+    from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
+    from streamlit.testing.v1 import app_test
+
+    kept: list[MemoryMediaFileStorage] = []
+
+    class Keeping(MemoryMediaFileStorage):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            kept.append(self)
+
+    monkeypatch.setattr(app_test, "MemoryMediaFileStorage", Keeping)
+
+    def content(download_button) -> bytes:
+        file_id = download_button.proto.url.rsplit("/", 1)[-1].split(".")[0]
+        return kept[-1].get_file(file_id).content
+
+    return content

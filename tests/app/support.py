@@ -30,3 +30,51 @@ def texts(at: AppTest) -> str:
     for kind in ("markdown", "caption", "error", "warning", "info", "success", "code", "text"):
         parts += [str(el.value) for el in getattr(at, kind)]
     return "\n".join(parts)
+
+
+def button(at: AppTest, label: str, key_part: str = ""):
+    """The button with this label (and, if given, a key containing ``key_part``)."""
+    return next(b for b in at.button if b.label == label and key_part in (b.key or ""))
+
+
+def wait_status(store, run_id: str, *statuses: str, timeout: float = 60):
+    """Block until the run has one of ``statuses``; its record."""
+    import time
+
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        record = store.run(run_id)
+        if record is not None and record.status in statuses:
+            return record
+        time.sleep(0.05)
+    raise AssertionError(f"run {run_id} is {store.run(run_id).status}, not {statuses}")
+
+
+def killed_mid_run(home, question: str, nodes: int = 3, delay: float = 0.3) -> str:
+    """Start a run in a separate app-like process on ``home`` and SIGKILL that process
+    once ``nodes`` nodes have run: what a crash leaves behind. Returns the run id."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from graph.settings import Settings
+    from graph.store import Store
+
+    host = Path(__file__).resolve().parents[1] / "support_procs" / "service_host.py"
+    env = {**os.environ, "STEPWISE_HOME": str(home), "STEPWISE_SCRIPTED_DELAY": str(delay)}
+    proc = subprocess.Popen([sys.executable, str(host), question], env=env,
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        run_id = proc.stdout.readline().strip()
+        watch = Store.open(Settings(home=home))
+        deadline = time.time() + 60
+        while len(watch.nodes_run(run_id)) < nodes:
+            assert time.time() < deadline, "the run did not get going"
+            time.sleep(0.05)
+        watch.close()
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+    return run_id

@@ -6,8 +6,9 @@ import pytest
 
 from graph.design import Design
 from graph.settings import get_settings
-from tests.app.support import graph_dots, open_page, texts
+from tests.app.support import button, killed_mid_run, graph_dots, open_page, texts, wait_status
 
+REPORT = "What caused the dot-com crash? Save a report."
 CHART_QUESTION = "Which stock in the database grew the most between 2005 and 2009? Chart the prices."
 TESLA = "How did Tesla's stock do in 2008?"
 
@@ -51,7 +52,9 @@ def test_a_run_shows_its_steps_answer_citations_chart_and_graph(home, services):
     assert service.wait(run_id, timeout=60).status == "done"
     at.run()
     steps = at.table[0].value
-    assert list(steps.columns) == ["Step", "Agent", "Action", "Status", "Replans", "Duration"]
+    assert list(steps.columns) == ["Step", "Agent", "Action", "Status", "Decision", "Replans",
+                                   "Duration", "LLM calls", "Tokens in", "Tokens out",
+                                   "LLM time", "Cost"]
     assert list(steps["Agent"]) == ["data_researcher", "data_researcher", "chart_generator",
                                     "synthesizer"]
     assert {_plain(s) for s in steps["Status"]} == {"done"}
@@ -95,7 +98,8 @@ def test_messages_can_be_filtered_by_step_and_agent(home, services):
     at = open_page("pages/run.py")
     at.selectbox(key="run:msg-step").set_value(3).run()
     at.selectbox(key="run:msg-agent").set_value("chart_generator").run()
-    titles = [m.value for m in at.markdown if m.value.startswith("**") and " · " in m.value]
+    titles = [m.value for m in at.markdown if m.value.startswith("**") and " · " in m.value
+              and not m.value.startswith("**Run totals:**")]
     assert titles and all("(step 3, chart_generator)" in t for t in titles)
     assert any("make_chart(" in c.value for c in at.code)
 
@@ -137,3 +141,110 @@ def test_stop_cancels_a_live_run_and_keeps_what_it_did(slow_model, services):
     at.run()
     assert any("The run was cancelled" in w.value for w in at.warning)
     assert store.events(run_id)  # everything so far is kept
+
+
+def test_the_steps_table_counts_each_steps_model_calls_tokens_time_and_cost(home, services):
+    store, service = services
+    run_id = service.start(TESLA, Design())
+    service.wait(run_id, timeout=60)
+    at = open_page("pages/run.py")
+    steps = at.table[0].value
+    view_total = [m.value for m in at.markdown if m.value.startswith("**Run totals:**")]
+    calls_1, calls_2 = (int(c) for c in steps["LLM calls"])
+    assert calls_1 > calls_2 >= 1  # step 1 was replanned: the Planner and Executor again
+    assert all(int(t.replace(",", "")) > 0 for t in steps["Tokens in"])
+    assert set(steps["Cost"]) == {"$0.0000"}  # the offline model costs nothing, and says so
+    calls = sum(int(c) for c in steps["LLM calls"])
+    (total,) = view_total
+    # The totals add the first plan, written before step 1, to the steps' calls.
+    assert total.startswith(f"**Run totals:** {calls + 1} LLM call(s)")
+    assert "including the first plan, written before step 1: 1 call(s)" in total
+
+
+def test_a_waiting_run_is_decided_inline_and_the_decision_shows_in_table_and_messages(
+        home, services):
+    store, service = services
+    at = open_page("pages/run.py")
+    run_id = _start(at, REPORT)
+    wait_status(store, run_id, "waiting")
+    at.run()
+    assert "Waiting for your decision" in [h.value for h in at.subheader]
+    steps = at.table[0].value
+    assert _plain(steps["Status"][1]) == "waiting" and steps["Agent"][1] == "report_writer"
+    assert re.search(r"\bhuman \[[^]]*fillcolor=\"#ffd54f\"", graph_dots(at)[0])  # waits there
+    (item,) = store.pending_interrupts(run_id)
+    key = f"run:approval:{item['id']}"
+    at.text_area(key=f"{key}:query").input('Save a report titled "Inline".')
+    button(at, "Approve edited query", key).click().run()
+    assert service.wait(run_id, timeout=60).status == "done"
+    at.run()
+    steps = at.table[0].value
+    assert list(steps["Decision"]) == ["", "approved with an edited query", ""]
+    assert [_plain(s) for s in steps["Status"]] == ["done", "done", "done"]
+    at.selectbox(key="run:msg-agent").set_value("human").run()
+    assert "**human · decision (step 2)**" in [m.value for m in at.markdown]
+    assert 'Human: edit step 2 (report_writer) with the query: Save a report titled "Inline"..' \
+        in [t.value for t in at.text]
+
+
+def test_a_rejected_step_shows_rejected_with_the_reason_in_the_table(home, services):
+    store, service = services
+    run_id = service.start(REPORT, Design())
+    wait_status(store, run_id, "waiting")
+    (item,) = store.pending_interrupts(run_id)
+    service.decide(run_id, item["id"], "reject", reason="too early")
+    wait_status(store, run_id, "waiting")
+    (again,) = store.pending_interrupts(run_id)
+    service.decide(run_id, again["id"], "skip")
+    service.wait(run_id, timeout=60)
+    at = open_page("pages/run.py", run=run_id)
+    assert at.table[0].value["Decision"][1] == "rejected (too early); skipped"
+
+
+def test_step_mode_pauses_before_each_node_next_runs_one_and_continue_the_rest(home, services):
+    store, service = services
+    at = open_page("pages/run.py")
+    at.checkbox(key="run:step-mode").check()
+    run_id = _start(at, "What caused the dot-com crash?")
+    wait_status(store, run_id, "paused")
+    at.run()
+    assert "**Paused in step mode. Next node: `planner`** — it writes the plan" in texts(at)
+    button(at, "Next").click().run()
+    wait_status(store, run_id, "paused")
+    at.run()
+    assert store.nodes_run(run_id) == ["planner"]
+    assert "Next node: `executor`" in texts(at)
+    state = {r["Field"]: r["Value"] for r in at.table[0].value.to_dict("records")}
+    assert state["current_step"] == "1"
+    assert state["plan step"].startswith("web_researcher: Search the documents")
+    assert list(at.table[1].value["Agent"]) == ["web_researcher", "synthesizer"]  # the steps
+    button(at, "Next").click().run()
+    wait_status(store, run_id, "paused")
+    at.run()
+    assert store.nodes_run(run_id) == ["planner", "executor"]
+    assert "Next node: `web_researcher`" in texts(at)
+    state = {r["Field"]: r["Value"] for r in at.table[0].value.to_dict("records")}
+    assert state["agent_query"].startswith("Search the documents for")
+    assert re.search(r"\bweb_researcher \[[^]]*fillcolor=\"#ffd54f\"", graph_dots(at)[0])
+    button(at, "Continue").click().run()
+    assert service.wait(run_id, timeout=60).status == "done"
+    at.run()
+    assert not [b for b in at.button if b.label in ("Next", "Continue")]
+    assert store.nodes_run(run_id)[-1] == "synthesizer"
+
+
+def test_a_run_killed_mid_step_shows_interrupted_and_resume_finishes_it(home):
+    # A real process runs the run and is SIGKILLed mid-way; the app starts after it.
+    run_id = killed_mid_run(home, CHART_QUESTION, nodes=3)
+    at = open_page("pages/run.py", run=run_id)
+    assert any("The run was interrupted: The app stopped while this run was in progress." in w.value
+               for w in at.warning)
+    _button(at, "Resume").click().run()
+    from ui import services
+
+    record = services.service().wait(run_id, timeout=120)
+    assert record.status == "done", record.reason
+    at.run()
+    assert not [b for b in at.button if b.label == "Resume"]
+    assert "status **done**" in texts(at)
+    assert {_plain(s) for s in at.table[0].value["Status"]} == {"done"}

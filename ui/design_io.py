@@ -1,0 +1,50 @@
+"""A design as a file: what the Design page's export downloads and its import accepts.
+
+A design file carries the prompts too, but runs read prompts from the active prompt
+versions (the Prompts page). So the export writes the active texts into the file, and
+an import makes the file's texts the active versions again (saved as new versions,
+nothing overwritten) and the shipped defaults active for the prompts the file leaves out.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+
+from graph.design import Design, DesignError, export_design, import_design
+from graph.prompts import default_text, prompt_names
+from graph.store import Store
+
+
+def design_file(store: Store, design: Design) -> str:
+    """The JSON text of ``design`` with the prompt texts runs use now."""
+    with_prompts = design.model_copy(update={"prompts": store.active_prompt_texts()})
+    return json.dumps(export_design(with_prompts), ensure_ascii=False, indent=2)
+
+
+def import_design_file(store: Store, raw: bytes) -> tuple[Design, str]:
+    """Make an uploaded file the saved design; DesignError says why a file is refused.
+    Returns the design and a sentence saying what became of the prompts."""
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise DesignError(f"The file is not JSON text: {exc}.") from None
+    design = import_design(data)
+    label = f"imported {datetime.now():%Y-%m-%d %H:%M}"
+    active = store.active_prompts()
+    changed = []
+    for name in prompt_names(design.system):
+        text = design.prompts.get(name)
+        current = active[name].text if name in active else default_text(name)
+        if text is None:
+            if name in active:
+                store.set_active_prompt(name, None)
+                changed.append(f"{name.rsplit('/', 1)[-1]} (shipped default)")
+        elif text != current:
+            version = store.save_prompt_version(name, label, text)
+            store.set_active_prompt(name, version.id)
+            changed.append(f"{name.rsplit('/', 1)[-1]} (version “{label}”)")
+    store.save_design(design.model_copy(update={"prompts": {}}))
+    prompts = ("Active prompts changed: " + ", ".join(changed) + "."
+               if changed else "The active prompts already matched the file.")
+    return design, prompts

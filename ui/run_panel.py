@@ -1,0 +1,151 @@
+"""One run, as the Run and History pages show it: its status and the actions it allows
+(stop, resume, next, continue, decide), its step table with decisions and accounting,
+the answer, the graph, the plan's history and the messages.
+
+While the run goes, only this part of the page is redrawn (a fragment polling the
+store). A run that waits for a human or is paused in step mode is not polled; a small
+watcher redraws the page when someone else moves it on (another tab, the Approvals
+page, an approval timeout).
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from graph.design import Design
+from graph.store import Store
+from ui import approvals, services, widgets
+from ui.run_view import (POLL_S, WATCH_S, filter_messages, load_run_view, message_filters,
+                         node_role, paused_state_rows, run_mode, usage_summary)
+
+RESUMABLE = ("interrupted", "failed", "cancelled")
+
+
+def show(store: Store, run_id: str, key: str, seen_status: str | None = None) -> None:
+    """The run's view; ``key`` keeps this page's widgets apart from another page's.
+
+    ``seen_status``: the status the page has already shown (in a run list, say). Polling
+    follows it, so a run that ended meanwhile is noticed and the whole page redrawn."""
+    record = store.run(run_id)
+    if record is None:
+        st.warning("This run is no longer in the store.")
+        return
+    status = seen_status or record.status
+    mode = run_mode(status)
+    st.fragment(run_every=POLL_S if mode == "live" else None)(_panel)(store, run_id, mode, key)
+    if mode in ("waiting", "paused"):
+        st.fragment(run_every=WATCH_S)(_watch)(store, run_id, status, store.latest_seq(run_id))
+
+
+def _watch(store: Store, run_id: str, status: str, seq: int) -> None:
+    record = store.run(run_id)
+    if record is None or record.status != status or store.latest_seq(run_id) != seq:
+        st.rerun()
+
+
+def _checkpoint(compiled, run_id: str) -> tuple[tuple[str, ...], dict]:
+    """The nodes the run's last checkpoint runs next, and the state they will read."""
+    if compiled is None:
+        return (), {}
+    try:
+        snap = compiled.get_state({"configurable": {"thread_id": run_id}})
+    except Exception:  # no checkpoint (an imported run), or one this build cannot read
+        return (), {}
+    return tuple(snap.next), dict(snap.values or {})
+
+
+def _stop(run_id: str, key: str) -> None:
+    if not services.service().cancel(run_id):
+        widgets.say(f"{key}:flash", "error", "That run is not in progress any more.")
+
+
+def _resume(run_id: str, key: str, step_mode: bool = False) -> None:
+    try:
+        services.service().resume(run_id, step_mode=step_mode)
+    except (ValueError, KeyError) as exc:
+        widgets.say(f"{key}:flash", "error", str(exc))
+
+
+def _panel(store: Store, run_id: str, mode: str, key: str) -> None:
+    view = load_run_view(store, run_id)
+    if view is None:
+        st.warning("This run is no longer in the store.")
+        return
+    if run_mode(view.record.status) != mode:
+        st.rerun()  # it ended, paused or went on: redraw the whole page once
+    status = view.record.status
+    try:
+        compiled = services.compiled_graph(Design.model_validate(view.record.design))
+    except Exception as exc:  # a design this version of the app cannot build
+        compiled, graph_problem = None, str(exc)
+    else:
+        graph_problem = ""
+    upcoming, values = _checkpoint(compiled, run_id)
+
+    facts, actions = st.columns([5, 2], vertical_alignment="center")
+    with facts:
+        widgets.run_status(view)
+    if mode == "live":
+        actions.button("Stop", on_click=_stop, args=(run_id, key), icon=":material/stop:",
+                       key=f"{key}:stop")
+    elif status in RESUMABLE and upcoming:
+        actions.button("Resume", on_click=_resume, args=(run_id, key), type="primary",
+                       icon=":material/play_arrow:", key=f"{key}:resume",
+                       help=f"Go on from the last checkpoint: {', '.join(upcoming)} runs next.")
+    widgets.flash(f"{key}:flash")
+
+    if status == "waiting":
+        st.subheader("Waiting for your decision")
+        for item in store.pending_interrupts(run_id):
+            approvals.approval_card({"run_id": run_id, "question": view.record.question, **item},
+                                    key=f"{key}:approval:{item['id']}", flash_key=f"{key}:flash",
+                                    design=view.record.design)
+    elif status == "paused":
+        _paused(run_id, upcoming, values, key)
+
+    st.subheader("Steps")
+    widgets.step_table(view)
+    st.markdown(usage_summary(view.total, view.usage.get(0)))
+    left, right = st.columns(2, gap="large")
+    with left:
+        st.subheader("Answer")
+        with st.container(key=f"{key}-answer"):
+            widgets.final_answer(view)
+    with right:
+        st.subheader("Graph")
+        if compiled is None:
+            st.caption(f"The graph of this run cannot be drawn: {graph_problem}")
+        else:
+            active = upcoming[0] if upcoming and mode != "ended" else None
+            widgets.design_graph(compiled, active=active, taken=view.taken)
+            st.caption("Orange: the node running now (or next, when the run waits) and the "
+                       "edges taken so far.")
+
+    st.subheader("Plan history")
+    widgets.plan_history(view)
+
+    st.subheader("Messages")
+    messages = store.messages(run_id)
+    steps, agents = message_filters(messages)
+    by_step, by_agent = st.columns(2)
+    step = by_step.selectbox("Step", [None, *steps], key=f"{key}:msg-step",
+                             format_func=lambda s: "all steps" if s is None else f"step {s}")
+    agent = by_agent.selectbox("Agent", [None, *agents], key=f"{key}:msg-agent",
+                               format_func=lambda a: "all agents" if a is None else a)
+    widgets.message_list(filter_messages(messages, step, agent))
+
+
+def _paused(run_id: str, upcoming: tuple[str, ...], values: dict, key: str) -> None:
+    """Step mode: which node runs next, what it will read, and the buttons to go on."""
+    with st.container(border=True, key=f"{key}-paused"):
+        node = upcoming[0] if upcoming else "?"
+        st.markdown(f"**Paused in step mode. Next node: `{node}`** — it {node_role(node)}.")
+        st.caption("The state it will read:")
+        st.table(paused_state_rows(values), hide_index=True)
+        step, run_on, _ = st.columns([1, 1, 4])
+        step.button("Next", type="primary", on_click=_resume, args=(run_id, key, True),
+                    icon=":material/skip_next:", key=f"{key}:next", width="stretch",
+                    help="Run this one node, then pause again.")
+        run_on.button("Continue", on_click=_resume, args=(run_id, key, False),
+                      icon=":material/fast_forward:", key=f"{key}:continue", width="stretch",
+                      help="Run to the end without pausing (a decision may still be asked).")
