@@ -52,15 +52,15 @@ def app_home(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("e2e-home")
 
 
-@contextmanager
-def serve(home: Path):
-    """``streamlit run app.py`` on a free loopback port with ``home`` as STEPWISE_HOME."""
+def start_app(home: Path, port: int | None = None) -> tuple[subprocess.Popen, str]:
+    """Start ``streamlit run app.py`` on a loopback port with ``home`` as STEPWISE_HOME and
+    wait until it answers; the process and its URL. The caller stops (or kills) it."""
     log = home / "streamlit.log"
-    port = _free_port()
+    port = port or _free_port()
     env = {k: v for k, v in os.environ.items()
            if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "TAVILY_API_KEY", "STEPWISE_PROVIDER")}
     env.update(STEPWISE_HOME=str(home), STEPWISE_SCRIPTED_DELAY=SCRIPTED_DELAY_S)
-    with open(log, "w") as out:
+    with open(log, "a") as out:
         process = subprocess.Popen(
             [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
              "--server.port", str(port), "--server.address", "127.0.0.1",
@@ -69,13 +69,29 @@ def serve(home: Path):
     url = f"http://127.0.0.1:{port}"
     try:
         _wait_healthy(url, process, log)
+    except BaseException:
+        process.kill()
+        raise
+    return process, url
+
+
+def stop_app(process: subprocess.Popen) -> None:
+    process.terminate()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=10)
+
+
+@contextmanager
+def serve(home: Path):
+    """``streamlit run app.py`` on a free loopback port with ``home`` as STEPWISE_HOME."""
+    process, url = start_app(home)
+    try:
         yield url
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
+        stop_app(process)
 
 
 @pytest.fixture(scope="session")

@@ -68,7 +68,7 @@ def test_unticking_an_agent_removes_its_node_from_the_drawn_graph(page, app_url)
 
     web.click()  # back to the full design for the other tests
     expect(_graph_node(page, "web_researcher")).to_have_count(1)
-    _shoot(page, "design.png", height=1150)
+    _shoot(page, "design.png", height=1500)
 
 
 def test_editing_the_planner_prompt_changes_the_preview_and_saves_a_listed_version(page, app_url):
@@ -150,4 +150,4 @@ def test_a_bookmarked_run_page_opens_inside_the_app_on_a_fresh_server(page, fres
     sidebar = page.locator('[data-testid="stSidebar"]')
     expect(sidebar).to_contain_text("offline scripted model")
     expect(sidebar.get_by_role("link", name="Design")).to_be_visible()
-    expect(sidebar.get_by_role("link", name="app")).to_have_count(0)
+    expect(sidebar.get_by_role("link", name="app", exact=True)).to_have_count(0)

@@ -1,0 +1,174 @@
+"""A person in the loop, in a real browser: approving a flagged step with an edited query,
+forking a run from the History page, exporting and importing it, and walking a run
+node by node in step mode.
+
+Screenshots: docs/screenshots/approvals.png and history.png.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+
+from playwright.sync_api import expect
+
+from graph.store import FILE_NAME, Store
+from tests.e2e.test_app_in_browser import _answer, _run_in_url, _shoot
+
+ASK_EACH_STEP = "What caused the dot-com crash? Ask me before each step."
+EDITED = "Search the documents for: the dot-com bubble and the Nasdaq crash of 2000"
+TESLA = "How did Tesla's stock do in 2008?"
+NEW_PLAN = {"1": {"agent": "web_researcher",
+                  "action": "Search the documents for: the 2008 financial crisis"},
+            "2": {"agent": "synthesizer", "action": "Answer from the findings."}}
+QUERY_LABEL = "Query the agent will get (edit it, then Approve edited query)"
+
+
+def _store(home: Path) -> Store:
+    return Store(Path(home) / FILE_NAME)
+
+
+def _wait_status(store: Store, run_id: str, status: str, timeout: float = 60):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if (record := store.run(run_id)) and record.status == status:
+            return record
+        time.sleep(0.1)
+    raise AssertionError(f"run {run_id} is {store.run(run_id).status}, not {status}")
+
+
+def _ask(page, app_url: str, store: Store, question: str, step_mode: bool = False) -> str:
+    """Type a question on the Run page and press Run; the new run's id (a run the store
+    did not hold before, once the page has put it in the address)."""
+    earlier = {r.id for r in store.runs(limit=10_000)}
+    page.goto(app_url + "/run")
+    box = page.get_by_label("Question")
+    box.fill(question)
+    box.press("Control+Enter")
+    expect(box).to_have_value(question)
+    if step_mode:
+        page.locator('[data-testid="stCheckbox"]').filter(has_text="Step mode").click()
+        expect(page.get_by_role("checkbox", name="Step mode")).to_be_checked()
+    page.wait_for_timeout(300)
+    page.get_by_role("button", name="Run", exact=True).click()
+    page.wait_for_url(lambda url: _run_in_url(url) not in (None, *earlier))
+    return _run_in_url(page.url)
+
+
+def _steps_table(page):
+    return page.locator('[data-testid="stTable"]').filter(has_text="Tokens in").first
+
+
+def test_a_flagged_step_is_approved_with_an_edited_query_on_the_approvals_page(
+        page, app_url, app_home):
+    store = _store(app_home)
+    run_id = _ask(page, app_url, store, ASK_EACH_STEP)
+    _wait_status(store, run_id, "waiting")
+    expect(page.get_by_role("heading", name="Waiting for your decision")).to_be_visible()
+
+    page.goto(app_url + "/approvals")
+    (pending,) = store.pending_interrupts(run_id)
+    card = page.locator(f".st-key-approval-{pending['id']}")
+    expect(card).to_contain_text("Step 1 · web_researcher")
+    expect(card).to_contain_text(ASK_EACH_STEP)
+    expect(card).to_contain_text("The Planner flagged this step")
+    query = card.get_by_label(QUERY_LABEL)
+    expect(query).to_have_value(re.compile(r"^Search the documents for: What caused"))
+    query.fill(EDITED)
+    query.press("Control+Enter")
+    expect(query).to_have_value(EDITED)
+    _shoot(page, "approvals.png", height=900)
+
+    card.get_by_role("button", name="Approve edited query").click()
+    expect(page.get_by_text("Approved with your query step 1 (web_researcher)")).to_be_visible()
+    expect(page.get_by_text("Nothing is waiting for a decision")).to_be_visible(timeout=30_000)
+    assert _wait_status(store, run_id, "done").status == "done"
+
+    page.goto(app_url + f"/run?run={run_id}")
+    table = _steps_table(page)
+    expect(table).to_contain_text("approved with an edited query")
+    expect(_answer(page)).to_be_visible()
+    expect(page.get_by_text(f"Human: edit step 1 (web_researcher) with the query: {EDITED}")) \
+        .to_be_visible()
+    asked = [m["content"] for m in store.messages(run_id, step=1, agent="web_researcher")
+             if m["name"] == "agent_query"]
+    assert asked[0].startswith(EDITED)
+
+
+def test_a_fork_from_the_history_page_runs_on_with_another_plan(page, app_url, app_home, tmp_path):
+    store = _store(app_home)
+    run_id = _ask(page, app_url, store, TESLA)
+    _wait_status(store, run_id, "done")
+
+    page.goto(app_url + f"/history?run={run_id}")
+    expect(page.get_by_role("combobox", name="Open a run")).to_have_value(
+        re.compile(rf"^{run_id[:8]} · "))
+    page.get_by_role("tab", name="Checkpoint timeline").click()
+    expect(page.get_by_text("Yellow cells changed since the previous checkpoint")).to_be_visible()
+    page.get_by_role("tab", name="Fork or replay").click()
+    plan = page.get_by_label("Plan (JSON)")
+    expect(plan).to_contain_text('"agent": "data_researcher"')
+    plan.fill(json.dumps(NEW_PLAN, indent=2))
+    plan.press("Control+Enter")
+    page.get_by_role("button", name="Run on as a new run").click()
+    started = page.get_by_text(re.compile(rf"^Started run ([0-9a-f]{{8}}): a fork of {run_id[:8]}"))
+    expect(started).to_be_visible()
+    short = re.search(r"Started run ([0-9a-f]{8})", started.inner_text()).group(1)
+    (fork,) = [r for r in store.runs() if r.id.startswith(short)]
+    record = _wait_status(store, fork.id, "done")
+    assert record.parent_run == run_id
+    assert [r["action"] for r in store.snapshot(fork.id)["rows"]] == \
+        [s["action"] for s in NEW_PLAN.values()]
+    assert [r["action"] for r in store.snapshot(run_id)["rows"]] != \
+        [s["action"] for s in NEW_PLAN.values()]
+    runs_table = page.locator('[data-testid="stDataFrame"]').first
+    expect(page.get_by_role("combobox", name="Open a run")).to_have_value(re.compile(rf"^{short} · "))
+    page.get_by_role("tab", name="Run", exact=True).click()
+    expect(_steps_table(page)).to_contain_text("the 2008 financial crisis", timeout=30_000)
+    expect(runs_table).to_be_visible()
+
+    # Export the fork as a file and import it back: it is listed as one more run.
+    # The page redraws itself once the fork has ended, so the file holds the finished run.
+    expect(page.get_by_text(re.compile(r"^open · no run in progress"))).to_be_visible()
+    page.get_by_role("tab", name="Export").click()
+    with page.expect_download() as download:
+        page.get_by_role("button", name="Export run JSON").click()
+    saved = tmp_path / download.value.suggested_filename
+    download.value.save_as(saved)
+    exported = json.loads(saved.read_text())
+    assert exported["run"]["id"] == fork.id and exported["format"] == "stepwise-run"
+    assert exported["run"]["status"] == "done"
+    page.get_by_text("Import a run from a JSON export").click()
+    page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(saved))
+    expect(page.get_by_text(re.compile(rf"^Imported {saved.name} as run"))).to_be_visible()
+    assert sum(r.question == TESLA for r in store.runs()) >= 3
+
+    page.goto(app_url + f"/history?run={fork.id}")
+    expect(page.get_by_text(f"fork of {run_id[:8]} at checkpoint", exact=False)).to_be_visible()
+    page.get_by_role("tab", name="Checkpoint timeline").click()
+    expect(page.get_by_text("Changed by")).to_be_visible()
+    _shoot(page, "history.png", height=1500)
+
+
+def test_a_step_mode_run_is_walked_node_by_node_with_next(page, app_url, app_home):
+    store = _store(app_home)
+    run_id = _ask(page, app_url, store, "What caused the dot-com crash?", step_mode=True)
+    paused = page.locator(".st-key-run-paused")
+    expect(paused).to_contain_text("Next node: planner")
+    walked = []
+    for expected_next in ("executor", "web_researcher", "executor"):
+        page.get_by_role("button", name="Next", exact=True).click()
+        expect(paused).to_contain_text(f"Next node: {expected_next}", timeout=30_000)
+        walked.append(list(store.nodes_run(run_id)))
+        if expected_next == "web_researcher":
+            expect(paused).to_contain_text("agent_query")
+            expect(paused).to_contain_text("Search the documents for: What caused")
+    assert walked == [["planner"], ["planner", "executor"],
+                      ["planner", "executor", "web_researcher"]]
+    expect(_steps_table(page)).to_contain_text("web_researcher")
+    page.get_by_role("button", name="Continue", exact=True).click()
+    expect(_answer(page)).to_be_visible(timeout=30_000)
+    expect(page.get_by_text(re.compile(r"^status done"))).to_be_visible()
+    assert store.run(run_id).status == "done"
