@@ -3,7 +3,9 @@
     streamlit run app.py
 
 The entry point only lays out the navigation and the sidebar; each page is a thin
-file in ``pages/`` that calls the engine in ``graph/``.
+file in ``app_pages/`` that calls the engine in ``graph/``. (Not ``pages/``: Streamlit
+treats a folder of that name as a legacy multipage app, and a first request for
+``/run`` on a fresh server would run that page alone, outside this navigation.)
 """
 
 import streamlit as st
@@ -13,13 +15,12 @@ from ui import widgets
 st.set_page_config(page_title="Stepwise", page_icon=":material/account_tree:", layout="wide")
 
 page = st.navigation([
-    st.Page("pages/design.py", title="Design", icon=":material/account_tree:", default=True),
-    st.Page("pages/prompts.py", title="Prompts", icon=":material/edit_note:"),
-    st.Page("pages/run.py", title="Run", icon=":material/play_circle:"),
-    st.Page("pages/approvals.py", title="Approvals", icon=":material/front_hand:"),
-    st.Page("pages/history.py", title="History", icon=":material/history:"),
-    st.Page("pages/evals.py", title="Evals", icon=":material/fact_check:"),
+    st.Page("app_pages/design.py", title="Design", icon=":material/account_tree:", default=True),
+    st.Page("app_pages/prompts.py", title="Prompts", icon=":material/edit_note:"),
+    st.Page("app_pages/run.py", title="Run", icon=":material/play_circle:"),
+    st.Page("app_pages/approvals.py", title="Approvals", icon=":material/front_hand:"),
+    st.Page("app_pages/history.py", title="History", icon=":material/history:"),
+    st.Page("app_pages/evals.py", title="Evals", icon=":material/fact_check:"),
 ])
 widgets.sidebar()
-widgets.through_app()
 page.run()

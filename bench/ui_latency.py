@@ -171,7 +171,7 @@ def time_app_test(run_id: str, repeat: int) -> list[float]:
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
     at.query_params["run"] = run_id
     at.run()
-    at.switch_page("pages/run.py").run()  # warm: imports and caches
+    at.switch_page("app_pages/run.py").run()  # warm: imports and caches
     assert not at.exception, [e.value for e in at.exception]
     assert len(at.table[0].value) > 0
     for _ in range(repeat):

@@ -111,5 +111,5 @@ def approval_card(item: dict, *, key: str, flash_key: str, design: dict | None =
                               args=(item, "retry", key, flash_key), icon=":material/replay:",
                               width="stretch", help="Grant one more replan of this step.")
         if link_run:
-            st.page_link("pages/run.py", label="Watch this run", icon=":material/play_circle:",
+            st.page_link("app_pages/run.py", label="Watch this run", icon=":material/play_circle:",
                          query_params={"run": item["run_id"]})

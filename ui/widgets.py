@@ -13,29 +13,6 @@ from ui.run_view import RunView, message_title, plan_history_rows
 
 MESSAGES_SHOWN = 40
 MESSAGE_CHARS = 1200
-_THROUGH_APP = "stepwise:through-app"
-
-
-def through_app() -> None:
-    """app.py marks the session before it runs a page (see ``require_app``)."""
-    st.session_state[_THROUGH_APP] = True
-
-
-def require_app() -> None:
-    """Make sure this page runs inside app.py (its navigation, sidebar and layout).
-
-    On a fresh server, until some script calls ``st.navigation``, Streamlit treats the
-    ``pages/`` folder the legacy way: the first request for ``/run`` (a bookmark, a
-    reload after a restart) runs ``pages/run.py`` alone. Switch that mode off, as
-    ``st.navigation`` itself does, and rerun through app.py on the same URL.
-    """
-    if not st.session_state.get(_THROUGH_APP):
-        from streamlit.runtime.pages_manager import PagesManager
-
-        PagesManager.uses_pages_directory = False
-        st.rerun()
-
-
 def sidebar() -> None:
     """The model in use and where everything is kept, on every page."""
     with st.sidebar:
@@ -56,7 +33,7 @@ def sidebar() -> None:
         st.caption(f"open · {len(live)} run(s) in progress" if live else "open · no run in progress")
         waiting = len(store.runs(status="waiting", limit=1000))
         if waiting:
-            st.page_link("pages/approvals.py", icon=":material/front_hand:",
+            st.page_link("app_pages/approvals.py", icon=":material/front_hand:",
                          label=f"{waiting} run(s) waiting for a decision")
 
 

@@ -22,7 +22,7 @@ def _card_key(service, run_id) -> str:
 
 
 def test_with_nothing_pending_the_page_says_so_and_does_not_poll(home):
-    at = open_page("pages/approvals.py")
+    at = open_page("app_pages/approvals.py")
     assert any(i.value.startswith("Nothing is waiting for a decision.") for i in at.info)
     assert not [b for b in at.button]
 
@@ -30,7 +30,7 @@ def test_with_nothing_pending_the_page_says_so_and_does_not_poll(home):
 def test_each_pending_approval_shows_its_run_step_agent_kind_query_reason_and_age(home, services):
     store, service = services
     first, second = _waiting(services), _waiting(services, IBM)
-    at = open_page("pages/approvals.py")
+    at = open_page("app_pages/approvals.py")
     shown = texts(at)
     assert "2 decision(s) waiting, oldest first." in shown
     assert shown.count("**Step 2 · report_writer** · approval before the step runs") == 2
@@ -47,7 +47,7 @@ def test_each_pending_approval_shows_its_run_step_agent_kind_query_reason_and_ag
 def test_approve_runs_the_step_and_the_run_finishes_with_the_decision_recorded(home, services):
     store, service = services
     run_id = _waiting(services)
-    at = open_page("pages/approvals.py")
+    at = open_page("app_pages/approvals.py")
     button(at, "Approve", _card_key(service, run_id)).click().run()
     assert any("Approved step 2 (report_writer)" in s.value for s in at.success)
     assert service.wait(run_id, timeout=60).status == "done"
@@ -61,7 +61,7 @@ def test_approve_runs_the_step_and_the_run_finishes_with_the_decision_recorded(h
 def test_an_edited_query_is_what_the_agent_gets(home, services):
     store, service = services
     run_id = _waiting(services)
-    at = open_page("pages/approvals.py")
+    at = open_page("app_pages/approvals.py")
     key = _card_key(service, run_id)
     at.text_area(key=f"{key}:query").input('Save a report titled "Bubble lessons".')
     button(at, "Approve edited query", key).click().run()
@@ -75,7 +75,7 @@ def test_an_edited_query_is_what_the_agent_gets(home, services):
 def test_approve_edited_query_with_the_query_unchanged_asks_for_an_edit(home, services):
     store, service = services
     run_id = _waiting(services)
-    at = open_page("pages/approvals.py")
+    at = open_page("app_pages/approvals.py")
     button(at, "Approve edited query", _card_key(service, run_id)).click().run()
     assert any("The query is unchanged" in e.value for e in at.error)
     assert store.run(run_id).status == "waiting"
@@ -84,7 +84,7 @@ def test_approve_edited_query_with_the_query_unchanged_asks_for_an_edit(home, se
 def test_reject_needs_a_reason_then_the_planner_revises_the_step(home, services):
     store, service = services
     run_id = _waiting(services)
-    at = open_page("pages/approvals.py")
+    at = open_page("app_pages/approvals.py")
     key = _card_key(service, run_id)
     button(at, "Reject", key).click().run()
     assert any("Say why you reject the step" in e.value for e in at.error)
@@ -103,7 +103,7 @@ def test_reject_needs_a_reason_then_the_planner_revises_the_step(home, services)
 def test_skip_moves_on_without_running_the_step(home, services):
     store, service = services
     run_id = _waiting(services)
-    at = open_page("pages/approvals.py")
+    at = open_page("app_pages/approvals.py")
     button(at, "Skip", _card_key(service, run_id)).click().run()
     assert service.wait(run_id, timeout=60).status == "done"
     rows = store.snapshot(run_id)["rows"]
@@ -121,7 +121,7 @@ def test_an_escalation_at_the_replan_cap_can_be_retried(home, services):
     store, service = services
     service.model_factory = lambda role: RewritingModel(rewrite=_replans_once_too_many)
     run_id = _waiting(services, "What caused the dot-com crash?", Design(max_replans=1))
-    at = open_page("pages/approvals.py")
+    at = open_page("app_pages/approvals.py")
     key = _card_key(service, run_id)
     assert "escalation: the step reached its replan cap" in texts(at)
     assert "replan cap (1)" in texts(at)
@@ -136,7 +136,7 @@ def test_an_escalation_at_the_replan_cap_can_be_retried(home, services):
 def test_answering_an_approval_someone_else_answered_says_it_is_no_longer_pending(home, services):
     store, service = services
     run_id = _waiting(services)
-    at = open_page("pages/approvals.py")
+    at = open_page("app_pages/approvals.py")
     key = _card_key(service, run_id)
     (item,) = service.pending_approvals()
     service.decide(run_id, item["id"], "skip")  # another tab, or the timeout

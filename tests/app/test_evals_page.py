@@ -20,7 +20,7 @@ from graph.prompts import default_text
 from graph.settings import get_settings
 from tests.app.support import open_page, texts
 
-PAGE = "pages/evals.py"
+PAGE = "app_pages/evals.py"
 PLANNER = "plan_execute/planner"
 # The scripted planner plans only the agents named in this line of its prompt.
 NO_DATA_PLANNER = default_text(PLANNER).replace('"agent": "{agent_enum}"',

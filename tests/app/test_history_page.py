@@ -22,7 +22,7 @@ def _tesla(services) -> str:
 
 
 def _history(run_id: str | None = None):
-    return open_page("pages/history.py", **({"run": run_id} if run_id else {}))
+    return open_page("app_pages/history.py", **({"run": run_id} if run_id else {}))
 
 
 def _runs_table(at):

@@ -17,7 +17,7 @@ def _preview_changes(at) -> str:
 
 
 def test_editor_starts_with_the_shipped_planner_prompt_and_previews_it_filled_in(home):
-    at = open_page("pages/prompts.py")
+    at = open_page("app_pages/prompts.py")
     assert at.text_area(key=EDITOR).value == default_text(PLANNER)
     preview = _preview(at)
     assert "{agent_list}" not in preview
@@ -26,7 +26,7 @@ def test_editor_starts_with_the_shipped_planner_prompt_and_previews_it_filled_in
 
 
 def test_preview_changes_as_the_template_is_edited(home):
-    at = open_page("pages/prompts.py")
+    at = open_page("app_pages/prompts.py")
     before = _preview(at)
     at.text_area(key=EDITOR).input(default_text(PLANNER) + "\nAlways answer in haiku.\n").run()
     after = _preview(at)
@@ -36,7 +36,7 @@ def test_preview_changes_as_the_template_is_edited(home):
 
 def test_unknown_placeholder_is_named_inline_and_cannot_be_saved(home, services):
     store, _ = services
-    at = open_page("pages/prompts.py")
+    at = open_page("app_pages/prompts.py")
     at.text_area(key=EDITOR).input(default_text(PLANNER) + "\n{user_qeury}\n").run()
     assert any("{user_qeury}" in e.value and "unknown placeholder" in e.value for e in at.error)
     assert next(b for b in at.button if b.label == "Save version").disabled
@@ -44,14 +44,14 @@ def test_unknown_placeholder_is_named_inline_and_cannot_be_saved(home, services)
 
 
 def test_missing_required_placeholder_is_named(home):
-    at = open_page("pages/prompts.py")
+    at = open_page("app_pages/prompts.py")
     at.text_area(key=EDITOR).input("Plan it.\n{agent_list}\n{replan_section}\n").run()
     assert any("missing placeholder {user_query}" in e.value for e in at.error)
 
 
 def test_saved_version_is_listed_with_its_time_and_becomes_active(home, services):
     store, _ = services
-    at = open_page("pages/prompts.py")
+    at = open_page("app_pages/prompts.py")
     at.text_area(key=EDITOR).input(default_text(PLANNER) + "\nKeep plans short.\n").run()
     at.text_input(key=f"prompts:label:{PLANNER}").input("short plans").run()
     next(b for b in at.button if b.label == "Save version").click().run()
@@ -68,7 +68,7 @@ def test_an_older_version_can_be_made_active_and_reset_goes_back_to_the_default(
     first = store.save_prompt_version(PLANNER, "first", default_text(PLANNER) + "\nOne.\n")
     second = store.save_prompt_version(PLANNER, "second", default_text(PLANNER) + "\nTwo.\n")
     store.set_active_prompt(PLANNER, second.id)
-    at = open_page("pages/prompts.py")
+    at = open_page("app_pages/prompts.py")
     assert at.text_area(key=EDITOR).value.endswith("Two.\n")
     next(s for s in at.selectbox if s.label == "Version").set_value(first.id).run()
     next(b for b in at.button if b.label == "Make active").click().run()
@@ -82,7 +82,7 @@ def test_an_older_version_can_be_made_active_and_reset_goes_back_to_the_default(
 
 
 def test_diff_shows_what_the_edit_changed_against_the_default(home):
-    at = open_page("pages/prompts.py")
+    at = open_page("app_pages/prompts.py")
     assert "The two texts are identical." in texts(at)
     at.text_area(key=EDITOR).input(default_text(PLANNER) + "Be brief.\n").run()
     diff = [c.value for c in at.code if c.language == "diff"][-1]  # the compare section
@@ -96,7 +96,7 @@ def test_preview_for_a_step_of_a_past_run_uses_that_runs_state(home, services):
     question = "How did Tesla's stock do in 2008?"
     run_id = service.start(question, Design())
     service.wait(run_id, timeout=60)
-    at = open_page("pages/prompts.py")
+    at = open_page("app_pages/prompts.py")
     assert "Which stock in the database" in _preview(at)  # the sample state
     next(s for s in at.selectbox if s.label == "Filled in for").set_value(run_id).run()
     state = next(s for s in at.selectbox if s.label == "State")

@@ -29,7 +29,7 @@ def _start(at, question: str):
 
 
 def test_without_runs_the_page_invites_an_example(home):
-    at = open_page("pages/run.py")
+    at = open_page("app_pages/run.py")
     assert "No runs yet" in texts(at)
     assert [b.label for b in at.button][:4] == [
         CHART_QUESTION,
@@ -40,14 +40,14 @@ def test_without_runs_the_page_invites_an_example(home):
 
 
 def test_an_example_button_fills_the_question(home):
-    at = open_page("pages/run.py")
+    at = open_page("app_pages/run.py")
     _button(at, TESLA).click().run()
     assert at.text_area(key="run:question").value == TESLA
 
 
 def test_a_run_shows_its_steps_answer_citations_chart_and_graph(home, services):
     _, service = services
-    at = open_page("pages/run.py")
+    at = open_page("app_pages/run.py")
     run_id = _start(at, CHART_QUESTION)
     assert service.wait(run_id, timeout=60).status == "done"
     at.run()
@@ -74,9 +74,9 @@ def test_the_run_in_the_query_string_is_found_again_after_a_reload(home, service
     first = service.start(TESLA, Design())
     second = service.start(CHART_QUESTION, Design())
     service.wait(first, timeout=60), service.wait(second, timeout=60)
-    newest = open_page("pages/run.py")
+    newest = open_page("app_pages/run.py")
     assert newest.selectbox(key="run:selected").value == second  # the newest by default
-    reloaded = open_page("pages/run.py", run=first)
+    reloaded = open_page("app_pages/run.py", run=first)
     assert reloaded.selectbox(key="run:selected").value == first
     assert "web_researcher" in list(reloaded.table[0].value["Agent"])
 
@@ -84,7 +84,7 @@ def test_the_run_in_the_query_string_is_found_again_after_a_reload(home, service
 def test_plan_history_shows_each_replan_with_the_executors_reason(home, services):
     _, service = services
     service.wait(service.start(TESLA, Design()), timeout=60)
-    at = open_page("pages/run.py")
+    at = open_page("app_pages/run.py")
     titles = [e.label for e in at.expander]
     assert "Plan v1" in titles and "Plan v2 — replanned at step 1" in titles
     assert "**Why the Executor asked for it:** Step 1 (data_researcher) produced no usable data" \
@@ -95,7 +95,7 @@ def test_plan_history_shows_each_replan_with_the_executors_reason(home, services
 def test_messages_can_be_filtered_by_step_and_agent(home, services):
     _, service = services
     service.wait(service.start(CHART_QUESTION, Design()), timeout=60)
-    at = open_page("pages/run.py")
+    at = open_page("app_pages/run.py")
     at.selectbox(key="run:msg-step").set_value(3).run()
     at.selectbox(key="run:msg-agent").set_value("chart_generator").run()
     titles = [m.value for m in at.markdown if m.value.startswith("**") and " · " in m.value
@@ -105,7 +105,7 @@ def test_messages_can_be_filtered_by_step_and_agent(home, services):
 
 
 def test_an_empty_question_is_refused_in_words(home):
-    at = open_page("pages/run.py")
+    at = open_page("app_pages/run.py")
     _button(at, "Run").click().run()
     assert any("The question is empty" in e.value for e in at.error)
     assert not at.exception
@@ -114,7 +114,7 @@ def test_an_empty_question_is_refused_in_words(home):
 def test_a_failed_run_says_why_in_words_without_a_traceback(home, services):
     store, service = services
     store.save_design(Design(recursion_limit=5))
-    at = open_page("pages/run.py")
+    at = open_page("app_pages/run.py")
     run_id = _start(at, CHART_QUESTION)
     assert service.wait(run_id, timeout=60).status == "failed"
     at.run()
@@ -132,7 +132,7 @@ def slow_model(home, monkeypatch):
 
 def test_stop_cancels_a_live_run_and_keeps_what_it_did(slow_model, services):
     store, service = services
-    at = open_page("pages/run.py")
+    at = open_page("app_pages/run.py")
     run_id = _start(at, CHART_QUESTION)
     assert store.run(run_id).is_live
     _button(at, "Stop").click().run()
@@ -147,7 +147,7 @@ def test_the_steps_table_counts_each_steps_model_calls_tokens_time_and_cost(home
     store, service = services
     run_id = service.start(TESLA, Design())
     service.wait(run_id, timeout=60)
-    at = open_page("pages/run.py")
+    at = open_page("app_pages/run.py")
     steps = at.table[0].value
     view_total = [m.value for m in at.markdown if m.value.startswith("**Run totals:**")]
     calls_1, calls_2 = (int(c) for c in steps["LLM calls"])
@@ -164,7 +164,7 @@ def test_the_steps_table_counts_each_steps_model_calls_tokens_time_and_cost(home
 def test_a_waiting_run_is_decided_inline_and_the_decision_shows_in_table_and_messages(
         home, services):
     store, service = services
-    at = open_page("pages/run.py")
+    at = open_page("app_pages/run.py")
     run_id = _start(at, REPORT)
     wait_status(store, run_id, "waiting")
     at.run()
@@ -197,13 +197,13 @@ def test_a_rejected_step_shows_rejected_with_the_reason_in_the_table(home, servi
     (again,) = store.pending_interrupts(run_id)
     service.decide(run_id, again["id"], "skip")
     service.wait(run_id, timeout=60)
-    at = open_page("pages/run.py", run=run_id)
+    at = open_page("app_pages/run.py", run=run_id)
     assert at.table[0].value["Decision"][1] == "rejected (too early); skipped"
 
 
 def test_step_mode_pauses_before_each_node_next_runs_one_and_continue_the_rest(home, services):
     store, service = services
-    at = open_page("pages/run.py")
+    at = open_page("app_pages/run.py")
     at.checkbox(key="run:step-mode").check()
     run_id = _start(at, "What caused the dot-com crash?")
     wait_status(store, run_id, "paused")
@@ -236,7 +236,7 @@ def test_step_mode_pauses_before_each_node_next_runs_one_and_continue_the_rest(h
 def test_a_run_killed_mid_step_shows_interrupted_and_resume_finishes_it(home):
     # A real process runs the run and is SIGKILLed mid-way; the app starts after it.
     run_id = killed_mid_run(home, CHART_QUESTION, nodes=3)
-    at = open_page("pages/run.py", run=run_id)
+    at = open_page("app_pages/run.py", run=run_id)
     assert any("The run was interrupted: The app stopped while this run was in progress." in w.value
                for w in at.warning)
     _button(at, "Resume").click().run()

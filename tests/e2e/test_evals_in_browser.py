@@ -137,4 +137,4 @@ def test_an_experiment_of_two_planner_versions_runs_from_the_page_and_is_compare
     side.get_by_role("link", name="Open it on the Run page").click()
     page.wait_for_url(lambda url: "/run?run=" in url)
     expect(page.get_by_role("heading", name="Run", exact=True)).to_be_visible()
-    expect(page.get_by_text("Answer to")).to_be_visible()
+    expect(page.locator(".st-key-run-answer").get_by_text("Answer to")).to_be_visible()

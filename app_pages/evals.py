@@ -16,7 +16,6 @@ from ui import services, widgets
 SETS, NEW, RESULTS = "Eval sets", "Run an experiment", "Compare variants"
 POLL_S = 1.0  # how often the progress bar rereads the store while an experiment runs
 
-widgets.require_app()
 st.title("Evals")
 st.markdown("Tune prompts on questions that do not move. An **eval set** is a list of questions, "
             "each with checks a run passes or fails. An **experiment** runs every question with "
@@ -465,7 +464,7 @@ def _two_runs(record, records: list[dict], baseline: str) -> None:
         with column, st.container(key=f"evals-side-{side}"):
             st.markdown(f"**{by_id[view['run_id']]['variant']}** · status **{view['status']}** · "
                         f"{view['steps']} step(s) · {view['replans']} replan(s)")
-            st.page_link("pages/run.py", label="Open it on the Run page",
+            st.page_link("app_pages/run.py", label="Open it on the Run page",
                          icon=":material/play_circle:", query_params={"run": view["run_id"]})
             for plan in view["plans"]:
                 st.markdown(f"**{ev.plan_title(plan)}**")

@@ -12,7 +12,6 @@ from ui import history_view as hv
 from ui import run_panel, services, widgets
 from ui.run_view import run_label
 
-widgets.require_app()
 st.title("History")
 st.markdown("Every run kept in the store. Open one to see its steps, answer and messages, "
             "walk through its **checkpoints** (the state LangGraph saved after each node), "
@@ -116,7 +115,7 @@ if record.parent_run:
     facts.append(f"fork of `{hv.short_id(record.parent_run)}` at checkpoint "
                  f"`{hv.short_id(record.parent_checkpoint)}`")
 st.markdown(" · ".join(facts))
-st.page_link("pages/run.py", label="Open it on the Run page", icon=":material/play_circle:",
+st.page_link("app_pages/run.py", label="Open it on the Run page", icon=":material/play_circle:",
              query_params={"run": run_id})
 
 run_tab, timeline_tab, fork_tab, export_tab = st.tabs(  # keyed: stays open across reruns

@@ -14,7 +14,6 @@ TIMEOUT_ACTIONS = {"reject": "reject the step (the Planner revises it)",
 WIDGETS = ("max_replans", "recursion_limit", "escalate_at_cap", "approval_timeout_s",
            "timeout_action", *(f"agent:{a}" for a in AGENTS), *(f"approval:{a}" for a in AGENTS))
 
-widgets.require_app()
 st.title("Design")
 st.markdown("The **Planner** turns a question into numbered steps; the **Executor** hands each "
             "step to one of the agents below and asks for a new plan when a step fails. Tick the "
@@ -73,7 +72,7 @@ with right:
     compiled = services.compiled_graph(design)
     widgets.design_graph(compiled)
     widgets.graph_legend(compiled)
-    st.page_link("pages/run.py", label="Run a question with this design", icon=":material/play_arrow:")
+    st.page_link("app_pages/run.py", label="Run a question with this design", icon=":material/play_arrow:")
 
     st.subheader("Human approval")
     st.caption("Before an agent runs a step, the run can stop and wait for a person on the "

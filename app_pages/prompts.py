@@ -9,7 +9,6 @@ from ui import prompt_view as pv
 from ui import services, widgets
 from ui.run_view import run_label
 
-widgets.require_app()
 st.title("Prompts")
 st.markdown("Each agent is sent a prompt made from a template. Words in braces, like "
             "`{user_query}`, are filled in at run time; write a literal brace doubled (`{{`). "

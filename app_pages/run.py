@@ -19,7 +19,6 @@ EXAMPLES = (
     "What caused the dot-com crash and how much did Amazon's price fall from 2000 to 2001?",
 )
 
-widgets.require_app()
 st.title("Run")
 store = widgets.store_or_stop()
 

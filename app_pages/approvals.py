@@ -11,7 +11,6 @@ from graph.store import LIVE_STATUSES
 from ui import approvals, services, widgets
 from ui.run_view import WATCH_S
 
-widgets.require_app()
 st.title("Approvals")
 st.markdown("A run stops **before** a flagged step and waits here: approve it, edit the query "
             "the agent will get and approve, reject it with a reason (the Planner revises the "
