@@ -13,7 +13,7 @@ from pathlib import Path
 
 from langchain_core.tools import BaseTool, StructuredTool
 
-from graph.tools.reports import SideEffectLedger, _slug
+from graph.tools.reports import SideEffectLedger, _slug, write_once
 
 _CITATION = re.compile(r"\[(kb:[^\]\s]+)\]")
 
@@ -48,16 +48,15 @@ def write_draft_tool(folder: Path, ledger: SideEffectLedger, key_prefix: str) ->
 
     def write_draft(title: str, body: str) -> str:
         calls["n"] += 1
-        key = f"{key_prefix}/write_draft/{calls['n']}"
-        if (done := ledger.recorded(key)) is not None:
-            return f"{done} (already done for this message: not repeated)"
-        folder.mkdir(parents=True, exist_ok=True)
-        path = folder / f"{_slug(title)}-{_slug(key_prefix)[:24]}.md"
-        path.write_text(body if body.startswith("# ") else f"# {title}\n\n{body}\n",
-                        encoding="utf-8")
-        result = f"Draft saved to {path}"
-        ledger.record(key, result)
-        return result
+
+        def write() -> str:
+            folder.mkdir(parents=True, exist_ok=True)
+            path = folder / f"{_slug(title)}-{_slug(key_prefix)[:24]}.md"
+            path.write_text(body if body.startswith("# ") else f"# {title}\n\n{body}\n",
+                            encoding="utf-8")
+            return f"Draft saved to {path}"
+
+        return write_once(ledger, f"{key_prefix}/write_draft/{calls['n']}", "message", write)
 
     return StructuredTool.from_function(
         write_draft, name="write_draft",

@@ -47,6 +47,16 @@ class SideEffectLedger:
                                      (prefix + "%",)).fetchone()[0]
 
 
+def write_once(ledger: SideEffectLedger, key: str, unit: str, write) -> str:
+    """Carry out ``write()`` unless ``key`` is already done; then return its recorded
+    result, saying it was not repeated for this ``unit`` (step, message...)."""
+    if (done := ledger.recorded(key)) is not None:
+        return f"{done} (already done for this {unit}: not repeated)"
+    result = write()
+    ledger.record(key, result)
+    return result
+
+
 def _slug(title: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")[:60] or "report"
 
@@ -57,15 +67,14 @@ def save_report_tool(folder: Path, ledger: SideEffectLedger, key_prefix: str) ->
 
     def save_report(title: str, body: str) -> str:
         calls["n"] += 1
-        key = f"{key_prefix}/save_report/{calls['n']}"
-        if (done := ledger.recorded(key)) is not None:
-            return f"{done} (already done for this step: not repeated)"
-        folder.mkdir(parents=True, exist_ok=True)
-        path = folder / f"{_slug(title)}-{key_prefix.replace('/', '-')[:24]}.md"
-        path.write_text(f"# {title}\n\n{body}\n", encoding="utf-8")
-        result = f"Report saved to {path}"
-        ledger.record(key, result)
-        return result
+
+        def write() -> str:
+            folder.mkdir(parents=True, exist_ok=True)
+            path = folder / f"{_slug(title)}-{key_prefix.replace('/', '-')[:24]}.md"
+            path.write_text(f"# {title}\n\n{body}\n", encoding="utf-8")
+            return f"Report saved to {path}"
+
+        return write_once(ledger, f"{key_prefix}/save_report/{calls['n']}", "step", write)
 
     return StructuredTool.from_function(
         save_report, name="save_report",
