@@ -6,6 +6,8 @@ The cached settings and database are cleared around each test so nothing leaks.
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from graph.run_service import RunService
@@ -37,3 +39,14 @@ def service(store, settings) -> RunService:
     svc = RunService(store, settings, timeout_tick_s=0)
     yield svc
     svc.shutdown()
+
+
+def wait_status(service: RunService, run_id: str, status: str, timeout: float = 30):
+    """Poll the store until the run has ``status``; fail saying where it is instead."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        record = service.store.run(run_id)
+        if record.status == status:
+            return record
+        time.sleep(0.02)
+    raise AssertionError(f"run is {service.store.run(run_id).status}, not {status}")

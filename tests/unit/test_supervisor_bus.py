@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import ClassVar
 
 import pytest
+
+from tests.unit.conftest import wait_status
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.graph import START, StateGraph
 from langgraph.types import Command
@@ -277,14 +279,6 @@ def slow_service(store, settings, slow_writer):
     svc.shutdown()
 
 
-def wait_status(service, run_id, status, timeout=30):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        record = service.store.run(run_id)
-        if record.status == status:
-            return record
-        time.sleep(0.02)
-    raise AssertionError(f"run is {service.store.run(run_id).status}, not {status}")
 
 
 def test_a_request_past_its_timeout_is_escalated_once_and_a_retry_finishes_the_run(

@@ -7,36 +7,14 @@ import time
 import pytest
 
 from graph.design import Design
-from graph.run_service import RunService
-from graph.settings import Settings, get_settings
-from graph.store import Store
-from graph.tools.database import open_database
+from tests.unit.conftest import wait_status
 
 REPORT = "What caused the dot-com crash? Save a report."
 TESLA = "How did Tesla's stock do in 2008?"
 
 
-@pytest.fixture
-def service(tmp_path, monkeypatch):
-    monkeypatch.setenv("STEPWISE_HOME", str(tmp_path))
-    get_settings.cache_clear()
-    open_database.cache_clear()
-    settings = Settings(home=tmp_path)
-    svc = RunService(Store.open(settings), settings, timeout_tick_s=0)
-    yield svc
-    svc.shutdown()
-    get_settings.cache_clear()
-    open_database.cache_clear()
 
 
-def wait_status(service, run_id, status, timeout=30):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        record = service.store.run(run_id)
-        if record.status == status:
-            return record
-        time.sleep(0.02)
-    raise AssertionError(f"run is {service.store.run(run_id).status}, not {status}")
 
 
 def test_pending_approvals_are_listed_across_runs_and_answered_separately(service):
