@@ -4,22 +4,27 @@ graph they compile to; the design can be exported and imported as a JSON file.""
 import streamlit as st
 
 from graph.design import Design, DesignError
-from graph.plan_execute.agents import AGENTS, design_warnings
+from graph.systems import SYSTEMS, coordination_by_size, get_system
 from ui import design_io, services, widgets
 
 POLICIES = {"always": "always ask", "never": "never ask",
             "planner": "ask when the Planner flags the step"}
 TIMEOUT_ACTIONS = {"reject": "reject the step (the Planner revises it)",
                    "skip": "skip the step"}
-WIDGETS = ("max_replans", "recursion_limit", "escalate_at_cap", "approval_timeout_s",
-           "timeout_action", *(f"agent:{a}" for a in AGENTS), *(f"approval:{a}" for a in AGENTS))
+ALL_AGENTS = sorted({a for info in SYSTEMS.values() for a in info.agents()})
+WIDGETS = ("design:system", "max_replans", "recursion_limit", "escalate_at_cap",
+           "approval_timeout_s", "bus_timeout_s", "timeout_action",
+           *(f"agent:{a}" for a in ALL_AGENTS), *(f"approval:{a}" for a in ALL_AGENTS))
+INTRO = {
+    "plan_execute": "The **Planner** turns a question into numbered steps; the **Executor** "
+                    "hands each step to one of the agents below and asks for a new plan when a "
+                    "step fails.",
+    "supervisor_bus": "The **supervisor** reads the typed messages addressed to it on the bus "
+                      "and decides which agent gets the next request; every agent answers on "
+                      "the bus, and a request not answered in time goes to a human.",
+}
 
 st.title("Design")
-st.markdown("The **Planner** turns a question into numbered steps; the **Executor** hands each "
-            "step to one of the agents below and asks for a new plan when a step fails. Tick the "
-            "agents this system may use: the graph on the right is recompiled at once, and the "
-            "design is saved for the next run.")
-
 store = widgets.store_or_stop()
 
 
@@ -38,23 +43,63 @@ def _import() -> None:
                 f"Imported {upload.name}: it is now the saved design. {prompts}")
 
 
+def _switch_system() -> None:
+    """A new system starts from its own defaults (all its agents, its approvals); the run
+    limits and timeouts the user set are kept."""
+    old = services.current_design()
+    new = Design(system=st.session_state["design:system"], prompts=old.prompts,
+                 recursion_limit=old.recursion_limit, max_replans=old.max_replans,
+                 approval_timeout_s=old.approval_timeout_s, timeout_action=old.timeout_action,
+                 bus_timeout_s=old.bus_timeout_s)
+    store.save_design(new)
+    for key in WIDGETS:
+        if key != "design:system":
+            st.session_state.pop(key, None)
+
+
 saved = services.current_design()
+if st.session_state.get("design:system") not in (None, saved.system):
+    st.session_state.pop("design:system")  # the saved design changed elsewhere (an import)
+system = get_system(saved.system)
+AGENTS = system.agents()
+
+st.radio("System", list(SYSTEMS), index=list(SYSTEMS).index(saved.system),
+         format_func=lambda n: SYSTEMS[n].title, key="design:system", horizontal=True,
+         on_change=_switch_system, help="Switching starts from the other system's default "
+         "design: all its agents on, its default approvals.")
+st.markdown(f"{INTRO.get(system.name, system.summary)} Tick the agents this system may use: "
+            "the graph on the right is recompiled at once, and the design is saved for the "
+            "next run.")
 
 left, right = st.columns([2, 3], gap="large")
 with left:
     st.subheader("Agents")
-    st.caption("The Planner and the Executor are always on.")
+    st.caption("The Planner and the Executor are always on." if system.name == "plan_execute"
+               else "The supervisor and the human node are always on.")
     enabled = []
     for name in AGENTS:
         if st.checkbox(name, value=name in saved.enabled_agents, key=f"agent:{name}"):
             enabled.append(name)
-        st.caption(widgets.agent_caption(name))
+        st.caption(widgets.agent_caption(name, system.name))
+    st.info(f"**Coordination by size** (guidance from seed 001, not a rule): "
+            f"{coordination_by_size(len(enabled))}",
+            icon=":material/hub:")
 
     st.subheader("Run settings")
-    max_replans = st.number_input(
-        "Max replans per step", min_value=0, max_value=20, value=saved.max_replans,
-        key="max_replans", help="How many times the Executor may send one step back to the "
-        "Planner before moving on (the step is then marked skipped).")
+    bus_timeout = saved.bus_timeout_s
+    max_replans = saved.max_replans
+    if system.name == "plan_execute":
+        max_replans = st.number_input(
+            "Max replans per step", min_value=0, max_value=20, value=saved.max_replans,
+            key="max_replans", help="How many times the Executor may send one step back to the "
+            "Planner before moving on (the step is then marked skipped).")
+    else:
+        bus_timeout = st.number_input(
+            "Request timeout, seconds", min_value=1.0, max_value=86_400.0,
+            value=float(saved.bus_timeout_s), step=5.0, key="bus_timeout_s",
+            help="A request on the bus not answered within this time is taken off the "
+            "outstanding registry, listed as a dead letter and escalated to a human (retry, "
+            "reassign to another agent, or drop), once.")
     recursion_limit = st.number_input(
         "Recursion limit", min_value=5, max_value=10_000, value=saved.recursion_limit,
         key="recursion_limit", help="The most node runs one run may take; a run that reaches "
@@ -63,11 +108,12 @@ with left:
     st.markdown(f"**{services.settings().model_label}**")
 
 design = saved.model_copy(update={"enabled_agents": enabled, "max_replans": int(max_replans),
-                                  "recursion_limit": int(recursion_limit)})
+                                  "recursion_limit": int(recursion_limit),
+                                  "bus_timeout_s": float(bus_timeout)})
 
 with right:
     st.subheader("Compiled graph")
-    for warning in design_warnings(design.enabled_agents):
+    for warning in system.design_warnings(design.enabled_agents):
         st.warning(warning)
     compiled = services.compiled_graph(design)
     widgets.design_graph(compiled)
@@ -82,11 +128,17 @@ with right:
     for column, name in zip(st.columns(2) * len(AGENTS), AGENTS):
         policies[name] = column.selectbox(
             name, list(POLICIES), index=list(POLICIES).index(saved.approval_policy(name)),
-            format_func=POLICIES.get, key=f"approval:{name}",
+            format_func=lambda p: POLICIES[p].replace("the Planner", "the supervisor")
+            if system.name != "plan_execute" else POLICIES[p], key=f"approval:{name}",
             help="has side effects" if AGENTS[name].side_effects else None)
-    escalate = st.toggle(
-        "Ask a human when a step reaches its replan cap", value=saved.escalate_at_cap,
-        key="escalate_at_cap", help="Off: the step is skipped silently and the run moves on.")
+    escalate = saved.escalate_at_cap
+    if system.name == "plan_execute":
+        escalate = st.toggle(
+            "Ask a human when a step reaches its replan cap", value=saved.escalate_at_cap,
+            key="escalate_at_cap", help="Off: the step is skipped silently and the run moves on.")
+    else:
+        st.caption("A request that times out always asks a human (see the request timeout "
+                   "under Run settings).")
     timeout = st.number_input(
         "Approval timeout, seconds (0: wait for ever)", min_value=0, max_value=7 * 24 * 3600,
         value=int(saved.approval_timeout_s), step=60, key="approval_timeout_s")
@@ -95,7 +147,7 @@ with right:
         index=list(TIMEOUT_ACTIONS).index(saved.timeout_action), key="timeout_action",
         horizontal=True, disabled=not timeout)
 
-defaults = Design(approvals={})
+defaults = Design(system=system.name, approvals={})
 design = design.model_copy(update={
     "escalate_at_cap": escalate, "approval_timeout_s": float(timeout),
     "timeout_action": timeout_action,

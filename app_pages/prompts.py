@@ -3,7 +3,8 @@
 import streamlit as st
 
 from graph.design import Design
-from graph.plan_execute.prompts import preview_prompt
+from graph.plan_execute.prompts import preview_prompt as plan_execute_preview
+from graph.supervisor_bus.prompts import preview_prompt as bus_preview
 from graph.prompts import PromptError, default_text, prompt_names, template_errors
 from ui import prompt_view as pv
 from ui import services, widgets
@@ -20,8 +21,23 @@ flash = st.session_state.pop("prompts:flash", None)
 if flash:
     st.success(flash)
 
-names = prompt_names("plan_execute")
-chosen = st.session_state.setdefault("prompts:chosen", "plan_execute/planner")
+SYSTEM = services.current_design().system
+names = prompt_names(SYSTEM)
+st.caption(f"The prompts of the system the saved design uses: **{SYSTEM}** (choose the "
+           "system on the Design page).")
+chosen = st.session_state.setdefault("prompts:chosen", names[0])
+
+
+def preview_prompt(name: str, text: str, state: dict | None, max_replans: int) -> str:
+    if name.startswith("supervisor_bus/"):
+        try:
+            return bus_preview(name, text, state)
+        except PromptError:
+            raise
+        except Exception:  # a state of another system's run: fall back to the sample
+            return bus_preview(name, text, None)
+    return plan_execute_preview(name, text, state, max_replans=max_replans)
+
 name = st.selectbox("Prompt", names, index=names.index(chosen) if chosen in names else 0,
                     format_func=pv.prompt_title)
 st.session_state["prompts:chosen"] = name

@@ -9,7 +9,7 @@ from here too (approve, next, continue, resume).
 import streamlit as st
 
 from graph.prompts import PromptError
-from ui import run_panel, services, widgets
+from ui import run_panel, services, teaching_view, widgets
 from ui.run_view import run_label
 
 EXAMPLES = (
@@ -18,9 +18,19 @@ EXAMPLES = (
     "How did Tesla's stock do in 2008?",
     "What caused the dot-com crash and how much did Amazon's price fall from 2000 to 2001?",
 )
+# supervisor_bus's researcher reads the bundled documents (no database tool): questions
+# about events in them
+BUS_EXAMPLES = (
+    "What caused the dot-com crash?",
+    "What happened to Apple when it launched the iPhone?",
+    "Why did Google go public in 2004?",
+)
 
 st.title("Run")
 store = widgets.store_or_stop()
+design = services.current_design()
+if design.system == "supervisor_bus":
+    EXAMPLES = BUS_EXAMPLES
 
 
 def _use_example(question: str) -> None:
@@ -51,17 +61,19 @@ st.caption("Or try an example:")
 for column, example in zip(st.columns(len(EXAMPLES)), EXAMPLES):
     column.button(example, on_click=_use_example, args=(example,), width="stretch", wrap=True,
                   key=f"run:example:{EXAMPLES.index(example)}")
-design = services.current_design()
 go, stepping, about = st.columns([1, 1, 4], vertical_alignment="center")
 go.button("Run", type="primary", on_click=_start, icon=":material/play_arrow:")
 stepping.checkbox("Step mode", key="run:step-mode",
                   help="Pause before every node: the page shows which node comes next and the "
                        "state it will read; Next runs one node, Continue runs to the end.")
+limits = (f"at most {design.max_replans} replan(s) per step" if design.system == "plan_execute"
+          else f"supervisor + message bus, requests time out after {design.bus_timeout_s:g} s")
 about.caption(f"With the saved design: {', '.join(design.enabled_agents) or 'no agents'}; "
-              f"at most {design.max_replans} replan(s) per step; "
-              f"model: {services.settings().model_label}.")
+              f"{limits}; model: {services.settings().model_label}.")
 if problem := st.session_state.pop("run:error", None):
     st.error(problem)
+
+teaching_view.expander()
 
 runs = store.runs(limit=50)
 labels = {r.id: run_label(r) for r in runs}

@@ -45,6 +45,20 @@ def timeout_note(item: dict, design: dict | None) -> str:
             f"the design's default applies: **{design.timeout_action}**.")
 
 
+BUS_KINDS = {"approval": "approval before the supervisor sends the request",
+             "escalation": "escalation: the request timed out"}
+BUS_HELP = {"approve": "Send the request to the agent (for a timed-out request: retry it).",
+            "edit": "Reassign: put another enabled agent's name (e.g. researcher) in the query "
+                    "box to send the request to it; any other text retries with that task.",
+            "reject": "Drop the request: it stays a dead letter and the supervisor goes on.",
+            "skip": "Drop the request: it stays a dead letter and the supervisor goes on.",
+            "retry": "Send the same request to the same agent again."}
+
+
+def _is_bus(item: dict, design: dict | None) -> bool:
+    return (design or {}).get("system") == "supervisor_bus" or "message_id" in item
+
+
 def _decide(item: dict, decision: str, key: str, flash_key: str) -> None:
     query = (st.session_state.get(f"{key}:query") or "").strip()
     reason = (st.session_state.get(f"{key}:reason") or "").strip()
@@ -75,8 +89,18 @@ def approval_card(item: dict, *, key: str, flash_key: str, design: dict | None =
     """One pending question with its facts and the buttons that answer it."""
     with st.container(border=True, key=f"approval-{item['id']}"):
         kind = item.get("kind") or "approval"
-        st.markdown(f"**Step {item.get('step')} · {item.get('agent')}** · "
-                    f"{KINDS.get(kind, kind)}")
+        bus = _is_bus(item, design)
+        if bus:
+            about = f" · request {item['message_id']}" if item.get("message_id") else ""
+            st.markdown(f"**Round {item.get('step')} · {item.get('agent')}{about}** · "
+                        f"{BUS_KINDS.get(kind, kind)}")
+            if kind == "escalation":
+                st.caption("Retry or Approve: send it to the same agent again. Approve edited "
+                           "query with another agent's name (e.g. `researcher`) in the box: "
+                           "reassign it. Skip or Reject: drop it (a dead letter).")
+        else:
+            st.markdown(f"**Step {item.get('step')} · {item.get('agent')}** · "
+                        f"{KINDS.get(kind, kind)}")
         facts = []
         if link_run:
             facts.append(f"Run: “{item.get('question', '')}”")
@@ -98,18 +122,21 @@ def approval_card(item: dict, *, key: str, flash_key: str, design: dict | None =
                           width="stretch")
         buttons[1].button("Approve edited query", key=f"{key}:edit", on_click=_decide,
                           args=(item, "edit", key, flash_key), icon=":material/edit:",
-                          width="stretch")
+                          width="stretch", help=BUS_HELP["edit"] if bus else None)
         buttons[2].button("Reject", key=f"{key}:reject", on_click=_decide,
                           args=(item, "reject", key, flash_key), icon=":material/close:",
                           width="stretch",
-                          help="The Planner revises the step with your reason (a replan attempt).")
+                          help=BUS_HELP["reject"] if bus else
+                          "The Planner revises the step with your reason (a replan attempt).")
         buttons[3].button("Skip", key=f"{key}:skip", on_click=_decide,
                           args=(item, "skip", key, flash_key), icon=":material/skip_next:",
-                          width="stretch", help="Move on without running this step.")
+                          width="stretch",
+                          help=BUS_HELP["skip"] if bus else "Move on without running this step.")
         if kind == "escalation":
             buttons[4].button("Retry", key=f"{key}:retry", on_click=_decide,
                               args=(item, "retry", key, flash_key), icon=":material/replay:",
-                              width="stretch", help="Grant one more replan of this step.")
+                              width="stretch",
+                              help=BUS_HELP["retry"] if bus else "Grant one more replan of this step.")
         if link_run:
             st.page_link("app_pages/run.py", label="Watch this run", icon=":material/play_circle:",
                          query_params={"run": item["run_id"]})

@@ -14,7 +14,7 @@ import streamlit as st
 
 from graph.design import Design
 from graph.store import Store
-from ui import approvals, services, widgets
+from ui import approvals, bus_view, services, widgets
 from ui.run_view import (POLL_S, WATCH_S, filter_messages, load_run_view, message_filters,
                          node_role, paused_state_rows, run_mode, usage_summary)
 
@@ -103,8 +103,12 @@ def _panel(store: Store, run_id: str, mode: str, key: str) -> None:
     elif status == "paused":
         _paused(run_id, upcoming, values, key)
 
-    st.subheader("Steps")
-    widgets.step_table(view)
+    bus = bus_view.is_bus(view.snapshot, view.record.design)
+    if bus:
+        _bus_tables(view, key)
+    else:
+        st.subheader("Steps")
+        widgets.step_table(view)
     st.markdown(usage_summary(view.total, view.usage.get(0)))
     left, right = st.columns(2, gap="large")
     with left:
@@ -121,8 +125,9 @@ def _panel(store: Store, run_id: str, mode: str, key: str) -> None:
             st.caption("Orange: the node running now (or next, when the run waits) and the "
                        "edges taken so far.")
 
-    st.subheader("Plan history")
-    widgets.plan_history(view)
+    if not bus:
+        st.subheader("Plan history")
+        widgets.plan_history(view)
 
     st.subheader("Messages")
     messages = store.messages(run_id)
@@ -133,6 +138,47 @@ def _panel(store: Store, run_id: str, mode: str, key: str) -> None:
     agent = by_agent.selectbox("Agent", [None, *agents], key=f"{key}:msg-agent",
                                format_func=lambda a: "all agents" if a is None else a)
     widgets.message_list(filter_messages(messages, step, agent))
+
+
+def _bus_tables(view, key: str) -> None:
+    """supervisor_bus: the message bus in place of the plan steps, then the registry of
+    outstanding requests, the dead letters and the supervisor's decisions."""
+    snapshot = view.snapshot
+    st.subheader("Message bus")
+    st.caption("Every message on the append-only bus, in order. *Consumed by*: the inboxes "
+               "that have handled it (each at most once, even after a replay); *time to "
+               "answer*: from a request to its result or error.")
+    rows = bus_view.bus_rows(snapshot)
+    with st.container(key=f"{key}-bus"):
+        if rows:
+            st.table(rows, hide_index=True)
+        elif view.live:
+            st.info("The supervisor is reading the question…")
+        else:
+            st.info("This run has no messages on its bus.")
+    registry, dead = st.columns(2, gap="large")
+    with registry:
+        st.subheader("Outstanding requests")
+        pending = bus_view.outstanding_rows(snapshot, live=view.live)
+        if pending:
+            st.table(pending, hide_index=True)
+        else:
+            st.caption("None: every request sent has been answered or escalated.")
+    with dead:
+        st.subheader("Dead letters")
+        letters = bus_view.dead_letter_rows(snapshot)
+        if letters:
+            st.table(letters, hide_index=True)
+        else:
+            st.caption("None: no request timed out.")
+    st.subheader("Supervisor's decisions")
+    decisions = bus_view.decision_rows(snapshot)
+    if decisions:
+        st.caption("Each decision is also a `status` message on the bus: the last one says "
+                   "where the run stands.")
+        st.table(decisions, hide_index=True)
+    else:
+        st.caption("No decision yet.")
 
 
 def _paused(run_id: str, upcoming: tuple[str, ...], values: dict, key: str) -> None:

@@ -12,10 +12,10 @@ from pathlib import Path
 import streamlit as st
 
 from graph.design import Design
-from graph.plan_execute import build_graph
 from graph.run_service import RunService
 from graph.settings import Settings, get_settings
 from graph.store import Store
+from graph.systems import get_system
 
 
 def settings() -> Settings:
@@ -48,8 +48,9 @@ def service() -> RunService:
 
 @st.cache_resource(show_spinner=False, max_entries=32)
 def _compiled(design_json: str, home: str):
-    return build_graph(Design.model_validate_json(design_json),
-                       checkpointer=_service(home).checkpointer)
+    design = Design.model_validate_json(design_json)
+    return get_system(design.system).module().build_graph(
+        design, checkpointer=_service(home).checkpointer)
 
 
 def compiled_graph(design: Design):

@@ -87,8 +87,12 @@ def run_status(view: RunView) -> None:
     from ui.run_view import format_duration
 
     took = format_duration(record.duration_s)
-    facts = [f"status **{record.status}**", f"{len(view.rows)} step(s)",
-             f"{record.replan_count} replan(s)"]
+    if view.snapshot.get("system") == "supervisor_bus":
+        facts = [f"status **{record.status}**", f"{len(view.rows)} request(s) to agents",
+                 f"{len(view.snapshot.get('bus') or [])} message(s) on the bus"]
+    else:
+        facts = [f"status **{record.status}**", f"{len(view.rows)} step(s)",
+                 f"{record.replan_count} replan(s)"]
     if record.parent_run:
         facts.append(f"fork of run {record.parent_run[:8]}")
     if took:
@@ -167,7 +171,9 @@ def final_answer(view: RunView) -> None:
     if answer:
         st.markdown(answer)
     elif view.live or view.record.status in ("waiting", "paused"):
-        st.caption("The final answer appears here when the synthesizer has written it.")
+        st.caption("The final answer appears here when the supervisor finishes the run."
+                   if snapshot.get("system") == "supervisor_bus" else
+                   "The final answer appears here when the synthesizer has written it.")
     else:
         st.caption("This run ended without a final answer.")
     citations = snapshot.get("citations") or []
@@ -189,6 +195,11 @@ def _citation(citation: dict) -> str:
     return f"- {text} ({url})" if url else f"- {text}"
 
 
-def agent_caption(name: str) -> str:
-    spec = AGENTS[name]
-    return f"{spec.description} After it: {spec.routing_label}."
+def agent_caption(name: str, system: str = "plan_execute") -> str:
+    if system == "plan_execute":
+        spec = AGENTS[name]
+        return f"{spec.description} After it: {spec.routing_label}."
+    from graph.systems import get_system
+
+    spec = get_system(system).agents()[name]
+    return f"{spec.description} Tools: {', '.join(spec.tools)}."

@@ -1,0 +1,117 @@
+"""supervisor_bus in the app: chosen on the Design page, watched on the Run page, and the
+teaching scenario (shared blackboard vs. bus) shown from the Run page."""
+
+from graph.supervisor_bus.agents import AGENTS as BUS_AGENTS
+from tests.app.support import graph_dots, open_page, texts
+
+
+def test_choosing_the_bus_system_saves_its_design_and_draws_the_supervisor_hub(home, services):
+    store, _ = services
+    at = open_page()
+    at.radio(key="design:system").set_value("supervisor_bus").run()
+    assert not at.exception, [e.value for e in at.exception]
+    saved = store.load_design()
+    assert saved.system == "supervisor_bus"
+    assert saved.enabled_agents == list(BUS_AGENTS)
+    assert [c.label for c in at.checkbox] == list(BUS_AGENTS)
+    dot = graph_dots(at)[0]
+    assert "supervisor" in dot and "researcher" in dot and "planner" not in dot
+    shown = texts(at)
+    assert "a supervisor with a message bus fits" in shown  # coordination by size, 3 agents
+    assert "Request timeout, seconds" in [n.label for n in at.number_input]
+    assert "Max replans per step" not in [n.label for n in at.number_input]
+
+    at.checkbox(key="agent:reviewer").uncheck().run()
+    assert store.load_design().enabled_agents == ["researcher", "writer"]
+    assert "2 agents: a direct handoff is enough" in texts(at)
+    assert "reviewer" not in graph_dots(at)[0]
+
+
+def test_prompts_page_lists_the_bus_prompts_with_a_preview_for_a_bus_design(home, services):
+    from graph.design import Design
+
+    store, _ = services
+    store.save_design(Design(system="supervisor_bus"))
+    at = open_page("app_pages/prompts.py")
+    options = at.selectbox[0].options
+    assert options and all("supervisor" in o or "researcher" in o or "writer" in o
+                           or "reviewer" in o or "request" in o or "repair" in o for o in options)
+    assert any("supervisor" in str(c.value) for c in at.code)  # the preview of the supervisor prompt
+
+
+def _bus_run(at, question: str) -> str:
+    at.text_area(key="run:question").input(question).run()
+    next(b for b in at.button if b.label == "Run").click().run()
+    return at.query_params["run"]
+
+
+def test_a_bus_run_shows_the_bus_registry_dead_letters_and_decisions(home, services):
+    from graph.design import Design
+    from tests.app.support import wait_status
+
+    store, _ = services
+    store.save_design(Design(system="supervisor_bus", approvals={"writer": "never"}))
+    at = open_page("app_pages/run.py")
+    assert [b.label for b in at.button][:3] == ["What caused the dot-com crash?",
+                                                "What happened to Apple when it launched the iPhone?",
+                                                "Why did Google go public in 2004?"]
+    run_id = _bus_run(at, "What caused the dot-com crash?")
+    wait_status(store, run_id, "done")
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    shown = texts(at)
+    assert "Steps" not in [h.value for h in at.subheader]
+    headers = [h.value for h in at.subheader]
+    for header in ("Message bus", "Outstanding requests", "Dead letters", "Supervisor's decisions"):
+        assert header in headers
+    bus = at.table[0].value
+    assert list(bus.columns) == ["Id", "From", "To", "Type", "Payload", "Consumed by",
+                                 "Time to answer"]
+    first = bus.iloc[0]
+    assert (first["From"], first["To"], first["Type"]) == ("user", "supervisor", "request")
+    assert first["Consumed by"] == "supervisor"
+    sent = bus[(bus["From"] == "supervisor") & (bus["To"] == "researcher")].iloc[0]
+    assert sent["Type"] == "request" and sent["Time to answer"].endswith(" s")
+    assert ((bus["From"] == "researcher") & (bus["Type"] == "result")).any()
+    assert "no request timed out" in shown
+    decisions = next(t.value for t in at.table if "Next" in t.value.columns)
+    assert list(decisions["Next"]) == ["researcher", "writer", "reviewer", "FINISH"]
+    assert "dot-com" in texts(at)  # the final answer
+
+
+def test_the_teaching_scenario_shows_the_error_the_lost_write_and_the_bus_losing_nothing(home):
+    at = open_page("app_pages/run.py")
+    next(b for b in at.button if b.key == "teaching:run").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("InvalidUpdateError" in e.value for e in at.error)
+    shown = texts(at)
+    assert "The researcher's findings never reached the answer." in shown
+    assert "0 lost" in shown
+    board = next(t.value for t in at.table if "Lost" in t.value.columns)
+    assert board["Lost"].str.startswith("LOST").any()
+    assert (board[board["Agent"] == "researcher"]["Lost"].str.startswith("LOST")).all()
+
+
+def _card_script():
+    import time
+
+    from ui import approvals
+
+    approvals.approval_card(
+        {"id": "i1", "run_id": "r1", "kind": "escalation", "step": 3, "agent": "writer",
+         "query": "Write the answer", "message_id": "m6-abc", "asked_at": time.time(),
+         "reason": "writer did not answer request m6-abc within 0.5 s (waited 0.7 s)."},
+        key="card", flash_key="flash", design={"system": "supervisor_bus"})
+
+
+def test_a_bus_escalation_card_says_the_request_timed_out_and_how_to_reassign(home):
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_function(_card_script, default_timeout=30).run()
+    assert not at.exception, [e.value for e in at.exception]
+    shown = texts(at)
+    assert "escalation: the request timed out" in shown and "request m6-abc" in shown
+    assert "replan cap" not in shown
+    assert "reassign" in shown and "dead letter" in shown
+    assert [b.label for b in at.button] == ["Approve", "Approve edited query", "Reject",
+                                            "Skip", "Retry"]
