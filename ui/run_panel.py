@@ -109,7 +109,8 @@ def _panel(store: Store, run_id: str, mode: str, key: str) -> None:
     else:
         st.subheader("Steps")
         widgets.step_table(view)
-    st.markdown(usage_summary(view.total, view.usage.get(0)))
+    # a bus run has no first plan: its round 0 is not "planning"
+    st.markdown(usage_summary(view.total, None if bus else view.usage.get(0)))
     left, right = st.columns(2, gap="large")
     with left:
         st.subheader("Answer")

@@ -115,3 +115,21 @@ def test_a_bus_escalation_card_says_the_request_timed_out_and_how_to_reassign(ho
     assert "reassign" in shown and "dead letter" in shown
     assert [b.label for b in at.button] == ["Approve", "Approve edited query", "Reject",
                                             "Skip", "Retry"]
+
+
+def test_the_history_page_shows_a_finished_bus_run_with_its_bus_table(home, services):
+    from graph.design import Design
+    from tests.app.support import wait_status
+
+    store, service = services
+    run_id = service.start("Why did Google go public in 2004?",
+                           Design(system="supervisor_bus", approvals={"writer": "never"}))
+    wait_status(store, run_id, "done")
+    at = open_page("app_pages/history.py", run=run_id)
+    headers = [h.value for h in at.subheader]
+    assert "Message bus" in headers and "Plan history" not in headers
+    bus = next(t.value for t in at.table if "Consumed by" in t.value.columns)
+    assert ((bus["From"] == "supervisor") & (bus["To"] == "writer")
+            & (bus["Type"] == "request")).any()
+    assert "3 request(s) to agents" in texts(at)
+    assert "first plan" not in texts(at)  # plan_execute's wording has no place here
