@@ -10,6 +10,8 @@ page, an approval timeout).
 
 from __future__ import annotations
 
+import time
+
 import streamlit as st
 
 from graph.design import Design
@@ -43,15 +45,18 @@ def _watch(store: Store, run_id: str, status: str, seq: int) -> None:
         st.rerun()
 
 
-def _checkpoint(compiled, run_id: str) -> tuple[tuple[str, ...], dict]:
-    """The nodes the run's last checkpoint runs next, and the state they will read."""
+def _checkpoint(compiled, run_id: str) -> tuple[tuple[str, ...] | None, dict]:
+    """The nodes the run's last checkpoint runs next (None: it could not be read), and
+    the state they will read."""
     if compiled is None:
-        return (), {}
-    try:
-        snap = compiled.get_state({"configurable": {"thread_id": run_id}})
-    except Exception:  # no checkpoint (an imported run), or one this build cannot read
-        return (), {}
-    return tuple(snap.next), dict(snap.values or {})
+        return None, {}
+    for attempt in range(3):  # a read can meet a checkpoint being written: try again
+        try:
+            snap = compiled.get_state({"configurable": {"thread_id": run_id}})
+            return tuple(snap.next), dict(snap.values or {})
+        except Exception:  # no checkpoint (an imported run), or one this build cannot read
+            time.sleep(0.1 * (attempt + 1))
+    return None, {}
 
 
 def _stop(run_id: str, key: str) -> None:
@@ -88,10 +93,12 @@ def _panel(store: Store, run_id: str, mode: str, key: str) -> None:
     if mode == "live":
         actions.button("Stop", on_click=_stop, args=(run_id, key), icon=":material/stop:",
                        key=f"{key}:stop")
-    elif status in RESUMABLE and upcoming:
+    elif status in RESUMABLE and (upcoming or upcoming is None):
+        # Unknown (unreadable checkpoint) still offers Resume: the service says why if not.
         actions.button("Resume", on_click=_resume, args=(run_id, key), type="primary",
                        icon=":material/play_arrow:", key=f"{key}:resume",
-                       help=f"Go on from the last checkpoint: {', '.join(upcoming)} runs next.")
+                       help="Go on from the last checkpoint" + (
+                           f": {', '.join(upcoming)} runs next." if upcoming else "."))
     widgets.flash(f"{key}:flash")
 
     if status == "waiting":
