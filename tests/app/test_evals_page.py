@@ -127,30 +127,11 @@ def test_a_file_that_is_not_an_eval_set_is_refused_with_the_reason(home, service
     assert store.eval_set_names() == []
 
 
-@pytest.fixture
-def exported(monkeypatch):
-    """The bytes a page's download button hands the browser: AppTest keeps them in a media
-    storage it makes per script run; keep hold of the latest one."""
-    from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
-    from streamlit.testing.v1 import app_test
-
-    kept: list[MemoryMediaFileStorage] = []
-
-    class Keeping(MemoryMediaFileStorage):
-        def __init__(self, *args, **kwargs):
-            super().__init__(*args, **kwargs)
-            kept.append(self)
-
-    monkeypatch.setattr(app_test, "MemoryMediaFileStorage", Keeping)
-    return lambda button: kept[-1].get_file(
-        button.proto.url.rsplit("/", 1)[-1].split(".")[0]).content
-
-
-def test_an_exported_eval_set_imports_back_unchanged(home, services, exported):
+def test_an_exported_eval_set_imports_back_unchanged(home, services, downloads):
     store, _ = services
     store.save_eval_set(load_starter())
     at = _evals()
-    data = exported(at.get("download_button")[0])
+    data = downloads(at.get("download_button")[0])
     assert import_eval_set(data) == load_starter()
 
     at.button(key="evals:delete").click().run()
