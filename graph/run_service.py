@@ -23,7 +23,8 @@ from graph.prompts import PromptSet
 from langgraph.types import Command
 
 from graph.systems import get_system
-from graph.runs import checkpoint_timeline, continue_run, event_record, fork_state, open_checkpointer
+from graph.runs import (StopSignal, checkpoint_timeline, continue_run, event_record, fork_state,
+                        open_checkpointer, redirect_state)
 from graph.settings import Settings, get_settings
 from graph.store import SETTLED_STATUSES, TERMINAL_STATUSES, RunRecord, Store
 
@@ -45,7 +46,9 @@ class RunService:
                                             thread_name_prefix="stepwise-run")
         self._lock = threading.Lock()
         self._decide_lock = threading.Lock()  # a human and the timeout never both answer
-        self._live: dict[str, tuple[Future, threading.Event]] = {}
+        self._live: dict[str, tuple[Future, StopSignal]] = {}
+        # Redirects asked of a live run, taken by its worker when its stream stops.
+        self._redirects: dict[str, list[tuple[Callable, str]]] = {}
         self._closed = False
         self._stop = threading.Event()
         self.timeout_tick_s = timeout_tick_s
@@ -108,7 +111,7 @@ class RunService:
 
     def _submit(self, run_id: str, design: Design, compiled, run_input, step_mode: bool,
                 pool: ThreadPoolExecutor | None = None) -> None:
-        cancel = threading.Event()
+        cancel = StopSignal()
         with self._lock:
             if run_id in self._live:
                 raise ValueError("The run is already in progress.")
@@ -117,18 +120,25 @@ class RunService:
             self._live[run_id] = (future, cancel)
 
     def _work(self, run_id: str, design: Design, compiled, run_input, step_mode: bool,
-              cancel: threading.Event) -> None:
+              cancel: StopSignal) -> None:
         """The worker: never raises, never calls Streamlit; the store gets the outcome."""
+        leftover: list = []
         try:
-            if cancel.is_set():
+            if cancel.is_set() and not cancel.redirecting:
                 self.store.set_run_status(run_id, "cancelled", "Cancelled before it started.")
                 return
             self.store.set_run_status(run_id, "running")
-            outcome = continue_run(
-                compiled, run_input, run_id, design, settings=self.settings,
-                on_event=lambda event: self.store.append_event(
-                    run_id, event_record(event, design.system)),
-                cancel=cancel, step_mode=step_mode, first_seq=self.store.latest_seq(run_id))
+            while True:
+                outcome = continue_run(
+                    compiled, run_input, run_id, design, settings=self.settings,
+                    on_event=lambda event: self.store.append_event(
+                        run_id, event_record(event, design.system)),
+                    cancel=cancel, step_mode=step_mode, first_seq=self.store.latest_seq(run_id))
+                redirect = self._take_redirect(run_id, cancel)
+                if redirect is None:
+                    break
+                self._apply_redirect(run_id, compiled, *redirect)
+                run_input, step_mode = None, False
             record = self.store.run(run_id)
             if record is not None and record.status not in (*TERMINAL_STATUSES, *SETTLED_STATUSES):
                 self.store.set_run_status(run_id, outcome.status, outcome.reason)
@@ -140,6 +150,60 @@ class RunService:
         finally:
             with self._lock:
                 self._live.pop(run_id, None)
+                leftover = self._redirects.pop(run_id, [])
+            for plan, note in leftover:  # asked after the stream had ended: apply them now
+                try:
+                    self.redirect(run_id, plan=plan, note=note)
+                except Exception as exc:
+                    self.store.set_run_status(run_id, "failed", describe_error(exc, self.settings))
+
+    def _take_redirect(self, run_id: str, cancel: StopSignal) -> tuple[Callable, str] | None:
+        with self._lock:
+            pending = self._redirects.get(run_id) or []
+            if not pending:
+                return None
+            cancel.clear()
+            cancel.redirecting = False
+            return pending.pop(0)
+
+    def _apply_redirect(self, run_id: str, compiled, plan: Callable, note: str) -> None:
+        """Work out the redirect from the run's state now (its next node is only known
+        once its stream has stopped), apply it and log it as an event of the run."""
+        snapshot = compiled.get_state({"configurable": {"thread_id": run_id}})
+        update, goto = plan(snapshot)
+        redirect_state(compiled, run_id, update, goto)
+        self.store.append_event(run_id, {
+            "seq": self.store.latest_seq(run_id) + 1, "ts": time.time(), "kind": "custom",
+            "node": "", "namespace": "", "step": (snapshot.values or {}).get("current_step"),
+            "data": {"kind": "redirect", "goto": goto, "note": note,
+                     "was_next": list(snapshot.next)}})
+
+    def redirect(self, run_id: str, update: dict | None = None, goto: str | None = None,
+                 note: str = "", plan: Callable | None = None) -> None:
+        """Send a run on to ``goto`` with ``update`` applied to its state, replacing what
+        was next: an edited request, a follow-up message. ``plan(snapshot) -> (update,
+        goto)`` instead decides from the state at the moment the run stops. A live run
+        stops after the event in progress and goes on in its worker; a settled run
+        (done, failed, waiting, paused, interrupted...) goes on in a new worker."""
+        if plan is None:
+            if goto is None:
+                raise ValueError("redirect needs a node to go to, or a plan.")
+            plan = lambda _snapshot: (update or {}, goto)  # noqa: E731
+        with self._decide_lock:
+            with self._lock:
+                entry = self._live.get(run_id)
+                if entry is not None:
+                    self._redirects.setdefault(run_id, []).append((plan, note))
+                    entry[1].redirecting = True
+                    entry[1].set()
+                    return
+            record, design = self._stored(run_id)
+            if record.status in ("queued", "running"):
+                raise ValueError("The run is starting in another process; try again in a moment.")
+            compiled, _, _ = self._graph(design)
+            self._apply_redirect(run_id, compiled, plan, note)
+            self.store.set_run_status(run_id, "queued", note or "Sent on.")
+            self._submit(run_id, design, compiled, None, False)
 
     # ------------------------------------------------------------- after a pause
 
@@ -303,7 +367,9 @@ class RunService:
         if cancel:
             with self._lock:
                 entries = list(self._live.values())
+                self._redirects.clear()
             for _, event in entries:
+                event.redirecting = False
                 event.set()
         if self._experiments is not None:
             self._experiments.shutdown(wait=wait, cancel=cancel)

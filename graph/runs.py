@@ -46,6 +46,14 @@ class RunEvent:
     data: Any
 
 
+class StopSignal(threading.Event):
+    """Asks a run's stream to stop at the next event. ``redirecting`` says it stops to be
+    sent elsewhere (an edited request, a follow-up message), not because a user cancelled:
+    the run then ends without an "end" event, since it goes on at once."""
+
+    redirecting = False
+
+
 @dataclass
 class RunOutcome:
     thread_id: str
@@ -186,7 +194,10 @@ def continue_run(graph, run_input: Any, thread_id: str, design: Design, *,
                         nodes_run += 1
                     emit("update", node, ns, update)
             if cancel is not None and cancel.is_set():
-                status, reason = "cancelled", "Cancelled by the user; everything so far is kept."
+                if getattr(cancel, "redirecting", False):
+                    status, reason = "redirected", "Stopped to go on elsewhere."
+                else:
+                    status, reason = "cancelled", "Cancelled by the user; everything so far is kept."
                 break
     except GraphRecursionError:
         status = "failed"
@@ -214,10 +225,23 @@ def continue_run(graph, run_input: Any, thread_id: str, design: Design, *,
         reason = state.get("outcome_reason") or (
             "The run stopped without reaching an end: LangGraph ended it after a route it "
             "could not follow.")
-    emit("end", "", "", {"status": status, "reason": reason, **extra})
+    if status != "redirected":  # a redirected run goes on at once: it has not ended
+        emit("end", "", "", {"status": status, "reason": reason, **extra})
     return RunOutcome(thread_id, status, reason, state, seq, time.time() - started, nodes_run,
                       get_system(design.system).module().step_rows(state),
                       extra.get("interrupts", []))
+
+
+def redirect_state(graph, thread_id: str, update: dict, goto: str) -> None:
+    """Send a run elsewhere: a new checkpoint with ``update`` applied whose next node is
+    ``goto``, replacing whatever was next (even a node waiting for a human, or a team
+    subgraph half way through). Running the thread with None then goes on from there."""
+    nodes = set(graph.nodes) - {"__start__"}
+    if goto not in nodes:
+        raise ValueError(f"Cannot send the run to {goto!r}: the graph has no such node "
+                         f"(nodes: {', '.join(sorted(nodes))}).")
+    graph.update_state({"configurable": {"thread_id": thread_id}},
+                       Command(update=update, goto=goto), as_node=goto)
 
 
 TIMELINE_FIELDS = ("plan", "current_step", "agent_query", "last_reason", "replan_flag",
