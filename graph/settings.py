@@ -68,6 +68,11 @@ class Settings(BaseSettings):
     # supervisor_bus: seconds a request on the bus may wait for its answer before the
     # supervisor escalates it to a human.
     bus_timeout_s: float = Field(30.0, alias="STEPWISE_BUS_TIMEOUT", gt=0, le=86_400)
+    # hierarchical_teams: the one API base URL request_team may call (its allowlist);
+    # empty: the small demo API Stepwise serves on loopback (graph/tools/demo_api.py).
+    teams_api_base: str = Field("", alias="STEPWISE_TEAMS_API_BASE")
+    # hierarchical_teams: seconds one HTTP call of request_team may take.
+    teams_http_timeout_s: float = Field(10.0, alias="STEPWISE_TEAMS_HTTP_TIMEOUT", gt=0, le=300)
 
     # Tools.
     tavily_api_key: SecretStr | None = Field(None, alias="TAVILY_API_KEY")

@@ -42,6 +42,13 @@ SYSTEMS: dict[str, SystemInfo] = {
         "Agents exchange typed messages on an append-only bus; a supervisor reads its inbox "
         "and routes, requests that time out go to a human, tools follow each role (seed 001).",
         "graph.supervisor_bus", "graph.supervisor_bus.agents"),
+    "hierarchical_teams": SystemInfo(
+        "hierarchical_teams", "Hierarchical teams",
+        "A lead supervisor splits a multi-intent request into subtasks, one team each; every "
+        "team is a subgraph with its own supervisor and workers that sees only its subtask, "
+        "side-effecting calls wait for a human, and an edited request is replanned (seeds "
+        "002, 004).",
+        "graph.hierarchical_teams", "graph.hierarchical_teams.agents"),
 }
 
 

@@ -1,0 +1,25 @@
+"""What the nodes of hierarchical_teams need besides the state, built once per compiled graph."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from langchain_core.language_models import BaseChatModel
+
+from graph.prompts import PromptSet
+from graph.settings import Settings
+from graph.tools.reports import SideEffectLedger
+
+
+@dataclass
+class Deps:
+    settings: Settings
+    lead_model: BaseChatModel  # the lead supervisor
+    worker_model: BaseChatModel  # team supervisors and workers
+    prompts: PromptSet
+    ledger: SideEffectLedger  # HTTP calls already made, keyed by run and subtask
+    enabled: list[str]  # enabled workers
+    teams: list[str]  # teams that are on
+    nodes: frozenset[str]  # the top graph's nodes: every goto is checked against it
+    max_dispatches: int  # lead dispatches before the run is stopped as stuck
+    approvals: dict[str, str] = field(default_factory=dict)  # worker -> always/never/planner

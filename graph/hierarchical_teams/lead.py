@@ -1,0 +1,392 @@
+"""The lead supervisor (seeds 002, 004): decompose the request, dispatch, finish.
+
+On first entry, and after the human edited the request (``subtasks_planned`` False),
+it asks the model for a structured plan; ids are assigned here (s1, s2, ...), and the
+model's own ids or positions in ``depends_on`` are mapped to them. Then, every time it
+runs: the results teams handed back close their subtasks; among the pending subtasks
+whose dependencies are all done, one is taken directly, several go to a routing call
+(``RoutingDecision``, or FINISH). Nothing pending ends the run; pending work of which
+nothing can run ends it as blocked, saying which subtask waits on which.
+
+A replan keeps done subtasks as they are (never redone), keeps the open ones the model
+keeps, cancels the others explicitly with a reason, and adds new ones. Every plan
+object is appended to ``plans`` and written to the stream as a custom event, so it is
+in the run's event log and its export.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Union
+
+from langgraph.config import get_stream_writer
+from langgraph.graph import END
+from langgraph.types import Command
+from pydantic import BaseModel, Field
+
+from graph.hierarchical_teams.deps import Deps
+from graph.hierarchical_teams.prompts import (
+    FINISH, PLAN_SHAPE, REPLAN_SHAPE, ROUTE_SHAPE, plan_prompt, repair_prompt, replan_prompt,
+    route_prompt)
+from graph.models import ModelReplyError, ask_json
+from graph.plan_execute.state import tag_messages
+
+FINISH_WORDS = {"finish", "end", "__end__", "done", "none", "stop"}
+
+
+class Subtask(BaseModel):
+    """One subtask as the model writes it; ``id`` is its own label (mapped in code)."""
+
+    id: Union[str, int] = ""
+    team: str
+    instruction: str = Field(min_length=1)
+    status: str = "pending"  # the model may echo it; every new subtask starts pending
+    depends_on: list[Union[str, int]] = Field(default_factory=list)
+
+
+class SubtaskPlan(BaseModel):
+    subtasks: list[Subtask] = Field(min_length=1)
+
+
+class Cancellation(BaseModel):
+    id: str
+    reason: str = ""
+
+
+class Replan(BaseModel):
+    keep: list[str] = Field(default_factory=list)
+    cancel: list[Cancellation] = Field(default_factory=list)
+    add: list[Subtask] = Field(default_factory=list)
+
+
+class RoutingDecision(BaseModel):
+    next_subtask_id: str = Field(min_length=1)
+    reason: str = ""
+
+
+# --------------------------------------------------------------------------- plans
+
+
+def _resolver(labels: list[str], existing: set[str], new_prefix: str = ""):
+    """Maps a model's reference (its own id, a 1-based position, "new:N" or an existing
+    id) to the index of a drafted subtask (int) or an existing id (str)."""
+    def resolve(ref) -> int | str:
+        text = str(ref).strip()
+        if new_prefix and text.lower().startswith(new_prefix):
+            text = text[len(new_prefix):].strip()
+            if text.isdigit() and 1 <= int(text) <= len(labels):
+                return int(text) - 1
+            raise ValueError(f"depends_on names {ref!r}, but only {len(labels)} subtask(s) "
+                             "are added")
+        if text in existing:
+            return text
+        if text in labels:
+            return labels.index(text)
+        if text.isdigit() and 1 <= int(text) <= len(labels) and not new_prefix:
+            return int(text) - 1
+        raise ValueError(f"depends_on names {ref!r}, which is no subtask of the plan")
+    return resolve
+
+
+def _check_drafts(drafts: list[Subtask], teams: list[str], existing: set[str],
+                  new_prefix: str = "") -> None:
+    labels = [str(d.id).strip() or str(i + 1) for i, d in enumerate(drafts)]
+    resolve = _resolver(labels, existing, new_prefix)
+    for i, d in enumerate(drafts):
+        if d.team not in teams:
+            raise ValueError(f"subtask {labels[i]!r} goes to team {d.team!r}, which is not on; "
+                             f"use one of: {', '.join(teams)}")
+        if any(resolve(ref) == i for ref in d.depends_on):
+            raise ValueError(f"subtask {labels[i]!r} depends on itself")
+    # No cycle among the drafted subtasks (existing ones cannot depend on new ones).
+    graph = {i: [r for r in map(resolve, d.depends_on) if isinstance(r, int)]
+             for i, d in enumerate(drafts)}
+    state: dict[int, int] = {}
+
+    def visit(i: int) -> None:
+        state[i] = 1
+        for j in graph[i]:
+            if state.get(j) == 1:
+                raise ValueError(f"subtasks {labels[i]!r} and {labels[j]!r} depend on each "
+                                 "other in a cycle")
+            if j not in state:
+                visit(j)
+        state[i] = 2
+
+    for i in graph:
+        if i not in state:
+            visit(i)
+
+
+def materialise(drafts: list[Subtask], start: int, request_id: str, existing: set[str],
+                new_prefix: str = "") -> list[dict]:
+    """Drafted subtasks as state records with ids s<start>, s<start+1>, ...; their
+    ``depends_on`` mapped to real ids."""
+    labels = [str(d.id).strip() or str(i + 1) for i, d in enumerate(drafts)]
+    ids = [f"s{start + i}" for i in range(len(drafts))]
+    resolve = _resolver(labels, existing, new_prefix)
+    records = []
+    for i, d in enumerate(drafts):
+        deps = []
+        for ref in d.depends_on:
+            target = resolve(ref)
+            real = ids[target] if isinstance(target, int) else target
+            if real not in deps:
+                deps.append(real)
+        records.append({"id": ids[i], "team": d.team, "instruction": d.instruction.strip(),
+                        "status": "pending", "depends_on": deps, "request_id": request_id,
+                        "result": None, "reason": None, "started_at": None, "ended_at": None})
+    return records
+
+
+def fold_results(state: dict) -> list[dict]:
+    """The subtasks with the outcomes teams handed back applied (copies)."""
+    results = state.get("team_results") or {}
+    folded = []
+    for s in state.get("subtasks") or []:
+        s = dict(s)
+        found = results.get(s["id"])
+        if s["status"] == "delegated" and found:
+            s.update(status=found.get("status", "failed"), result=found.get("result"),
+                     reason=found.get("reason"), ended_at=found.get("ended_at"))
+        folded.append(s)
+    return folded
+
+
+# --------------------------------------------------------------------------- the node
+
+
+class _Turn:
+    def __init__(self, state: dict, deps: Deps):
+        self.state, self.deps = state, deps
+        self.subtasks = fold_results(state)
+        self.step = int(state.get("current_step") or 0)
+        self.update: dict = {"notices": [], "messages": [], "plans": [], "routing": []}
+
+    def by_id(self) -> dict[str, dict]:
+        return {s["id"]: s for s in self.subtasks}
+
+    def ask(self, prompt: str, schema, label: str, shape: str, check=None):
+        reply = ask_json(self.deps.lead_model, prompt, schema, label=label,
+                         repair_prompt=repair_prompt(self.deps.prompts, shape),
+                         mode=self.deps.settings.structured_output, check=check)
+        self.update["messages"] += tag_messages(reply.replies, self.step, "lead_supervisor")
+        self.update["notices"] += reply.notices
+        return reply.value
+
+    def command(self, goto: str, **fields) -> Command:
+        update = {**self.update, "subtasks": self.subtasks, "current_step": self.step, **fields}
+        return Command(update={k: v for k, v in update.items() if v != [] or k == "subtasks"},
+                       goto=goto)
+
+    def record_plan(self, kind: str, kept=(), cancelled=(), added=()) -> None:
+        plan = {"revision": int(self.state.get("request_revision") or 0),
+                "request_id": self.state.get("request_id"), "kind": kind,
+                "request": self.state.get("request"), "at": time.time(),
+                "subtasks": [dict(s) for s in self.subtasks],
+                "kept": list(kept), "cancelled": list(cancelled), "added": list(added)}
+        self.update["plans"].append(plan)
+        try:
+            get_stream_writer()({"plan": plan})
+        except Exception:  # outside a streaming run (a direct invoke): state keeps it anyway
+            pass
+
+    def finish(self, outcome: str, reason: str) -> Command:
+        answer = final_answer(self.subtasks, self.state.get("request") or "")
+        prefix = "Finished" if outcome == "done" else "Stopped"
+        return self.command(END, final_answer=answer, outcome=outcome,
+                            outcome_reason=f"{prefix}: {reason}", current_subtask_id=None)
+
+
+def lead_supervisor_node(state: dict, deps: Deps) -> Command:
+    turn = _Turn(state, deps)
+    if not state.get("subtasks_planned"):
+        try:
+            if state.get("subtasks"):
+                _replan(turn)
+            else:
+                _plan(turn)
+        except ModelReplyError as exc:
+            turn.update["messages"] += tag_messages(exc.replies, turn.step, "lead_supervisor")
+            return turn.finish("failed", f"the lead supervisor could not plan: {exc}")
+    else:
+        for s in turn.subtasks:  # a team that ended without handing back a result
+            if s["status"] == "delegated":
+                s.update(status="failed", reason="its team ended without a result",
+                         ended_at=time.time())
+    return _dispatch(turn)
+
+
+def _plan(turn: _Turn) -> None:
+    deps, state = turn.deps, turn.state
+    if not deps.teams:
+        raise ModelReplyError("no team is on in this design, so nothing can be delegated")
+    plan: SubtaskPlan = turn.ask(
+        plan_prompt(deps.prompts, state.get("request") or "", deps.enabled), SubtaskPlan,
+        "The lead supervisor's plan", PLAN_SHAPE,
+        check=lambda p: _check_drafts(p.subtasks, deps.teams, set()))
+    turn.subtasks = materialise(plan.subtasks, int(state.get("next_subtask_number") or 1),
+                                state.get("request_id") or "", set())
+    turn.update["next_subtask_number"] = int(state.get("next_subtask_number") or 1) + len(turn.subtasks)
+    turn.update["subtasks_planned"] = True
+    turn.record_plan("initial", added=[s["id"] for s in turn.subtasks])
+
+
+def _replan(turn: _Turn) -> None:
+    deps, state = turn.deps, turn.state
+    subtasks = turn.subtasks
+    open_ids = {s["id"] for s in subtasks if s["status"] in ("pending", "delegated")}
+    all_ids = {s["id"] for s in subtasks}
+    edits = state.get("edits") or []
+    previous = edits[-1].get("previous", "") if edits else state.get("user_query") or ""
+
+    def check(r: Replan) -> None:
+        for ref in [*r.keep, *(c.id for c in r.cancel)]:
+            if ref not in all_ids:
+                raise ValueError(f"{ref!r} is no subtask of the plan")
+        if both := set(r.keep) & {c.id for c in r.cancel}:
+            raise ValueError(f"{', '.join(sorted(both))} both kept and cancelled")
+        _check_drafts(r.add, deps.teams, all_ids, new_prefix="new:")
+
+    decision: Replan = turn.ask(
+        replan_prompt(deps.prompts, state.get("request") or "", previous,
+                      int(state.get("request_revision") or 0), subtasks, deps.enabled),
+        Replan, "The lead supervisor's replan", REPLAN_SHAPE, check=check)
+    now = time.time()
+    by_id = turn.by_id()
+    kept, cancelled = [], []
+    reasons = {c.id: c.reason.strip() for c in decision.cancel}
+    for sid in sorted(open_ids, key=lambda i: int(i[1:]) if i[1:].isdigit() else 0):
+        s = by_id[sid]
+        if sid in decision.keep:
+            kept.append(sid)
+            if s["status"] == "delegated":  # its team was stopped by the edit: it runs again
+                s.update(status="pending", started_at=None)
+        else:
+            why = reasons.get(sid) or "the replan did not keep it"
+            s.update(status="cancelled", ended_at=now,
+                     reason=f"Cancelled by the edit to revision "
+                            f"{int(state.get('request_revision') or 0)}: {why}")
+            cancelled.append({"id": sid, "reason": s["reason"]})
+    for ref in [*decision.keep, *reasons]:
+        if ref in all_ids and ref not in open_ids:
+            turn.update["notices"].append(
+                f"The replan named {ref}, which is {by_id[ref]['status']}: left as it is "
+                "(finished work is never redone or cancelled).")
+    start = int(state.get("next_subtask_number") or len(subtasks) + 1)
+    added = materialise(decision.add, start, state.get("request_id") or "", all_ids,
+                        new_prefix="new:")
+    turn.subtasks = subtasks + added
+    turn.update["next_subtask_number"] = start + len(added)
+    turn.update["subtasks_planned"] = True
+    turn.record_plan("replan", kept=kept, cancelled=cancelled, added=[s["id"] for s in added])
+
+
+def blocked_reasons(subtasks: list[dict]) -> dict[str, str]:
+    """For each pending subtask, which failed or cancelled one it waits on (through
+    chains of pending ones)."""
+    by_id = {s["id"]: s for s in subtasks}
+
+    def root(sid: str, seen: set[str]) -> dict | None:
+        for dep in by_id[sid].get("depends_on") or []:
+            d = by_id.get(dep)
+            if d is None or d["status"] in ("failed", "cancelled"):
+                return d or {"id": dep, "status": "missing", "reason": "no such subtask"}
+            if d["status"] == "pending" and dep not in seen:
+                if found := root(dep, seen | {dep}):
+                    return found
+        return None
+
+    reasons = {}
+    for s in subtasks:
+        if s["status"] != "pending":
+            continue
+        cause = root(s["id"], {s["id"]})
+        if cause is None:
+            reasons[s["id"]] = f"{s['id']} ({s['team']}) waits on unfinished work"
+            continue
+        why = f" ({cause['reason']})" if cause.get("reason") else ""
+        reasons[s["id"]] = (f"{s['id']} ({s['team']}) waits on {cause['id']}, which "
+                            f"{'is ' if cause['status'] == 'missing' else ''}"
+                            f"{cause['status']}{why}")
+    return reasons
+
+
+def _dispatch(turn: _Turn) -> Command:
+    deps = turn.deps
+    status = {s["id"]: s["status"] for s in turn.subtasks}
+    pending = [s for s in turn.subtasks if s["status"] == "pending"]
+    if not pending:
+        return turn.finish("done", "every subtask has ended.")
+    dispatchable = [s for s in pending if all(status.get(d) == "done" for d in s["depends_on"])]
+    if not dispatchable:
+        reasons = blocked_reasons(turn.subtasks)
+        for s in pending:
+            s["reason"] = f"Blocked: {reasons[s['id']]}."
+        return turn.finish("failed", "blocked: " + "; ".join(reasons.values()) + ".")
+    if turn.step >= deps.max_dispatches:
+        return turn.finish("failed", f"the lead supervisor dispatched {turn.step} subtasks, "
+                                     "its limit, without finishing.")
+    if len(dispatchable) == 1:
+        chosen, by, why = dispatchable[0], "direct", "the only subtask that can run now"
+    else:
+        ids = [s["id"] for s in dispatchable]
+
+        def check(d: RoutingDecision) -> None:
+            name = d.next_subtask_id.strip()
+            if name.lower() not in FINISH_WORDS and name not in ids:
+                raise ValueError(f"next_subtask_id {name!r} is not one of the listed ids; use "
+                                 f"one of: {', '.join([*ids, FINISH])}")
+
+        try:
+            decision: RoutingDecision = turn.ask(
+                route_prompt(deps.prompts, dispatchable), RoutingDecision,
+                "The lead supervisor's routing", ROUTE_SHAPE, check=check)
+        except ModelReplyError as exc:
+            turn.update["messages"] += tag_messages(exc.replies, turn.step, "lead_supervisor")
+            return turn.finish("failed", f"the lead supervisor could not route: {exc}")
+        name = decision.next_subtask_id.strip()
+        if name.lower() in FINISH_WORDS:
+            now = time.time()
+            for s in pending:
+                s.update(status="cancelled", ended_at=now,
+                         reason=f"Not dispatched: the lead supervisor answered {FINISH} "
+                                f"({decision.reason or 'no reason given'}).")
+            turn.update["routing"].append({"step": turn.step, "subtask_id": FINISH, "team": "",
+                                           "by": "lead", "reason": decision.reason,
+                                           "at": time.time()})
+            return turn.finish("done", f"the lead supervisor answered {FINISH}: "
+                                       f"{decision.reason or 'no reason given'}")
+        chosen = next(s for s in dispatchable if s["id"] == name)
+        by, why = "lead", decision.reason
+    if chosen["team"] not in deps.nodes:  # never hand LangGraph a goto it would drop
+        chosen.update(status="failed", reason=f"its team {chosen['team']} is not on in this "
+                                              "design", ended_at=time.time())
+        return _dispatch(turn)
+    turn.step += 1
+    chosen.update(status="delegated", started_at=time.time(), result=None, reason=None)
+    done = {s["id"]: s for s in turn.subtasks}
+    inputs = [{"id": d, "team": done[d]["team"], "result": done[d].get("result") or ""}
+              for d in chosen["depends_on"]]
+    turn.update["routing"].append({"step": turn.step, "subtask_id": chosen["id"],
+                                   "team": chosen["team"], "by": by, "reason": why,
+                                   "at": time.time()})
+    return turn.command(chosen["team"], current_subtask_id=chosen["id"],
+                        current_team=chosen["team"], current_instruction=chosen["instruction"],
+                        current_inputs=inputs,
+                        current_call_scope=turn.state.get("session_id") or "")
+
+
+def final_answer(subtasks: list[dict], request: str) -> str:
+    """The subtasks' results, in plan order; cancelled and failed ones say why."""
+    lines = [f"Results for: \"{request}\"", ""]
+    for s in subtasks:
+        head = f"**{s['id']} · {s['team']} · {s['status']}** — {s['instruction']}"
+        lines.append(f"- {head}")
+        if s["status"] == "done" and s.get("result"):
+            lines += [f"  {line}" for line in str(s["result"]).splitlines() if line.strip()]
+        elif s.get("reason"):
+            lines.append(f"  {s['reason']}")
+    if not subtasks:
+        lines.append("- No subtask was planned.")
+    return "\n".join(lines)
