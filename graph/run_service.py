@@ -205,6 +205,20 @@ class RunService:
             self.store.set_run_status(run_id, "queued", note or "Sent on.")
             self._submit(run_id, design, compiled, None, False)
 
+    def edit_request(self, run_id: str, text: str) -> None:
+        """The human edited the run's request (hierarchical_teams), while it runs or after:
+        the lead supervisor replans from the state the run stops at, keeping finished
+        subtasks and cancelling stale ones."""
+        _, design = self._stored(run_id)
+        system = get_system(design.system).module()
+        if not hasattr(system, "edit_request"):
+            raise ValueError(f"A {design.system} run has no request to edit.")
+        # Refuse an empty or unchanged text here, not later in the run's worker.
+        system.edit_request({"request": (self.store.snapshot(run_id) or {}).get("request")}, text)
+        self.redirect(run_id, plan=lambda snapshot: (
+            system.edit_request(dict(snapshot.values or {}), text), system.LEAD),
+            note=f"Request edited: {text.strip()[:120]}")
+
     # ------------------------------------------------------------- after a pause
 
     def _stored(self, run_id: str) -> tuple[RunRecord, Design]:

@@ -105,21 +105,26 @@ def _handler(api_ref: list) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
+def start_demo_api() -> DemoApi:
+    """A new demo API on an ephemeral loopback port, serving from a daemon thread (tests
+    start their own to count exactly the requests their run made)."""
+    ref: list = []
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(ref))
+    server.daemon_threads = True
+    api = DemoApi(server)
+    ref.append(api)
+    threading.Thread(target=server.serve_forever, name="stepwise-demo-api", daemon=True).start()
+    return api
+
+
 _lock = threading.Lock()
 _api: DemoApi | None = None
 
 
 def demo_api() -> DemoApi:
-    """The process's demo API, started on first use (a daemon thread: it ends with the
-    process)."""
+    """The process's demo API, started on first use (it ends with the process)."""
     global _api
     with _lock:
         if _api is None:
-            ref: list = []
-            server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(ref))
-            server.daemon_threads = True
-            _api = DemoApi(server)
-            ref.append(_api)
-            threading.Thread(target=server.serve_forever, name="stepwise-demo-api",
-                             daemon=True).start()
+            _api = start_demo_api()
         return _api
