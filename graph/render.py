@@ -33,24 +33,60 @@ def _pattern(source: str, target: str) -> str | None:
     return "executor" if target == "executor" else None
 
 
+def node_id(drawn_id: str) -> str:
+    """A DOT-safe id: ``team:worker`` (LangGraph's xray id of a subgraph's node) would be
+    read as a node and a port, so it becomes ``team__worker``."""
+    return drawn_id.replace(":", "__")
+
+
+def _short(drawn_id: str) -> str:
+    inner = drawn_id.split(":", 1)[1]
+    return TERMINAL.get(inner, inner).lower() if inner in TERMINAL else inner
+
+
 def to_dot(compiled, *, active: str | None = None,
            taken: Iterable[tuple[str, str]] = ()) -> str:
-    """DOT for a compiled graph. ``active`` is highlighted; ``taken`` edges drawn bold."""
-    drawn = compiled.get_graph()
-    taken = set(taken)
+    """DOT for a compiled graph. ``active`` is highlighted; ``taken`` edges drawn bold.
+    A node that is itself a compiled graph (a team) is drawn as a cluster of its own
+    nodes; ``active``/``taken`` name it by its top-level name."""
+    drawn = compiled.get_graph(xray=1)
+    clusters: dict[str, list[str]] = {}
+    for node_id_ in drawn.nodes:
+        if ":" in node_id_:
+            clusters.setdefault(node_id_.split(":", 1)[0], []).append(node_id_)
+    taken = {(f"{a}:__end__" if a in clusters else a, f"{b}:__start__" if b in clusters else b)
+             for a, b in taken}
     dot = graphviz.Digraph(name=compiled.name or "graph")
     dot.attr(rankdir="TB", fontname="Helvetica")
     dot.attr("node", shape="box", style="rounded,filled", fillcolor="#f7f7f7",
              fontname="Helvetica")
-    for node_id in drawn.nodes:
+
+    def node_attrs(drawn_id: str) -> dict:
         attrs = {}
-        if node_id in TERMINAL:
-            attrs = {"shape": "oval", "fillcolor": "#e8e8e8", "label": TERMINAL[node_id]}
-        elif node_id in ("planner", "executor", "supervisor"):  # the hubs
+        inner = drawn_id.split(":", 1)[-1]
+        if inner in TERMINAL:
+            attrs = ({"shape": "point", "width": "0.12", "fillcolor": "#9e9e9e"} if ":" in drawn_id
+                     else {"shape": "oval", "fillcolor": "#e8e8e8", "label": TERMINAL[inner]})
+        elif drawn_id in ("planner", "executor", "supervisor", "lead_supervisor") or (
+                ":" in drawn_id and inner == "supervisor"):  # the hubs
             attrs = {"fillcolor": "#fff3c4"}
-        if node_id == active:
+        elif inner == "call_api":  # where a human approves a side effect
+            attrs = {"fillcolor": "#fde0dc", "shape": "hexagon"}
+        if ":" in drawn_id and inner not in TERMINAL:
+            attrs["label"] = _short(drawn_id)
+        if drawn_id == active:
             attrs.update({"fillcolor": "#ffd54f", "penwidth": "3", "color": "#e65100"})
-        dot.node(node_id, **attrs)
+        return attrs
+
+    for node_id_ in drawn.nodes:
+        if ":" not in node_id_:
+            dot.node(node_id(node_id_), **node_attrs(node_id_))
+    for team, members in clusters.items():
+        with dot.subgraph(name=f"cluster_{team}") as cluster:
+            style = {"color": "#e65100", "penwidth": "3"} if team == active else {"color": "#90a4ae"}
+            cluster.attr(label=team, style="rounded,dashed", fontname="Helvetica", **style)
+            for member in members:
+                cluster.node(node_id(member), **node_attrs(member))
     for edge in drawn.edges:
         attrs: dict[str, str] = {}
         if edge.conditional:
@@ -59,7 +95,7 @@ def to_dot(compiled, *, active: str | None = None,
             attrs.update(PATTERN_STYLE[pattern])
         if (edge.source, edge.target) in taken:
             attrs.update({"style": "bold", "penwidth": "3", "color": "#e65100"})
-        dot.edge(edge.source, edge.target, **attrs)
+        dot.edge(node_id(edge.source), node_id(edge.target), **attrs)
     return dot.source
 
 

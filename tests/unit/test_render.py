@@ -29,3 +29,19 @@ def test_the_active_node_and_taken_edges_are_marked():
     assert "executor -> synthesizer [style=dashed]" in dot
     assert taken_edges(path) == [("__start__", "planner"), ("planner", "executor"),
                                  ("executor", "web_researcher"), ("web_researcher", "executor")]
+
+
+def test_team_subgraphs_are_drawn_as_clusters_of_their_own_nodes():
+    from graph.hierarchical_teams import build_graph as build_teams
+
+    compiled = build_teams(Design(system="hierarchical_teams"))
+    dot = to_dot(compiled, active="search_team",
+                 taken=taken_edges(["lead_supervisor", "request_team", "lead_supervisor"]))
+    assert "subgraph cluster_request_team {" in dot and "subgraph cluster_search_team {" in dot
+    cluster = dot.split("subgraph cluster_search_team {", 1)[1].split("}", 1)[0]
+    assert "search_team__searcher [label=searcher]" in cluster
+    assert "request_team" not in cluster.replace("label=search_team", "")
+    assert "penwidth=3" in cluster  # the active team is outlined
+    assert 'lead_supervisor -> request_team____start__ [color="#e65100" penwidth=3 style=bold]' in dot
+    assert "request_team__call_api [label=call_api" in dot
+    assert ":" not in "".join(line.split("[")[0] for line in dot.splitlines())  # no port syntax
