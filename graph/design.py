@@ -9,6 +9,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, ValidationError, ValidationInfo, field_validator
 
+from graph.hooks import HookRule
 from graph.systems import SYSTEMS, get_system
 from graph.settings import get_settings
 
@@ -50,6 +51,11 @@ class Design(BaseModel):
     timeout_action: Literal["reject", "skip"] = "reject"
     # supervisor_bus: how long a request may wait for its answer before it is escalated.
     bus_timeout_s: float = Field(default_factory=_default_bus_timeout, gt=0, le=86_400)
+    # Seed 003, for any system: every new user message goes to the guardrail agent first
+    # (patterns and scope; plus a model classifier with its own prompt when switched on).
+    guardrail: bool = False
+    guardrail_classifier: bool = False
+    hooks: list[HookRule] = Field(default_factory=list)  # before_run / after / fallback rules
 
     def approval_policy(self, agent: str) -> ApprovalPolicy:
         """Side-effecting agents always ask unless the design says otherwise."""

@@ -137,7 +137,11 @@ class RunService:
                 redirect = self._take_redirect(run_id, cancel)
                 if redirect is None:
                     break
-                self._apply_redirect(run_id, compiled, *redirect)
+                try:
+                    self._apply_redirect(run_id, compiled, *redirect)
+                except Exception as exc:  # refused (e.g. a bad hook target): go on as it was
+                    self._log(run_id, {"kind": "redirect_refused", "note": redirect[1],
+                                       "reason": describe_error(exc, self.settings)})
                 run_input, step_mode = None, False
             record = self.store.run(run_id)
             if record is not None and record.status not in (*TERMINAL_STATUSES, *SETTLED_STATUSES):
@@ -172,11 +176,26 @@ class RunService:
         snapshot = compiled.get_state({"configurable": {"thread_id": run_id}})
         update, goto = plan(snapshot)
         redirect_state(compiled, run_id, update, goto)
+        self._log(run_id, {"kind": "redirect", "goto": goto, "note": note,
+                           "was_next": list(snapshot.next)},
+                  step=(snapshot.values or {}).get("current_step"))
+
+    def _log(self, run_id: str, data: dict, step: int | None = None) -> None:
+        """A note of the service's own in the run's event log (a "custom" event)."""
         self.store.append_event(run_id, {
             "seq": self.store.latest_seq(run_id) + 1, "ts": time.time(), "kind": "custom",
-            "node": "", "namespace": "", "step": (snapshot.values or {}).get("current_step"),
-            "data": {"kind": "redirect", "goto": goto, "note": note,
-                     "was_next": list(snapshot.next)}})
+            "node": "", "namespace": "", "step": step, "data": data})
+
+    def send_message(self, run_id: str, text: str) -> None:
+        """A follow-up message in the run's conversation (any system, at any time): the
+        ``before_run`` hook (the guardrail, when on) takes it first; a main agent mid-work
+        keeps its plan and takes the message when it finishes."""
+        from graph.conversation import follow_up_plan
+
+        _, design = self._stored(run_id)
+        compiled, _, _ = self._graph(design)
+        plan = follow_up_plan(compiled, design, text)  # ValueError for an empty message
+        self.redirect(run_id, plan=plan, note=f"Follow-up message: {text.strip()[:120]}")
 
     def redirect(self, run_id: str, update: dict | None = None, goto: str | None = None,
                  note: str = "", plan: Callable | None = None) -> None:

@@ -21,7 +21,8 @@ from typing import Any, Callable
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.sqlite import SqliteSaver
-from langgraph.errors import GraphRecursionError
+from langgraph.errors import GraphDrained, GraphRecursionError
+from langgraph.runtime import RunControl
 from langgraph.types import Command
 from pydantic import BaseModel
 
@@ -47,11 +48,19 @@ class RunEvent:
 
 
 class StopSignal(threading.Event):
-    """Asks a run's stream to stop at the next event. ``redirecting`` says it stops to be
-    sent elsewhere (an edited request, a follow-up message), not because a user cancelled:
-    the run then ends without an "end" event, since it goes on at once."""
+    """Asks a run to stop at the next superstep boundary, through LangGraph's own drain
+    (``RunControl``): the node in progress finishes and its checkpoint is saved, so the
+    run can be resumed or sent elsewhere from exactly there. ``redirecting`` says it
+    stops to be sent elsewhere (an edited request, a follow-up message), not because a
+    user cancelled: the run then ends without an "end" event, since it goes on at once."""
 
     redirecting = False
+    control: RunControl | None = None  # the stream running now, set by continue_run
+
+    def set(self) -> None:
+        super().set()
+        if self.control is not None:
+            self.control.request_drain("redirect" if self.redirecting else "cancel")
 
 
 @dataclass
@@ -100,8 +109,13 @@ def _plain(value: Any) -> Any:
 def event_record(event: RunEvent, system: str = "plan_execute") -> dict:
     """An event as JSON-safe data for the store and exports: a state becomes its
     system's snapshot, messages become records, anything else its text."""
-    data = (get_system(system).module().snapshot(event.data) if event.kind == "state"
-            else _plain(event.data))
+    if event.kind == "state":
+        from graph.conversation import conversation_snapshot
+
+        data = {**get_system(system).module().snapshot(event.data),
+                "conversation": _plain(conversation_snapshot(event.data))}
+    else:
+        data = _plain(event.data)
     return {"seq": event.seq, "ts": event.ts, "kind": event.kind, "node": event.node,
             "namespace": event.namespace, "step": event.step, "data": data}
 
@@ -174,9 +188,15 @@ def continue_run(graph, run_input: Any, thread_id: str, design: Design, *,
             on_event(RunEvent(seq, time.time(), kind, node, namespace,
                               state.get("current_step"), data))
 
+    control = RunControl()
+    if isinstance(cancel, StopSignal):
+        cancel.control = control
+    if cancel is not None and cancel.is_set():
+        control.request_drain("cancel")
     try:
         stream = graph.stream(run_input, config, stream_mode=["updates", "custom", "values"],
-                              subgraphs=True, interrupt_before="*" if step_mode else None)
+                              subgraphs=True, interrupt_before="*" if step_mode else None,
+                              control=control)
         for namespace, mode, chunk in stream:
             ns = "/".join(namespace)
             if mode == "values":
@@ -194,11 +214,12 @@ def continue_run(graph, run_input: Any, thread_id: str, design: Design, *,
                         nodes_run += 1
                     emit("update", node, ns, update)
             if cancel is not None and cancel.is_set():
-                if getattr(cancel, "redirecting", False):
-                    status, reason = "redirected", "Stopped to go on elsewhere."
-                else:
-                    status, reason = "cancelled", "Cancelled by the user; everything so far is kept."
-                break
+                control.request_drain("cancel")  # a plain Event cannot ask by itself
+    except GraphDrained:
+        if getattr(cancel, "redirecting", False):
+            status, reason = "redirected", "Stopped to go on elsewhere."
+        else:
+            status, reason = "cancelled", "Cancelled by the user; everything so far is kept."
     except GraphRecursionError:
         status = "failed"
         reason = (f"Stopped at the recursion limit ({design.recursion_limit} node runs) after "

@@ -119,6 +119,8 @@ def _answer_text(messages: list[BaseMessage]) -> str:
     prompt = _task_prompt(messages)
     if isinstance(messages[-1], ToolMessage):
         return _summarise_tool_result(messages)
+    if '"verdict"' in prompt:
+        return json.dumps(guardrail_verdict(prompt))
     if (teams := teams_answer(prompt)) is not None:
         return json.dumps(teams)
     if '"next_agent"' in prompt:
@@ -625,6 +627,23 @@ def _findings_with_reading(messages: list[BaseMessage], content: str) -> str:
     findings = "; ".join(f"{title} {src}" for src, title in hits[:3])
     text = f"Findings: {findings}." if findings else "Findings:"
     return f"{text}\nFrom {source}: {reading}"
+
+
+# --------------------------------------------------------------------------- guardrail
+
+
+SECRETS = re.compile(r"\b(password|passwords|api[ _-]?keys?|secret|credentials?|jailbreak)\b",
+                     re.IGNORECASE)
+
+
+def guardrail_verdict(prompt: str) -> dict:
+    """The guardrail classifier, scripted: it refuses messages asking for secrets or a
+    jailbreak (the pattern and scope checks run before it, in code) and passes the rest."""
+    message = prompt.split('"""')[1] if prompt.count('"""') >= 2 else prompt
+    if hit := SECRETS.search(message):
+        return {"verdict": "refuse", "reason": f"It asks about {hit.group(0).lower()}, which the "
+                "agents must never handle."}
+    return {"verdict": "pass", "reason": "Nothing in it tries to change the agents' rules."}
 
 
 # --------------------------------------------------------------------------- hierarchical teams

@@ -14,13 +14,14 @@ from typing import TYPE_CHECKING
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
+from graph.conversation import first_turn, wire
 from graph.models import make_chat_model
 from graph.plan_execute.agents import AGENTS, enabled_specs
 from graph.plan_execute.deps import Deps
 from graph.plan_execute.executor import executor_node
 from graph.plan_execute.human import human_node
 from graph.plan_execute.planner import planner_node
-from graph.plan_execute.state import State
+from graph.plan_execute.state import RESET, State
 from graph.plan_execute.workers import WORKER_NODES
 from graph.prompts import PromptSet
 from graph.settings import Settings, get_settings
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
     from graph.design import Design
 
 SYSTEM = "plan_execute"
+ENTRY = "planner"  # where a turn starts
 
 
 @lru_cache(maxsize=8)
@@ -77,7 +79,9 @@ def build_graph(design: Design | None = None, *, settings: Settings | None = Non
     for name in enabled:
         builder.add_node(name, partial(WORKER_NODES[name], deps=deps),
                          destinations=_worker_destinations(name, nodes))
-    builder.add_edge(START, "planner")
+    builder.add_edge(START, ENTRY)
+    wire(builder, design, system=SYSTEM, entry=ENTRY, model=deps.planner_model,
+         prompts=deps.prompts)
     # Without a checkpointer a human's approval could not pause the run: keep one in memory.
     from graph.runs import memory_checkpointer  # graph.runs imports the systems
 
@@ -90,7 +94,18 @@ def initial_state(question: str, design: Design) -> dict:
 
     return {"messages": [HumanMessage(content=question, name="user")], "user_query": question,
             "enabled_agents": list(design.enabled_agents), "current_step": 0,
-            "replan_flag": False, "replan_attempts": {}}
+            "replan_flag": False, "replan_attempts": {}, **first_turn(question, design)}
+
+
+def new_turn(state: dict, text: str, design: Design) -> dict:
+    """A follow-up message starts a new plan in the same thread: the per-turn fields start
+    afresh; messages, plan history, sources and datasets stay (the synthesizer may cite
+    what earlier turns found)."""
+    return {"user_query": text, "plan": None, "current_step": 0, "agent_query": None,
+            "last_reason": None, "replan_flag": False, "replan_attempts": {RESET: True},
+            "step_status": {RESET: True}, "step_results": {RESET: True},
+            "human_request": None, "chart_spec": None, "chart_caption": None,
+            "final_answer": None, "citations": None, "outcome": None, "outcome_reason": None}
 
 
 @dataclass

@@ -11,15 +11,11 @@ from typing import Annotated, Any, Optional
 
 from langgraph.graph import MessagesState
 
-
-def merge_dicts(left: dict | None, right: dict | None) -> dict:
-    """Reducer for per-step maps: a node updates the steps it touched, keeps the rest."""
-    merged = dict(left or {})
-    merged.update(right or {})
-    return merged
+from graph.conversation import ConversationState
+from graph.reducers import RESET, merge_dicts  # noqa: F401  (merge_dicts: re-exported)
 
 
-class State(MessagesState):
+class State(MessagesState, ConversationState):
     """Seed 000's State, plus what our nodes write for the table, the chart and the answer."""
 
     # The seed's fields.

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
+from graph.conversation import first_turn, wire
 from graph.models import make_chat_model
 from graph.plan_execute import side_effect_ledger
 from graph.prompts import PromptSet
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
     from graph.design import Design
 
 SYSTEM = "supervisor_bus"
+ENTRY = "supervisor"  # where a turn starts
 INBOX_OWNERS = ("supervisor", "human", *AGENTS)
 # What the checkpoint timeline shows and diffs: the registry and every inbox, so a
 # replay from a stale checkpoint shows which messages it will handle again.
@@ -60,7 +62,9 @@ def build_graph(design: Design | None = None, *, settings: Settings | None = Non
     for name in enabled:
         builder.add_node(name, partial(worker_node, deps=deps, agent=name),
                          destinations=("supervisor",))
-    builder.add_edge(START, "supervisor")
+    builder.add_edge(START, ENTRY)
+    wire(builder, design, system=SYSTEM, entry=ENTRY, model=deps.supervisor_model,
+         prompts=deps.prompts)
     # Without a checkpointer a human's answer could not resume the run: keep one in memory.
     from graph.runs import memory_checkpointer  # graph.runs imports the systems
 
@@ -93,7 +97,17 @@ def initial_state(question: str, design: Design) -> dict:
     return {**state, "bus": [ask],
             "messages": [HumanMessage(content=question, name="user")], "user_query": question,
             "enabled_agents": list(design.enabled_agents), "current_step": 0,
-            "outstanding": {}, "timeout_s": design.bus_timeout_s}
+            "outstanding": {}, "timeout_s": design.bus_timeout_s, "turn_start": 0,
+            **first_turn(question, design)}
+
+
+def new_turn(state: dict, text: str, design: Design) -> dict:
+    """A follow-up message is a new request from the user on the bus; the supervisor's
+    rounds count again from 0 and it reads who answered from this turn's start."""
+    ask = Outbox(state, "user").send("supervisor", "request", {"question": text})
+    return {"bus": [ask], "user_query": text, "current_step": 0,
+            "turn_start": len(state.get("bus") or []), "final_answer": None, "outcome": None,
+            "outcome_reason": None}
 
 
 @dataclass

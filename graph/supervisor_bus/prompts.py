@@ -65,6 +65,13 @@ def excluded_agents(state: dict) -> dict[str, str]:
     return why
 
 
+def answered_this_turn(state: dict) -> set[str]:
+    """The workers that sent a result since the conversation turn began (all of
+    ``completed_agents`` in a one-question run)."""
+    start = int(state.get("turn_start") or 0)
+    return {m.from_ for m in messages(state)[start:] if m.type == "result" and m.from_ in AGENTS}
+
+
 def supervisor_prompt(state: dict, prompts: PromptSet, pending: list[Message],
                       max_rounds: int, now: float | None = None) -> str:
     now = now or time.time()
@@ -78,7 +85,7 @@ def supervisor_prompt(state: dict, prompts: PromptSet, pending: list[Message],
         agent_list=format_agent_list(enabled),
         agent_enum="|".join(s.name for s in enabled_specs(enabled)) or "(none)",
         round=int(state.get("current_step") or 0) + 1, max_rounds=max_rounds,
-        answered=", ".join(sorted(state.get("completed_agents") or [])) or "none",
+        answered=", ".join(sorted(answered_this_turn(state))) or "none",
         excluded=", ".join(f"{a} ({w})" for a, w in excluded.items()) or "none",
         outstanding=", ".join(f"{mid} to {to.get(mid, '?')}, sent {_ago(now - at)}"
                               for mid, at in outstanding.items()) or "none",

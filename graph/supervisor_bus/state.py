@@ -20,7 +20,8 @@ from typing import Annotated, Any, Literal, Optional
 from langgraph.graph import MessagesState
 from pydantic import BaseModel, ConfigDict, Field
 
-from graph.plan_execute.state import merge_dicts
+from graph.conversation import ConversationState
+from graph.reducers import merge_dicts
 
 MessageType = Literal["request", "result", "error", "status"]
 
@@ -46,7 +47,7 @@ def consumed_field(agent: str) -> str:
     return f"{agent}_consumed"
 
 
-class BusState(MessagesState):
+class BusState(MessagesState, ConversationState):
     """Seed 001's AgentState and SupervisorState, plus what the Run page shows."""
 
     # The seed's fields.
@@ -79,3 +80,6 @@ class BusState(MessagesState):
     user_query: Optional[str]
     enabled_agents: Optional[list[str]]
     timeout_s: float  # how long a request may wait for its answer
+    # Where on the bus the current conversation turn began (a follow-up message starts a
+    # turn): who answered and what the answer is are read from there on.
+    turn_start: int

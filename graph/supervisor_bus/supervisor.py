@@ -122,7 +122,7 @@ class _Turn:
         return self.command("human")
 
     def finish(self, reason: str, outcome: str = "done") -> Command:
-        answer = final_answer(self.bus + self.out.sent)
+        answer = final_answer((self.bus + self.out.sent)[int(self.state.get("turn_start") or 0):])
         user = next((m for m in self.bus if m.from_ == "user"), None)
         self.decide("FINISH", "", reason, "supervisor")
         self.out.send("user", "result", {"text": answer}, in_reply_to=user.id if user else None)
