@@ -125,8 +125,11 @@ def continue_main(ctx: Context, state: dict) -> tuple[str, dict]:
         return memory["resume_at"], {"agent_memory": _memory(state, ctx.system, status="active")}
     waiting = next((t for t in ordered_turns(state) if t.get("status") in ("passed", "queued")),
                    None)
-    if waiting is None or not memory:  # never ran: the question is already in the state
+    if waiting is None:
         return ctx.entry, {}
+    if not memory:  # never ran: the question is already in the state
+        return ctx.entry, {"turns": _turn(state, waiting["id"], status="active"),
+                           "active_turn": waiting["id"]}
     return ctx.entry, start_turn(ctx, state, waiting)
 
 

@@ -265,8 +265,11 @@ def redirect_state(graph, thread_id: str, update: dict, goto: str) -> None:
                        Command(update=update, goto=goto), as_node=goto)
 
 
+# The conversation keys every system shows too: which agent is hibernated where.
+CONVERSATION_FIELDS = ("agent_memory", "checking_turn", "active_turn")
 TIMELINE_FIELDS = ("plan", "current_step", "agent_query", "last_reason", "replan_flag",
-                   "replan_attempts", "step_status", "step_results", "human_request")
+                   "replan_attempts", "step_status", "step_results", "human_request",
+                   *CONVERSATION_FIELDS)
 
 
 def _timeline_fields(graph) -> tuple[str, ...]:
@@ -274,7 +277,10 @@ def _timeline_fields(graph) -> tuple[str, ...]:
     from graph.systems import SYSTEMS
 
     info = SYSTEMS.get(getattr(graph, "name", "") or "")
-    return getattr(info.module(), "TIMELINE_FIELDS", TIMELINE_FIELDS) if info else TIMELINE_FIELDS
+    if info is None:
+        return TIMELINE_FIELDS
+    own = getattr(info.module(), "TIMELINE_FIELDS", TIMELINE_FIELDS)
+    return (*own, *(f for f in CONVERSATION_FIELDS if f not in own))
 
 
 def _history(graph, thread_id: str) -> list:

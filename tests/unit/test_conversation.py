@@ -259,3 +259,20 @@ def test_supervisor_bus_takes_a_follow_up_in_the_same_thread_through_the_guardra
     turns = store.snapshot(run_id)["conversation"]["turns"]
     assert turns[-1]["status"] == "refused"
     assert store.snapshot(run_id)["final_answer"] == snapshot["final_answer"]
+
+
+def test_a_follow_up_while_a_step_waits_for_approval_keeps_the_approval_pending(service, store):
+    report = ("How did Tesla's stock do in 2008? Write a report about it.")
+    run_id = service.start(report, Design(guardrail=True))
+    wait_status(service, run_id, "waiting")
+    (before,) = service.pending_approvals()
+    service.send_message(run_id, FOLLOW_UP)
+    wait_status(service, run_id, "waiting")
+    (after,) = service.pending_approvals()
+    assert after["agent"] == before["agent"] and after["step"] == before["step"]
+    turns = _conversation(store, run_id)["turns"]
+    assert [t["status"] for t in turns] == ["active", "queued"]
+    service.decide(run_id, after["id"], "approve")
+    wait_status(service, run_id, "done")
+    turns = _conversation(store, run_id)["turns"]
+    assert [t["status"] for t in turns] == ["answered", "answered"]
