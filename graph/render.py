@@ -20,6 +20,9 @@ PATTERN_STYLE = {
     "end": {"color": "#d62728", "label": "end"},  # ends the run
 }
 TERMINAL = {"__start__": "START", "__end__": "END"}
+# LangGraph's own node error handler (present when a design has a fallback hook): not a
+# node a user designs, so it is not drawn
+HIDDEN = {"__default_error_handler__"}
 
 
 def _pattern(source: str, target: str) -> str | None:
@@ -72,6 +75,8 @@ def to_dot(compiled, *, active: str | None = None,
             attrs = {"fillcolor": "#fff3c4"}
         elif inner == "call_api":  # where a human approves a side effect
             attrs = {"fillcolor": "#fde0dc", "shape": "hexagon"}
+        elif drawn_id == "guardrail":  # checks every user message first (seed 003)
+            attrs = {"fillcolor": "#e0f2f1", "shape": "octagon"}
         if ":" in drawn_id and inner not in TERMINAL:
             attrs["label"] = _short(drawn_id)
         if drawn_id == active:
@@ -79,7 +84,7 @@ def to_dot(compiled, *, active: str | None = None,
         return attrs
 
     for node_id_ in drawn.nodes:
-        if ":" not in node_id_:
+        if ":" not in node_id_ and node_id_ not in HIDDEN:
             dot.node(node_id(node_id_), **node_attrs(node_id_))
     for team, members in clusters.items():
         with dot.subgraph(name=f"cluster_{team}") as cluster:
@@ -88,6 +93,8 @@ def to_dot(compiled, *, active: str | None = None,
             for member in members:
                 cluster.node(node_id(member), **node_attrs(member))
     for edge in drawn.edges:
+        if {edge.source, edge.target} & HIDDEN:
+            continue
         attrs: dict[str, str] = {}
         if edge.conditional:
             attrs["style"] = "dashed"
