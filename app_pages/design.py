@@ -5,7 +5,7 @@ import streamlit as st
 
 from graph.design import Design, DesignError
 from graph.systems import SYSTEMS, coordination_by_size, get_system
-from ui import design_io, services, widgets
+from ui import design_io, guardrail_design, services, widgets
 
 POLICIES = {"always": "always ask", "never": "never ask",
             "planner": "ask when the Planner flags the step"}
@@ -50,7 +50,8 @@ def _switch_system() -> None:
     new = Design(system=st.session_state["design:system"], prompts=old.prompts,
                  recursion_limit=old.recursion_limit, max_replans=old.max_replans,
                  approval_timeout_s=old.approval_timeout_s, timeout_action=old.timeout_action,
-                 bus_timeout_s=old.bus_timeout_s)
+                 bus_timeout_s=old.bus_timeout_s, guardrail=old.guardrail,
+                 guardrail_classifier=old.guardrail_classifier)
     store.save_design(new)
     for key in WIDGETS:
         if key != "design:system":
@@ -155,6 +156,8 @@ design = design.model_copy(update={
     "approvals": {a: p for a, p in policies.items() if p != defaults.approval_policy(a)}})
 if design != saved:
     store.save_design(design)
+
+guardrail_design.section(store, design)
 
 with right:
     st.subheader("Share the design")

@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+import graph.guardrail  # noqa: F401  (registers the guardrail's classifier prompt)
 from graph.design import Design
 from graph.plan_execute.prompts import preview_prompt as plan_execute_preview
 from graph.supervisor_bus.prompts import preview_prompt as bus_preview
@@ -22,13 +23,16 @@ if flash:
     st.success(flash)
 
 SYSTEM = services.current_design().system
-names = prompt_names(SYSTEM)
+names = prompt_names(SYSTEM) + prompt_names("guardrail")
 st.caption(f"The prompts of the system the saved design uses: **{SYSTEM}** (choose the "
-           "system on the Design page).")
+           "system on the Design page), and the guardrail's classifier, used by any system "
+           "when the Design page switches the guardrail and its model classifier on.")
 chosen = st.session_state.setdefault("prompts:chosen", names[0])
 
 
 def preview_prompt(name: str, text: str, state: dict | None, max_replans: int) -> str:
+    if name.startswith("guardrail/"):
+        return pv.guardrail_preview(name, text, state, services.current_design())
     if name.startswith("supervisor_bus/"):
         try:
             return bus_preview(name, text, state)

@@ -12,8 +12,11 @@ import json
 from datetime import datetime
 
 from graph.design import Design, DesignError, export_design, import_design
+import graph.guardrail  # noqa: F401  (registers the guardrail's prompt)
+from graph.hooks import HookError
 from graph.prompts import default_text, prompt_names
 from graph.store import Store
+from graph.systems import get_system
 
 
 def design_file(store: Store, design: Design) -> str:
@@ -30,10 +33,14 @@ def import_design_file(store: Store, raw: bytes) -> tuple[Design, str]:
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise DesignError(f"The file is not JSON text: {exc}.") from None
     design = import_design(data)
+    try:  # hooks name nodes and agents: only building the graph tells if they exist
+        get_system(design.system).module().build_graph(design)
+    except HookError as exc:
+        raise DesignError(str(exc)) from None
     label = f"imported {datetime.now():%Y-%m-%d %H:%M}"
     active = store.active_prompts()
     changed = []
-    for name in prompt_names(design.system):
+    for name in [*prompt_names(design.system), *prompt_names("guardrail")]:
         text = design.prompts.get(name)
         current = active[name].text if name in active else default_text(name)
         if text is None:

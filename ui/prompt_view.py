@@ -77,3 +77,20 @@ def changed_lines(old: str, new: str) -> str:
 
 def format_time(ts: float) -> str:
     return datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M:%S")
+
+
+GUARDRAIL_SAMPLE = "How did IBM's stock do in 2008?"
+
+
+def guardrail_preview(name: str, text: str, state: dict | None, design) -> str:
+    """The guardrail's classifier prompt filled in for the design's enabled agents and a
+    message: the latest of a past run's conversation, else a sample follow-up."""
+    from graph.prompts import render
+    from graph.systems import get_system
+
+    turns = sorted(((state or {}).get("turns") or {}).values(), key=lambda t: t.get("at") or 0)
+    message = turns[-1]["text"] if turns else GUARDRAIL_SAMPLE
+    catalog = get_system(design.system).agents()
+    agents = "\n".join(f"- {n}: {getattr(catalog.get(n), 'description', '')}"
+                       for n in design.enabled_agents) or "- (none)"
+    return render(name, text, {"message": message, "agents": agents})
