@@ -15,15 +15,6 @@ ALL_AGENTS = sorted({a for info in SYSTEMS.values() for a in info.agents()})
 WIDGETS = ("design:system", "max_replans", "recursion_limit", "escalate_at_cap",
            "approval_timeout_s", "bus_timeout_s", "timeout_action",
            *(f"agent:{a}" for a in ALL_AGENTS), *(f"approval:{a}" for a in ALL_AGENTS))
-INTRO = {
-    "plan_execute": "The **Planner** turns a question into numbered steps; the **Executor** "
-                    "hands each step to one of the agents below and asks for a new plan when a "
-                    "step fails.",
-    "supervisor_bus": "The **supervisor** reads the typed messages addressed to it on the bus "
-                      "and decides which agent gets the next request; every agent answers on "
-                      "the bus, and a request not answered in time goes to a human.",
-}
-
 st.title("Design")
 store = widgets.store_or_stop()
 
@@ -68,20 +59,22 @@ st.radio("System", list(SYSTEMS), index=list(SYSTEMS).index(saved.system),
          format_func=lambda n: SYSTEMS[n].title, key="design:system", horizontal=True,
          on_change=_switch_system, help="Switching starts from the other system's default "
          "design: all its agents on, its default approvals.")
-st.markdown(f"{INTRO.get(system.name, system.summary)} Tick the agents this system may use: "
+st.markdown(f"{system.intro or system.summary} Tick the agents this system may use: "
             "the graph on the right is recompiled at once, and the design is saved for the "
             "next run.")
 
 left, right = st.columns([2, 3], gap="large")
 with left:
     st.subheader("Agents")
-    st.caption("The Planner and the Executor are always on." if system.name == "plan_execute"
-               else "The supervisor and the human node are always on.")
+    st.caption(system.always_on)
     enabled = []
-    for name in AGENTS:
-        if st.checkbox(name, value=name in saved.enabled_agents, key=f"agent:{name}"):
-            enabled.append(name)
-        st.caption(widgets.agent_caption(name, system.name))
+    for group, names in widgets.agent_groups(system.name).items():
+        if group:
+            st.markdown(f"**{group}** · {widgets.group_caption(system.name, group)}")
+        for name in names:
+            if st.checkbox(name, value=name in saved.enabled_agents, key=f"agent:{name}"):
+                enabled.append(name)
+            st.caption(widgets.agent_caption(name, system.name))
     st.info(f"**Coordination by size** (guidance from seed 001, not a rule): "
             f"{coordination_by_size(len(enabled))}",
             icon=":material/hub:")
@@ -94,7 +87,7 @@ with left:
             "Max replans per step", min_value=0, max_value=20, value=saved.max_replans,
             key="max_replans", help="How many times the Executor may send one step back to the "
             "Planner before moving on (the step is then marked skipped).")
-    else:
+    elif system.name == "supervisor_bus":
         bus_timeout = st.number_input(
             "Request timeout, seconds", min_value=1.0, max_value=86_400.0,
             value=float(saved.bus_timeout_s), step=5.0, key="bus_timeout_s",
@@ -137,9 +130,13 @@ with right:
         escalate = st.toggle(
             "Ask a human when a step reaches its replan cap", value=saved.escalate_at_cap,
             key="escalate_at_cap", help="Off: the step is skipped silently and the run moves on.")
-    else:
+    elif system.name == "supervisor_bus":
         st.caption("A request that times out always asks a human (see the request timeout "
                    "under Run settings).")
+    else:
+        st.caption("Only calls with side effects (request_team's HTTP calls) ever ask: "
+                   "\"always\" and \"ask when the supervisor flags\" both ask before each "
+                   "call, \"never\" sends it at once. The other workers change nothing.")
     timeout = st.number_input(
         "Approval timeout, seconds (0: wait for ever)", min_value=0, max_value=7 * 24 * 3600,
         value=int(saved.approval_timeout_s), step=60, key="approval_timeout_s")

@@ -9,28 +9,15 @@ from here too (approve, next, continue, resume).
 import streamlit as st
 
 from graph.prompts import PromptError
+from graph.systems import get_system
 from ui import run_panel, services, teaching_view, widgets
 from ui.run_view import run_label
-
-EXAMPLES = (
-    "Which stock in the database grew the most between 2005 and 2009? Chart the prices.",
-    "What happened to Apple when it launched the iPhone, and how did its stock price change in 2007?",
-    "How did Tesla's stock do in 2008?",
-    "What caused the dot-com crash and how much did Amazon's price fall from 2000 to 2001?",
-)
-# supervisor_bus's researcher reads the bundled documents (no database tool): questions
-# about events in them
-BUS_EXAMPLES = (
-    "What caused the dot-com crash?",
-    "What happened to Apple when it launched the iPhone?",
-    "Why did Google go public in 2004?",
-)
 
 st.title("Run")
 store = widgets.store_or_stop()
 design = services.current_design()
-if design.system == "supervisor_bus":
-    EXAMPLES = BUS_EXAMPLES
+system = get_system(design.system)
+EXAMPLES = system.examples
 
 
 def _use_example(question: str) -> None:
@@ -66,10 +53,8 @@ go.button("Run", type="primary", on_click=_start, icon=":material/play_arrow:")
 stepping.checkbox("Step mode", key="run:step-mode",
                   help="Pause before every node: the page shows which node comes next and the "
                        "state it will read; Next runs one node, Continue runs to the end.")
-limits = (f"at most {design.max_replans} replan(s) per step" if design.system == "plan_execute"
-          else f"supervisor + message bus, requests time out after {design.bus_timeout_s:g} s")
 about.caption(f"With the saved design: {', '.join(design.enabled_agents) or 'no agents'}; "
-              f"{limits}; model: {services.settings().model_label}.")
+              f"{system.limits(design)}; model: {services.settings().model_label}.")
 if problem := st.session_state.pop("run:error", None):
     st.error(problem)
 

@@ -98,6 +98,14 @@ def approval_card(item: dict, *, key: str, flash_key: str, design: dict | None =
                 st.caption("Retry or Approve: send it to the same agent again. Approve edited "
                            "query with another agent's name (e.g. `researcher`) in the box: "
                            "reassign it. Skip or Reject: drop it (a dead letter).")
+        elif item.get("call"):  # hierarchical_teams: a real HTTP call waits to be sent
+            st.markdown(f"**Subtask {item.get('subtask_id')} · {item.get('team')} · "
+                        f"{item.get('agent')}** · approval before the HTTP call is sent")
+            st.code(item.get("query") or "", language="http", wrap_lines=True)
+            st.caption("Approve sends exactly this call. To change it, edit the query as "
+                       "METHOD URL [JSON body] and press Approve edited query (it must stay "
+                       "on the allowlisted API). Reject or Skip: nothing is sent and the "
+                       "subtask fails with your reason.")
         else:
             st.markdown(f"**Step {item.get('step')} · {item.get('agent')}** · "
                         f"{KINDS.get(kind, kind)}")

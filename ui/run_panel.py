@@ -16,7 +16,7 @@ import streamlit as st
 
 from graph.design import Design
 from graph.store import Store
-from ui import approvals, bus_view, services, widgets
+from ui import approvals, bus_view, services, teams_view, widgets
 from ui.run_view import (POLL_S, WATCH_S, filter_messages, load_run_view, message_filters,
                          node_role, paused_state_rows, run_mode, usage_summary)
 
@@ -34,6 +34,8 @@ def show(store: Store, run_id: str, key: str, seen_status: str | None = None) ->
         return
     status = seen_status or record.status
     mode = run_mode(status)
+    if teams_view.is_teams(None, record.design) and mode in ("live", "waiting", "paused"):
+        teams_view.edit_control(store, run_id, key)
     st.fragment(run_every=POLL_S if mode == "live" else None)(_panel)(store, run_id, mode, key)
     if mode in ("waiting", "paused"):
         st.fragment(run_every=WATCH_S)(_watch)(store, run_id, status, store.latest_seq(run_id))
@@ -111,13 +113,16 @@ def _panel(store: Store, run_id: str, mode: str, key: str) -> None:
         _paused(run_id, upcoming, values, key)
 
     bus = bus_view.is_bus(view.snapshot, view.record.design)
+    teams = teams_view.is_teams(view.snapshot, view.record.design)
     if bus:
         _bus_tables(view, key)
+    elif teams:
+        teams_view.show(store, view, key)
     else:
         st.subheader("Steps")
         widgets.step_table(view)
-    # a bus run has no first plan: its round 0 is not "planning"
-    st.markdown(usage_summary(view.total, None if bus else view.usage.get(0)))
+    # a bus or teams run has no first plan: its round 0 is not "planning"
+    st.markdown(usage_summary(view.total, None if bus or teams else view.usage.get(0)))
     left, right = st.columns(2, gap="large")
     with left:
         st.subheader("Answer")
@@ -133,7 +138,7 @@ def _panel(store: Store, run_id: str, mode: str, key: str) -> None:
             st.caption("Orange: the node running now (or next, when the run waits) and the "
                        "edges taken so far.")
 
-    if not bus:
+    if not bus and not teams:
         st.subheader("Plan history")
         widgets.plan_history(view)
 

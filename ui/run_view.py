@@ -55,6 +55,8 @@ def step_durations(state_events: list[dict], end_ts: float | None) -> dict[int, 
     ended: dict[int, float] = {}
     for event in state_events:
         for row in (event.get("data") or {}).get("rows") or []:
+            if "step" not in row:  # another system's rows (hierarchical_teams: subtasks)
+                continue
             step, status = row["step"], row["status"]
             if status in ("pending", "waiting"):  # not started: nothing runs while a human decides
                 continue
@@ -142,6 +144,8 @@ def table_rows(snapshot: dict | None, durations: dict[int, float],
         by_step.setdefault(record.get("step"), []).append(decision_label(record))
     rows = []
     for row in (snapshot or {}).get("rows") or []:
+        if "step" not in row:  # hierarchical_teams' subtasks have their own table
+            continue
         # another system's rows (a request on supervisor_bus's bus) name the work "task"
         rows.append({"Step": row["step"], "Agent": row["agent"],
                      "Action": row.get("action", row.get("task", "")),

@@ -90,6 +90,12 @@ def run_status(view: RunView) -> None:
     if view.snapshot.get("system") == "supervisor_bus":
         facts = [f"status **{record.status}**", f"{len(view.rows)} request(s) to agents",
                  f"{len(view.snapshot.get('bus') or [])} message(s) on the bus"]
+    elif view.snapshot.get("system") == "hierarchical_teams":
+        subtasks = view.snapshot.get("rows") or []
+        facts = [f"status **{record.status}**", f"{len(subtasks)} subtask(s)",
+                 f"{sum(1 for r in subtasks if r['status'] == 'done')} done",
+                 f"{len(view.snapshot.get('plans') or [])} plan(s)",
+                 f"request revision {view.snapshot.get('request_revision') or 0}"]
     else:
         facts = [f"status **{record.status}**", f"{len(view.rows)} step(s)",
                  f"{record.replan_count} replan(s)"]
@@ -173,6 +179,9 @@ def final_answer(view: RunView) -> None:
     elif view.live or view.record.status in ("waiting", "paused"):
         st.caption("The final answer appears here when the supervisor finishes the run."
                    if snapshot.get("system") == "supervisor_bus" else
+                   "The final answer appears here when the lead supervisor has no subtask "
+                   "left: every subtask's result, in plan order."
+                   if snapshot.get("system") == "hierarchical_teams" else
                    "The final answer appears here when the synthesizer has written it.")
     else:
         st.caption("This run ended without a final answer.")
@@ -193,6 +202,31 @@ def _citation(citation: dict) -> str:
         title = f"SQL `{title.removeprefix('SQL: ')}`"
     text = f"[{citation['id']}] {title}".strip()
     return f"- {text} ({url})" if url else f"- {text}"
+
+
+def agent_groups(system: str) -> dict[str, list[str]]:
+    """The agents of a system as the Design page lists them: by team when the system has
+    teams (its catalog's ``TEAMS``), else one unnamed group."""
+    from importlib import import_module
+
+    from graph.systems import get_system
+
+    info = get_system(system)
+    catalog = import_module(info.catalog)
+    agents = info.agents()
+    teams = getattr(catalog, "TEAMS", None)
+    if not teams:
+        return {"": list(agents)}
+    return {team: [n for n, spec in agents.items() if spec.team == team] for team in teams}
+
+
+def group_caption(system: str, group: str) -> str:
+    from importlib import import_module
+
+    from graph.systems import get_system
+
+    team = getattr(import_module(get_system(system).catalog), "TEAMS", {}).get(group)
+    return f"a team that {team.description} On when one of its workers is." if team else ""
 
 
 def agent_caption(name: str, system: str = "plan_execute") -> str:

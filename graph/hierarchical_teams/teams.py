@@ -176,12 +176,14 @@ def worker_node(state: dict, config: RunnableConfig, deps: Deps, worker: str) ->
             args = call.get("args") or {}
             proposed = {"worker": worker, "method": HTTP_TOOLS[call["name"]],
                         "url": str(args.get("url", "")),
-                        "body": args.get("body") if call["name"] == "http_post" else None}
+                        "body": args.get("body") if call["name"] == "http_post" else None,
+                        "tool": call["name"], "call_id": call.get("id") or ""}
             return Command(update={
                 "proposed_call": proposed,
                 "messages": tag_messages(conversation[1:], step, worker),
                 "team_steps": [_step(state, worker, "propose",
-                                     f"proposes {ApiCall(**{k: v for k, v in proposed.items() if k != 'worker'}).describe()}")]},
+                                     "proposes " + ApiCall(proposed["method"], proposed["url"],
+                                                           proposed["body"]).describe())]},
                 goto="call_api")
         for c in reply.tool_calls:
             tool = tools.get(c["name"])
@@ -221,7 +223,7 @@ def call_key(state: dict, call: ApiCall) -> str:
 
 def call_api_node(state: dict, deps: Deps) -> Command:
     proposed = dict(state.get("proposed_call") or {})
-    worker = proposed.pop("worker", "?")
+    worker = proposed.get("worker", "?")
     call = ApiCall(proposed.get("method", "GET"), proposed.get("url", ""), proposed.get("body"))
     step = int(state.get("current_step") or 0)
     base = api_base(deps.settings)
@@ -232,8 +234,10 @@ def call_api_node(state: dict, deps: Deps) -> Command:
                               "ok": ok, "call": call.as_dict()}]
         update["team_steps"].append(_step(state, "call_api", "call", text, ok=ok,
                                           call=call.describe()))
-        update["messages"].append(tag_messages(
-            [AIMessage(content=text, name=worker)], step, worker)[0])
+        # the answer to the worker's proposed tool call: what the call returned
+        update["messages"].append(tag_messages([ToolMessage(
+            content=text, tool_call_id=proposed.get("call_id") or "",
+            name=proposed.get("tool") or "http")], step, worker)[0])
         return Command(update={k: v for k, v in update.items() if v != []}, goto="supervisor")
 
     try:
