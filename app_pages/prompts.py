@@ -6,6 +6,7 @@ import graph.guardrail  # noqa: F401  (registers the guardrail's classifier prom
 from graph.design import Design
 from graph.plan_execute.prompts import preview_prompt as plan_execute_preview
 from graph.supervisor_bus.prompts import preview_prompt as bus_preview
+from graph.hierarchical_teams.prompts import preview_prompt as teams_preview
 from graph.prompts import PromptError, default_text, prompt_names, template_errors
 from ui import prompt_view as pv
 from ui import services, widgets
@@ -33,6 +34,13 @@ chosen = st.session_state.setdefault("prompts:chosen", names[0])
 def preview_prompt(name: str, text: str, state: dict | None, max_replans: int) -> str:
     if name.startswith("guardrail/"):
         return pv.guardrail_preview(name, text, state, services.current_design())
+    if name.startswith("hierarchical_teams/"):
+        try:
+            return teams_preview(name, text, state)
+        except PromptError:
+            raise
+        except Exception:  # a state of another system's run: fall back to the sample
+            return teams_preview(name, text, None)
     if name.startswith("supervisor_bus/"):
         try:
             return bus_preview(name, text, state)

@@ -130,3 +130,17 @@ def test_the_history_page_shows_a_finished_teams_run_with_its_subtasks(home, ser
     subtasks = next(t.value for t in at.table if "Depends on" in t.value.columns
                     and "Result" in t.value.columns)
     assert list(subtasks["Team"]) == ["search_team"]
+
+
+def test_the_prompts_page_lists_and_previews_the_teams_prompts(home, services):
+    store, _ = services
+    store.save_design(Design(system=SYSTEM))
+    at = open_page("app_pages/prompts.py")
+    assert not at.exception, [e.value for e in at.exception]
+    options = [o.split(" — ")[0] for o in at.selectbox[0].options]
+    for name in ("plan", "replan", "route", "team_supervisor", "worker_task", "health_checker",
+                 "site_requester", "searcher", "url_builder", "repair"):
+        assert name in options
+    preview = "\n".join(str(c.value) for c in at.code)
+    assert "Break the user's request into subtasks" in preview  # the plan prompt, filled
+    assert "- request_team: checks the API's health" in preview
