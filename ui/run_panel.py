@@ -16,7 +16,7 @@ import streamlit as st
 
 from graph.design import Design
 from graph.store import Store
-from ui import approvals, bus_view, services, teams_view, widgets
+from ui import approvals, bus_view, conversation_view, services, teams_view, widgets
 from ui.run_view import (POLL_S, WATCH_S, filter_messages, load_run_view, message_filters,
                          node_role, paused_state_rows, run_mode, usage_summary)
 
@@ -123,6 +123,7 @@ def _panel(store: Store, run_id: str, mode: str, key: str) -> None:
         widgets.step_table(view)
     # a bus or teams run has no first plan: its round 0 is not "planning"
     st.markdown(usage_summary(view.total, None if bus or teams else view.usage.get(0)))
+    conversation_view.show(store, view, key, chat=key == "run")
     left, right = st.columns(2, gap="large")
     with left:
         st.subheader("Answer")

@@ -173,10 +173,34 @@ def load_run_view(store: Store, run_id: str, now: float | None = None,
     decisions = decision_records(updates)
     usage, total = usage_by_step([e for e in events if e["kind"] == "custom"],
                                  get_settings().prices if prices is None else prices)
-    return RunView(record=record, rows=table_rows(snapshot, durations, decisions, usage),
+    rows = flag_column(table_rows(snapshot, durations, decisions, usage), snapshot,
+                       bool((record.design or {}).get("guardrail")))
+    return RunView(record=record, rows=rows,
                    snapshot=snapshot, nodes_run=nodes, taken=taken_edges(nodes),
                    latest_seq=store.latest_seq(run_id),
                    durations=durations, decisions=decisions, usage=usage, total=total)
+
+
+def flag_column(rows: list[dict], snapshot: dict, guardrail: bool) -> list[dict]:
+    """A "Guardrail" column after the status when the run has the guardrail on (or has
+    flags): a step whose tool results carried instructions aimed at the agents is marked."""
+    flags = ((snapshot or {}).get("conversation") or {}).get("guardrail_flags") or []
+    if not (guardrail or flags):
+        return rows
+    counts: dict = {}
+    for flag in flags:
+        counts[flag.get("step")] = counts.get(flag.get("step"), 0) + 1
+    marked = []
+    for row in rows:
+        n = counts.get(row["Step"], 0)
+        mark = "" if not n else "⚑ flagged" if n == 1 else f"⚑ flagged ×{n}"
+        cells = {}
+        for name, value in row.items():
+            cells[name] = value
+            if name == "Status":
+                cells["Guardrail"] = mark
+        marked.append(cells)
+    return marked
 
 
 def next_nodes(compiled, run_id: str) -> tuple[str, ...]:

@@ -1,0 +1,172 @@
+"""A run as a conversation (seed 003), for every hosted system: the user's messages and
+what became of each (checked by the guardrail, queued, refused with its reason,
+answered), a box to send a follow-up, the top-level agents' memory (active, hibernated,
+finished, where each resumes), tool results the guardrail flagged and the hooks that
+fired.
+
+It reads only the generic ``conversation`` key of the run's snapshot
+(``graph.conversation.conversation_snapshot``), so a new system needs nothing here.
+The row builders are plain functions, testable without Streamlit.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import streamlit as st
+
+from graph.store import Store
+from ui import services, widgets
+
+# what each turn status means, as the user reads it: (badge colour, words)
+TURN_STATUS = {
+    "received": ("gray", "received"),
+    "checking": ("orange", "checking by the guardrail"),
+    "queued": ("violet", "queued until the current plan finishes"),
+    "passed": ("blue", "passed the guardrail, starting"),
+    "active": ("blue", "in progress"),
+    "answered": ("green", "answered"),
+    "failed": ("red", "failed"),
+    "refused": ("red", "refused by the guardrail"),
+}
+AGENT_STATUS = {"active": "active", "hibernated": "hibernated (another agent runs)",
+                "finished": "finished"}
+
+
+def conversation(snapshot: dict | None) -> dict:
+    return (snapshot or {}).get("conversation") or {}
+
+
+def turn_badge(turn: dict) -> str:
+    colour, words = TURN_STATUS.get(turn.get("status"), ("gray", turn.get("status") or "?"))
+    return f":{colour}-badge[{words}]"
+
+
+def check_rows(turn: dict) -> list[dict]:
+    return [{"Check": c.get("check", ""), "Result": "passed" if c.get("passed") else "failed",
+             "Detail": c.get("detail", "")} for c in turn.get("checks") or []]
+
+
+def _when(ts) -> str:
+    return datetime.fromtimestamp(ts).strftime("%H:%M:%S") if ts else ""
+
+
+def agent_rows(convo: dict) -> list[dict]:
+    """One row per top-level agent: where it stands and where it would go on."""
+    rows = []
+    for agent, memory in (convo.get("agent_memory") or {}).items():
+        step = memory.get("step")
+        rows.append({"Agent": agent,
+                     "Status": AGENT_STATUS.get(memory.get("status"), memory.get("status") or ""),
+                     "Last node": memory.get("last_node") or "",
+                     "Resumes at": memory.get("resume_at") or "",
+                     "Step": "" if step is None else str(step),
+                     "Updated": _when(memory.get("updated_at"))})
+    return rows
+
+
+def flag_lines(convo: dict) -> list[str]:
+    """Each flagged tool result in one line: the step, who fetched it, the words found."""
+    lines = []
+    for flag in convo.get("guardrail_flags") or []:
+        where = ", ".join(p for p in (flag.get("node"), flag.get("tool")) if p)
+        step = f"Step {flag['step']}" if flag.get("step") is not None else "A tool result"
+        excerpt = " ".join((flag.get("excerpt") or "").split())
+        lines.append(f"{step} ({where}): instructions aimed at the agents found: “{excerpt}” "
+                     f"(pattern `{flag.get('pattern', '')}`)")
+    return lines
+
+
+def hook_rows(convo: dict) -> list[dict]:
+    return [{"When": _when(h.get("at")), "Event": h.get("event", ""), "Node": h.get("node") or "",
+             "Target": h.get("target", ""), "Resume": "yes" if h.get("resume") else "no",
+             "Went to": h.get("goto", ""), "Rule": h.get("rule") or "(guardrail switch)",
+             "Step": "" if h.get("step") is None else str(h["step"]),
+             "Error": h.get("error", "")} for h in convo.get("hook_log") or []]
+
+
+def refused_sends(store: Store, run_id: str) -> list[str]:
+    """Follow-ups a live run could not take (the service logs them as it stops)."""
+    found = []
+    for event in store.events(run_id, kinds=("custom",)):
+        data = event.get("data") or {}
+        if isinstance(data, dict) and data.get("kind") == "redirect_refused":
+            note = (data.get("note") or "").removeprefix("Follow-up message: ")
+            found.append(f"Not sent: “{note}”. {data.get('reason', '')}")
+    return found
+
+
+def _send(run_id: str, key: str) -> None:
+    text = st.session_state.get(f"{key}:chat") or ""
+    try:
+        services.service().send_message(run_id, text)
+    except (ValueError, KeyError) as exc:
+        widgets.say(f"{key}:chat-flash", "error", str(exc))
+
+
+def show(store: Store, view, key: str, chat: bool = True) -> None:
+    """The conversation of ``view``'s run; ``chat``: offer the box to send a follow-up."""
+    convo = conversation(view.snapshot)
+    run_id = view.record.id
+    if lines := flag_lines(convo):
+        st.warning("**The guardrail flagged tool results**\n\n"
+                   + "\n".join(f"- {line}" for line in lines), icon=":material/flag:")
+
+    st.subheader("Conversation")
+    turns = convo.get("turns") or []
+    with st.container(key=f"{key}-conversation"):
+        if not turns:
+            st.caption("This run has no conversation record (it predates conversations).")
+        for turn in turns:
+            _turn(turn)
+        for line in refused_sends(store, run_id):
+            st.warning(line)
+    if chat:
+        with st.container(key=f"{key}-chat"):
+            st.chat_input("Send a follow-up message", key=f"{key}:chat",
+                          on_submit=_send, args=(run_id, key))
+            widgets.flash(f"{key}:chat-flash")
+        st.caption("The message goes to the same run, in the same thread"
+                   + (": the guardrail checks it first." if view.record.design.get("guardrail")
+                      else ".")
+                   + " While the run works, it waits as queued and starts when the current "
+                     "work finishes.")
+    else:
+        st.caption("Send a follow-up from the Run page.")
+
+    agents, hooks = st.columns([3, 4], gap="large")
+    with agents:
+        st.markdown("**Agents**")
+        rows = agent_rows(convo)
+        if rows:
+            with st.container(key=f"{key}-agents"):
+                st.table(rows, hide_index=True)
+        else:
+            st.caption("No agent has run yet.")
+    with hooks:
+        st.markdown("**Hooks that fired**")
+        rows = hook_rows(convo)
+        if rows:
+            with st.container(key=f"{key}-hooks"):
+                st.table(rows, hide_index=True)
+        else:
+            st.caption("None.")
+
+
+def _turn(turn: dict) -> None:
+    with st.chat_message("user"):
+        st.markdown(turn.get("text") or "")
+        st.markdown(turn_badge(turn) + (f" · {_when(turn.get('at'))}" if turn.get("at") else ""))
+        if turn.get("checks"):
+            with st.expander(f"Guardrail checks ({len(turn['checks'])})"):
+                st.table(check_rows(turn), hide_index=True)
+    status = turn.get("status")
+    if status == "refused":
+        with st.chat_message("guardrail", avatar=":material/shield:"):
+            st.markdown(f"**Refused:** {turn.get('reason') or 'no reason was recorded.'}")
+    elif status == "failed":
+        with st.chat_message("assistant", avatar=":material/error:"):
+            st.markdown(f"**The run failed on this message:** {turn.get('reason') or ''}")
+    elif status == "answered" and turn.get("answer"):
+        with st.chat_message("assistant"):
+            st.markdown(turn["answer"])
