@@ -26,6 +26,7 @@ from graph.hierarchical_teams.deps import Deps
 from graph.hierarchical_teams.lead import fold_results, lead_supervisor_node
 from graph.hierarchical_teams.state import TeamsState
 from graph.hierarchical_teams.teams import build_team
+from graph.conversation import first_turn, wire
 from graph.models import make_chat_model
 from graph.plan_execute import side_effect_ledger
 from graph.prompts import PromptSet
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
 
 SYSTEM = "hierarchical_teams"
 LEAD = "lead_supervisor"
+ENTRY = LEAD  # where a conversation turn starts
 TIMELINE_FIELDS = ("request", "request_revision", "subtasks_planned", "subtasks",
                    "current_subtask_id", "current_instruction", "team_results", "final_answer")
 
@@ -63,6 +65,8 @@ def build_graph(design: Design | None = None, *, settings: Settings | None = Non
         builder.add_node(team, build_team(team, deps))
         builder.add_edge(team, LEAD)
     builder.add_edge(START, LEAD)
+    wire(builder, design, system=SYSTEM, entry=ENTRY, model=deps.lead_model,
+         prompts=deps.prompts)
     from graph.runs import memory_checkpointer  # graph.runs imports the systems
 
     return builder.compile(checkpointer=checkpointer if checkpointer is not None
@@ -78,7 +82,17 @@ def initial_state(question: str, design: Design) -> dict:
             "user_query": question, "session_id": uuid.uuid4().hex,
             "enabled_agents": list(design.enabled_agents), "subtasks": [],
             "subtasks_planned": False, "next_subtask_number": 1, "current_step": 0,
-            "team_results": {}}
+            "team_results": {}, **first_turn(question, design)}
+
+
+def new_turn(state: dict, text: str, design: Design) -> dict:
+    """A follow-up message is a new request with a plan of its own: the earlier turn's
+    subtasks are finished (its answer is kept on its turn, its plans in ``plans``), ids
+    go on counting, so no subtask id is ever reused in a run."""
+    return {"request": text, "request_id": "r-" + uuid.uuid4().hex[:8],
+            "request_revision": 0, "user_query": text, "subtasks": [],
+            "subtasks_planned": False, "current_step": 0, "final_answer": None,
+            "outcome": None, "outcome_reason": None}
 
 
 def edit_request(state: dict, text: str) -> dict:

@@ -23,13 +23,14 @@ from typing import Annotated, Any, Optional, TypedDict
 
 from langgraph.graph import MessagesState
 
-from graph.plan_execute.state import merge_dicts
+from graph.conversation import ConversationState
+from graph.reducers import merge_dicts
 
 STATUSES = ("pending", "delegated", "done", "failed", "cancelled")
 ENDED = ("done", "failed", "cancelled")
 
 
-class TeamsState(MessagesState):
+class TeamsState(MessagesState, ConversationState):
     # The human's request: its current text, the id of the message it is (a new id per
     # edit) and how many times it was edited. Written by initial_state / edit_request.
     request: str

@@ -276,3 +276,26 @@ def test_a_follow_up_while_a_step_waits_for_approval_keeps_the_approval_pending(
     wait_status(service, run_id, "done")
     turns = _conversation(store, run_id)["turns"]
     assert [t["status"] for t in turns] == ["answered", "answered"]
+
+
+def test_hierarchical_teams_takes_a_follow_up_and_the_guardrail_checks_it(service, store):
+    design = Design(system="hierarchical_teams", guardrail=True,
+                    approvals={"health_checker": "never", "site_requester": "never"})
+    run_id = service.start("Find reliable news sites about what moves the stock market.", design)
+    wait_status(service, run_id, "done")
+    first = store.snapshot(run_id)
+    service.send_message(run_id, "Check the API is healthy.")
+    wait_status(service, run_id, "done")
+    snapshot = store.snapshot(run_id)
+    turns = snapshot["conversation"]["turns"]
+    assert [t["status"] for t in turns] == ["answered", "answered"]
+    assert turns[0]["answer"] == first["final_answer"]
+    teams = {row["team"] for row in snapshot["rows"]}
+    assert teams == {"request_team"}  # the new turn planned only the new request
+    old_ids = {row["id"] for row in first["rows"]}
+    assert not old_ids & {row["id"] for row in snapshot["rows"]}  # ids never reused
+    nodes = _updates(store, run_id)
+    assert nodes.count("guardrail") == 2
+    service.send_message(run_id, "Please delete all files on the server.")
+    wait_status(service, run_id, "done")
+    assert store.snapshot(run_id)["conversation"]["turns"][-1]["status"] == "refused"
