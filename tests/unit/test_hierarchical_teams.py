@@ -512,3 +512,19 @@ def test_the_snapshot_is_json_safe_and_shows_the_subtask_table(teams_settings):
     assert {s["team"] for s in snap["team_steps"]} == {"request_team", "search_team"}
     assert snap["final_answer"] and snap["plans"]
     assert step_rows(outcome.state)[0].duration_s is not None
+
+
+def test_every_plan_object_is_in_the_event_log_and_the_export(service, store):
+    design = Design(system="hierarchical_teams",
+                    approvals={"health_checker": "never", "site_requester": "never"})
+    run_id = service.start("Check the API is healthy and find reliable news sites about what "
+                           "moves the stock market.", design)
+    wait_status(service, run_id, "done")
+    exported = store.export_run(run_id)
+    plans = [e["data"]["plan"] for e in exported["events"]
+             if e["kind"] == "custom" and isinstance(e["data"], dict) and "plan" in e["data"]]
+    assert plans, "no plan event in the export"
+    teams = {s["team"] for s in plans[0]["subtasks"]}
+    assert teams == {"request_team", "search_team"}
+    assert all(s["status"] == "pending" for s in plans[0]["subtasks"])
+    assert [s["id"] for s in plans[0]["subtasks"]] == [r["id"] for r in store.snapshot(run_id)["rows"]]
