@@ -78,11 +78,14 @@ def flag_lines(convo: dict) -> list[str]:
 
 
 def hook_rows(convo: dict) -> list[dict]:
+    """Every hook that fired; the error column only when a fallback hook caught one."""
+    log = convo.get("hook_log") or []
+    errors = any(h.get("error") for h in log)
     return [{"When": _when(h.get("at")), "Event": h.get("event", ""), "Node": h.get("node") or "",
              "Target": h.get("target", ""), "Resume": "yes" if h.get("resume") else "no",
              "Went to": h.get("goto", ""), "Rule": h.get("rule") or "(guardrail switch)",
              "Step": "" if h.get("step") is None else str(h["step"]),
-             "Error": h.get("error", "")} for h in convo.get("hook_log") or []]
+             **({"Error": h.get("error", "")} if errors else {})} for h in log]
 
 
 def refused_sends(store: Store, run_id: str) -> list[str]:
@@ -134,7 +137,7 @@ def show(store: Store, view, key: str, chat: bool = True) -> None:
     else:
         st.caption("Send a follow-up from the Run page.")
 
-    agents, hooks = st.columns([3, 4], gap="large")
+    agents, hooks = st.columns(2, gap="large")
     with agents:
         st.markdown("**Agents**")
         rows = agent_rows(convo)

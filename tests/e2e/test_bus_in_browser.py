@@ -25,7 +25,8 @@ def test_the_bus_system_chosen_in_the_browser_runs_and_its_bus_table_reads_right
     page.get_by_text("Supervisor + message bus", exact=True).click()
     expect(_graph_node(page, "supervisor")).to_have_count(1)
     expect(_graph_node(page, "web_researcher")).to_have_count(0)
-    checkboxes = page.locator('[data-testid="stCheckbox"]')
+    # the agents' checkboxes (the page's switches, st.toggle, share the test id)
+    checkboxes = page.locator('[data-testid="stCheckbox"]:not(:has([role="switch"]))')
     expect(checkboxes).to_have_count(3)
     expect(checkboxes).to_have_text([re.compile("researcher"), re.compile("writer"),
                                      re.compile("reviewer")])
