@@ -29,8 +29,7 @@ TURN_STATUS = {
     "failed": ("red", "failed"),
     "refused": ("red", "refused by the guardrail"),
 }
-AGENT_STATUS = {"active": "active", "hibernated": "hibernated (another agent runs)",
-                "finished": "finished"}
+AGENT_STATUS = {"active": "active", "hibernated": "hibernated", "finished": "finished"}
 
 
 def conversation(snapshot: dict | None) -> dict:
@@ -140,6 +139,8 @@ def show(store: Store, view, key: str, chat: bool = True) -> None:
     agents, hooks = st.columns(2, gap="large")
     with agents:
         st.markdown("**Agents**")
+        st.caption("An agent hibernates when another takes over, keeping where it stopped: "
+                   "it resumes at that node and step.")
         rows = agent_rows(convo)
         if rows:
             with st.container(key=f"{key}-agents"):
