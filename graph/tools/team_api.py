@@ -66,6 +66,17 @@ def check_allowed(call: ApiCall, base: str) -> None:
                           "STEPWISE_TEAMS_API_BASE to change it).")
 
 
+class _RefuseRedirects(urllib.request.HTTPRedirectHandler):
+    """A redirect could lead off the allowlist after the check: it is reported, not followed."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        raise urllib.error.HTTPError(req.full_url, code, f"redirect to {newurl} not followed "
+                                     "(only the allowlisted API is called)", headers, fp)
+
+
+_NO_REDIRECTS = urllib.request.build_opener(_RefuseRedirects)
+
+
 def send(call: ApiCall, base: str, timeout_s: float) -> str:
     """Send an allowed call; the status and body as text (an HTTP error is a result to
     report, not an exception)."""
@@ -75,9 +86,11 @@ def send(call: ApiCall, base: str, timeout_s: float) -> str:
                                      headers={"Content-Type": "application/json",
                                               "Accept": "application/json"})
     try:
-        with urllib.request.urlopen(request, timeout=timeout_s) as reply:
+        with _NO_REDIRECTS.open(request, timeout=timeout_s) as reply:
             return f"HTTP {reply.status}: {reply.read(4000).decode('utf-8', 'replace')}"
     except urllib.error.HTTPError as exc:
+        if 300 <= exc.code < 400:
+            return f"ERROR: HTTP {exc.code}: {exc.msg}"
         return f"ERROR: HTTP {exc.code}: {exc.read(2000).decode('utf-8', 'replace')}"
     except (urllib.error.URLError, TimeoutError, OSError) as exc:
         reason = getattr(exc, "reason", exc)

@@ -528,3 +528,37 @@ def test_every_plan_object_is_in_the_event_log_and_the_export(service, store):
     assert teams == {"request_team", "search_team"}
     assert all(s["status"] == "pending" for s in plans[0]["subtasks"])
     assert [s["id"] for s in plans[0]["subtasks"]] == [r["id"] for r in store.snapshot(run_id)["rows"]]
+
+
+def test_a_redirect_off_the_allowlist_is_reported_not_followed():
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from graph.tools.team_api import send
+
+    hits = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self):
+            hits.append(self.path)
+            if self.path.startswith("/api/health"):
+                self.send_response(302)
+                self.send_header("Location", f"http://127.0.0.1:{self.server.server_port}/elsewhere")
+                self.end_headers()
+            else:
+                self.send_response(200)
+                self.end_headers()
+                self.wfile.write(b"followed")
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        base = f"http://127.0.0.1:{server.server_port}/api"
+        reply = send(ApiCall("GET", base + "/health"), base, timeout_s=5)
+    finally:
+        server.shutdown()
+    assert reply.startswith("ERROR: HTTP 302") and "not followed" in reply
+    assert hits == ["/api/health"]
