@@ -299,3 +299,20 @@ def test_hierarchical_teams_takes_a_follow_up_and_the_guardrail_checks_it(servic
     service.send_message(run_id, "Please delete all files on the server.")
     wait_status(service, run_id, "done")
     assert store.snapshot(run_id)["conversation"]["turns"][-1]["status"] == "refused"
+
+
+def test_a_classifier_reply_that_is_not_json_refuses_the_message_saying_why(settings):
+    from tests.support import RewritingModel
+
+    garbled = RewritingModel(rewrite=lambda prompt, reply, n: (
+        "I think it is fine, probably." if '"verdict"' in prompt else None))
+    design = Design(guardrail=True, guardrail_classifier=True)
+    graph = build_graph(design, settings=settings, planner_model=garbled)
+    outcome = run_question("How did Tesla's stock do in 2008?", design, settings=settings,
+                           graph=graph)
+    turn = outcome.state["turns"][outcome.state["active_turn"]]
+    assert turn["status"] == "refused"
+    assert turn["reason"].startswith("The classifier could not check it")
+    assert "unusable output twice" in turn["reason"]
+    assert "plan_execute" not in outcome.state["agent_memory"]  # the main agent never ran
+    assert outcome.state["agent_memory"]["guardrail"]["last_node"] == "guardrail"
