@@ -85,6 +85,15 @@ def first_turn(question: str, design) -> dict:
     state: dict = {"turns": {turn["id"]: turn}, "active_turn": turn["id"]}
     if design.guardrail:
         state["checking_turn"] = turn["id"]
+    hooks = Hooks(design.hooks, guardrail=design.guardrail)
+    if (target := hooks.before_run(state, turn)) is not None:
+        # START's edge follows the same hook (``_route_start``); an edge cannot write
+        # state, so the first message's routing is logged here, where it is decided too.
+        entry = get_system(design.system).module().ENTRY
+        goto = target.node if target.node != design.system or target.resume else entry
+        state["hook_log"] = [_log("before_run", "", target, entry if target.resume and
+                                  target.node == design.system else goto, state,
+                                  hooks.rule_for("before_run", "*", state))]
     return state
 
 
@@ -265,6 +274,10 @@ def _fallback(state: dict, error: NodeError, *, ctx: Context) -> Command:
 
 def _route_start(state: dict, *, ctx: Context) -> str:
     """Where the first message goes: the ``before_run`` hook's target, else the start."""
+    logged = [h for h in state.get("hook_log") or []
+              if h.get("event") == "before_run" and h.get("turn") == state.get("active_turn")]
+    if logged and logged[-1].get("goto") in ctx.agents.nodes:
+        return logged[-1]["goto"]  # decided (and logged) with the initial state
     turn = (state.get("turns") or {}).get(state.get("active_turn") or "") or {}
     target = ctx.hooks.before_run(state, turn)
     return resolve(ctx, target, state)[0] if target is not None else ctx.entry

@@ -316,3 +316,16 @@ def test_a_classifier_reply_that_is_not_json_refuses_the_message_saying_why(sett
     assert "unusable output twice" in turn["reason"]
     assert "plan_execute" not in outcome.state["agent_memory"]  # the main agent never ran
     assert outcome.state["agent_memory"]["guardrail"]["last_node"] == "guardrail"
+
+
+def test_a_before_run_hook_sends_the_first_message_to_the_node_given_and_logs_it(settings):
+    design = Design(hooks=[HookRule(event="before_run", target="synthesizer")])
+    graph = build_graph(design, settings=settings)
+    outcome = run_question("How did Tesla's stock do in 2008?", design, settings=settings,
+                           graph=graph)
+    first = outcome.state["hook_log"][0]
+    assert (first["event"], first["goto"]) == ("before_run", "synthesizer")
+    history = list(graph.get_state_history({"configurable": {"thread_id": outcome.thread_id}}))
+    order = [s.next[0] for s in reversed(history) if s.next]
+    assert order[:2] == ["__start__", "synthesizer"]
+    assert "planner" not in order
