@@ -384,13 +384,16 @@ def follow_up_plan(compiled, design, text: str):
 
     def plan(snapshot) -> tuple[dict, str]:
         values = dict(snapshot.values or {})
-        if GUARDRAIL in snapshot.next:
+        from graph.runs import pending_nodes  # graph.runs imports the systems
+
+        upcoming = pending_nodes(snapshot)
+        if GUARDRAIL in upcoming:
             raise ValueError("The guardrail is still checking the previous message; send this "
                              "one when it has answered.")
         turn = new_turn_record(text, "received")
         update: dict = {"turns": {turn["id"]: turn},
                         "messages": [HumanMessage(content=text, name="user")]}
-        main_next = next((n for n in snapshot.next if agents.agent_of(n) == system), None)
+        main_next = next((n for n in upcoming if agents.agent_of(n) == system), None)
         if main_next:  # the main agent is mid-work: it hibernates where it was
             update["agent_memory"] = _memory(values, system, status="hibernated",
                                              resume_at=main_next, step=values.get("current_step"))

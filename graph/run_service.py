@@ -24,7 +24,7 @@ from langgraph.types import Command
 
 from graph.systems import get_system
 from graph.runs import (StopSignal, checkpoint_timeline, continue_run, event_record, fork_state,
-                        open_checkpointer, redirect_state)
+                        open_checkpointer, pending_nodes, redirect_state)
 from graph.settings import Settings, get_settings
 from graph.store import SETTLED_STATUSES, TERMINAL_STATUSES, RunRecord, Store
 
@@ -177,7 +177,7 @@ class RunService:
         update, goto = plan(snapshot)
         redirect_state(compiled, run_id, update, goto)
         self._log(run_id, {"kind": "redirect", "goto": goto, "note": note,
-                           "was_next": list(snapshot.next)},
+                           "was_next": list(pending_nodes(snapshot))},
                   step=(snapshot.values or {}).get("current_step"))
 
     def _log(self, run_id: str, data: dict, step: int | None = None) -> None:
@@ -276,7 +276,7 @@ class RunService:
         if record.status not in ("interrupted", "paused", "failed", "cancelled"):
             raise ValueError(f"A {record.status} run cannot be resumed.")
         compiled, _, _ = self._graph(design)
-        if not compiled.get_state({"configurable": {"thread_id": run_id}}).next:
+        if not pending_nodes(compiled.get_state({"configurable": {"thread_id": run_id}})):
             raise ValueError("Nothing left to run: the run reached its end.")
         self.store.set_run_status(run_id, "queued", "Resumed from its last checkpoint.")
         self._submit(run_id, design, compiled, None, step_mode)

@@ -253,6 +253,14 @@ def continue_run(graph, run_input: Any, thread_id: str, design: Design, *,
                       extra.get("interrupts", []))
 
 
+def pending_nodes(snapshot) -> tuple[str, ...]:
+    """The nodes a run goes on with from this checkpoint. ``next`` alone is not enough: a
+    process killed after a node finished but before the next checkpoint was written leaves
+    that node's writes saved as pending, and LangGraph lists it only in ``tasks``; running
+    the thread with None applies them and goes on."""
+    return tuple(dict.fromkeys([*snapshot.next, *(t.name for t in snapshot.tasks)]))
+
+
 def redirect_state(graph, thread_id: str, update: dict, goto: str) -> None:
     """Send a run elsewhere: a new checkpoint with ``update`` applied whose next node is
     ``goto``, replacing whatever was next (even a node waiting for a human, or a team

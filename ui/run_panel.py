@@ -15,6 +15,7 @@ import time
 import streamlit as st
 
 from graph.design import Design
+from graph.runs import pending_nodes
 from graph.store import Store
 from ui import approvals, bus_view, conversation_view, services, teams_view, widgets
 from ui.run_view import (POLL_S, WATCH_S, filter_messages, load_run_view, message_filters,
@@ -55,7 +56,7 @@ def _checkpoint(compiled, run_id: str) -> tuple[tuple[str, ...] | None, dict]:
     for attempt in range(3):  # a read can meet a checkpoint being written: try again
         try:
             snap = compiled.get_state({"configurable": {"thread_id": run_id}})
-            return tuple(snap.next), dict(snap.values or {})
+            return pending_nodes(snap), dict(snap.values or {})
         except Exception:  # no checkpoint (an imported run), or one this build cannot read
             time.sleep(0.1 * (attempt + 1))
     return None, {}

@@ -12,6 +12,7 @@ from datetime import datetime
 
 from graph.accounting import Usage, format_cost, usage_by_step
 from graph.render import taken_edges
+from graph.runs import pending_nodes
 from graph.settings import get_settings
 from graph.store import LIVE_STATUSES, SETTLED_STATUSES, RunRecord, Store
 
@@ -206,7 +207,7 @@ def flag_column(rows: list[dict], snapshot: dict, guardrail: bool) -> list[dict]
 def next_nodes(compiled, run_id: str) -> tuple[str, ...]:
     """The nodes the run's latest checkpoint will run next: the one running now."""
     try:
-        return tuple(compiled.get_state({"configurable": {"thread_id": run_id}}).next)
+        return pending_nodes(compiled.get_state({"configurable": {"thread_id": run_id}}))
     except Exception:  # no checkpoint yet, or a checkpoint this build cannot read
         return ()
 

@@ -50,3 +50,14 @@ def wait_status(service: RunService, run_id: str, status: str, timeout: float = 
             return record
         time.sleep(0.02)
     raise AssertionError(f"run is {service.store.run(run_id).status}, not {status}")
+
+
+def wait_for(predicate, timeout: float = 60.0, what: str = "condition"):
+    """Poll ``predicate`` until it returns something true; return that, or fail naming
+    ``what`` was awaited."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if value := predicate():
+            return value
+        time.sleep(0.02)
+    raise AssertionError(f"timed out waiting for {what}")

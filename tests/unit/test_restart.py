@@ -10,7 +10,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -21,6 +20,7 @@ from graph.store import Store
 from graph.tools.database import open_database
 from graph.tools.reports import SideEffectLedger
 from tests.conftest import ROOT
+from tests.unit.conftest import wait_for
 
 HOST = ROOT / "tests" / "support_procs" / "service_host.py"
 
@@ -42,15 +42,6 @@ def host(home: Path, question: str, delay: float, approvals: str = "{}") -> tupl
     run_id = proc.stdout.readline().strip()
     assert run_id, "the host process did not start a run"
     return proc, run_id
-
-
-def wait_for(predicate, timeout=60.0, what="condition"):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if value := predicate():
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def kill(proc: subprocess.Popen) -> None:

@@ -173,3 +173,23 @@ def test_a_run_records_the_active_prompt_versions_it_used(make_service, store):
     run_id = service.start(QUESTION, Design(max_replans=2, prompts=store.active_prompt_texts()))
     assert service.wait(run_id, timeout=30).prompt_versions == {name: version.id}
     assert service.wait(service.start(QUESTION, design()), timeout=30).prompt_versions == {}
+
+
+def test_a_node_whose_writes_were_saved_but_not_applied_still_counts_as_work_to_resume(settings):
+    """A process killed after a node finished but before the next checkpoint leaves the
+    node's writes pending: ``next`` is empty, the task is not. Stopping a stream right
+    after a node's update reproduces that state without a kill."""
+    from graph.plan_execute import build_graph, initial_state
+    from graph.runs import continue_run, open_checkpointer, pending_nodes
+
+    graph = build_graph(design(), settings=settings, checkpointer=open_checkpointer(settings))
+    config = {"configurable": {"thread_id": "t-pending"}}
+    for namespace, mode, chunk in graph.stream(
+            initial_state(QUESTION, design()), config, subgraphs=True,
+            stream_mode=["updates", "custom", "values"]):
+        if mode == "updates" and not namespace and "executor" in chunk:
+            break
+    snapshot = graph.get_state(config)
+    assert snapshot.next == () and pending_nodes(snapshot)  # the trap the Run page fell in
+    outcome = continue_run(graph, None, "t-pending", design(), settings=settings)
+    assert outcome.status == "done" and outcome.state["final_answer"]
