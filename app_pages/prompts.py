@@ -34,20 +34,15 @@ chosen = st.session_state.setdefault("prompts:chosen", names[0])
 def preview_prompt(name: str, text: str, state: dict | None, max_replans: int) -> str:
     if name.startswith("guardrail/"):
         return pv.guardrail_preview(name, text, state, services.current_design())
-    if name.startswith("hierarchical_teams/"):
-        try:
-            return teams_preview(name, text, state)
-        except PromptError:
-            raise
-        except Exception:  # a state of another system's run: fall back to the sample
-            return teams_preview(name, text, None)
-    if name.startswith("supervisor_bus/"):
-        try:
-            return bus_preview(name, text, state)
-        except PromptError:
-            raise
-        except Exception:  # a state of another system's run: fall back to the sample
-            return bus_preview(name, text, None)
+    for prefix, preview in (("hierarchical_teams/", teams_preview),
+                            ("supervisor_bus/", bus_preview)):
+        if name.startswith(prefix):
+            try:
+                return preview(name, text, state)
+            except PromptError:
+                raise
+            except Exception:  # a state of another system's run: fall back to the sample
+                return preview(name, text, None)
     return plan_execute_preview(name, text, state, max_replans=max_replans)
 
 name = st.selectbox("Prompt", names, index=names.index(chosen) if chosen in names else 0,

@@ -138,23 +138,22 @@ def show(store: Store, view, key: str, chat: bool = True) -> None:
 
     agents, hooks = st.columns(2, gap="large")
     with agents:
-        st.markdown("**Agents**")
-        st.caption("An agent hibernates when another takes over, keeping where it stopped: "
-                   "it resumes at that node and step.")
-        rows = agent_rows(convo)
-        if rows:
-            with st.container(key=f"{key}-agents"):
-                st.table(rows, hide_index=True)
-        else:
-            st.caption("No agent has run yet.")
+        _table("Agents", agent_rows(convo), f"{key}-agents", "No agent has run yet.",
+               "An agent hibernates when another takes over, keeping where it stopped: it "
+               "resumes at that node and step.")
     with hooks:
-        st.markdown("**Hooks that fired**")
-        rows = hook_rows(convo)
-        if rows:
-            with st.container(key=f"{key}-hooks"):
-                st.table(rows, hide_index=True)
-        else:
-            st.caption("None.")
+        _table("Hooks that fired", hook_rows(convo), f"{key}-hooks", "None.")
+
+
+def _table(title: str, rows: list[dict], key: str, empty: str, about: str = "") -> None:
+    st.markdown(f"**{title}**")
+    if about:
+        st.caption(about)
+    if rows:
+        with st.container(key=key):
+            st.table(rows, hide_index=True)
+    else:
+        st.caption(empty)
 
 
 def _turn(turn: dict) -> None:
