@@ -89,11 +89,10 @@ def first_turn(question: str, design) -> dict:
     if (target := hooks.before_run(state, turn)) is not None:
         # START's edge follows the same hook (``_route_start``); an edge cannot write
         # state, so the first message's routing is logged here, where it is decided too.
-        entry = get_system(design.system).module().ENTRY
-        goto = target.node if target.node != design.system or target.resume else entry
-        state["hook_log"] = [_log("before_run", "", target, entry if target.resume and
-                                  target.node == design.system else goto, state,
-                                  hooks.rule_for("before_run", "*", state))]
+        # Nothing has run yet, so an agent (with or without resume) means its start.
+        starts = {design.system: get_system(design.system).module().ENTRY, GUARDRAIL: GUARDRAIL}
+        state["hook_log"] = [_log("before_run", "", target,
+                                  starts.get(target.node, target.node), state)]
     return state
 
 
@@ -150,9 +149,9 @@ def start_turn(ctx: Context, state: dict, turn: dict) -> dict:
                                     step=0)}
 
 
-def _log(event: str, node: str, target: Target, goto: str, state: dict, rule: str | None) -> dict:
+def _log(event: str, node: str, target: Target, goto: str, state: dict) -> dict:
     return {"event": event, "node": node, "target": target.node, "resume": target.resume,
-            "goto": goto, "rule": rule, "turn": state.get("active_turn"), "at": time.time(),
+            "goto": goto, "rule": target.rule, "turn": state.get("active_turn"), "at": time.time(),
             "step": state.get("current_step")}
 
 
@@ -221,7 +220,7 @@ def after_node(ctx: Context, node: str, state: dict, out: Any) -> Any:
 
     if (target := ctx.hooks.after(node, seen)) is not None and is_command:
         new_goto, more = resolve(ctx, target, seen)
-        log = _log("after", node, target, new_goto, seen, ctx.hooks.rule_for("after", node, seen))
+        log = _log("after", node, target, new_goto, seen)
         if isinstance(goto, str) and goto != END and ctx.agents.agent_of(goto) == agent \
                 and ctx.agents.agent_of(new_goto) != agent:
             more = _merge(more, {"agent_memory": _memory(seen, agent, status="hibernated",
@@ -266,8 +265,7 @@ def _fallback(state: dict, error: NodeError, *, ctx: Context) -> Command:
     if target is None:
         raise error.error
     goto, update = resolve(ctx, target, state)
-    log = _log("fallback", error.node, target, goto, state,
-               ctx.hooks.rule_for("fallback", error.node, state))
+    log = _log("fallback", error.node, target, goto, state)
     log["error"] = f"{type(error.error).__name__}: {error.error}"
     return Command(goto=goto, update=_merge(update, {"hook_log": [log]}))
 
@@ -403,8 +401,7 @@ def follow_up_plan(compiled, design, text: str):
             goto, more = resolve(ctx, target, seen)
             status = "checking" if goto == GUARDRAIL else "queued" if main_next else "passed"
             update = _merge(update, {"turns": {turn["id"]: {**turn, "status": status}},
-                                     "hook_log": [_log("before_run", "", target, goto, seen,
-                                                       ctx.hooks.rule_for("before_run", "*", seen))]})
+                                     "hook_log": [_log("before_run", "", target, goto, seen)]})
             if goto == GUARDRAIL:
                 update["checking_turn"] = turn["id"]
             return _merge(update, more), goto

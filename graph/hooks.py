@@ -33,6 +33,7 @@ class Target(BaseModel):
     node: str
     resume: bool = False
     step: Optional[int] = None  # without resume: the step to restart at (None: keep it)
+    rule: Optional[str] = None  # the design rule that chose it (its key), for the hook log
 
 
 class HookRule(BaseModel):
@@ -102,7 +103,8 @@ class Hooks:
                 continue  # "after X go to X" would only loop
             times = sum(1 for h in fired if h.get("rule") == rule.key() and h.get("turn") == turn)
             if times < rule.times:
-                return Target(node=rule.target, resume=rule.resume, step=rule.step)
+                return Target(node=rule.target, resume=rule.resume, step=rule.step,
+                              rule=rule.key())
         return None
 
     def before_run(self, state: dict, turn: dict) -> Target | None:
@@ -123,10 +125,3 @@ class Hooks:
     def has_fallback(self) -> bool:
         return any(r.event == "fallback" for r in self.rules) or (
             type(self).fallback is not Hooks.fallback)
-
-    def rule_for(self, event: str, node: str, state: dict) -> str | None:
-        """Which rule would fire (its key, for the hook log), if any."""
-        for rule in self.rules:
-            if rule.event == event and rule.node in ("*", node):
-                return rule.key()
-        return None
