@@ -195,15 +195,17 @@ class RunService:
         _, design = self._stored(run_id)
         compiled, _, _ = self._graph(design)
         plan = follow_up_plan(compiled, design, text)  # ValueError for an empty message
-        self.redirect(run_id, plan=plan, note=f"Follow-up message: {text.strip()[:120]}")
+        self.redirect(run_id, plan=plan, note=f"Follow-up message: {text.strip()[:120]}",
+                      compiled=compiled)
 
     def redirect(self, run_id: str, update: dict | None = None, goto: str | None = None,
-                 note: str = "", plan: Callable | None = None) -> None:
+                 note: str = "", plan: Callable | None = None, compiled=None) -> None:
         """Send a run on to ``goto`` with ``update`` applied to its state, replacing what
         was next: an edited request, a follow-up message. ``plan(snapshot) -> (update,
         goto)`` instead decides from the state at the moment the run stops. A live run
         stops after the event in progress and goes on in its worker; a settled run
-        (done, failed, waiting, paused, interrupted...) goes on in a new worker."""
+        (done, failed, waiting, paused, interrupted...) goes on in a new worker, on
+        ``compiled`` if the caller has already built the design's graph."""
         if plan is None:
             if goto is None:
                 raise ValueError("redirect needs a node to go to, or a plan.")
@@ -219,7 +221,8 @@ class RunService:
             record, design = self._stored(run_id)
             if record.status in ("queued", "running"):
                 raise ValueError("The run is starting in another process; try again in a moment.")
-            compiled, _, _ = self._graph(design)
+            if compiled is None:
+                compiled, _, _ = self._graph(design)
             self._apply_redirect(run_id, compiled, plan, note)
             self.store.set_run_status(run_id, "queued", note or "Sent on.")
             self._submit(run_id, design, compiled, None, False)
