@@ -32,16 +32,24 @@ class HumanDecision(BaseModel):
     by: str = "human"  # "human", or "timeout" when the default was applied
 
 
+def ask_human(request: dict) -> HumanDecision | Command:
+    """Pause with ``request`` until a decision comes in. A malformed resume value must not
+    crash the run: the answer is then a Command that asks again (the human node once more)."""
+    answer = interrupt(request)
+    try:
+        return HumanDecision.model_validate(answer)
+    except Exception:
+        return Command(update={"notices": [f"Unusable decision {answer!r}; asking again."]},
+                       goto="human")
+
+
 def human_node(state: State, deps: Deps) -> Command:
     request = state.get("human_request")
     if not request:
         return Command(goto="executor")
-    answer = interrupt(request)
-    try:
-        decision = HumanDecision.model_validate(answer)
-    except Exception:  # a malformed resume value must not crash the run: ask again
-        return Command(update={"notices": [f"Unusable decision {answer!r}; asking again."]},
-                       goto="human")
+    decision = ask_human(request)
+    if isinstance(decision, Command):
+        return decision
     step, agent = request["step"], request["agent"]
     attempts = (state.get("replan_attempts") or {}).get(str(step), 0)
     record = {**request, **decision.model_dump(), "decided_at": time.time()}

@@ -18,9 +18,9 @@ from __future__ import annotations
 import time
 
 from langchain_core.messages import HumanMessage
-from langgraph.types import Command, interrupt
+from langgraph.types import Command
 
-from graph.plan_execute.human import HumanDecision
+from graph.plan_execute.human import HumanDecision, ask_human
 from graph.plan_execute.state import tag_messages
 from graph.supervisor_bus.bus import Outbox, inbox
 from graph.supervisor_bus.deps import Deps
@@ -45,12 +45,9 @@ def human_node(state: dict, deps: Deps) -> Command:
         return Command(goto="supervisor")
     asked = pending[0]
     request = dict(asked.payload)
-    answer = interrupt(request)
-    try:
-        decision = HumanDecision.model_validate(answer)
-    except Exception:  # a malformed resume value must not crash the run: ask again
-        return Command(update={"notices": [f"Unusable decision {answer!r}; asking again."]},
-                       goto="human")
+    decision = ask_human(request)
+    if isinstance(decision, Command):
+        return decision
     kind, agent, task = request["kind"], request["agent"], request.get("query", "")
     action, target, new_task = action_for(kind, decision, agent, task, deps.enabled)
     out = Outbox(state, "human")

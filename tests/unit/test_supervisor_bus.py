@@ -188,6 +188,17 @@ def test_the_writer_waits_for_a_human_by_default_and_goes_on_when_approved(setti
     assert len(drafts(settings.home)) == 1
 
 
+def test_an_unusable_decision_on_the_bus_is_refused_and_the_writer_keeps_waiting(settings):
+    d = Design(system=SYSTEM)
+    graph, outcome = run(settings, d)
+    (asked,) = outcome.interrupts
+    after = continue_run(graph, Command(resume={asked["id"]: {"decision": "maybe"}}),
+                         outcome.thread_id, d, settings=settings)
+    assert after.status == "waiting"
+    assert any("Unusable decision" in n for n in after.state["notices"])
+    assert drafts(settings.home) == []
+
+
 # --------------------------------------------------------------------------- idempotency
 
 
