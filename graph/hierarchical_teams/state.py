@@ -19,7 +19,9 @@ request or the other subtasks, and it hands back only its outcome (``TeamOutput`
 from __future__ import annotations
 
 import operator
-from typing import Annotated, Any, Optional, TypedDict
+from typing import Annotated, Any, Optional
+
+from typing_extensions import TypedDict
 
 from langgraph.graph import MessagesState
 
@@ -87,16 +89,10 @@ class TeamOutput(MessagesState):
     notices: Annotated[list[str], operator.add]
 
 
-class TeamState(TeamOutput):
+class TeamState(TeamOutput, TeamInput):
     """A team's working state: its input, its workers' reports, the call waiting for
     approval, and how many routing rounds its supervisor took."""
 
-    current_subtask_id: str
-    current_team: str
-    current_instruction: str
-    current_inputs: list[dict[str, Any]]
-    current_call_scope: str
-    current_step: int
     reports: Annotated[list[dict[str, Any]], operator.add]  # {worker, task, text, ok, ...}
     worker_task: Optional[str]  # what the team supervisor asked the worker to do
     proposed_call: Optional[dict[str, Any]]  # {worker, method, url, body}: awaiting the gate
