@@ -78,11 +78,12 @@ def injection_patterns(path: Path | None = None) -> tuple[tuple[str, re.Pattern]
     return _compiled(path.read_text(encoding="utf-8"))
 
 
-def find_injection(text: str, path: Path | None = None) -> tuple[str, str] | None:
-    """The first injection pattern ``text`` matches, and the matching words."""
-    for source, pattern in injection_patterns(path):
+def find_injection(text: str, patterns=None) -> tuple[str, str, int] | None:
+    """The first injection pattern ``text`` matches, the matching words and where they
+    start. ``patterns``: ``injection_patterns()`` read once for many texts."""
+    for source, pattern in patterns if patterns is not None else injection_patterns():
         if match := pattern.search(text or ""):
-            return source, match.group(0)
+            return source, match.group(0), match.start()
     return None
 
 
@@ -132,15 +133,15 @@ def check_message(text: str, catalog: dict, enabled: list[str], *, model=None,
 
 def flag_tool_results(messages: list[BaseMessage], node: str, step) -> list[dict]:
     """Flags for tool results that carry instructions aimed at the agents."""
+    results = [m for m in messages or [] if isinstance(m, ToolMessage)]
+    patterns = injection_patterns() if results else ()
     flags = []
-    for message in messages or []:
-        if not isinstance(message, ToolMessage):
-            continue
+    for message in results:
         content = message.content if isinstance(message.content, str) else str(message.content)
-        if hit := find_injection(content):
-            at = content.lower().find(hit[1].lower())
+        if hit := find_injection(content, patterns):
+            source, _, at = hit
             flags.append({"step": step, "node": node, "tool": message.name or "tool",
-                          "pattern": hit[0], "excerpt": content[max(0, at - 80):at + 120].strip(),
+                          "pattern": source, "excerpt": content[max(0, at - 80):at + 120].strip(),
                           "at": time.time()})
     return flags
 
