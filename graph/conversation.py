@@ -155,12 +155,14 @@ def _log(event: str, node: str, target: Target, goto: str, state: dict) -> dict:
             "step": state.get("current_step")}
 
 
+KEYED = ("turns", "agent_memory")  # this module's maps keyed by turn / agent (merge_dicts)
+
+
 def _merge(update: dict, more: dict) -> dict:
     """Two updates of one node, keyed maps merged (both may touch turns or memory)."""
     merged = dict(update)
     for key, value in more.items():
-        if key in merged and isinstance(value, dict) and isinstance(merged[key], dict) and key in (
-                "turns", "agent_memory"):
+        if key in KEYED and key in merged and isinstance(value, dict):
             merged[key] = {**merged[key], **value}
         elif key in merged and isinstance(value, list) and isinstance(merged[key], list):
             merged[key] = merged[key] + value
@@ -173,7 +175,7 @@ def _applied(state: dict, update: dict) -> dict:
     """The state as the next node will see it (keyed maps merged, the rest replaced)."""
     seen = dict(state)
     for key, value in update.items():
-        if key in ("turns", "agent_memory") and isinstance(value, dict):
+        if key in KEYED and isinstance(value, dict):
             seen[key] = {**(state.get(key) or {}), **value}
         elif key in ("messages", "hook_log", "guardrail_flags") and isinstance(value, list):
             seen[key] = list(state.get(key) or []) + value
