@@ -162,7 +162,7 @@ def _merge(update: dict, more: dict) -> dict:
     """Two updates of one node, keyed maps merged (both may touch turns or memory)."""
     merged = dict(update)
     for key, value in more.items():
-        if key in KEYED and key in merged and isinstance(value, dict):
+        if key in KEYED and isinstance(merged.get(key), dict) and isinstance(value, dict):
             merged[key] = {**merged[key], **value}
         elif key in merged and isinstance(value, list) and isinstance(merged[key], list):
             merged[key] = merged[key] + value
