@@ -9,8 +9,6 @@ from ui import design_io, guardrail_design, services, widgets
 
 POLICIES = {"always": "always ask", "never": "never ask",
             "planner": "ask when the Planner flags the step"}
-TIMEOUT_ACTIONS = {"reject": "reject the step (the Planner revises it)",
-                   "skip": "skip the step"}
 ALL_AGENTS = sorted({a for info in SYSTEMS.values() for a in info.agents()})
 WIDGETS = ("design:system", "max_replans", "recursion_limit", "escalate_at_cap",
            "approval_timeout_s", "bus_timeout_s", "timeout_action",
@@ -140,9 +138,10 @@ with right:
     timeout = st.number_input(
         "Approval timeout, seconds (0: wait for ever)", min_value=0, max_value=7 * 24 * 3600,
         value=int(saved.approval_timeout_s), step=60, key="approval_timeout_s")
+    timeout_actions = {"reject": system.rejected, "skip": "skip the step"}
     timeout_action = st.radio(
-        "When nobody decides in time", list(TIMEOUT_ACTIONS), format_func=TIMEOUT_ACTIONS.get,
-        index=list(TIMEOUT_ACTIONS).index(saved.timeout_action), key="timeout_action",
+        "When nobody decides in time", list(timeout_actions), format_func=timeout_actions.get,
+        index=list(timeout_actions).index(saved.timeout_action), key="timeout_action",
         horizontal=True, disabled=not timeout)
 
 defaults = Design(system=system.name, approvals={})

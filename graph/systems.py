@@ -27,6 +27,7 @@ class SystemInfo:
     always_on: str = ""
     examples: tuple[str, ...] = ()
     limits: Callable[[Any], str] = lambda design: ""
+    rejected: str = "reject it"  # what a rejected approval leads to, in a few words
 
     def module(self) -> ModuleType:
         return import_module(self.package)
@@ -54,7 +55,8 @@ SYSTEMS: dict[str, SystemInfo] = {
             "How did Tesla's stock do in 2008?",
             "What caused the dot-com crash and how much did Amazon's price fall from 2000 to "
             "2001?"),
-        limits=lambda design: f"at most {design.max_replans} replan(s) per step"),
+        limits=lambda design: f"at most {design.max_replans} replan(s) per step",
+        rejected="reject the step (the Planner revises it)"),
     "supervisor_bus": SystemInfo(
         "supervisor_bus", "Supervisor + message bus",
         "Agents exchange typed messages on an append-only bus; a supervisor reads its inbox "
@@ -70,7 +72,8 @@ SYSTEMS: dict[str, SystemInfo] = {
                   "What happened to Apple when it launched the iPhone?",
                   "Why did Google go public in 2004?"),
         limits=lambda design: ("supervisor + message bus, requests time out after "
-                               f"{design.bus_timeout_s:g} s")),
+                               f"{design.bus_timeout_s:g} s"),
+        rejected="reject the request (it is dropped)"),
     "hierarchical_teams": SystemInfo(
         "hierarchical_teams", "Hierarchical teams",
         "A lead supervisor splits a multi-intent request into subtasks, one team each; every "
@@ -92,7 +95,8 @@ SYSTEMS: dict[str, SystemInfo] = {
             "Check that the API is healthy, find reliable news sites about interest rates and "
             "send their URLs to the API"),
         limits=lambda design: ("a lead supervisor over teams; calls to the API wait for a "
-                               "human unless a worker is set to never ask")),
+                               "human unless a worker is set to never ask"),
+        rejected="reject the call (it is not sent; its subtask fails)"),
 }
 
 
