@@ -37,6 +37,7 @@ from langgraph.pregel import Pregel
 from langgraph.types import Command
 
 from graph.guardrail import check_message, flag_tool_results, guardrail_message
+from graph.models import describe_error
 from graph.hooks import GUARDRAIL, Agents, HookError, Hooks, Target
 from graph.reducers import merge_dicts
 from graph.systems import get_system
@@ -63,6 +64,7 @@ class Context:
     hooks: Hooks
     model: Any  # the guardrail classifier's model (the planner's)
     prompts: Any
+    settings: Any = None  # the run's settings: errors name its model server
 
     @property
     def entry(self) -> str:
@@ -301,7 +303,7 @@ def guardrail_node(state: dict, *, ctx: Context) -> Command:
                                prompts=ctx.prompts)
         passed, reason, checks = result.passed, result.reason, result.checks
     except Exception as exc:  # fail closed: a message nobody could check does not pass
-        passed, reason, checks = False, f"The classifier could not check it: {exc}", []
+        passed, reason, checks = False, f"The classifier could not check it: {describe_error(exc, ctx.settings)}", []
     main = (state.get("agent_memory") or {}).get(ctx.system) or {}
     mid_work = main.get("status") == "hibernated" and bool(main.get("resume_at"))
     update: dict = {"checking_turn": None}
@@ -330,7 +332,7 @@ def guardrail_node(state: dict, *, ctx: Context) -> Command:
 # ------------------------------------------------------------------ wiring
 
 def wire(builder: StateGraph, design, *, system: str, entry: str, model=None, prompts=None,
-         hooks: Hooks | None = None) -> Agents:
+         settings=None, hooks: Hooks | None = None) -> Agents:
     """Add memory, hooks, conversations and (if switched on) the guardrail to a system's
     graph builder, before it compiles. Refuses hook rules that name nothing real."""
     hooks = hooks or Hooks(design.hooks, guardrail=design.guardrail)
@@ -341,7 +343,7 @@ def wire(builder: StateGraph, design, *, system: str, entry: str, model=None, pr
         if rule.event != "before_run" and rule.node != "*" and rule.node not in agents.nodes:
             raise HookError(f"A {rule.event} hook watches {rule.node!r}, which is not a node "
                             f"of this design: {', '.join(sorted(agents.nodes))}.")
-    ctx = Context(system, design, agents, hooks, model, prompts)
+    ctx = Context(system, design, agents, hooks, model, prompts, settings)
     if design.guardrail:
         builder.add_node(GUARDRAIL, lambda state: guardrail_node(state, ctx=ctx),
                          destinations=(entry, END))

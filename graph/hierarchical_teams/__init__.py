@@ -66,7 +66,7 @@ def build_graph(design: Design | None = None, *, settings: Settings | None = Non
         builder.add_edge(team, LEAD)
     builder.add_edge(START, LEAD)
     wire(builder, design, system=SYSTEM, entry=ENTRY, model=deps.lead_model,
-         prompts=deps.prompts)
+         prompts=deps.prompts, settings=deps.settings)
     from graph.runs import memory_checkpointer  # graph.runs imports the systems
 
     return builder.compile(checkpointer=checkpointer if checkpointer is not None

@@ -81,7 +81,7 @@ def build_graph(design: Design | None = None, *, settings: Settings | None = Non
                          destinations=_worker_destinations(name, nodes))
     builder.add_edge(START, ENTRY)
     wire(builder, design, system=SYSTEM, entry=ENTRY, model=deps.planner_model,
-         prompts=deps.prompts)
+         prompts=deps.prompts, settings=deps.settings)
     # Without a checkpointer a human's approval could not pause the run: keep one in memory.
     from graph.runs import memory_checkpointer  # graph.runs imports the systems
 

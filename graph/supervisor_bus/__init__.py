@@ -64,7 +64,7 @@ def build_graph(design: Design | None = None, *, settings: Settings | None = Non
                          destinations=("supervisor",))
     builder.add_edge(START, ENTRY)
     wire(builder, design, system=SYSTEM, entry=ENTRY, model=deps.supervisor_model,
-         prompts=deps.prompts)
+         prompts=deps.prompts, settings=deps.settings)
     # Without a checkpointer a human's answer could not resume the run: keep one in memory.
     from graph.runs import memory_checkpointer  # graph.runs imports the systems
 

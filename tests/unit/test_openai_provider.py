@@ -140,3 +140,28 @@ def test_the_api_key_is_sent_to_the_server_but_never_kept_in_the_run():
     assert outcome.status == "done"
     assert "sk-test-SECRET" not in repr(outcome.state)
     assert "sk-test-SECRET" not in repr(settings.public_dict())
+
+
+def test_the_guardrail_classifier_on_a_dead_server_refuses_the_message_saying_why(settings):
+    """The classifier fails closed: a message nobody could check does not pass."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    dead = settings_for(f"http://127.0.0.1:{port}/v1", home=settings.home)
+    design = Design(guardrail=True, guardrail_classifier=True)
+    outcome = run_question(QUESTION, design, settings=dead,
+                           graph=build_graph(design, settings=dead))
+    turn = outcome.state["turns"][outcome.state["active_turn"]]
+    assert turn["status"] == "refused"
+    assert turn["reason"] == ("The classifier could not check it: Could not reach the model "
+                              f"server at http://127.0.0.1:{port}/v1 after 1 attempt(s): is it "
+                              "running?")
+    assert "plan_execute" not in outcome.state["agent_memory"]  # nothing ran on it
+
+
+def test_a_classifier_prompt_with_an_unknown_placeholder_is_refused_naming_it():
+    from graph.guardrail import PromptSet  # registers guardrail/classifier
+    from graph.prompts import PromptError
+
+    with pytest.raises(PromptError, match="verdict_hint"):
+        PromptSet({"guardrail/classifier": "Check {message} with {verdict_hint}."})
