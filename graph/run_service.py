@@ -134,7 +134,7 @@ class RunService:
                     on_event=lambda event: self.store.append_event(
                         run_id, event_record(event, design.system)),
                     cancel=cancel, step_mode=step_mode, first_seq=self.store.latest_seq(run_id))
-                redirect = self._take_redirect(run_id, cancel)
+                redirect = self._redirect_or_finish(run_id, cancel, outcome)
                 if redirect is None:
                     break
                 try:
@@ -143,9 +143,6 @@ class RunService:
                     self._log(run_id, {"kind": "redirect_refused", "note": redirect[1],
                                        "reason": describe_error(exc, self.settings)})
                 run_input, step_mode = None, False
-            record = self.store.run(run_id)
-            if record is not None and record.status not in (*TERMINAL_STATUSES, *SETTLED_STATUSES):
-                self.store.set_run_status(run_id, outcome.status, outcome.reason)
         except Exception as exc:  # a run ends in words, never in a traceback
             try:
                 self.store.set_run_status(run_id, "failed", describe_error(exc, self.settings))
@@ -155,20 +152,28 @@ class RunService:
             with self._lock:
                 self._live.pop(run_id, None)
                 leftover = self._redirects.pop(run_id, [])
-            for plan, note in leftover:  # asked after the stream had ended: apply them now
+            for plan, note in leftover:  # left by a worker that failed: apply them now
                 try:
                     self.redirect(run_id, plan=plan, note=note)
                 except Exception as exc:
                     self.store.set_run_status(run_id, "failed", describe_error(exc, self.settings))
 
-    def _take_redirect(self, run_id: str, cancel: StopSignal) -> tuple[Callable, str] | None:
+    def _redirect_or_finish(self, run_id: str, cancel: StopSignal,
+                            outcome) -> tuple[Callable, str] | None:
+        """The next redirect asked of this run; or, with none pending, its final status
+        written and the run no longer live, both under the lock ``redirect`` queues with:
+        a caller never finds a run that looks ended yet still takes its redirect later."""
         with self._lock:
             pending = self._redirects.get(run_id) or []
-            if not pending:
-                return None
-            cancel.clear()
-            cancel.redirecting = False
-            return pending.pop(0)
+            if pending:
+                cancel.clear()
+                cancel.redirecting = False
+                return pending.pop(0)
+            record = self.store.run(run_id)
+            if record is not None and record.status not in (*TERMINAL_STATUSES, *SETTLED_STATUSES):
+                self.store.set_run_status(run_id, outcome.status, outcome.reason)
+            self._live.pop(run_id, None)
+            return None
 
     def _apply_redirect(self, run_id: str, compiled, plan: Callable, note: str) -> None:
         """Work out the redirect from the run's state now (its next node is only known
