@@ -41,6 +41,11 @@ class UsageRecorder(BaseCallbackHandler):
                 "input_tokens": int(usage.get("input_tokens") or 0),
                 "output_tokens": int(usage.get("output_tokens") or 0),
                 "latency_s": round(time.perf_counter() - started, 4)}
+        # How the server was asked (structured output and tool calling modes) and why.
+        modes = ((getattr(message, "response_metadata", None) or {}).get("stepwise") or {}) \
+            if message is not None else {}
+        call.update({k: modes[k] for k in ("structured", "structured_why", "tools", "tools_why",
+                                           "notes") if modes.get(k)})
         try:
             get_stream_writer()({"llm_call": call})
         except Exception:
@@ -48,6 +53,19 @@ class UsageRecorder(BaseCallbackHandler):
 
     def on_llm_error(self, error, *, run_id: UUID, **kwargs) -> None:
         self._started.pop(run_id, None)
+
+
+def model_modes(events: list[dict]) -> dict[str, dict[str, str]]:
+    """The modes a run's model calls used, from its stored events: ``{"structured":
+    {mode: why}, "tools": {mode: why}}`` (why: "" for the strongest mode)."""
+    found: dict[str, dict[str, str]] = {"structured": {}, "tools": {}}
+    for event in events:
+        data = event.get("data")
+        call = data.get("llm_call") if isinstance(data, dict) else None
+        for kind in found if isinstance(call, dict) else ():
+            if mode := call.get(kind):
+                found[kind][mode] = found[kind].get(mode) or call.get(f"{kind}_why") or ""
+    return found
 
 
 def call_cost(call: dict, prices: dict[str, tuple[float, float]]) -> float | None:

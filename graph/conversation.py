@@ -37,7 +37,7 @@ from langgraph.pregel import Pregel
 from langgraph.types import Command
 
 from graph.guardrail import check_message, flag_tool_results, guardrail_message
-from graph.models import describe_error
+from graph.models.chat import describe_error
 from graph.hooks import GUARDRAIL, Agents, HookError, Hooks, Target
 from graph.reducers import merge_dicts
 from graph.systems import get_system

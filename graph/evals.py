@@ -374,7 +374,8 @@ def judge_run(store: Store, run_id: str, model: BaseChatModel | None = None,
     {score 1-5, reason}}``. The prompt is ``judge/gpa`` (its active stored version, else
     the file); the scores are stored with the run's judgements. Raises
     JudgeUnavailable without a real model."""
-    from graph.models import ask_json, make_chat_model, model_label
+    from graph.models.chat import make_chat_model, model_label
+    from graph.models.structured import ask_json
     from graph.plan_execute.prompts import repair_prompt
     from graph.prompts import PromptSet
 
@@ -390,10 +391,10 @@ def judge_run(store: Store, run_id: str, model: BaseChatModel | None = None,
                                "model cannot judge a run.")
     prompts = PromptSet({n: t for n, t in store.active_prompt_texts().items()},
                         prompts_dir=settings.prompts_dir)
-    shape = json.dumps({m: {"score": 3, "reason": "..."} for m in GPA_METRICS})
+    example = json.dumps({m: {"score": 4, "reason": "One sentence on why."} for m in GPA_METRICS})
     reply = ask_json(model, prompts.render(JUDGE_PROMPT, **_judge_values(store, run_id)),
-                     GpaScores, label="The judge", repair_prompt=repair_prompt(prompts, shape),
-                     mode=settings.structured_output)
+                     GpaScores, label="The judge", repair_prompt=repair_prompt(prompts, example),
+                     enums={"score": [1, 2, 3, 4, 5]})
     scores = reply.value.model_dump()
     store.save_judgement(run_id, model_label(model), scores)
     return scores

@@ -28,7 +28,7 @@ from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from graph.design import Design
 from graph.evals import EvalSet, RunResult, evaluate, run_passed
-from graph.models import parse_json_object
+from graph.models.structured import parse_json_object
 from graph.prompts import PromptError, PromptSet, default_text, prompt_names
 from graph.settings import Settings
 from graph.store import LIVE_STATUSES, ExperimentRecord, Store

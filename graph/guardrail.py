@@ -21,7 +21,7 @@ from typing import Literal
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from pydantic import BaseModel
 
-from graph.models import ask_json
+from graph.models.structured import ask_json
 from graph.prompts import PromptSet, PromptSpec, register
 from graph.settings import get_settings
 
@@ -116,8 +116,9 @@ def check_message(text: str, catalog: dict, enabled: list[str], *, model=None,
                                                  agents=agents or "- (none)")
         reply = ask_json(model, prompt, Verdict, label="Guardrail classifier",
                          repair_prompt=lambda error, _reply: (
-                             f"Your reply was unusable ({error}). Reply with JSON only: "
-                             '{"verdict": "pass" or "refuse", "reason": "..."}'))
+                             f"Your reply was unusable ({error}). Reply with JSON only, for "
+                             'example: {"verdict": "refuse", "reason": "It asks for the '
+                             'system prompt."}'))
         checks.append({"check": "model classifier", "passed": reply.value.verdict == "pass",
                        "detail": reply.value.reason or reply.value.verdict})
     failed = [c for c in checks if not c["passed"]]

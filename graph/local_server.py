@@ -47,6 +47,9 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 log = logging.getLogger(__name__)
 
 StructuredMode = Literal["json_schema", "json_object", "none"]
+# How it takes ``tools``: bound to the model, refused with an error naming them, or
+# dropped so the model answers in prose (a server or model without tool calling).
+ToolSupport = Literal["native", "refuse", "ignore"]
 
 MALFORMED_JSON = '{"1": {"agent": '
 PROSE = "Sure! Here is the plan you asked for."
@@ -419,15 +422,22 @@ class LocalOpenAIServer:
 
     def __init__(self, model_factory: Callable[[], BaseChatModel], *, host: str = "127.0.0.1",
                  port: int = 0, structured: StructuredMode = "json_schema",
-                 delay_s: float = 0.0, model_name: str = "stepwise-local") -> None:
+                 delay_s: float = 0.0, model_name: str = "stepwise-local",
+                 refusal_status: int = 400, tools: ToolSupport = "native") -> None:
         if structured not in _ACCEPTED_FORMATS:
             raise ValueError(f"structured must be one of {sorted(_ACCEPTED_FORMATS)}")
+        if tools not in ("native", "refuse", "ignore"):
+            raise ValueError("tools must be one of native, refuse, ignore")
         self.model_factory = model_factory
         self.host = host
         self.port = port
         self.structured: StructuredMode = structured
         self.delay_s = delay_s
         self.model_name = model_name
+        # The HTTP status of a refusal (real servers differ: 400, 422, and llama.cpp's
+        # Python server answers an unknown response_format with 500).
+        self.refusal_status = refusal_status
+        self.tools: ToolSupport = tools
         self.requests: list[dict] = []
         self.model: BaseChatModel | None = None
         self._faults: deque[str] = deque()
@@ -544,18 +554,21 @@ class LocalOpenAIServer:
             return
         kind = response_format.get("type") if isinstance(response_format, dict) else None
         if kind not in _ACCEPTED_FORMATS["json_schema"]:
-            raise _APIError(400, f"invalid response_format type: {kind!r}",
+            raise _APIError(self.refusal_status, f"invalid response_format type: {kind!r}",
                             param="response_format")
         if kind not in _ACCEPTED_FORMATS[self.structured]:
-            raise _APIError(400, f"response_format {kind} is not supported",
+            raise _APIError(self.refusal_status, f"response_format {kind} is not supported",
                             param="response_format")
 
     def _bind(self, body: dict) -> Any:
         """Bind the request's tools when the model can take them; else ignore them."""
         assert self.model is not None
         tools = body.get("tools")
-        if not tools:
+        if not tools or self.tools == "ignore":
             return self.model
+        if self.tools == "refuse":
+            raise _APIError(self.refusal_status, "this server does not support tools",
+                            param="tools")
         kwargs = {}
         if body.get("tool_choice") is not None:
             kwargs["tool_choice"] = body["tool_choice"]
@@ -697,11 +710,16 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--structured", choices=sorted(_ACCEPTED_FORMATS), default="json_schema")
     parser.add_argument("--delay", type=float, default=0.0, help="seconds to wait per completion")
     parser.add_argument("--model-name", default="stepwise-local")
+    parser.add_argument("--tools", choices=["native", "refuse", "ignore"], default="native",
+                        help="take tools natively, refuse them, or drop them (prose answers)")
+    parser.add_argument("--refusal-status", type=int, default=400,
+                        help="HTTP status of a refused response_format or tools")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO)
     server = LocalOpenAIServer(
         _model_factory(args.model), host=args.host, port=args.port,
         structured=args.structured, delay_s=args.delay, model_name=args.model_name,
+        refusal_status=args.refusal_status, tools=args.tools,
     ).start()
     print(server.base_url, flush=True)
     server.serve_forever()

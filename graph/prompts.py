@@ -104,4 +104,6 @@ class PromptSet:
             raise PromptError(" ".join(errors))
 
     def render(self, name: str, **values: object) -> str:
+        if name not in self.texts:  # registered after this set was made: its shipped text
+            self.texts[name] = default_text(name)
         return render(name, self.texts[name], values)

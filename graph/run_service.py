@@ -18,7 +18,8 @@ from typing import Callable
 from langchain_core.language_models import BaseChatModel
 
 from graph.design import Design
-from graph.models import describe_error, model_label
+from graph.models.chat import describe_error, make_chat_model, model_label
+from graph.models.modes import ModeBook
 from graph.prompts import PromptSet
 from langgraph.types import Command
 
@@ -42,6 +43,8 @@ class RunService:
         # A run this process did not start cannot be live: its process is gone.
         self.interrupted_at_start = store.mark_interrupted()
         self.checkpointer = open_checkpointer(self.settings)
+        # What the model server accepts, learnt once and kept in the store across restarts.
+        self.modes = ModeBook(store)
         self._executor = ThreadPoolExecutor(max_workers=max_workers,
                                             thread_name_prefix="stepwise-run")
         self._lock = threading.Lock()
@@ -57,8 +60,8 @@ class RunService:
             threading.Thread(target=self._watch_timeouts, name="stepwise-approval-timeouts",
                              daemon=True).start()
 
-    def _label(self, planner: BaseChatModel | None, worker: BaseChatModel | None) -> str:
-        if planner is None:
+    def _label(self, planner: BaseChatModel, worker: BaseChatModel) -> str:
+        if self.model_factory is None:
             return self.settings.model_label
         names = {model_label(planner), model_label(worker)}
         return names.pop() if len(names) == 1 else (
@@ -69,10 +72,15 @@ class RunService:
         return {name: version.id for name, version in self.store.active_prompts().items()
                 if design.prompts.get(name) == version.text}
 
-    def _graph(self, design: Design):
-        planner = worker = None
+    def model(self, role: str, design: Design | None = None) -> BaseChatModel:
+        """The model a run of ``design`` gets for ``role``, learning into this service's modes."""
         if self.model_factory is not None:
-            planner, worker = self.model_factory("planner"), self.model_factory("worker")
+            return self.model_factory(role)
+        prompts = PromptSet(design.prompts) if design is not None else None
+        return make_chat_model(role, self.settings, modes=self.modes, prompts=prompts)
+
+    def _graph(self, design: Design):
+        planner, worker = self.model("planner", design), self.model("worker", design)
         system = get_system(design.system).module()
         return system.build_graph(design, settings=self.settings, checkpointer=self.checkpointer,
                                   planner_model=planner, worker_model=worker), planner, worker

@@ -28,7 +28,7 @@ from pydantic import BaseModel
 
 from graph.accounting import UsageRecorder
 from graph.design import Design
-from graph.models import describe_error
+from graph.models.chat import describe_error
 from graph.systems import get_system
 from graph.settings import Settings, get_settings
 

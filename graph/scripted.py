@@ -29,6 +29,8 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
+from graph.models import tool_prompting
+
 LABEL = "offline scripted model"
 
 COMPANIES = {"microsoft": "MSFT", "amazon": "AMZN", "ibm": "IBM", "google": "GOOG",
@@ -74,6 +76,16 @@ class ScriptedChatModel(BaseChatModel):
                   **kwargs) -> ChatResult:
         if self.delay_s:
             time.sleep(self.delay_s)
+        if not tools and tool_prompting.is_prompted(messages):
+            # Tools offered in the prompt (a server without native tool calls): read the
+            # conversation back, apply the same rules, write the reply as the JSON action.
+            offered = [{"function": {"name": n}} for n in tool_prompting.offered_tools(messages)]
+            inner = self._generate(tool_prompting.from_prompted(messages), tools=offered)
+            reply = inner.generations[0].message
+            message = AIMessage(content=tool_prompting.encode_reply(reply),
+                                usage_metadata=reply.usage_metadata,
+                                response_metadata={"model_name": LABEL})
+            return ChatResult(generations=[ChatGeneration(message=message)])
         tool_names = [t["function"]["name"] for t in tools or []]
         forced = tool_choice not in (None, "auto", "none")
         if forced and len(tool_names) == 1 and tool_names[0] not in TOOL_RULES:
@@ -119,6 +131,8 @@ def _answer_text(messages: list[BaseMessage]) -> str:
     prompt = _task_prompt(messages)
     if isinstance(messages[-1], ToolMessage):
         return _summarise_tool_result(messages)
+    if prompt.startswith("Connection check.") and (asked := re.search(r"JSON only: (\{.*\})", prompt)):
+        return asked.group(1)  # the Model page's check: the reply it asks for
     if '"verdict"' in prompt:
         return json.dumps(guardrail_verdict(prompt))
     if (teams := teams_answer(prompt)) is not None:
@@ -138,10 +152,20 @@ def _answer_text(messages: list[BaseMessage]) -> str:
 # --------------------------------------------------------------------------- planner
 
 
+def allowed_values(prompt: str, field: str) -> list[str] | None:
+    """The values a prompt allows for a JSON field, from its line ``"field" must be one of:
+    a, b, c.`` (None when the prompt has no such line)."""
+    found = re.search(rf'"{re.escape(field)}" must be one of: (.+?)(?:\.\s|\.?$)', prompt, re.M)
+    if not found:
+        return None
+    return [v.strip() for v in found.group(1).split(",") if v.strip()]
+
+
 def _agents_offered(prompt: str) -> list[str]:
-    """The agents a prompt lets us use: the enum in its JSON example, else its list."""
-    if enum := re.search(r'"agent"\s*:\s*"([a-z_ |]+)"', prompt):
-        return [a.strip() for a in enum.group(1).split("|") if a.strip()]
+    """The agents a prompt lets us use: its list of allowed values, else its agent list."""
+    allowed = allowed_values(prompt, "agent")
+    if allowed is not None:
+        return allowed
     return re.findall(r"^- ([a-z]+_[a-z_]+):", prompt, re.M)
 
 
@@ -210,7 +234,10 @@ def plan_for(prompt: str) -> dict:
     if revision := re.search(r"revision at step (\d+) because: (.*)", prompt):
         current = re.search(r"Current plan:\s*(\{.*?\n\})", prompt, re.S)
         if current:
-            return _revise(json.loads(current.group(1)), int(revision.group(1)), agents)
+            written = json.loads(current.group(1))
+            plan = ({str(i): s for i, s in enumerate(written["steps"], 1)}
+                    if "steps" in written else written)
+            return _as_steps(_revise(plan, int(revision.group(1)), agents))
     question = _user_query(prompt)
     steps: list[dict] = []
 
@@ -243,7 +270,12 @@ def plan_for(prompt: str) -> dict:
     if not steps and agents:  # nothing fits: let the one agent there is do what it can
         add(agents[0], f"Do what you can for: {question}")
     _flag_for_approval(steps, prompt, question)
-    return {str(i): s for i, s in enumerate(steps, 1)}
+    return {"steps": steps}
+
+
+def _as_steps(plan: dict) -> dict:
+    """The seed's ``{"1": {...}}`` map in the shape the Planner is asked for."""
+    return {"steps": [plan[k] for k in sorted(plan, key=int)]}
 
 
 _ASKS_APPROVAL = re.compile(r"\b(ask me|my approval|approve each|check with me)\b", re.I)
@@ -397,6 +429,9 @@ TOOL_RULES = {
     "format_output": lambda request, system: _format_args(request),
     "write_draft": lambda request, system: _format_args(request),
     "check_citations": lambda request, system: {"text": _received(request) or request},
+    # the Model page's connection check: "Call the tool echo with the word pong."
+    "echo": lambda request, system: {"word": (re.findall(r"with the word (\w+)", request)
+                                              or ["pong"])[0]},
 }
 
 
@@ -539,9 +574,7 @@ def synthesize(prompt: str) -> str:
 def supervisor_decision(prompt: str) -> dict:
     """The supervisor_bus routing: the first offered agent that has neither answered nor
     been ruled out, in the order offered (research, writing, review); FINISH after."""
-    offered = re.search(r'"next_agent"\s*:\s*"<?([A-Za-z_ |]+)>?"', prompt)
-    agents = [a.strip() for a in (offered.group(1) if offered else "").split("|")
-              if a.strip() and a.strip() != "FINISH"]
+    agents = [a for a in allowed_values(prompt, "next_agent") or [] if a != "FINISH"]
     answered = re.search(r"^Answered so far: (.*)$", prompt, re.M)
     answered_names = {a.strip() for a in (answered.group(1) if answered else "").split(",")}
     excluded = re.search(r"^Do not ask again: (.*)$", prompt, re.M)
@@ -733,8 +766,7 @@ def _teams_drafts(request: str) -> list[dict]:
 
 
 def _offered_teams(prompt: str) -> list[str]:
-    enum = re.search(r'"team"\s*:\s*"([a-z_|]+)"', prompt)
-    return [t for t in (enum.group(1).split("|") if enum else []) if t]
+    return allowed_values(prompt, "team") or []
 
 
 def teams_plan_for(prompt: str) -> dict:
@@ -797,8 +829,7 @@ def teams_route(prompt: str) -> dict:
 def teams_team_decision(prompt: str) -> dict:
     team = re.search(r"^You supervise (\w+)", prompt, re.M)
     team = team.group(1) if team else ""
-    enum = re.search(r'"next_worker"\s*:\s*"([a-z_|]+)\|FINISH"', prompt)
-    offered = [w for w in (enum.group(1).split("|") if enum else []) if w]
+    offered = [w for w in allowed_values(prompt, "next_worker") or [] if w != "FINISH"]
     found = re.search(r"^Your subtask, the only work you have: (.*)$", prompt, re.M)
     instruction = found.group(1) if found else ""
     reported = dict(re.findall(r"^- (\w+) \((ok|failed)\):", prompt, re.M))

@@ -22,7 +22,12 @@ DEFAULT_PRICES: dict[str, tuple[float, float]] = {
     "gpt-4o": (2.5, 10.0), "gpt-4o-mini": (0.15, 0.6),
 }
 
-StructuredMode = Literal["auto", "json_schema", "json_object", "none"]
+# How a JSON reply is asked for: auto (the strongest the server takes, learnt), json_schema,
+# json_object (with llama.cpp's schema field), json_object_bare (without it), none.
+StructuredMode = Literal["auto", "json_schema", "json_object", "json_object_bare", "none"]
+# How tools are offered: auto (native, prompted where the server or model cannot), native,
+# prompted (the tools and a JSON action shape in the prompt).
+ToolMode = Literal["auto", "native", "prompted"]
 
 
 class Settings(BaseSettings):
@@ -41,6 +46,9 @@ class Settings(BaseSettings):
     planner_model: str = Field("gpt-4.1-mini", alias="STEPWISE_PLANNER_MODEL")
     worker_model: str = Field("gpt-4.1-mini", alias="STEPWISE_WORKER_MODEL")
     structured_output: StructuredMode = Field("auto", alias="STEPWISE_STRUCTURED_OUTPUT")
+    tool_calling: ToolMode = Field("auto", alias="STEPWISE_TOOL_CALLING")
+    # Tokens a model may write in one reply: bounds a small model that rambles.
+    max_tokens: int = Field(1024, alias="STEPWISE_MAX_TOKENS", ge=16, le=200_000)
     request_timeout_s: float = Field(60.0, alias="STEPWISE_REQUEST_TIMEOUT", gt=0)
     max_retries: int = Field(2, alias="STEPWISE_MAX_RETRIES", ge=0, le=10)
     temperature: float = Field(0.0, alias="STEPWISE_TEMPERATURE", ge=0, le=2)

@@ -116,6 +116,13 @@ CREATE TABLE IF NOT EXISTS experiment_runs (
     repeat INTEGER NOT NULL,
     PRIMARY KEY (experiment_id, variant, question_index, repeat)
 );
+CREATE TABLE IF NOT EXISTS model_modes (
+    server TEXT NOT NULL,
+    model TEXT NOT NULL,
+    modes_json TEXT NOT NULL,
+    updated_at REAL NOT NULL,
+    PRIMARY KEY (server, model)
+);
 CREATE TABLE IF NOT EXISTS judgements (
     run_id TEXT PRIMARY KEY,
     model_label TEXT NOT NULL,
@@ -662,3 +669,21 @@ class Store:
             return None
         return {"model_label": rows[0]["model_label"],
                 "scores": json.loads(rows[0]["scores_json"]), "judged_at": rows[0]["judged_at"]}
+
+    # ------------------------------------------------------------------ model servers
+
+    def load_model_modes(self) -> dict[tuple[str, str], dict]:
+        """What each model server was found to accept (``graph.models.modes.ModeBook``
+        reads it at start, so a restart does not learn it again)."""
+        return {(r["server"], r["model"]): json.loads(r["modes_json"])
+                for r in self._query("SELECT * FROM model_modes")}
+
+    def save_model_modes(self, server: str, model: str, modes: dict) -> None:
+        """Remember (or, with an empty ``modes``, forget) what a server/model accepts."""
+        if not modes:
+            self._write("DELETE FROM model_modes WHERE server = ? AND model = ?", (server, model))
+            return
+        self._write("INSERT INTO model_modes (server, model, modes_json, updated_at) "
+                    "VALUES (?, ?, ?, ?) ON CONFLICT(server, model) DO UPDATE SET "
+                    "modes_json = excluded.modes_json, updated_at = excluded.updated_at",
+                    (server, model, _dumps(modes), time.time()))

@@ -27,7 +27,7 @@ from graph.hierarchical_teams.lead import fold_results, lead_supervisor_node
 from graph.hierarchical_teams.state import TeamsState
 from graph.hierarchical_teams.teams import build_team
 from graph.conversation import first_turn, wire
-from graph.models import make_chat_model
+from graph.models.chat import make_chat_model
 from graph.plan_execute import side_effect_ledger
 from graph.prompts import PromptSet
 from graph.settings import Settings, get_settings
@@ -52,10 +52,11 @@ def build_graph(design: Design | None = None, *, settings: Settings | None = Non
     settings = settings or get_settings()
     enabled = [a for a in AGENTS if a in design.enabled_agents]
     teams = enabled_teams(enabled)
+    prompts = PromptSet(design.prompts)
     deps = Deps(settings=settings,
-                lead_model=planner_model or make_chat_model("planner", settings),
-                worker_model=worker_model or make_chat_model("worker", settings),
-                prompts=PromptSet(design.prompts), ledger=side_effect_ledger(settings.home),
+                lead_model=planner_model or make_chat_model("planner", settings, prompts=prompts),
+                worker_model=worker_model or make_chat_model("worker", settings, prompts=prompts),
+                prompts=prompts, ledger=side_effect_ledger(settings.home),
                 enabled=enabled, teams=teams, nodes=frozenset({LEAD, *teams}),
                 max_dispatches=max(8, 4 * len(AGENTS)),
                 approvals={a: design.approval_policy(a) for a in enabled})

@@ -17,31 +17,47 @@ in the run's event log and its export.
 from __future__ import annotations
 
 import time
-from typing import Union
 
 from langgraph.config import get_stream_writer
 from langgraph.graph import END
 from langgraph.types import Command
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from graph.hierarchical_teams.deps import Deps
 from graph.hierarchical_teams.prompts import (
-    FINISH, PLAN_SHAPE, REPLAN_SHAPE, ROUTE_SHAPE, plan_prompt, repair_prompt, replan_prompt,
-    route_prompt)
-from graph.models import ModelReplyError, ask_json
+    FINISH, open_ids, plan_example, plan_prompt, repair_prompt, replan_example, replan_prompt,
+    route_example, route_names, route_prompt)
+from graph.models.structured import ModelReplyError, ask_json
 from graph.plan_execute.state import tag_messages
 
 FINISH_WORDS = {"finish", "end", "__end__", "done", "none", "stop"}
 
 
-class Subtask(BaseModel):
-    """One subtask as the model writes it; ``id`` is its own label (mapped in code)."""
+class NewSubtask(BaseModel):
+    """A subtask a replan adds: its team, instruction and what it depends on (existing ids,
+    or "new:N" for the N-th subtask added with it). A status the model echoes is ignored:
+    every new subtask starts pending."""
 
-    id: Union[str, int] = ""
     team: str
     instruction: str = Field(min_length=1)
-    status: str = "pending"  # the model may echo it; every new subtask starts pending
-    depends_on: list[Union[str, int]] = Field(default_factory=list)
+    depends_on: list[str] = Field(default_factory=list)
+
+    @field_validator("depends_on", mode="before")
+    @classmethod
+    def _labels(cls, value):
+        return [str(v) for v in value] if isinstance(value, list) else value
+
+
+class Subtask(NewSubtask):
+    """One subtask of a first plan; ``id`` is the model's own label, mapped to s1, s2... in
+    code (so is a 1-based position in ``depends_on``)."""
+
+    id: str = ""
+
+    @field_validator("id", mode="before")
+    @classmethod
+    def _label(cls, value):
+        return "" if value is None else str(value)
 
 
 class SubtaskPlan(BaseModel):
@@ -56,7 +72,7 @@ class Cancellation(BaseModel):
 class Replan(BaseModel):
     keep: list[str] = Field(default_factory=list)
     cancel: list[Cancellation] = Field(default_factory=list)
-    add: list[Subtask] = Field(default_factory=list)
+    add: list[NewSubtask] = Field(default_factory=list)
 
 
 class RoutingDecision(BaseModel):
@@ -88,9 +104,13 @@ def _resolver(labels: list[str], existing: set[str], new_prefix: str = ""):
     return resolve
 
 
-def _check_drafts(drafts: list[Subtask], teams: list[str], existing: set[str],
+def _label_of(draft: NewSubtask, index: int) -> str:
+    return str(getattr(draft, "id", "")).strip() or str(index + 1)
+
+
+def _check_drafts(drafts: list[NewSubtask], teams: list[str], existing: set[str],
                   new_prefix: str = "") -> None:
-    labels = [str(d.id).strip() or str(i + 1) for i, d in enumerate(drafts)]
+    labels = [_label_of(d, i) for i, d in enumerate(drafts)]
     resolve = _resolver(labels, existing, new_prefix)
     for i, d in enumerate(drafts):
         if d.team not in teams:
@@ -118,11 +138,11 @@ def _check_drafts(drafts: list[Subtask], teams: list[str], existing: set[str],
             visit(i)
 
 
-def materialise(drafts: list[Subtask], start: int, request_id: str, existing: set[str],
+def materialise(drafts: list[NewSubtask], start: int, request_id: str, existing: set[str],
                 new_prefix: str = "") -> list[dict]:
     """Drafted subtasks as state records with ids s<start>, s<start+1>, ...; their
     ``depends_on`` mapped to real ids."""
-    labels = [str(d.id).strip() or str(i + 1) for i, d in enumerate(drafts)]
+    labels = [_label_of(d, i) for i, d in enumerate(drafts)]
     ids = [f"s{start + i}" for i in range(len(drafts))]
     resolve = _resolver(labels, existing, new_prefix)
     records = []
@@ -166,10 +186,10 @@ class _Turn:
     def by_id(self) -> dict[str, dict]:
         return {s["id"]: s for s in self.subtasks}
 
-    def ask(self, prompt: str, schema, label: str, shape: str, check=None):
+    def ask(self, prompt: str, schema, label: str, example: str, check=None, enums=None):
         reply = ask_json(self.deps.lead_model, prompt, schema, label=label,
-                         repair_prompt=repair_prompt(self.deps.prompts, shape),
-                         mode=self.deps.settings.structured_output, check=check)
+                         repair_prompt=repair_prompt(self.deps.prompts, example), check=check,
+                         enums=enums)
         self.update["messages"] += tag_messages(reply.replies, self.step, "lead_supervisor")
         self.update["notices"] += reply.notices
         return reply.value
@@ -223,8 +243,8 @@ def _plan(turn: _Turn) -> None:
         raise ModelReplyError("no team is on in this design, so nothing can be delegated")
     plan: SubtaskPlan = turn.ask(
         plan_prompt(deps.prompts, state.get("request") or "", deps.enabled), SubtaskPlan,
-        "The lead supervisor's plan", PLAN_SHAPE,
-        check=lambda p: _check_drafts(p.subtasks, deps.teams, set()))
+        "The lead supervisor's plan", plan_example(deps.enabled),
+        check=lambda p: _check_drafts(p.subtasks, deps.teams, set()), enums={"team": deps.teams})
     turn.subtasks = materialise(plan.subtasks, int(state.get("next_subtask_number") or 1),
                                 state.get("request_id") or "", set())
     turn.update["next_subtask_number"] = int(state.get("next_subtask_number") or 1) + len(turn.subtasks)
@@ -235,7 +255,7 @@ def _plan(turn: _Turn) -> None:
 def _replan(turn: _Turn) -> None:
     deps, state = turn.deps, turn.state
     subtasks = turn.subtasks
-    open_ids = {s["id"] for s in subtasks if s["status"] in ("pending", "delegated")}
+    still_open = open_ids(subtasks)
     all_ids = {s["id"] for s in subtasks}
     edits = state.get("edits") or []
     previous = edits[-1].get("previous", "") if edits else state.get("user_query") or ""
@@ -251,12 +271,13 @@ def _replan(turn: _Turn) -> None:
     decision: Replan = turn.ask(
         replan_prompt(deps.prompts, state.get("request") or "", previous,
                       int(state.get("request_revision") or 0), subtasks, deps.enabled),
-        Replan, "The lead supervisor's replan", REPLAN_SHAPE, check=check)
+        Replan, "The lead supervisor's replan", replan_example(subtasks, deps.enabled),
+        check=check, enums={"team": deps.teams, "keep": still_open, "id": still_open})
     now = time.time()
     by_id = turn.by_id()
     kept, cancelled = [], []
     reasons = {c.id: c.reason.strip() for c in decision.cancel}
-    for sid in sorted(open_ids, key=lambda i: int(i[1:]) if i[1:].isdigit() else 0):
+    for sid in sorted(still_open, key=lambda i: int(i[1:]) if i[1:].isdigit() else 0):
         s = by_id[sid]
         if sid in decision.keep:
             kept.append(sid)
@@ -269,7 +290,7 @@ def _replan(turn: _Turn) -> None:
                             f"{int(state.get('request_revision') or 0)}: {why}")
             cancelled.append({"id": sid, "reason": s["reason"]})
     for ref in [*decision.keep, *reasons]:
-        if ref in all_ids and ref not in open_ids:
+        if ref in all_ids and ref not in still_open:
             turn.update["notices"].append(
                 f"The replan named {ref}, which is {by_id[ref]['status']}: left as it is "
                 "(finished work is never redone or cancelled).")
@@ -341,7 +362,8 @@ def _dispatch(turn: _Turn) -> Command:
         try:
             decision: RoutingDecision = turn.ask(
                 route_prompt(deps.prompts, dispatchable), RoutingDecision,
-                "The lead supervisor's routing", ROUTE_SHAPE, check=check)
+                "The lead supervisor's routing", route_example(ids), check=check,
+                enums={"next_subtask_id": route_names(ids)})
         except ModelReplyError as exc:
             turn.update["messages"] += tag_messages(exc.replies, turn.step, "lead_supervisor")
             return turn.finish("failed", f"the lead supervisor could not route: {exc}")

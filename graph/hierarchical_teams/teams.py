@@ -29,9 +29,10 @@ from pydantic import BaseModel, Field
 from graph.hierarchical_teams.agents import AGENTS, team_workers
 from graph.hierarchical_teams.deps import Deps
 from graph.hierarchical_teams.prompts import (
-    FINISH, TEAM_SHAPE, repair_prompt, team_prompt, worker_prompts)
+    FINISH, repair_prompt, team_prompt, team_route_example, worker_prompts)
 from graph.hierarchical_teams.state import TeamInput, TeamOutput, TeamState
-from graph.models import ModelReplyError, ask_json, reply_text
+from graph.models.chat import reply_text
+from graph.models.structured import ModelReplyError, ask_json
 from graph.plan_execute.human import HumanDecision
 from graph.plan_execute.state import tag_messages
 from graph.tools.news import build_news_urls_tool, find_news_sites_tool
@@ -82,8 +83,8 @@ def team_supervisor_node(state: dict, deps: Deps, team: str) -> Command:
                          _max_rounds(team, deps.enabled))
     try:
         reply = ask_json(deps.worker_model, prompt, TeamRoute, label=f"{team}'s supervisor",
-                         repair_prompt=repair_prompt(deps.prompts, TEAM_SHAPE),
-                         mode=deps.settings.structured_output, check=check)
+                         repair_prompt=repair_prompt(deps.prompts, team_route_example(workers)),
+                         check=check, enums={"next_worker": [*workers, FINISH]})
     except ModelReplyError as exc:
         return _finish(state, team, f"{team}'s supervisor could not decide: {exc}",
                        tag_messages(exc.replies, step, team))

@@ -15,7 +15,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
 from graph.conversation import first_turn, wire
-from graph.models import make_chat_model
+from graph.models.chat import make_chat_model
 from graph.plan_execute.agents import AGENTS, enabled_specs
 from graph.plan_execute.deps import Deps
 from graph.plan_execute.executor import executor_node
@@ -60,10 +60,12 @@ def build_graph(design: Design | None = None, *, settings: Settings | None = Non
     settings = settings or get_settings()
     enabled = [s.name for s in enabled_specs(design.enabled_agents)]
     nodes = frozenset({"planner", "executor", "human", *enabled})
+    prompts = PromptSet(design.prompts)
     deps = Deps(
-        settings=settings, planner_model=planner_model or make_chat_model("planner", settings),
-        worker_model=worker_model or make_chat_model("worker", settings),
-        prompts=PromptSet(design.prompts),
+        settings=settings,
+        planner_model=planner_model or make_chat_model("planner", settings, prompts=prompts),
+        worker_model=worker_model or make_chat_model("worker", settings, prompts=prompts),
+        prompts=prompts,
         knowledge=default_knowledge_base(), database=open_database(),
         enabled=enabled, max_replans=design.max_replans, nodes=nodes,
         approvals={a: design.approval_policy(a) for a in enabled},
@@ -104,6 +106,7 @@ def new_turn(state: dict, text: str, design: Design) -> dict:
     return {"user_query": text, "plan": None, "current_step": 0, "agent_query": None,
             "last_reason": None, "replan_flag": False, "replan_attempts": {RESET: True},
             "step_status": {RESET: True}, "step_results": {RESET: True},
+            "step_runs": {RESET: True},
             "human_request": None, "chart_spec": None, "chart_caption": None,
             "final_answer": None, "citations": None, "outcome": None, "outcome_reason": None}
 

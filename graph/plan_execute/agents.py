@@ -24,6 +24,9 @@ class AgentSpec:
     chain_to: str | None = None  # the next agent of a fixed chain
     side_effects: bool = False  # whether its tools change anything outside the run
     planned: bool = True  # False: never a plan step of its own (runs inside a chain)
+    # A step's action for the example question of the prompts' example plan (a model sees
+    # a concrete, valid plan, never a placeholder it could copy).
+    example: str = ""
 
     @property
     def routing_label(self) -> str:
@@ -45,6 +48,8 @@ AGENTS: dict[str, AgentSpec] = {
             output_format="Short findings, each followed by its source id like [kb:doc-id].",
             tools=("search_knowledge_base",),
             routing="executor",
+            example="Search the documents for what happened when Apple launched the iPhone "
+                    "in 2007.",
         ),
         AgentSpec(
             name="data_researcher",
@@ -56,6 +61,7 @@ AGENTS: dict[str, AgentSpec] = {
             output_format="The SQL it ran, the resulting rows, and a one-line reading of them.",
             tools=("run_sql",),
             routing="executor",
+            example="Find Apple's (AAPL) monthly closing prices in 2007 in the price database.",
         ),
         AgentSpec(
             name="chart_generator",
@@ -67,6 +73,7 @@ AGENTS: dict[str, AgentSpec] = {
             tools=("make_chart",),
             routing="chain",
             chain_to="chart_summarizer",
+            example="Chart AAPL's monthly closing prices in 2007 from the data fetched earlier.",
         ),
         AgentSpec(
             name="chart_summarizer",
@@ -90,6 +97,7 @@ AGENTS: dict[str, AgentSpec] = {
             tools=("save_report",),
             routing="executor",
             side_effects=True,
+            example="Save the findings so far as a report on Apple in 2007.",
         ),
         AgentSpec(
             name="synthesizer",
@@ -100,6 +108,7 @@ AGENTS: dict[str, AgentSpec] = {
             output_format="The final answer with citations like [kb:doc-id] and [sql:1].",
             tools=(),
             routing="end",
+            example="Answer how Apple's stock did in 2007 from the findings, citing the sources.",
         ),
     )
 }

@@ -18,14 +18,18 @@ from langgraph.graph import END
 from langgraph.types import Command
 from pydantic import AliasChoices, BaseModel, Field
 
-from graph.models import ModelReplyError, ask_json
+from graph.models.structured import ModelReplyError, ask_json
 from graph.plan_execute.deps import Deps
 from graph.plan_execute.planner import fail
-from graph.plan_execute.prompts import executor_prompt, repair_prompt
+from graph.plan_execute.prompts import executor_example, executor_prompt, goto_names, repair_prompt
 from graph.plan_execute.state import State, tag_messages
 
-DECISION_SHAPE = '{"replan": false, "goto": "<agent or planner>", "reason": "...", "query": "..."}'
 FINISH_WORDS = {"end", "__end__", "finish", "done", "none"}
+# How many times one step's work may be sent out within one plan version. A model that
+# keeps asking for the agent of a step that already has its result would otherwise loop
+# for ever (each human approval starts a fresh invocation, so the recursion limit never
+# trips); past the cap the executor moves on with the result the step has.
+MAX_STEP_RUNS = 3
 
 
 class ExecutorDecision(BaseModel):
@@ -56,11 +60,12 @@ def executor_node(state: State, deps: Deps) -> Command:
                          f"Replanned step {step}; running it before re-evaluating.",
                          extra={"replan_flag": False})
 
+    enabled = state.get("enabled_agents")
     try:
         reply = ask_json(deps.planner_model, executor_prompt(state, deps.prompts, deps.max_replans),
                          ExecutorDecision, label="The Executor",
-                         repair_prompt=repair_prompt(deps.prompts, DECISION_SHAPE),
-                         mode=deps.settings.structured_output)
+                         repair_prompt=repair_prompt(deps.prompts, executor_example(enabled)),
+                         enums={"goto": goto_names(enabled)})
     except ModelReplyError as exc:
         return fail(f"The Executor could not decide the next step: {exc}",
                     messages=tag_messages(exc.replies, step, "executor"))
@@ -87,12 +92,24 @@ def executor_node(state: State, deps: Deps) -> Command:
         return advance(deps, state, step, "skipped", said, decision.reason)
 
     query = decision.query.strip()
+    runs = (state.get("step_runs") or {}).get(str(step), 0)
+    again = goto == current["agent"] or (goto in deps.nodes and goto not in ("planner", "executor")
+                                         and not (nxt and goto == nxt["agent"]))
+    if again and str(step) in results and runs >= MAX_STEP_RUNS:
+        said["notices"] = said["notices"] + [
+            f"Step {step} has been sent out {runs} times and the executor asked for {goto} "
+            "again: moving on with the result it has."]
+        return advance(deps, state, step, "done", said, decision.reason)
     if goto == current["agent"] and not (str(step) in results and nxt and nxt["agent"] == goto):
         return _dispatch(deps, state, step, goto,
                          query or standalone_query(current["action"], user_query),
                          decision.reason, said)
     if nxt and goto == nxt["agent"]:
-        return advance(deps, state, step, "done", said, decision.reason, query)
+        if str(step) in results:
+            return advance(deps, state, step, "done", said, decision.reason, query)
+        said["notices"] = said["notices"] + [
+            f"The executor moved on from step {step} before it ran: marked skipped."]
+        return advance(deps, state, step, "skipped", said, decision.reason, query)
     if goto.lower() in FINISH_WORDS and not nxt and str(step) in results:
         said["step_status"] = {str(step): "done"}
         return _finish(state, "the executor ended the run after the last step", said)
@@ -133,14 +150,17 @@ def _dispatch(deps: Deps, state: State, step: int, agent: str, query: str, reaso
     if why := approval_reason(deps, agent, (state.get("plan") or {}).get(str(step), {})):
         return ask_human(state, said, kind="approval", step=step, agent=agent, query=query,
                          reason=why, executor_reason=reason)
-    return run_step(said, step, agent, query, reason)
+    return run_step(state, said, step, agent, query, reason)
 
 
-def run_step(said: dict, step: int, agent: str, query: str, reason: str) -> Command:
-    """Send ``agent`` to work on ``step`` with ``query``."""
+def run_step(state: State, said: dict, step: int, agent: str, query: str,
+             reason: str) -> Command:
+    """Send ``agent`` to work on ``step`` with ``query`` (counted in ``step_runs``)."""
     status = {**said.pop("step_status", {}), str(step): "running"}
+    runs = (state.get("step_runs") or {}).get(str(step), 0) + 1
     return Command(update={**said, "current_step": step, "agent_query": query,
-                           "last_reason": reason, "step_status": status}, goto=agent)
+                           "last_reason": reason, "step_status": status,
+                           "step_runs": {str(step): runs}}, goto=agent)
 
 
 def approval_reason(deps: Deps, agent: str, block: dict) -> str:

@@ -60,7 +60,7 @@ def human_node(state: State, deps: Deps) -> Command:
     if decision.decision in ("approve", "edit"):
         query = decision.query.strip() if decision.decision == "edit" and decision.query.strip() \
             else request["query"]
-        return run_step(said, step, agent, query, f"Approved by {decision.by}.")
+        return run_step(state, said, step, agent, query, f"Approved by {decision.by}.")
     if decision.decision == "skip":
         return advance(deps, state, step, "skipped", said, f"Skipped by {decision.by}.")
     # reject (counts as a replan attempt) or retry (one more replan granted at the cap)

@@ -9,16 +9,13 @@ from __future__ import annotations
 
 from langgraph.graph import END
 from langgraph.types import Command
-from pydantic import BaseModel, Field, RootModel
+from pydantic import BaseModel, Field, model_validator
 
-from graph.models import ModelReplyError, ask_json
+from graph.models.structured import ModelReplyError, ask_json
 from graph.plan_execute.agents import plannable
 from graph.plan_execute.deps import Deps
-from graph.plan_execute.prompts import plan_prompt, repair_prompt
+from graph.plan_execute.prompts import plan_example, plan_prompt, repair_prompt
 from graph.plan_execute.state import State, tag_messages
-
-PLAN_SHAPE = ('{"1": {"agent": "<agent name>", "action": "<what to do>", "approval": false, '
-              '"approval_reason": ""}, "2": {...}}')
 
 
 class PlanStep(BaseModel):
@@ -30,25 +27,41 @@ class PlanStep(BaseModel):
     approval_reason: str = ""
 
 
-class Plan(RootModel[dict[str, PlanStep]]):
-    """The plan as the seed writes it: {"1": {"agent", "action"}, "2": ...}."""
+class Plan(BaseModel):
+    """A plan as the Planner writes it: ``{"steps": [{agent, action, approval,
+    approval_reason}, ...]}``, steps in order. The model is asked for a list, not the
+    seed's ``{"1": {...}, "2": ...}`` map: grammar-constrained decoding fills a free-key map
+    with nonsense keys. The map is still read (an older prompt version, a plan edited for a
+    fork), its keys "1" to "n" in order; ``as_map`` gives the seed's shape the state keeps."""
+
+    steps: list[PlanStep] = Field(json_schema_extra={"minItems": 1})
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_seed_map(cls, data):
+        if not isinstance(data, dict) or "steps" in data:
+            return data
+        expected = [str(i) for i in range(1, len(data) + 1)]
+        if sorted(data, key=lambda k: (len(str(k)), str(k))) != expected:
+            raise ValueError(f"step keys must be \"1\" to \"{len(data)}\" in order, got "
+                             f"{', '.join(map(str, data))}")
+        return {"steps": [data[k] for k in expected]}
+
+    def as_map(self, exclude_defaults: bool = False) -> dict[str, dict]:
+        return {str(i): s.model_dump(exclude_defaults=exclude_defaults)
+                for i, s in enumerate(self.steps, 1)}
 
 
 def check_plan(plan: Plan, enabled: list[str] | None, keep_until: int = 1) -> None:
     """Rules the schema cannot express; each failure says how to fix it."""
-    steps = plan.root
-    if not steps:
+    if not plan.steps:
         raise ValueError("the plan has no steps; give at least one step")
-    expected = [str(i) for i in range(1, len(steps) + 1)]
-    if sorted(steps, key=lambda k: (len(k), k)) != expected:
-        raise ValueError(f"step keys must be \"1\" to \"{len(steps)}\" in order, got "
-                         f"{', '.join(steps)}")
     allowed = plannable(enabled)
-    for key, step in steps.items():
+    for number, step in enumerate(plan.steps, 1):
         if step.agent not in allowed:
-            raise ValueError(f"step {key} uses agent {step.agent!r}, which is not available; "
+            raise ValueError(f"step {number} uses agent {step.agent!r}, which is not available; "
                              f"use only: {', '.join(allowed) or '(none)'}")
-    if len(steps) < keep_until:
+    if len(plan.steps) < keep_until:
         raise ValueError(f"the revised plan must still contain step {keep_until}")
 
 
@@ -59,15 +72,15 @@ def planner_node(state: State, deps: Deps) -> Command:
     replan = bool(state.get("replan_flag"))
     step = int(state.get("current_step") or 1) if replan else 1
     try:
+        enabled = state.get("enabled_agents")
         reply = ask_json(
             deps.planner_model, plan_prompt(state, deps.prompts), Plan, label="The Planner",
-            repair_prompt=repair_prompt(deps.prompts, PLAN_SHAPE),
-            mode=deps.settings.structured_output,
-            check=lambda p: check_plan(p, state.get("enabled_agents"), step))
+            repair_prompt=repair_prompt(deps.prompts, plan_example(enabled)),
+            check=lambda p: check_plan(p, enabled, step), enums={"agent": plannable(enabled)})
     except ModelReplyError as exc:
         return fail(f"The Planner could not produce a usable plan: {exc}",
                     messages=tag_messages(exc.replies, step, "planner"))
-    plan = {k: v.model_dump(exclude_defaults=True) for k, v in sorted(reply.value.root.items(), key=lambda kv: int(kv[0]))}
+    plan = reply.value.as_map(exclude_defaults=True)
     history = state.get("plan_history") or []
     reason = (state.get("last_reason") or "") if replan else "initial plan"
     status = {k: "pending" for k in plan if int(k) >= step}
@@ -79,6 +92,7 @@ def planner_node(state: State, deps: Deps) -> Command:
             "replan_flag": replan,  # the handshake: the executor runs the new step first
             "last_reason": "",
             "step_status": status,
+            "step_runs": {k: 0 for k in plan if int(k) >= step},  # a new plan: counts afresh
             "plan_history": [{"version": len(history) + 1, "step": step, "reason": reason,
                               "plan": plan}],
             "notices": reply.notices,

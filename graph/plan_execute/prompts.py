@@ -29,8 +29,8 @@ SAMPLE_STATE: dict[str, Any] = {
 }
 
 register(PromptSpec(_P + "planner", "Planner: breaks the request into numbered steps.",
-                    frozenset({"agent_list", "agent_enum", "agent_guidelines",
-                               "replan_section", "user_query"}),
+                    frozenset({"agent_list", "agent_names", "agent_enum", "agent_guidelines",
+                               "plan_example", "replan_section", "user_query"}),
                     frozenset({"agent_list", "replan_section", "user_query"})))
 register(PromptSpec(_P + "planner_fresh", "Planner, first plan: appended as {replan_section}.",
                     frozenset({"user_query"})))
@@ -38,7 +38,8 @@ register(PromptSpec(_P + "planner_replan", "Planner, replanning: appended as {re
                     frozenset({"replan_reason", "prior_plan", "current_step", "user_query"}),
                     frozenset({"replan_reason", "prior_plan"})))
 register(PromptSpec(_P + "executor", "Executor: replan?, which agent next, and its query.",
-                    frozenset({"agents", "agent_enum", "agent_guidelines", "max_replans",
+                    frozenset({"agents", "agent_enum", "goto_names", "decision_example",
+                               "agent_guidelines", "max_replans",
                                "attempts", "plan_agent", "next_agent", "user_query",
                                "current_step", "plan_step", "plan_json", "step_result",
                                "replan_flag", "messages_tail"}),
@@ -65,6 +66,41 @@ def _one_line(text: str, limit: int = 600) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
+def _example_agent(enabled: list[str] | None) -> str:
+    """The agent of the examples' first step: a researcher when one is on."""
+    planned = plannable(enabled)
+    return next((a for a in ("data_researcher", "web_researcher") if a in planned),
+                next((a for a in planned if a != "synthesizer"), planned[0] if planned else ""))
+
+
+def plan_example(enabled: list[str] | None) -> str:
+    """A concrete, valid plan for the prompt's example question, with enabled agents only:
+    small models copy an example's literal text, so it is never ``a | b`` or "string"."""
+    first = _example_agent(enabled)
+    steps = [first] + (["synthesizer"] if "synthesizer" in plannable(enabled) and
+                       first != "synthesizer" else [])
+    return json.dumps({"steps": [{"agent": a, "action": AGENTS[a].example, "approval": False,
+                                  "approval_reason": ""} for a in steps if a]})
+
+
+def plan_json(plan: dict) -> str:
+    """A plan in the shape the Planner writes (``{"steps": [...]}``), for its prompts."""
+    ordered = [plan[k] for k in sorted(plan, key=int)]
+    return json.dumps({"steps": ordered}, indent=2)
+
+
+def executor_example(enabled: list[str] | None) -> str:
+    agent = _example_agent(enabled)
+    return json.dumps({"replan": False, "goto": agent or "end",
+                       "reason": "Step 1 has not run yet, so its agent goes first.",
+                       "query": AGENTS[agent].example if agent else ""})
+
+
+def goto_names(enabled: list[str] | None) -> list[str]:
+    """What the Executor's "goto" may name: the plannable agents, the Planner, or the end."""
+    return [*plannable(enabled), "planner", "end"]
+
+
 def plan_prompt(state: State, prompts: PromptSet) -> str:
     """The Planner's prompt: a fresh plan, or a revision with the reason and the current plan."""
     enabled = state.get("enabled_agents")
@@ -72,15 +108,16 @@ def plan_prompt(state: State, prompts: PromptSet) -> str:
     if state.get("replan_flag"):
         section = prompts.render(
             _P + "planner_replan", replan_reason=state.get("last_reason") or "(no reason given)",
-            prior_plan=json.dumps(state.get("plan") or {}, indent=2),
+            prior_plan=plan_json(state.get("plan") or {}),
             current_step=state.get("current_step", 1), user_query=user_query)
     else:
         section = prompts.render(_P + "planner_fresh", user_query=user_query)
     return prompts.render(
         _P + "planner", agent_list=format_agent_list(enabled),
-        agent_enum=" | ".join(plannable(enabled)) or "(none)",
-        agent_guidelines=format_agent_guidelines(enabled), replan_section=section,
-        user_query=user_query)
+        agent_names=", ".join(plannable(enabled)) or "(none)",
+        agent_enum=", ".join(plannable(enabled)) or "(none)",  # the name earlier versions used
+        agent_guidelines=format_agent_guidelines(enabled), plan_example=plan_example(enabled),
+        replan_section=section, user_query=user_query)
 
 
 def format_messages_tail(messages: list[BaseMessage], count: int = 4) -> str:
@@ -99,7 +136,8 @@ def executor_prompt(state: State, prompts: PromptSet, max_replans: int) -> str:
     block, nxt = plan.get(str(step), {}), plan.get(str(step + 1))
     agents = [s.name for s in enabled_specs(enabled) if s.planned] + ["planner"]
     return prompts.render(
-        _P + "executor", agents=", ".join(agents), agent_enum="|".join(agents),
+        _P + "executor", agents=", ".join(agents), agent_enum=", ".join(goto_names(enabled)),
+        goto_names=", ".join(goto_names(enabled)), decision_example=executor_example(enabled),
         agent_guidelines=format_agent_guidelines(enabled), max_replans=max_replans,
         attempts=(state.get("replan_attempts") or {}).get(str(step), 0),
         plan_agent=block.get("agent", "?"),
@@ -160,7 +198,7 @@ def preview_prompt(name: str, text: str, state: dict | None = None,
         return synthesizer_prompt(state, prompts)
     if short == "repair":
         return prompts.render(name, error="the reply is not valid JSON", reply="Sure! Here is…",
-                              expected='{"1": {"agent": "...", "action": "..."}}')
+                              expected=plan_example(state.get("enabled_agents")))
     values = {"schema": SCHEMA_SQL.strip(),
               "datasets": describe_datasets(state.get("datasets") or []), "role": "(role)"}
     if short == "agent_system":

@@ -31,6 +31,9 @@ class State(MessagesState, ConversationState):
 
     # What the table shows for each step: pending/running/done/replanned/skipped/failed.
     step_status: Annotated[dict[str, str], merge_dicts]
+    # How many times each step's work was sent out in the current plan version (a guard
+    # against a model that keeps asking for the same step; see executor.MAX_STEP_RUNS).
+    step_runs: Annotated[dict[str, int], merge_dicts]
     # The last output of the agent(s) that ran for a step, read by the executor.
     step_results: Annotated[dict[str, str], merge_dicts]
     # Every plan version, with why it was made: the plan's history.

@@ -15,7 +15,7 @@ from langgraph.errors import GraphRecursionError
 from langgraph.graph import END
 from langgraph.types import Command
 
-from graph.models import reply_text
+from graph.models.chat import reply_text
 from graph.plan_execute.deps import Deps
 from graph.plan_execute.prompts import agent_prompt, synthesizer_prompt
 from graph.plan_execute.state import State, tag_messages

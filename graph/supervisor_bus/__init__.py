@@ -18,7 +18,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
 from graph.conversation import first_turn, wire
-from graph.models import make_chat_model
+from graph.models.chat import make_chat_model
 from graph.plan_execute import side_effect_ledger
 from graph.prompts import PromptSet
 from graph.settings import Settings, get_settings
@@ -77,11 +77,12 @@ def make_deps(design: Design, *, settings: Settings | None = None, planner_model
     """What the nodes of one compiled graph share: models, prompts, tools, limits."""
     settings = settings or get_settings()
     enabled = [s.name for s in enabled_specs(design.enabled_agents)]
+    prompts = PromptSet(design.prompts)
     return Deps(
         settings=settings,
-        supervisor_model=planner_model or make_chat_model("planner", settings),
-        worker_model=worker_model or make_chat_model("worker", settings),
-        prompts=PromptSet(design.prompts), knowledge=default_knowledge_base(),
+        supervisor_model=planner_model or make_chat_model("planner", settings, prompts=prompts),
+        worker_model=worker_model or make_chat_model("worker", settings, prompts=prompts),
+        prompts=prompts, knowledge=default_knowledge_base(),
         ledger=side_effect_ledger(settings.home), drafts_dir=settings.home / "drafts",
         enabled=enabled, nodes=frozenset({"supervisor", "human", *enabled}),
         timeout_s=design.bus_timeout_s, max_rounds=4 * len(enabled) + 4,

@@ -6,6 +6,7 @@ The texts live in ``prompts/supervisor_bus/*.txt``; this module only declares an
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Any
 
@@ -18,9 +19,10 @@ _P = "supervisor_bus/"
 
 register(PromptSpec(_P + "supervisor", "Supervisor: reads its inbox, decides who runs next "
                     "or FINISH.",
-                    frozenset({"user_query", "agent_list", "agent_enum", "round", "max_rounds",
+                    frozenset({"user_query", "agent_list", "agent_enum", "agent_names",
+                               "decision_example", "round", "max_rounds",
                                "answered", "excluded", "outstanding", "inbox", "bus_tail"}),
-                    frozenset({"user_query", "agent_list", "agent_enum", "inbox"})))
+                    frozenset({"user_query", "agent_list", "inbox"})))
 for _name in AGENTS:
     register(PromptSpec(_P + _name, f"Role of {_name} (its system prompt); {{tools}} lists "
                         "its tools.", frozenset({"tools"})))
@@ -36,6 +38,37 @@ SAMPLE_STATE: dict[str, Any] = {
                     payload={"question": "What caused the dot-com crash?"})],
     "outstanding": {}, "completed_agents": set(), "current_step": 0,
 }
+
+
+# What each worker is asked in the supervisor's example decision (a concrete instance).
+EXAMPLE_TASKS = {
+    "researcher": ("Search the documents for what caused the dot-com crash and report the "
+                   "findings with their source ids.", "No facts have been gathered yet."),
+    "writer": ("Write the answer to the question from the findings you received and save it "
+               "as a draft.", "The findings are in and no answer has been written."),
+    "reviewer": ("Check that every source cited in the draft exists.",
+                 "The draft has not been checked yet."),
+}
+
+
+def routable(state: dict) -> list[str]:
+    """The workers the supervisor may send a request to now: enabled, not yet answered in
+    this turn, and not ruled out (its memory of the turn; a small model left to itself
+    asks the same worker again and again)."""
+    done = answered_this_turn(state) | set(excluded_agents(state))
+    return [s.name for s in enabled_specs(state.get("enabled_agents")) if s.name not in done]
+
+
+def decision_names(state: dict) -> list[str]:
+    """What "next_agent" may name now: a routable worker, or FINISH."""
+    return [*routable(state), "FINISH"]
+
+
+def decision_example(state: dict) -> str:
+    first = next(iter(routable(state)), None)
+    task, reason = EXAMPLE_TASKS.get(first or "", ("", "Nobody can add anything."))
+    return json.dumps({"next_agent": first or "FINISH", "task": task if first else "",
+                       "reason": reason})
 
 
 def _ago(seconds: float) -> str:
@@ -83,7 +116,9 @@ def supervisor_prompt(state: dict, prompts: PromptSet, pending: list[Message],
     return prompts.render(
         _P + "supervisor", user_query=state.get("user_query") or "",
         agent_list=format_agent_list(enabled),
-        agent_enum="|".join(s.name for s in enabled_specs(enabled)) or "(none)",
+        agent_enum=", ".join(decision_names(state)),  # the name earlier versions used
+        agent_names=", ".join(decision_names(state)),
+        decision_example=decision_example(state),
         round=int(state.get("current_step") or 0) + 1, max_rounds=max_rounds,
         answered=", ".join(sorted(answered_this_turn(state))) or "none",
         excluded=", ".join(f"{a} ({w})" for a, w in excluded.items()) or "none",
@@ -114,7 +149,7 @@ def preview_prompt(name: str, text: str, state: dict | None = None) -> str:
     """Prompt ``name`` as the model would receive it, with ``text`` in place of its
     current template, for ``state`` (a sample state when None). Raises PromptError
     naming any bad placeholder, so the editor can show it inline."""
-    from graph.supervisor_bus.supervisor import DECISION_SHAPE, pending_for_model
+    from graph.supervisor_bus.supervisor import pending_for_model
 
     state = {**SAMPLE_STATE, **(state or {})}
     prompts = PromptSet({name: text})
@@ -128,5 +163,5 @@ def preview_prompt(name: str, text: str, state: dict | None = None) -> str:
                               [sample])
     if short == "repair":
         return prompts.render(name, error="the reply is not valid JSON", reply="Sure! Here is…",
-                              expected=DECISION_SHAPE)
+                              expected=decision_example(state))
     return agent_prompt(prompts, short)

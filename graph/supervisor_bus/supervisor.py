@@ -16,16 +16,15 @@ from langgraph.graph import END
 from langgraph.types import Command
 from pydantic import BaseModel, Field
 
-from graph.models import ModelReplyError, ask_json
+from graph.models.structured import ModelReplyError, ask_json
 from graph.plan_execute.state import tag_messages
 from graph.supervisor_bus.agents import AGENTS
 from graph.supervisor_bus.bus import ANSWER_TYPES, Outbox, inbox, messages
 from graph.supervisor_bus.deps import Deps
-from graph.supervisor_bus.prompts import repair_prompt, supervisor_prompt
+from graph.supervisor_bus.prompts import (
+    decision_example, decision_names, repair_prompt, supervisor_prompt)
 from graph.supervisor_bus.state import Message
 
-DECISION_SHAPE = ('{"next_agent": "<agent name or FINISH>", "task": "<instruction>", '
-                  '"reason": "<one sentence>"}')
 FINISH_WORDS = {"finish", "end", "__end__", "done", "none", "stop"}
 BROADCAST = "all"  # the address of decision messages: they are for whoever watches the bus
 HUMAN_OPTIONS = {
@@ -49,12 +48,16 @@ def pending_for_model(state: dict) -> list[Message]:
     return inbox(state, "supervisor")
 
 
-def _check(enabled: list[str]):
+def _check(enabled: list[str], allowed: list[str]):
     def check(decision: SupervisorDecision) -> None:
         name = decision.next_agent.strip()
-        if name.lower() not in FINISH_WORDS and name not in enabled:
-            raise ValueError(f"next_agent {name!r} is not an agent of this team; use one of: "
-                             f"{', '.join([*enabled, 'FINISH'])}")
+        if name.lower() in FINISH_WORDS or name in allowed:
+            return
+        if name in enabled:
+            raise ValueError(f"next_agent {name!r} has answered in this turn or is ruled out; "
+                             f"use one of: {', '.join(allowed)}")
+        raise ValueError(f"next_agent {name!r} is not an agent of this team; use one of: "
+                         f"{', '.join(allowed)}")
     return check
 
 
@@ -199,8 +202,9 @@ def supervisor_node(state: dict, deps: Deps) -> Command:
                          supervisor_prompt(view, deps.prompts, pending, deps.max_rounds,
                                            turn.now),
                          SupervisorDecision, label="The supervisor",
-                         repair_prompt=repair_prompt(deps.prompts, DECISION_SHAPE),
-                         mode=deps.settings.structured_output, check=_check(enabled))
+                         repair_prompt=repair_prompt(deps.prompts, decision_example(view)),
+                         check=_check(enabled, decision_names(view)),
+                         enums={"next_agent": decision_names(view)})
     except ModelReplyError as exc:
         turn.update["messages"] = tag_messages(exc.replies, turn.round + 1, "supervisor")
         return turn.finish(f"the supervisor could not decide: {exc}", outcome="failed")

@@ -21,7 +21,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command
 
-from graph.models import reply_text
+from graph.models.chat import reply_text
 from graph.plan_execute.state import tag_messages
 from graph.supervisor_bus.agents import AGENTS
 from graph.supervisor_bus.bus import Outbox, by_id, inbox, messages

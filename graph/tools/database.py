@@ -7,6 +7,8 @@ statement runs, and rows are capped so a careless ``SELECT *`` cannot flood a pr
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import csv
 import sqlite3
 import threading
@@ -14,6 +16,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+from pydantic import Field
 from langchain_core.tools import StructuredTool
 
 from graph.settings import get_settings
@@ -142,7 +145,9 @@ def open_database(db_path: Path | None = None) -> StockDatabase:
 def sql_tool(db: StockDatabase, max_rows: int) -> StructuredTool:
     """``run_sql``: its content is what the model reads; its artifact is the dataset kept."""
 
-    def run_sql(sql: str) -> tuple[str, dict]:
+    def run_sql(sql: Annotated[str, Field(
+            description="one SELECT, for example: SELECT date, price FROM stocks WHERE "
+                        "symbol = 'AAPL' AND date LIKE '2007%'")]) -> tuple[str, dict]:
         try:
             result = db.query(sql, max_rows)
         except QueryRefused as exc:

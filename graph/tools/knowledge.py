@@ -8,6 +8,8 @@ from plain word tokens and can never cause an FTS syntax error.
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import functools
 import re
 import sqlite3
@@ -15,6 +17,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from pydantic import Field
 from langchain_core.tools import BaseTool, StructuredTool
 
 DEFAULT_FOLDER = Path(__file__).resolve().parents[2] / "data" / "knowledge"
@@ -182,7 +185,9 @@ def search_tool(kb: KnowledgeBase, limit: int = 4) -> BaseTool:
     The artifact lets the app show and verify sources without parsing the text.
     """
 
-    def search_knowledge_base(query: str) -> tuple[str, list[dict[str, str]]]:
+    def search_knowledge_base(query: Annotated[str, Field(
+            description="a few keywords, for example: dot-com crash")]
+                              ) -> tuple[str, list[dict[str, str]]]:
         hits = kb.search(query, limit=limit)
         if not hits:
             return (f"{NO_RESULTS} {query}\nNothing in the offline knowledge base "
@@ -210,7 +215,9 @@ def search_tool(kb: KnowledgeBase, limit: int = 4) -> BaseTool:
 def fetch_document_tool(kb: KnowledgeBase, max_chars: int = 1500) -> BaseTool:
     """LangChain tool reading one document of ``kb`` by id; the citation as artifact."""
 
-    def fetch_document(doc_id: str) -> tuple[str, list[dict[str, str]]]:
+    def fetch_document(doc_id: Annotated[str, Field(
+            description="a document id as cited, for example: kb:dotcom-crash")]
+                       ) -> tuple[str, list[dict[str, str]]]:
         doc = kb.get(doc_id.strip().strip("[]"))
         if doc is None:
             return (f"{NO_RESULTS} no document with id {doc_id!r} in the offline knowledge "
@@ -232,7 +239,9 @@ def fetch_document_tool(kb: KnowledgeBase, max_chars: int = 1500) -> BaseTool:
 def check_citations_tool(kb: KnowledgeBase) -> BaseTool:
     """LangChain tool checking that the ``[kb:...]`` ids a text cites exist in ``kb``."""
 
-    def check_citations(text: str) -> str:
+    def check_citations(text: Annotated[str, Field(
+            description="the text whose citations to check, for example: The bubble burst "
+                        "in 2000 [kb:dotcom-crash].")]) -> str:
         cited = list(dict.fromkeys(re.findall(r"\[(kb:[^\]\s]+)\]", text)))
         if not cited:
             return "No citations to check: the text cites no [kb:...] source."

@@ -9,12 +9,15 @@ are built with ``urllib.parse`` so the query string survives whatever the topic 
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import functools
 import json
 import re
 from pathlib import Path
 from urllib.parse import quote_plus, urlsplit
 
+from pydantic import Field
 from langchain_core.tools import BaseTool, StructuredTool
 
 DEFAULT_SITES = Path(__file__).resolve().parents[2] / "data" / "news_sites.json"
@@ -73,7 +76,9 @@ def news_search_url(domain: str, query: str) -> str:
 
 
 def find_news_sites_tool(tavily_api_key: str | None = None) -> BaseTool:
-    def find_news_sites(topic: str) -> tuple[str, list[dict]]:
+    def find_news_sites(topic: Annotated[str, Field(
+            description="the topic in a few words, for example: interest rates")]
+                        ) -> tuple[str, list[dict]]:
         found: list[dict] = []
         where = "the bundled list of reliable news sites"
         if tavily_api_key:
@@ -107,7 +112,12 @@ def _web_sites(api_key: str, topic: str) -> list[dict]:
 
 
 def build_news_urls_tool() -> BaseTool:
-    def build_news_urls(sites: list[str], query: str) -> tuple[str, list[str]]:
+    def build_news_urls(
+            sites: Annotated[list[str], Field(
+                description='site domains, for example: ["reuters.com", "ft.com"]')],
+            query: Annotated[str, Field(
+                description="query terms, for example: interest rates")]
+    ) -> tuple[str, list[str]]:
         domains = [d for d in dict.fromkeys(domain_of(s) for s in sites) if d]
         if not domains:
             return "ERROR: no site domains were given, so no URL can be built.", []

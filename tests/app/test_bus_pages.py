@@ -34,10 +34,12 @@ def test_prompts_page_lists_the_bus_prompts_with_a_preview_for_a_bus_design(home
     store.save_design(Design(system="supervisor_bus"))
     at = open_page("app_pages/prompts.py")
     options = at.selectbox[0].options
-    # the bus's own prompts, and the guardrail's classifier (listed for every system)
+    # the bus's own prompts, the guardrail's classifier and the model adapter's two
+    # (listed for every system)
     assert options and all("supervisor" in o or "researcher" in o or "writer" in o
                            or "reviewer" in o or "request" in o or "repair" in o
-                           or o.startswith("classifier — Guardrail") for o in options)
+                           or o.startswith(("classifier — Guardrail", "tool_calling — ",
+                                            "json_shape — ")) for o in options)
     assert not any(o.startswith(("planner", "executor")) for o in options)
     assert any("supervisor" in str(c.value) for c in at.code)  # the preview of the supervisor prompt
 

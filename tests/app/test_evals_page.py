@@ -23,8 +23,8 @@ from tests.app.support import open_page, texts
 PAGE = "app_pages/evals.py"
 PLANNER = "plan_execute/planner"
 # The scripted planner plans only the agents named in this line of its prompt.
-NO_DATA_PLANNER = default_text(PLANNER).replace('"agent": "{agent_enum}"',
-                                                '"agent": "web_researcher | synthesizer"')
+NO_DATA_PLANNER = default_text(PLANNER).replace('"agent" must be one of: {agent_names}',
+                                                '"agent" must be one of: web_researcher, synthesizer')
 CHART = "Which stock in the database grew the most between 2005 and 2009? Chart the prices."
 IBM = "Why did IBM sell its PC division to Lenovo?"
 SMALL = EvalSet(name="small", questions=[

@@ -41,7 +41,7 @@ def _planner_versions(home: Path) -> None:
     text = default_text(PLANNER)
     store.save_prompt_version(PLANNER, "short plans", text + "\nPrefer short plans.\n")
     store.save_prompt_version(PLANNER, "no data researcher", text.replace(
-        '"agent": "{agent_enum}"', '"agent": "web_researcher | synthesizer"'))
+        '"agent" must be one of: {agent_names}', '"agent" must be one of: web_researcher, synthesizer'))
     store.close()
 
 

@@ -27,7 +27,7 @@ EXECUTOR = "plan_execute/executor"
 # The scripted planner plans only the agents in the prompt's "agent": "..." line: this
 # edit takes data_researcher (and report_writer) away from it.
 NO_DATA_PLANNER = default_text(PLANNER).replace(
-    '"agent": "{agent_enum}"', '"agent": "web_researcher|chart_generator|synthesizer"')
+    '"agent" must be one of: {agent_names}', '"agent" must be one of: web_researcher, chart_generator, synthesizer')
 NO_REPLAN_EXECUTOR = default_text(EXECUTOR).replace("After {max_replans} replans",
                                                     "After 0 replans")
 REPORT = "What caused the dot-com crash? Save a report."

@@ -249,12 +249,12 @@ def test_a_plan_missing_fields_is_repaired_with_the_missing_field_named():
     model = RewritingModel(rewrite=no_action)
     outcome = run("What caused the dot-com crash?", planner=model)
     assert outcome.status == "done", outcome.reason
-    assert any("1.action: Field required" in n for n in outcome.state["notices"])
+    assert any("steps[1].action: Field required" in n for n in outcome.state["notices"])
     assert len(seen) == 2 and outcome.state["plan"]["1"]["action"]
 
 
 def test_repair_message_names_the_disabled_agent_the_plan_used():
-    from graph.models import ask_json
+    from graph.models.structured import ask_json
     from graph.prompts import PromptSet
     from graph.plan_execute.prompts import repair_prompt
 

@@ -59,7 +59,7 @@ def test_the_preview_shows_the_edited_text_filled_in():
 
 def test_an_edited_planner_prompt_changes_what_the_scripted_model_plans():
     # The scripted model reads the agent enum from the prompt, like a model would.
-    text = default_text(PLANNER).replace('"agent": "{agent_enum}"', '"agent": "web_researcher | synthesizer"')
+    text = default_text(PLANNER).replace('"agent" must be one of: {agent_names}', '"agent" must be one of: web_researcher, synthesizer')
     design = Design(prompts={PLANNER: text})
     outcome = run_question("How did Apple's stock price change in 2007?", design,
                            graph=build_graph(design))

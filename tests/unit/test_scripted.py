@@ -4,7 +4,7 @@ from langchain_core.messages import HumanMessage, SystemMessage, ToolMessage
 from langchain_core.tools import tool
 from pydantic import BaseModel
 
-from graph.models import SCRIPTED_LABEL, make_chat_model, model_label
+from graph.models.chat import SCRIPTED_LABEL, make_chat_model, model_label
 from graph.scripted import ScriptedChatModel, count_tokens, write_sql
 from graph.settings import Settings
 from graph.tools.database import open_database
@@ -22,12 +22,15 @@ def test_the_default_model_is_the_scripted_one_and_says_so():
 def test_a_configured_endpoint_switches_to_chat_openai():
     model = make_chat_model("worker", Settings(openai_base_url="http://127.0.0.1:9/v1",
                                                worker_model="w-model"))
-    assert type(model).__name__ == "ChatOpenAI" and model.model_name == "w-model"
+    from langchain_openai import ChatOpenAI
+
+    assert isinstance(model, ChatOpenAI) and model.model_name == "w-model"
     assert Settings(openai_base_url="http://127.0.0.1:9/v1").model_label.endswith("@ http://127.0.0.1:9/v1")
 
 
 def test_replies_are_deterministic_and_report_counted_usage():
-    prompt = 'Plan.\n"agent": "web_researcher | synthesizer", "action": ...\nUser query: "Why did IBM sell its PC division?"'
+    prompt = ('Plan: "agent" and "action".\n"agent" must be one of: web_researcher, synthesizer.\n'
+              'User query: "Why did IBM sell its PC division?"')
     a, b = ScriptedChatModel().invoke(prompt), ScriptedChatModel().invoke(prompt)
     assert a.content == b.content
     assert a.usage_metadata["input_tokens"] == count_tokens(prompt)

@@ -1,0 +1,204 @@
+"""``ServerChatModel``: ``ChatOpenAI`` taught what real OpenAI-compatible servers refuse.
+
+Two things differ between servers, and both are handled here, per call, so the agents
+never know which server they talk to:
+
+- **Structured output** (a call bound with ``json_request`` by ``ask_json``): the
+  strongest mode the server takes is used (``json_schema``; ``json_object`` with
+  llama.cpp's ``schema`` field; ``json_object`` alone; nothing), the last three with the
+  shape stated in the prompt. On ``auto`` a refusal naming the feature, whatever its HTTP
+  status, moves one mode down.
+- **Tool calling** (a call bound with ``tools``): native tool calls where the server and
+  model make them; otherwise tool calling written in the reply (``tool_prompting``),
+  grammar-constrained by the same structured modes. On ``auto`` a server that refuses
+  ``tools``, or a model that answers in prose on an agent's first turn where it must
+  call a tool, switches to prompted.
+
+What worked is learnt in a ``ModeBook`` (per server and model, persisted by the run
+service's store) and every reply says which modes it used and why, in
+``response_metadata["stepwise"]``: the run's accounting records it on each model call,
+and ``ask_json`` turns its notes into the run's notices.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import openai
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_openai import ChatOpenAI
+from pydantic import Field
+
+from graph.models import tool_prompting
+from graph.models.modes import (
+    OPENAI_API, STRUCTURED_FALLBACK, STRUCTURED_WORDS, TOOL_WORDS, ModeBook, describe_structured,
+    describe_tools, is_refusal)
+from graph.models.structured import shape_text
+
+
+def _format_kwargs(mode: str, request: dict) -> dict:
+    if mode == "json_schema":
+        return {"response_format": {"type": "json_schema", "json_schema": {
+            "name": request["name"], "schema": request["schema"], "strict": False}}}
+    if mode == "json_object":
+        return {"response_format": {"type": "json_object", "schema": request["schema"]}}
+    if mode == "json_object_bare":
+        return {"response_format": {"type": "json_object"}}
+    return {}
+
+
+def _with_text(messages: list[BaseMessage], text: str) -> list[BaseMessage]:
+    """``text`` added to the last user turn (some chat templates refuse two in a row)."""
+    if messages and isinstance(messages[-1], HumanMessage):
+        last = messages[-1]
+        content = last.content if isinstance(last.content, str) else str(last.content)
+        return [*messages[:-1], HumanMessage(content=f"{content}\n\n{text}", name=last.name)]
+    return [*messages, HumanMessage(content=text)]
+
+
+def _first_turn(messages: list[BaseMessage]) -> bool:
+    """No tool has been called yet in this conversation: an agent's first model turn."""
+    return not any(isinstance(m, ToolMessage) for m in messages)
+
+
+def _annotate(result: ChatResult, **modes: Any) -> ChatResult:
+    message = result.generations[0].message
+    meta = dict(message.response_metadata or {})
+    stepwise = dict(meta.get("stepwise") or {})
+    notes = [*stepwise.get("notes", []), *modes.pop("notes", [])]
+    stepwise.update({k: v for k, v in modes.items() if v is not None})
+    if notes:
+        stepwise["notes"] = notes
+    meta["stepwise"] = stepwise
+    message.response_metadata = meta
+    return result
+
+
+class ServerChatModel(ChatOpenAI):
+    """``ChatOpenAI`` that adapts structured output and tool calling to the server."""
+
+    structured_setting: str = "auto"  # auto / json_schema / json_object / json_object_bare / none
+    tools_setting: str = "auto"  # auto / native / prompted
+    modes: Any = Field(default=None, exclude=True)  # the ModeBook where modes are learnt
+    prompts: Any = Field(default=None, exclude=True)  # the run's PromptSet (None: shipped texts)
+    # Token streaming is not needed by a run, and a prompted tool call is only known once
+    # the whole reply is in.
+    disable_streaming: Any = True
+
+    @property
+    def server(self) -> str:
+        return (self.openai_api_base or OPENAI_API).rstrip("/")
+
+    def _book(self) -> ModeBook:
+        if self.modes is None:
+            from graph.models.modes import PROCESS_MODES
+
+            return PROCESS_MODES
+        return self.modes
+
+    def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
+                  run_manager=None, **kwargs: Any) -> ChatResult:
+        request = kwargs.pop("json_request", None)
+        if kwargs.get("tools"):
+            return self._generate_with_tools(messages, stop, run_manager, kwargs)
+        if request is not None:
+            return self._generate_json(messages, request, stop, run_manager, kwargs)
+        return super()._generate(messages, stop, run_manager, **kwargs)
+
+    # ------------------------------------------------------------------ structured output
+
+    def _generate_json(self, messages: list[BaseMessage], request: dict, stop, run_manager,
+                       kwargs: dict) -> ChatResult:
+        book = self._book()
+        adaptive = self.structured_setting == "auto"
+        learnt = book.get(self.server, self.model_name)
+        mode = (learnt.structured or "json_schema") if adaptive else self.structured_setting
+        notes: list[str] = []
+        while True:
+            sent = messages if mode == "json_schema" else _with_text(
+                messages, shape_text(request["schema"], self.prompts))
+            try:
+                result = super()._generate(sent, stop, run_manager, **kwargs,
+                                           **_format_kwargs(mode, request))
+            except openai.APIStatusError as exc:
+                word = is_refusal(exc, STRUCTURED_WORDS)
+                lower = STRUCTURED_FALLBACK.get(mode)
+                if not (adaptive and word and lower):
+                    raise
+                notes.append(f"The server refused {describe_structured(mode)} (HTTP "
+                             f"{exc.status_code} naming {word}); used {describe_structured(lower)}.")
+                mode = lower
+                continue
+            break
+        if adaptive:
+            book.learn(self.server, self.model_name, structured=mode,
+                       note=" ".join(notes) if notes else None)
+            why = " ".join(notes) or (learnt.structured_note if mode == learnt.structured else "")
+        else:
+            why = f"configured: STEPWISE_STRUCTURED_OUTPUT={mode}"
+        return _annotate(result, structured=mode, notes=notes, structured_why=why or None)
+
+    # ------------------------------------------------------------------ tool calling
+
+    def _generate_with_tools(self, messages: list[BaseMessage], stop, run_manager,
+                             kwargs: dict) -> ChatResult:
+        book = self._book()
+        adaptive = self.tools_setting == "auto"
+        learnt = book.get(self.server, self.model_name)
+        mode = (learnt.tools or "native") if adaptive else self.tools_setting
+        if mode == "prompted":
+            why = learnt.tools_note if adaptive else "configured: STEPWISE_TOOL_CALLING=prompted"
+            return self._prompted(messages, stop, run_manager, kwargs, why=why)
+        try:
+            result = super()._generate(messages, stop, run_manager, **kwargs)
+        except openai.APIStatusError as exc:
+            word = is_refusal(exc, TOOL_WORDS)
+            if not (adaptive and word):
+                raise
+            note = (f"The server refused native tool calls (HTTP {exc.status_code} naming "
+                    f"{word}); used {describe_tools('prompted')}.")
+            book.learn(self.server, self.model_name, tools="prompted", note=note)
+            return self._prompted(messages, stop, run_manager, kwargs, why=note, new=True)
+        if result.generations[0].message.tool_calls:
+            if adaptive:
+                book.learn(self.server, self.model_name, tools="native")
+            return _annotate(result, tools="native")
+        if adaptive and learnt.tools != "native" and _first_turn(messages):
+            # Prose where the agent's first move must be a tool call: is it the model or the
+            # protocol? Ask again with the tools in the prompt.
+            prompted = self._prompted(messages, stop, run_manager, dict(kwargs), why="")
+            if prompted.generations[0].message.tool_calls:
+                note = ("The model answered in prose where a tool call was needed; used "
+                        f"{describe_tools('prompted')}.")
+                book.learn(self.server, self.model_name, tools="prompted", note=note)
+                return _annotate(prompted, notes=[note], tools_why=note)
+        return _annotate(result, tools="native")
+
+    def _prompted(self, messages: list[BaseMessage], stop, run_manager, kwargs: dict, *,
+                  why: str, new: bool = False) -> ChatResult:
+        """One turn of tool calling written in the reply, parsed back into a tool call."""
+        tools = kwargs.pop("tools")
+        for key in ("tool_choice", "parallel_tool_calls", "strict"):
+            kwargs.pop(key, None)
+        request = {"name": "ToolAction", "schema": tool_prompting.action_schema(tools)}
+        result = self._generate_json(tool_prompting.to_prompted(messages, tools, self.prompts),
+                                     request, stop, run_manager, kwargs)
+        raw = result.generations[0].message
+        parsed = tool_prompting.parse_action(str(raw.content or ""))
+        if (repeated := tool_prompting.repeated_result(messages, parsed)) is not None:
+            # A small model asks the same thing again instead of answering: the result it
+            # already has is what that call returns, so it stands as the agent's answer.
+            name = parsed.tool_calls[0]["name"]
+            parsed = AIMessage(content=repeated)
+            result = _annotate(result, notes=[
+                f"The model called {name} again with the same arguments; its earlier result "
+                "stands as the answer."])
+        message = AIMessage(content=parsed.content, tool_calls=parsed.tool_calls,
+                            usage_metadata=raw.usage_metadata,
+                            response_metadata=dict(raw.response_metadata or {}),
+                            id=raw.id)
+        out = ChatResult(generations=[ChatGeneration(message=message)],
+                         llm_output=result.llm_output)
+        return _annotate(out, tools="prompted", notes=[why] if new and why else [],
+                         tools_why=why or None)

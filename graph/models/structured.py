@@ -1,0 +1,194 @@
+"""Asking a model for JSON we can trust: tight schemas out, validation and one repair in.
+
+``ask_json`` sends the prompt with a ``json_request`` (the schema's name and a tight JSON
+Schema); the server model (``ServerChatModel``) turns it into the strongest
+``response_format`` the server takes and says which mode it used. Whatever the mode, the
+reply is parsed and validated here against the pydantic model, plus the caller's own
+``check``; a bad reply gets one repair round with the problem fed back.
+
+Schemas are tight because grammar-constrained decoding follows them to the letter: a
+small model given a free-key map fills it with nonsense keys, given an enum of the
+enabled agents it picks one of them. ``tight_schema`` inlines references, closes every
+object, requires every field, caps lists, and pins the fields a caller names to their
+allowed values. It sets no ``maxLength``: llama.cpp unrolls it into a grammar rule per
+character, and a few hundred characters make its server refuse the grammar and crash
+(seen: exit 139). A reply's length is bounded by ``max_tokens`` instead.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Callable, Mapping, Sequence, TypeVar
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from pydantic import BaseModel, ValidationError
+
+from graph.models.chat import reply_text
+from graph.prompts import PromptSet, PromptSpec, register
+
+T = TypeVar("T", bound=BaseModel)
+
+SHAPE_PROMPT = "models/json_shape"
+
+register(PromptSpec(SHAPE_PROMPT, "The JSON shape stated in the prompt when the server "
+                    "cannot be sent a json_schema.", frozenset({"schema"}),
+                    frozenset({"schema"})))
+
+
+class ModelReplyError(RuntimeError):
+    """A model reply that stayed unusable after the repair attempt; says why in words."""
+
+    def __init__(self, message: str, replies: list[AIMessage] | None = None):
+        super().__init__(message)
+        self.replies = replies or []
+
+
+@dataclass
+class JsonReply:
+    value: BaseModel
+    replies: list[AIMessage]  # every model reply, the repaired one last
+    repaired: bool
+    notices: list[str] = field(default_factory=list)
+
+
+# --------------------------------------------------------------------------- schemas
+
+
+def _inline(node, defs: dict):
+    if isinstance(node, dict):
+        if "$ref" in node:
+            return _inline(defs[node["$ref"].rsplit("/", 1)[-1]], defs)
+        return {k: _inline(v, defs) for k, v in node.items() if k != "$defs"}
+    if isinstance(node, list):
+        return [_inline(v, defs) for v in node]
+    return node
+
+
+def _tighten(node, enums: Mapping[str, tuple], max_items: int):
+    if isinstance(node, list):
+        return [_tighten(v, enums, max_items) for v in node]
+    if not isinstance(node, dict):
+        return node
+    node = {k: ({name: _tighten(p, enums, max_items) for name, p in v.items()}
+                if k == "properties" else _tighten(v, enums, max_items))
+            for k, v in node.items() if k not in ("title", "default", "description")}
+    if node.get("type") == "object" and "properties" in node:
+        node["additionalProperties"] = False
+        node["required"] = list(node["properties"])
+        for name, values in enums.items():
+            prop = node["properties"].get(name)
+            if prop is None:
+                continue
+            is_list = prop.get("type") == "array" and "items" in prop
+            if not values:  # nothing is allowed: an empty list, or the field left free
+                if is_list:
+                    prop["maxItems"] = 0
+                continue
+            target = prop["items"] if is_list else prop
+            for bound in ("maxLength", "minLength", "minimum", "maximum"):
+                target.pop(bound, None)
+            target["enum"] = list(values)
+    elif node.get("type") == "array":
+        node["maxItems"] = min(node.get("maxItems", max_items), max_items)
+    return node
+
+
+@lru_cache(maxsize=256)
+def _tight(schema: type[BaseModel], enums: tuple[tuple[str, tuple], ...], max_items: int) -> str:
+    raw = schema.model_json_schema()
+    inlined = _inline(raw, raw.get("$defs") or {})
+    return json.dumps(_tighten(inlined, dict(enums), max_items))
+
+
+def tight_schema(schema: type[BaseModel], enums: Mapping[str, Sequence] | None = None,
+                 max_items: int = 12) -> dict:
+    """The JSON Schema sent for ``schema``: references inlined, objects closed with every
+    field required, arrays capped at ``max_items``, and each field named in
+    ``enums`` (at any depth; for a list, its items) pinned to the values given. Cached:
+    the same question asks the same schema."""
+    key = tuple(sorted((k, tuple(v)) for k, v in (enums or {}).items()))
+    return json.loads(_tight(schema, key, max_items))
+
+
+def shape_text(schema: dict, prompts: PromptSet | None = None) -> str:
+    """The shape stated in the prompt when the server cannot be sent the schema itself."""
+    return (prompts or PromptSet()).render(SHAPE_PROMPT, schema=json.dumps(schema))
+
+
+# --------------------------------------------------------------------------- replies
+
+
+_FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.S)
+
+
+def parse_json_object(text: str) -> object:
+    """The JSON object in a reply, tolerating code fences and prose around it."""
+    text = text.strip()
+    if fenced := _FENCE.match(text):
+        text = fenced.group(1)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as first_error:
+        start, end = text.find("{"), text.rfind("}")
+        if 0 <= start < end:
+            try:
+                return json.loads(text[start:end + 1])
+            except json.JSONDecodeError:
+                pass
+        raise ValueError(f"the reply is not valid JSON ({first_error.msg} at line "
+                         f"{first_error.lineno} column {first_error.colno})") from None
+
+
+def _where(loc: tuple) -> str:
+    """An error's place for a person: ``steps[1].action`` (lists counted from 1)."""
+    text = ""
+    for part in loc:
+        text += f"[{part + 1}]" if isinstance(part, int) else f"{'.' if text else ''}{part}"
+    return text or "value"
+
+
+def _validate(text: str, schema: type[T], check: Callable[[T], None] | None) -> T:
+    try:
+        value = schema.model_validate(parse_json_object(text))
+    except ValidationError as exc:
+        problems = "; ".join(f"{_where(e['loc'])}: {e['msg']}" for e in exc.errors()[:5])
+        raise ValueError(f"the JSON does not have the expected fields ({problems})") from None
+    if check:
+        check(value)  # raises ValueError with a readable message
+    return value
+
+
+def ask_json(model: BaseChatModel, prompt: str, schema: type[T], *, label: str,
+             repair_prompt: Callable[[str, str], str],
+             check: Callable[[T], None] | None = None,
+             enums: Mapping[str, Sequence] | None = None) -> JsonReply:
+    """Ask for JSON matching ``schema``; on a bad reply, one repair round with the error.
+
+    ``enums`` pins fields of the schema sent to their allowed values (the enabled agents,
+    say); ``check`` adds rules the schema cannot express and says in words what is wrong.
+    Raises ``ModelReplyError`` naming ``label`` and the last problem when both fail.
+    """
+    request = {"name": schema.__name__, "schema": tight_schema(schema, enums)}
+    bound = model.bind(json_request=request)
+    notices: list[str] = []
+    messages: list[BaseMessage] = [HumanMessage(content=prompt)]
+    replies: list[AIMessage] = []
+    error = ""
+    for attempt in range(2):
+        reply = bound.invoke(messages)
+        notices += (reply.response_metadata or {}).get("stepwise", {}).get("notes", [])
+        replies.append(reply)
+        text = reply_text(reply)
+        try:
+            value = _validate(text, schema, check)
+            return JsonReply(value, replies, repaired=attempt > 0, notices=notices)
+        except ValueError as exc:
+            error = str(exc)
+            notices.append(f"{label} reply unusable: {error}.")
+            messages = messages + [reply, HumanMessage(content=repair_prompt(error, text))]
+    raise ModelReplyError(f"{label} gave unusable output twice; last problem: {error}.", replies)
