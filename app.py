@@ -21,6 +21,7 @@ page = st.navigation([
     st.Page("app_pages/approvals.py", title="Approvals", icon=":material/front_hand:"),
     st.Page("app_pages/history.py", title="History", icon=":material/history:"),
     st.Page("app_pages/evals.py", title="Evals", icon=":material/fact_check:"),
+    st.Page("app_pages/model.py", title="Model", icon=":material/memory:"),
 ])
 widgets.sidebar()
 page.run()

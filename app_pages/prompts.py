@@ -24,16 +24,19 @@ if flash:
     st.success(flash)
 
 SYSTEM = services.current_design().system
-names = prompt_names(SYSTEM) + prompt_names("guardrail")
+names = prompt_names(SYSTEM) + prompt_names("guardrail") + prompt_names("models")
 st.caption(f"The prompts of the system the saved design uses: **{SYSTEM}** (choose the "
-           "system on the Design page), and the guardrail's classifier, used by any system "
-           "when the Design page switches the guardrail and its model classifier on.")
+           "system on the Design page), the guardrail's classifier, used by any system "
+           "when the Design page switches the guardrail and its model classifier on, and the "
+           "two the model adapter adds for servers without json_schema or native tool calls.")
 chosen = st.session_state.setdefault("prompts:chosen", names[0])
 
 
 def preview_prompt(name: str, text: str, state: dict | None, max_replans: int) -> str:
     if name.startswith("guardrail/"):
         return pv.guardrail_preview(name, text, state, services.current_design())
+    if name.startswith("models/"):
+        return pv.models_preview(name, text)
     for prefix, preview in (("hierarchical_teams/", teams_preview),
                             ("supervisor_bus/", bus_preview)):
         if name.startswith(prefix):

@@ -186,4 +186,4 @@ def parse_plan(text: str, enabled: list[str] | None, system: str = "plan_execute
         check_plan(plan, enabled)
     except ValueError as exc:
         raise ValueError(f"The plan cannot run: {exc}.") from None
-    return plan.model_dump(exclude_defaults=False)
+    return plan.as_map()

@@ -94,3 +94,22 @@ def guardrail_preview(name: str, text: str, state: dict | None, design) -> str:
     agents = "\n".join(f"- {n}: {getattr(catalog.get(n), 'description', '')}"
                        for n in design.enabled_agents) or "- (none)"
     return render(name, text, {"message": message, "agents": agents})
+
+
+def models_preview(name: str, text: str) -> str:
+    """A model-adapter prompt filled in as a server without the feature receives it: the
+    tool-calling rules for the data researcher's tool, the JSON shape of a plan."""
+    from langchain_core.utils.function_calling import convert_to_openai_tool
+
+    from graph.models import tool_prompting
+    from graph.models.structured import shape_text, tight_schema
+    from graph.plan_execute.agents import plannable
+    from graph.plan_execute.planner import Plan
+    from graph.prompts import PromptSet
+    from graph.tools.database import open_database, sql_tool
+
+    prompts = PromptSet({name: text})
+    if name == tool_prompting.PROMPT:
+        return tool_prompting.instructions([convert_to_openai_tool(sql_tool(open_database(), 5))],
+                                           prompts)
+    return shape_text(tight_schema(Plan, {"agent": plannable(None)}), prompts)

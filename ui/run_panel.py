@@ -103,6 +103,7 @@ def _panel(store: Store, run_id: str, mode: str, key: str) -> None:
                        help="Go on from the last checkpoint" + (
                            f": {', '.join(upcoming)} runs next." if upcoming else "."))
     widgets.flash(f"{key}:flash")
+    widgets.notices(view)
 
     if status == "waiting":
         st.subheader("Waiting for your decision")

@@ -10,7 +10,8 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from graph.accounting import Usage, format_cost, usage_by_step
+from graph.accounting import Usage, format_cost, model_modes, usage_by_step
+from graph.models.modes import describe_structured, describe_tools
 from graph.render import taken_edges
 from graph.runs import pending_nodes
 from graph.settings import get_settings
@@ -39,6 +40,8 @@ class RunView:
     decisions: list[dict] = field(default_factory=list)  # a human's (or a timeout's) answers
     usage: dict[int | None, Usage] = field(default_factory=dict)  # per step; 0: the first plan
     total: Usage = field(default_factory=Usage)
+    modes: dict = field(default_factory=dict)  # how the model server was asked, and why
+    notices: list[str] = field(default_factory=list)  # engine and model adapter notes
 
     @property
     def live(self) -> bool:
@@ -172,14 +175,39 @@ def load_run_view(store: Store, run_id: str, now: float | None = None,
     updates = [e for e in events if e["kind"] == "update" and not e["namespace"]]
     nodes = [e["node"] for e in updates]
     decisions = decision_records(updates)
-    usage, total = usage_by_step([e for e in events if e["kind"] == "custom"],
-                                 get_settings().prices if prices is None else prices)
+    custom = [e for e in events if e["kind"] == "custom"]
+    usage, total = usage_by_step(custom, get_settings().prices if prices is None else prices)
     rows = flag_column(table_rows(snapshot, durations, decisions, usage), snapshot,
                        bool((record.design or {}).get("guardrail")))
     return RunView(record=record, rows=rows,
                    snapshot=snapshot, nodes_run=nodes, taken=taken_edges(nodes),
                    latest_seq=store.latest_seq(run_id),
-                   durations=durations, decisions=decisions, usage=usage, total=total)
+                   durations=durations, decisions=decisions, usage=usage, total=total,
+                   modes=model_modes(custom), notices=run_notices(snapshot, custom))
+
+
+def run_notices(snapshot: dict, custom_events: list[dict]) -> list[str]:
+    """What the engine noted in the run's state (repairs, guards that fired) and what the
+    model adapter noted on its calls (a fallback, a repeated tool call), once each."""
+    notes = list(snapshot.get("notices") or [])
+    for event in custom_events:
+        call = (event.get("data") or {}).get("llm_call") if isinstance(event.get("data"), dict) else None
+        notes += (call or {}).get("notes") or []
+    return list(dict.fromkeys(notes))
+
+
+def modes_text(modes: dict) -> str:
+    """How a run asked its model server, in words, with why it is not the strongest way:
+    "Structured output: json_object with the schema (the server refused json_schema …)"."""
+    parts = []
+    for kind, title, describe in (("structured", "Structured output", describe_structured),
+                                  ("tools", "Tool calling", describe_tools)):
+        used = (modes or {}).get(kind) or {}
+        if used:
+            parts.append(f"{title}: " + "; ".join(
+                describe(mode) + (f" ({why.rstrip('.')})" if why else "")
+                for mode, why in used.items()))
+    return " · ".join(parts)
 
 
 def flag_column(rows: list[dict], snapshot: dict, guardrail: bool) -> list[dict]:

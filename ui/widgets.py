@@ -9,7 +9,7 @@ import streamlit as st
 
 from graph.plan_execute.agents import AGENTS
 from ui import services
-from ui.run_view import RunView, message_title, plan_history_rows
+from ui.run_view import RunView, message_title, modes_text, plan_history_rows
 
 MESSAGES_SHOWN = 40
 MESSAGE_CHARS = 1200
@@ -22,6 +22,8 @@ def sidebar() -> None:
         if settings.resolved_provider == "scripted":
             st.caption("Deterministic rules over the bundled data: no API key or network. "
                        "Set OPENAI_BASE_URL or OPENAI_API_KEY to use a real model.")
+        st.page_link("app_pages/model.py", icon=":material/memory:",
+                     label="Model settings and connection test")
         st.caption("Store")
         try:
             store = services.store()
@@ -35,6 +37,13 @@ def sidebar() -> None:
         if waiting:
             st.page_link("app_pages/approvals.py", icon=":material/front_hand:",
                          label=f"{waiting} run(s) waiting for a decision")
+
+
+def notices(view: RunView) -> None:
+    """The engine's and the model adapter's notes on the run: repairs, fallbacks, guards."""
+    if view.notices:
+        with st.expander(f"Notices ({len(view.notices)})"):
+            st.markdown("\n".join(f"- {n}" for n in view.notices))
 
 
 def say(flash_key: str, kind: str, text: str) -> None:
@@ -105,6 +114,8 @@ def run_status(view: RunView) -> None:
         facts.append(took)
     facts.append(record.model_label)
     st.markdown(" · ".join(facts))
+    if modes := modes_text(view.modes):
+        st.caption(modes)
     if record.status == "failed":
         st.error(f"The run failed: {record.reason or 'no reason was recorded.'}")
     elif record.status in ("cancelled", "interrupted"):
