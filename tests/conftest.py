@@ -17,3 +17,17 @@ os.environ["STEPWISE_HOME"] = _HOME
 for _var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "TAVILY_API_KEY", "STEPWISE_PROVIDER",
              "STEPWISE_STRUCTURED_OUTPUT"):
     os.environ.pop(_var, None)
+
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def llama():
+    """A real OpenAI-compatible server running a real small model, for the whole session
+    (started on first use): ``tests/support_procs/llama_server.py``."""
+    from tests.support_procs import llama_server
+
+    server = llama_server.start()
+    yield server
+    server.stop()

