@@ -7,38 +7,36 @@ refuse) for OpenAI or any OpenAI-compatible server.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 import openai
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import BaseMessage
 
+from graph.models.modes import PROCESS_MODES, ModeBook
+from graph.models.scripted import ScriptedChatModel
+from graph.models.server import ServerChatModel
+from graph.prompts import PromptSet
 from graph.settings import Settings, get_settings
-
-if TYPE_CHECKING:
-    from graph.models.modes import ModeBook
-    from graph.prompts import PromptSet
 
 Role = Literal["planner", "worker"]
 
 SCRIPTED_LABEL = "offline scripted model"
 
 
-def make_chat_model(role: Role, settings: Settings | None = None, *,
-                    modes: ModeBook | None = None,
-                    prompts: PromptSet | None = None) -> BaseChatModel:
+def make_chat_model(
+    role: Role,
+    settings: Settings | None = None,
+    *,
+    modes: ModeBook | None = None,
+    prompts: PromptSet | None = None,
+) -> BaseChatModel:
     """The model for the planning roles (``planner``: Planner, Executor, supervisors) or
     for the agents that use tools (``worker``). ``modes``: where what the server accepts is
     learnt and remembered (the run service's, persisted in the store); ``prompts``: the
     run's prompt texts (the tool-calling and JSON-shape prompts)."""
     settings = settings or get_settings()
     if settings.resolved_provider == "scripted":
-        from graph.scripted import ScriptedChatModel
-
         return ScriptedChatModel(delay_s=settings.scripted_delay_s)
-    from graph.models.modes import PROCESS_MODES
-    from graph.models.server import ServerChatModel
-
     return ServerChatModel(
         model=settings.planner_model if role == "planner" else settings.worker_model,
         api_key=settings.openai_api_key or "not-needed",  # local servers accept any key
@@ -63,21 +61,16 @@ def model_label(model: BaseChatModel) -> str:
     return f"{name} @ {base}" if base else str(name)
 
 
-def reply_text(message: BaseMessage) -> str:
-    content = message.content
-    if isinstance(content, str):
-        return content
-    return "".join(p.get("text", "") if isinstance(p, dict) else str(p) for p in content)
-
-
 def describe_error(exc: BaseException, settings: Settings | None = None) -> str:
     """One readable line for an exception that ended a run; never a traceback."""
     settings = settings or get_settings()
     server = settings.openai_base_url or "the OpenAI API"
     tries = f"after {settings.max_retries + 1} attempt(s)"
     if isinstance(exc, openai.APITimeoutError):
-        return (f"The model server at {server} did not answer within "
-                f"{settings.request_timeout_s:g} s {tries}.")
+        return (
+            f"The model server at {server} did not answer within "
+            f"{settings.request_timeout_s:g} s {tries}."
+        )
     if isinstance(exc, openai.APIConnectionError):
         return f"Could not reach the model server at {server} {tries}: is it running?"
     if isinstance(exc, openai.AuthenticationError):
@@ -87,8 +80,10 @@ def describe_error(exc: BaseException, settings: Settings | None = None) -> str:
     if isinstance(exc, openai.NotFoundError):
         return f"The model server at {server} does not know the model: {_api_message(exc)}"
     if isinstance(exc, openai.APIStatusError):
-        return (f"The model server at {server} answered HTTP {exc.status_code} {tries}: "
-                f"{_api_message(exc)}")
+        return (
+            f"The model server at {server} answered HTTP {exc.status_code} {tries}: "
+            f"{_api_message(exc)}"
+        )
     return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
 
 

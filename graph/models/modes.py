@@ -21,8 +21,11 @@ import openai
 
 # Structured output, strongest first; each refusal moves one step down.
 STRUCTURED_MODES = ("json_schema", "json_object", "json_object_bare", "none")
-STRUCTURED_FALLBACK = {"json_schema": "json_object", "json_object": "json_object_bare",
-                       "json_object_bare": "none"}
+STRUCTURED_FALLBACK = {
+    "json_schema": "json_object",
+    "json_object": "json_object_bare",
+    "json_object_bare": "none",
+}
 TOOL_MODES = ("native", "prompted")
 
 STRUCTURED_WORDS = ("response_format", "json_schema", "schema")
@@ -33,15 +36,19 @@ OPENAI_API = "https://api.openai.com/v1"
 
 def describe_structured(mode: str) -> str:
     """A structured-output mode in words, for notices and the Model page."""
-    return {"json_schema": "json_schema",
-            "json_object": "json_object with the schema",
-            "json_object_bare": "json_object without a schema",
-            "none": "no response_format (the schema in the prompt)"}.get(mode, mode)
+    return {
+        "json_schema": "json_schema",
+        "json_object": "json_object with the schema",
+        "json_object_bare": "json_object without a schema",
+        "none": "no response_format (the schema in the prompt)",
+    }.get(mode, mode)
 
 
 def describe_tools(mode: str) -> str:
-    return {"native": "native tool calls",
-            "prompted": "tool calls written as JSON in the reply (prompted)"}.get(mode, mode)
+    return {
+        "native": "native tool calls",
+        "prompted": "tool calls written as JSON in the reply (prompted)",
+    }.get(mode, mode)
 
 
 def is_refusal(exc: BaseException, words: tuple[str, ...]) -> str | None:
@@ -59,7 +66,9 @@ class LearntModes:
 
     structured: str | None = None
     tools: str | None = None
-    structured_note: str = ""  # e.g. "the server refused json_schema (HTTP 500 naming response_format)"
+    structured_note: str = (
+        ""  # e.g. "the server refused json_schema (HTTP 500 naming response_format)"
+    )
     tools_note: str = ""
     updated_at: float = 0.0
 
@@ -94,8 +103,15 @@ class ModeBook:
             found = self._modes.get((server, model))
             return LearntModes(**found.as_dict()) if found else LearntModes()
 
-    def learn(self, server: str, model: str, *, structured: str | None = None,
-              tools: str | None = None, note: str | None = None) -> None:
+    def learn(
+        self,
+        server: str,
+        model: str,
+        *,
+        structured: str | None = None,
+        tools: str | None = None,
+        note: str | None = None,
+    ) -> None:
         """Record what worked; ``note`` says why it is not the strongest mode."""
         with self._lock:
             current = self._modes.setdefault((server, model), LearntModes())
@@ -109,7 +125,8 @@ class ModeBook:
                 if note is not None:
                     current.tools_note = note
             changed = {k: v for k, v in current.as_dict().items() if k != "updated_at"} != {
-                k: v for k, v in before.items() if k != "updated_at"}
+                k: v for k, v in before.items() if k != "updated_at"
+            }
             if changed:
                 current.updated_at = time.time()
                 record = current.as_dict()

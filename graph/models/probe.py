@@ -18,9 +18,16 @@ from langchain_core.tools import StructuredTool
 from pydantic import BaseModel
 
 from graph.models.chat import describe_error
-from graph.models.modes import OPENAI_API, ModeBook, describe_structured, is_refusal, STRUCTURED_WORDS
+from graph.models.modes import (
+    OPENAI_API,
+    STRUCTURED_WORDS,
+    ModeBook,
+    describe_structured,
+    is_refusal,
+)
+from graph.models.replies import parse_json_object
 from graph.models.server import ServerChatModel
-from graph.models.structured import parse_json_object, tight_schema
+from graph.models.structured import tight_schema
 from graph.settings import Settings
 
 
@@ -59,11 +66,14 @@ class ServerReport:
         if not self.reachable:
             return f"{self.server}: not reachable. {self.error}"
         listed = ", ".join(self.models[:8]) or "none listed"
-        lines = [f"{self.server}: reachable, round trip {self.round_trip_s * 1000:.0f} ms.",
-                 f"models: {listed}."]
-        for name, ok, detail in (("json_schema", self.json_schema, self.json_schema_detail),
-                                 ("json_object with the schema", self.json_object_schema,
-                                  self.json_object_detail)):
+        lines = [
+            f"{self.server}: reachable, round trip {self.round_trip_s * 1000:.0f} ms.",
+            f"models: {listed}.",
+        ]
+        for name, ok, detail in (
+            ("json_schema", self.json_schema, self.json_schema_detail),
+            ("json_object with the schema", self.json_object_schema, self.json_object_detail),
+        ):
             verdict = "accepted" if ok else "refused" if ok is False else "not tried"
             lines.append(f"{name}: {verdict}{f' ({detail.rstrip(chr(46))})' if detail else ''}.")
         if self.tools:
@@ -75,9 +85,15 @@ class ServerReport:
 def _model(settings: Settings, role: str, modes: ModeBook, **extra) -> ServerChatModel:
     return ServerChatModel(
         model=settings.planner_model if role == "planner" else settings.worker_model,
-        api_key=settings.openai_api_key or "not-needed", base_url=settings.openai_base_url,
-        timeout=settings.request_timeout_s, max_retries=0, temperature=0, max_tokens=64,
-        modes=modes, **extra)
+        api_key=settings.openai_api_key or "not-needed",
+        base_url=settings.openai_base_url,
+        timeout=settings.request_timeout_s,
+        max_retries=0,
+        temperature=0,
+        max_tokens=64,
+        modes=modes,
+        **extra,
+    )
 
 
 def _try_json(settings: Settings, mode: str) -> tuple[bool, str]:
@@ -104,10 +120,14 @@ def check_server(settings: Settings, modes: ModeBook) -> ServerReport:
     """What the configured server supports; learnt into ``modes``."""
     server = (settings.openai_base_url or OPENAI_API).rstrip("/")
     report = ServerReport(server, settings.planner_model, settings.worker_model)
-    client = openai.OpenAI(api_key=(settings.openai_api_key.get_secret_value()
-                                    if settings.openai_api_key else "not-needed"),
-                           base_url=settings.openai_base_url, max_retries=0,
-                           timeout=settings.request_timeout_s)
+    client = openai.OpenAI(
+        api_key=(
+            settings.openai_api_key.get_secret_value() if settings.openai_api_key else "not-needed"
+        ),
+        base_url=settings.openai_base_url,
+        max_retries=0,
+        timeout=settings.request_timeout_s,
+    )
     started = time.perf_counter()
     try:
         report.models = sorted(m.id for m in client.models.list())
@@ -119,12 +139,22 @@ def check_server(settings: Settings, modes: ModeBook) -> ServerReport:
 
     report.json_schema, report.json_schema_detail = _try_json(settings, "json_schema")
     report.json_object_schema, report.json_object_detail = _try_json(settings, "json_object")
-    best = ("json_schema" if report.json_schema else
-            "json_object" if report.json_object_schema else None)
+    best = (
+        "json_schema"
+        if report.json_schema
+        else "json_object"
+        if report.json_object_schema
+        else None
+    )
     if best:
-        note = None if best == "json_schema" else (
-            f"Test connection: the server refused json_schema ({report.json_schema_detail}); "
-            f"use {describe_structured(best)}.")
+        note = (
+            None
+            if best == "json_schema"
+            else (
+                f"Test connection: the server refused json_schema ({report.json_schema_detail}); "
+                f"use {describe_structured(best)}."
+            )
+        )
         modes.learn(server, settings.planner_model, structured=best, note=note)
 
     tool = StructuredTool.from_function(_echo, name="echo")
@@ -132,9 +162,11 @@ def check_server(settings: Settings, modes: ModeBook) -> ServerReport:
     try:
         reply = model.bind_tools([tool]).invoke([HumanMessage(TOOL_PROMPT)])
         report.tools = (reply.response_metadata.get("stepwise") or {}).get("tools")
-        report.tools_detail = ((reply.response_metadata.get("stepwise") or {}).get("tools_why")
-                               or ("the model called the tool" if reply.tool_calls else
-                                   "the model did not call the tool either way"))
+        report.tools_detail = (reply.response_metadata.get("stepwise") or {}).get("tools_why") or (
+            "the model called the tool"
+            if reply.tool_calls
+            else "the model did not call the tool either way"
+        )
     except Exception as exc:
         report.tools_detail = describe_error(exc, settings)
     return report

@@ -32,15 +32,30 @@ from pydantic import Field
 
 from graph.models import tool_prompting
 from graph.models.modes import (
-    OPENAI_API, STRUCTURED_FALLBACK, STRUCTURED_WORDS, TOOL_WORDS, ModeBook, describe_structured,
-    describe_tools, is_refusal)
+    OPENAI_API,
+    STRUCTURED_FALLBACK,
+    STRUCTURED_WORDS,
+    TOOL_WORDS,
+    ModeBook,
+    describe_structured,
+    describe_tools,
+    is_refusal,
+)
 from graph.models.structured import shape_text
 
 
 def _format_kwargs(mode: str, request: dict) -> dict:
     if mode == "json_schema":
-        return {"response_format": {"type": "json_schema", "json_schema": {
-            "name": request["name"], "schema": request["schema"], "strict": False}}}
+        return {
+            "response_format": {
+                "type": "json_schema",
+                "json_schema": {
+                    "name": request["name"],
+                    "schema": request["schema"],
+                    "strict": False,
+                },
+            }
+        }
     if mode == "json_object":
         return {"response_format": {"type": "json_object", "schema": request["schema"]}}
     if mode == "json_object_bare":
@@ -97,8 +112,13 @@ class ServerChatModel(ChatOpenAI):
             return PROCESS_MODES
         return self.modes
 
-    def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
-                  run_manager=None, **kwargs: Any) -> ChatResult:
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager=None,
+        **kwargs: Any,
+    ) -> ChatResult:
         request = kwargs.pop("json_request", None)
         if kwargs.get("tools"):
             return self._generate_with_tools(messages, stop, run_manager, kwargs)
@@ -108,32 +128,43 @@ class ServerChatModel(ChatOpenAI):
 
     # ------------------------------------------------------------------ structured output
 
-    def _generate_json(self, messages: list[BaseMessage], request: dict, stop, run_manager,
-                       kwargs: dict) -> ChatResult:
+    def _generate_json(
+        self, messages: list[BaseMessage], request: dict, stop, run_manager, kwargs: dict
+    ) -> ChatResult:
         book = self._book()
         adaptive = self.structured_setting == "auto"
         learnt = book.get(self.server, self.model_name)
         mode = (learnt.structured or "json_schema") if adaptive else self.structured_setting
         notes: list[str] = []
         while True:
-            sent = messages if mode == "json_schema" else _with_text(
-                messages, shape_text(request["schema"], self.prompts))
+            sent = (
+                messages
+                if mode == "json_schema"
+                else _with_text(messages, shape_text(request["schema"], self.prompts))
+            )
             try:
-                result = super()._generate(sent, stop, run_manager, **kwargs,
-                                           **_format_kwargs(mode, request))
+                result = super()._generate(
+                    sent, stop, run_manager, **kwargs, **_format_kwargs(mode, request)
+                )
             except openai.APIStatusError as exc:
                 word = is_refusal(exc, STRUCTURED_WORDS)
                 lower = STRUCTURED_FALLBACK.get(mode)
                 if not (adaptive and word and lower):
                     raise
-                notes.append(f"The server refused {describe_structured(mode)} (HTTP "
-                             f"{exc.status_code} naming {word}); used {describe_structured(lower)}.")
+                notes.append(
+                    f"The server refused {describe_structured(mode)} (HTTP "
+                    f"{exc.status_code} naming {word}); used {describe_structured(lower)}."
+                )
                 mode = lower
                 continue
             break
         if adaptive:
-            book.learn(self.server, self.model_name, structured=mode,
-                       note=" ".join(notes) if notes else None)
+            book.learn(
+                self.server,
+                self.model_name,
+                structured=mode,
+                note=" ".join(notes) if notes else None,
+            )
             why = " ".join(notes) or (learnt.structured_note if mode == learnt.structured else "")
         else:
             why = f"configured: STEPWISE_STRUCTURED_OUTPUT={mode}"
@@ -141,8 +172,9 @@ class ServerChatModel(ChatOpenAI):
 
     # ------------------------------------------------------------------ tool calling
 
-    def _generate_with_tools(self, messages: list[BaseMessage], stop, run_manager,
-                             kwargs: dict) -> ChatResult:
+    def _generate_with_tools(
+        self, messages: list[BaseMessage], stop, run_manager, kwargs: dict
+    ) -> ChatResult:
         book = self._book()
         adaptive = self.tools_setting == "auto"
         learnt = book.get(self.server, self.model_name)
@@ -156,8 +188,10 @@ class ServerChatModel(ChatOpenAI):
             word = is_refusal(exc, TOOL_WORDS)
             if not (adaptive and word):
                 raise
-            note = (f"The server refused native tool calls (HTTP {exc.status_code} naming "
-                    f"{word}); used {describe_tools('prompted')}.")
+            note = (
+                f"The server refused native tool calls (HTTP {exc.status_code} naming "
+                f"{word}); used {describe_tools('prompted')}."
+            )
             book.learn(self.server, self.model_name, tools="prompted", note=note)
             return self._prompted(messages, stop, run_manager, kwargs, why=note, new=True)
         if result.generations[0].message.tool_calls:
@@ -169,21 +203,36 @@ class ServerChatModel(ChatOpenAI):
             # protocol? Ask again with the tools in the prompt.
             prompted = self._prompted(messages, stop, run_manager, dict(kwargs), why="")
             if prompted.generations[0].message.tool_calls:
-                note = ("The model answered in prose where a tool call was needed; used "
-                        f"{describe_tools('prompted')}.")
+                note = (
+                    "The model answered in prose where a tool call was needed; used "
+                    f"{describe_tools('prompted')}."
+                )
                 book.learn(self.server, self.model_name, tools="prompted", note=note)
                 return _annotate(prompted, notes=[note], tools_why=note)
         return _annotate(result, tools="native")
 
-    def _prompted(self, messages: list[BaseMessage], stop, run_manager, kwargs: dict, *,
-                  why: str, new: bool = False) -> ChatResult:
+    def _prompted(
+        self,
+        messages: list[BaseMessage],
+        stop,
+        run_manager,
+        kwargs: dict,
+        *,
+        why: str,
+        new: bool = False,
+    ) -> ChatResult:
         """One turn of tool calling written in the reply, parsed back into a tool call."""
         tools = kwargs.pop("tools")
         for key in ("tool_choice", "parallel_tool_calls", "strict"):
             kwargs.pop(key, None)
         request = {"name": "ToolAction", "schema": tool_prompting.action_schema(tools)}
-        result = self._generate_json(tool_prompting.to_prompted(messages, tools, self.prompts),
-                                     request, stop, run_manager, kwargs)
+        result = self._generate_json(
+            tool_prompting.to_prompted(messages, tools, self.prompts),
+            request,
+            stop,
+            run_manager,
+            kwargs,
+        )
         raw = result.generations[0].message
         parsed = tool_prompting.parse_action(str(raw.content or ""))
         if (repeated := tool_prompting.repeated_result(messages, parsed)) is not None:
@@ -191,14 +240,23 @@ class ServerChatModel(ChatOpenAI):
             # already has is what that call returns, so it stands as the agent's answer.
             name = parsed.tool_calls[0]["name"]
             parsed = AIMessage(content=repeated)
-            result = _annotate(result, notes=[
-                f"The model called {name} again with the same arguments; its earlier result "
-                "stands as the answer."])
-        message = AIMessage(content=parsed.content, tool_calls=parsed.tool_calls,
-                            usage_metadata=raw.usage_metadata,
-                            response_metadata=dict(raw.response_metadata or {}),
-                            id=raw.id)
-        out = ChatResult(generations=[ChatGeneration(message=message)],
-                         llm_output=result.llm_output)
-        return _annotate(out, tools="prompted", notes=[why] if new and why else [],
-                         tools_why=why or None)
+            result = _annotate(
+                result,
+                notes=[
+                    f"The model called {name} again with the same arguments; its earlier result "
+                    "stands as the answer."
+                ],
+            )
+        message = AIMessage(
+            content=parsed.content,
+            tool_calls=parsed.tool_calls,
+            usage_metadata=raw.usage_metadata,
+            response_metadata=dict(raw.response_metadata or {}),
+            id=raw.id,
+        )
+        out = ChatResult(
+            generations=[ChatGeneration(message=message)], llm_output=result.llm_output
+        )
+        return _annotate(
+            out, tools="prompted", notes=[why] if new and why else [], tools_why=why or None
+        )

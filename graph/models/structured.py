@@ -17,9 +17,7 @@ character, and a few hundred characters make its server refuse the grammar and c
 
 from __future__ import annotations
 
-import copy
 import json
-import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Callable, Mapping, Sequence, TypeVar
@@ -28,16 +26,21 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from pydantic import BaseModel, ValidationError
 
-from graph.models.chat import reply_text
+from graph.models.replies import parse_json_object, reply_text
 from graph.prompts import PromptSet, PromptSpec, register
 
 T = TypeVar("T", bound=BaseModel)
 
 SHAPE_PROMPT = "models/json_shape"
 
-register(PromptSpec(SHAPE_PROMPT, "The JSON shape stated in the prompt when the server "
-                    "cannot be sent a json_schema.", frozenset({"schema"}),
-                    frozenset({"schema"})))
+register(
+    PromptSpec(
+        SHAPE_PROMPT,
+        "The JSON shape stated in the prompt when the server cannot be sent a json_schema.",
+        frozenset({"schema"}),
+        frozenset({"schema"}),
+    )
+)
 
 
 class ModelReplyError(RuntimeError):
@@ -74,9 +77,15 @@ def _tighten(node, enums: Mapping[str, tuple], max_items: int):
         return [_tighten(v, enums, max_items) for v in node]
     if not isinstance(node, dict):
         return node
-    node = {k: ({name: _tighten(p, enums, max_items) for name, p in v.items()}
-                if k == "properties" else _tighten(v, enums, max_items))
-            for k, v in node.items() if k not in ("title", "default", "description")}
+    node = {
+        k: (
+            {name: _tighten(p, enums, max_items) for name, p in v.items()}
+            if k == "properties"
+            else _tighten(v, enums, max_items)
+        )
+        for k, v in node.items()
+        if k not in ("title", "default", "description")
+    }
     if node.get("type") == "object" and "properties" in node:
         node["additionalProperties"] = False
         node["required"] = list(node["properties"])
@@ -105,8 +114,9 @@ def _tight(schema: type[BaseModel], enums: tuple[tuple[str, tuple], ...], max_it
     return json.dumps(_tighten(inlined, dict(enums), max_items))
 
 
-def tight_schema(schema: type[BaseModel], enums: Mapping[str, Sequence] | None = None,
-                 max_items: int = 12) -> dict:
+def tight_schema(
+    schema: type[BaseModel], enums: Mapping[str, Sequence] | None = None, max_items: int = 12
+) -> dict:
     """The JSON Schema sent for ``schema``: references inlined, objects closed with every
     field required, arrays capped at ``max_items``, and each field named in
     ``enums`` (at any depth; for a list, its items) pinned to the values given. Cached:
@@ -121,27 +131,6 @@ def shape_text(schema: dict, prompts: PromptSet | None = None) -> str:
 
 
 # --------------------------------------------------------------------------- replies
-
-
-_FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.S)
-
-
-def parse_json_object(text: str) -> object:
-    """The JSON object in a reply, tolerating code fences and prose around it."""
-    text = text.strip()
-    if fenced := _FENCE.match(text):
-        text = fenced.group(1)
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as first_error:
-        start, end = text.find("{"), text.rfind("}")
-        if 0 <= start < end:
-            try:
-                return json.loads(text[start:end + 1])
-            except json.JSONDecodeError:
-                pass
-        raise ValueError(f"the reply is not valid JSON ({first_error.msg} at line "
-                         f"{first_error.lineno} column {first_error.colno})") from None
 
 
 def _where(loc: tuple) -> str:
@@ -163,10 +152,16 @@ def _validate(text: str, schema: type[T], check: Callable[[T], None] | None) -> 
     return value
 
 
-def ask_json(model: BaseChatModel, prompt: str, schema: type[T], *, label: str,
-             repair_prompt: Callable[[str, str], str],
-             check: Callable[[T], None] | None = None,
-             enums: Mapping[str, Sequence] | None = None) -> JsonReply:
+def ask_json(
+    model: BaseChatModel,
+    prompt: str,
+    schema: type[T],
+    *,
+    label: str,
+    repair_prompt: Callable[[str, str], str],
+    check: Callable[[T], None] | None = None,
+    enums: Mapping[str, Sequence] | None = None,
+) -> JsonReply:
     """Ask for JSON matching ``schema``; on a bad reply, one repair round with the error.
 
     ``enums`` pins fields of the schema sent to their allowed values (the enabled agents,

@@ -20,7 +20,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
-from graph.models.structured import parse_json_object
+from graph.models.replies import parse_json_object
 from graph.prompts import PromptSet, PromptSpec, register
 
 PROMPT = "models/tool_calling"
@@ -30,10 +30,14 @@ FINAL = "final_answer"
 MARKER = "You can use tools. Reply with one JSON object and nothing else."
 RESULT_HEAD = "Result of "
 
-register(PromptSpec(PROMPT, "Tool calling written in the reply, for servers or models "
-                    "without native tool calls.",
-                    frozenset({"tool_list", "tool_names", "call_example", "answer_example"}),
-                    frozenset({"tool_list", "call_example"})))
+register(
+    PromptSpec(
+        PROMPT,
+        "Tool calling written in the reply, for servers or models without native tool calls.",
+        frozenset({"tool_list", "tool_names", "call_example", "answer_example"}),
+        frozenset({"tool_list", "call_example"}),
+    )
+)
 
 _EXAMPLE = re.compile(r"(?:for example|e\.g\.)[:,]?\s*(.+?)\s*\.?$", re.I)
 
@@ -57,14 +61,17 @@ def _example_value(name: str, prop: dict) -> Any:
                 return [text] if kind == "array" else {}
         return text
     return {"integer": 1, "number": 1, "boolean": False, "array": [], "object": {}}.get(
-        kind, name.replace("_", " "))
+        kind, name.replace("_", " ")
+    )
 
 
 def call_example(tool: dict) -> dict:
     props = _properties(tool)
     required = (tool.get("function", {}).get("parameters") or {}).get("required") or list(props)
-    return {"tool": tool["function"]["name"],
-            "args": {n: _example_value(n, props[n]) for n in required if n in props}}
+    return {
+        "tool": tool["function"]["name"],
+        "args": {n: _example_value(n, props[n]) for n in required if n in props},
+    }
 
 
 def tool_list(tools: list[dict]) -> str:
@@ -72,8 +79,13 @@ def tool_list(tools: list[dict]) -> str:
     for tool in tools:
         fn = tool["function"]
         props = _properties(tool)
-        args = ", ".join(f'"{n}" ({p.get("type", "any")}{": " + p["description"] if p.get("description") else ""})'
-                         for n, p in props.items()) or "no arguments"
+        args = (
+            ", ".join(
+                f'"{n}" ({p.get("type", "any")}{": " + p["description"] if p.get("description") else ""})'
+                for n, p in props.items()
+            )
+            or "no arguments"
+        )
         lines.append(f"- {fn['name']}: {fn.get('description', '').strip()} Arguments: {args}.")
     return "\n".join(lines)
 
@@ -82,10 +94,13 @@ def instructions(tools: list[dict], prompts: PromptSet | None = None) -> str:
     """The tool-calling rules appended to the conversation (prompt ``models/tool_calling``)."""
     prompts = prompts or PromptSet()
     answer = {"tool": FINAL, "answer": "The answer, with what the tools found."}
-    return prompts.render(PROMPT, tool_list=tool_list(tools),
-                          tool_names=", ".join([*(t["function"]["name"] for t in tools), FINAL]),
-                          call_example=json.dumps(call_example(tools[0])),
-                          answer_example=json.dumps(answer))
+    return prompts.render(
+        PROMPT,
+        tool_list=tool_list(tools),
+        tool_names=", ".join([*(t["function"]["name"] for t in tools), FINAL]),
+        call_example=json.dumps(call_example(tools[0])),
+        answer_example=json.dumps(answer),
+    )
 
 
 def action_schema(tools: list[dict]) -> dict:
@@ -95,15 +110,26 @@ def action_schema(tools: list[dict]) -> dict:
         params = dict(tool["function"].get("parameters") or {"type": "object", "properties": {}})
         params.setdefault("type", "object")
         params.setdefault("properties", {})
-        options.append({"type": "object",
-                        "properties": {"tool": {"type": "string",
-                                                "enum": [tool["function"]["name"]]},
-                                       "args": params},
-                        "required": ["tool", "args"]})
-    options.append({"type": "object",
-                    "properties": {"tool": {"type": "string", "enum": [FINAL]},
-                                   "answer": {"type": "string"}},
-                    "required": ["tool", "answer"]})
+        options.append(
+            {
+                "type": "object",
+                "properties": {
+                    "tool": {"type": "string", "enum": [tool["function"]["name"]]},
+                    "args": params,
+                },
+                "required": ["tool", "args"],
+            }
+        )
+    options.append(
+        {
+            "type": "object",
+            "properties": {
+                "tool": {"type": "string", "enum": [FINAL]},
+                "answer": {"type": "string"},
+            },
+            "required": ["tool", "answer"],
+        }
+    )
     return {"anyOf": options}
 
 
@@ -118,8 +144,9 @@ def _text(content: Any) -> str:
     return "".join(p.get("text", "") if isinstance(p, dict) else str(p) for p in content)
 
 
-def to_prompted(messages: list[BaseMessage], tools: list[dict],
-                prompts: PromptSet | None = None) -> list[BaseMessage]:
+def to_prompted(
+    messages: list[BaseMessage], tools: list[dict], prompts: PromptSet | None = None
+) -> list[BaseMessage]:
     """The conversation as plain messages, with the tool-calling rules on the last user turn."""
     out: list[BaseMessage] = []
     for m in messages:
@@ -127,7 +154,11 @@ def to_prompted(messages: list[BaseMessage], tools: list[dict],
             out.append(AIMessage(content=_action_text(m)))
         elif isinstance(m, ToolMessage):
             result = f"{RESULT_HEAD}{m.name or 'the tool'}:\n{_text(m.content)}"
-            if out and isinstance(out[-1], HumanMessage) and out[-1].content.startswith(RESULT_HEAD):
+            if (
+                out
+                and isinstance(out[-1], HumanMessage)
+                and out[-1].content.startswith(RESULT_HEAD)
+            ):
                 out[-1] = HumanMessage(content=f"{out[-1].content}\n\n{result}")
             else:
                 out.append(HumanMessage(content=result))
@@ -142,8 +173,11 @@ def to_prompted(messages: list[BaseMessage], tools: list[dict],
 
 
 def is_prompted(messages: list[BaseMessage]) -> bool:
-    return bool(messages) and isinstance(messages[-1], HumanMessage) and MARKER in _text(
-        messages[-1].content)
+    return (
+        bool(messages)
+        and isinstance(messages[-1], HumanMessage)
+        and MARKER in _text(messages[-1].content)
+    )
 
 
 def offered_tools(messages: list[BaseMessage]) -> list[str]:
@@ -164,7 +198,11 @@ def from_prompted(messages: list[BaseMessage]) -> list[BaseMessage]:
     calls: list[dict] = []
     for m in body:
         text = _text(m.content)
-        if isinstance(m, AIMessage) and not m.tool_calls and (action := parse_action(text)).tool_calls:
+        if (
+            isinstance(m, AIMessage)
+            and not m.tool_calls
+            and (action := parse_action(text)).tool_calls
+        ):
             calls = action.tool_calls
             out.append(action)
         elif isinstance(m, HumanMessage) and text.startswith(RESULT_HEAD) and calls:
@@ -185,10 +223,18 @@ def repeated_result(messages: list[BaseMessage], reply: AIMessage) -> str | None
     call = reply.tool_calls[0]
     last = next((m for m in reversed(messages) if isinstance(m, AIMessage) and m.tool_calls), None)
     if last is None or (last.tool_calls[0]["name"], last.tool_calls[0].get("args")) != (
-            call["name"], call.get("args")):
+        call["name"],
+        call.get("args"),
+    ):
         return None
-    answer = next((m for m in messages if isinstance(m, ToolMessage)
-                   and m.tool_call_id == last.tool_calls[0].get("id")), None)
+    answer = next(
+        (
+            m
+            for m in messages
+            if isinstance(m, ToolMessage) and m.tool_call_id == last.tool_calls[0].get("id")
+        ),
+        None,
+    )
     return _text(answer.content) if answer is not None else None
 
 
@@ -204,8 +250,12 @@ def parse_action(text: str) -> AIMessage:
     tool = str(data.get("tool") or data.get("name") or "").strip()
     if tool and tool != FINAL and isinstance(data.get("args", {}), dict):
         call_id = f"call_{uuid.uuid4().hex[:12]}"
-        return AIMessage(content="", tool_calls=[{"name": tool, "args": data.get("args") or {},
-                                                  "id": call_id, "type": "tool_call"}])
+        return AIMessage(
+            content="",
+            tool_calls=[
+                {"name": tool, "args": data.get("args") or {}, "id": call_id, "type": "tool_call"}
+            ],
+        )
     answer = data.get("answer")
     return AIMessage(content=str(answer) if answer is not None else text)
 

@@ -19,14 +19,17 @@ class ChartRefused(ValueError):
     """The requested chart does not fit the data; the message says what would."""
 
 
-def chart_spec(dataset: dict, x: str, y: str, color: str | None = None,
-               mark: Mark = "line", title: str = "") -> dict:
+def chart_spec(
+    dataset: dict, x: str, y: str, color: str | None = None, mark: Mark = "line", title: str = ""
+) -> dict:
     """A Vega-Lite spec (dict) with the dataset's rows inlined."""
     columns = dataset.get("columns") or []
     for name in (x, y, color):
         if name and name not in columns:
-            raise ChartRefused(f"Column {name!r} is not in dataset {dataset.get('id')}: "
-                               f"columns are {', '.join(columns)}.")
+            raise ChartRefused(
+                f"Column {name!r} is not in dataset {dataset.get('id')}: "
+                f"columns are {', '.join(columns)}."
+            )
     if not dataset.get("rows"):
         raise ChartRefused(f"Dataset {dataset.get('id')} has no rows to chart.")
     records = [dict(zip(columns, row)) for row in dataset["rows"]]
@@ -54,9 +57,16 @@ def chart_stats(spec: dict) -> list[dict]:
         rows = sorted(rows, key=lambda r: r[x])
         lo = min(rows, key=lambda r: r[y])
         hi = max(rows, key=lambda r: r[y])
-        stats.append({"series": name, "first": (rows[0][x], rows[0][y]),
-                      "last": (rows[-1][x], rows[-1][y]), "min": (lo[x], lo[y]),
-                      "max": (hi[x], hi[y]), "points": len(rows)})
+        stats.append(
+            {
+                "series": name,
+                "first": (rows[0][x], rows[0][y]),
+                "last": (rows[-1][x], rows[-1][y]),
+                "min": (lo[x], lo[y]),
+                "max": (hi[x], hi[y]),
+                "points": len(rows),
+            }
+        )
     return stats
 
 
@@ -64,19 +74,28 @@ def _stats_text(stats: list[dict]) -> str:
     return "\n".join(
         f"{s['series']}: first {s['first'][1]} at {s['first'][0]}, last {s['last'][1]} at "
         f"{s['last'][0]}, min {s['min'][1]} at {s['min'][0]}, max {s['max'][1]} at "
-        f"{s['max'][0]} ({s['points']} points)" for s in stats)
+        f"{s['max'][0]} ({s['points']} points)"
+        for s in stats
+    )
 
 
 def make_chart_tool(datasets: list[dict]) -> StructuredTool:
     """``make_chart`` over the datasets of this run (bound per call, never global)."""
     by_id = {d["id"]: d for d in datasets}
 
-    def make_chart(dataset_id: str, x: str, y: str, color: str | None = None,
-                   mark: Mark = "line", title: str = "") -> tuple[str, dict | None]:
+    def make_chart(
+        dataset_id: str,
+        x: str,
+        y: str,
+        color: str | None = None,
+        mark: Mark = "line",
+        title: str = "",
+    ) -> tuple[str, dict | None]:
         dataset = by_id.get(dataset_id)
         if dataset is None:
-            return (f"ERROR: no dataset {dataset_id!r}; available: "
-                    f"{', '.join(by_id) or 'none'}."), None
+            return (
+                f"ERROR: no dataset {dataset_id!r}; available: {', '.join(by_id) or 'none'}."
+            ), None
         try:
             spec = chart_spec(dataset, x, y, color, mark, title)
         except ChartRefused as exc:
@@ -85,9 +104,12 @@ def make_chart_tool(datasets: list[dict]) -> StructuredTool:
         return f"Chart made: {mark} of {y} by {x} from {dataset_id} ({points} points).", spec
 
     return StructuredTool.from_function(
-        make_chart, name="make_chart", response_format="content_and_artifact",
+        make_chart,
+        name="make_chart",
+        response_format="content_and_artifact",
         description="Build a chart (Vega-Lite) from a dataset of this run: choose dataset_id, "
-        "x and y columns, an optional color column, and mark line|bar|point.")
+        "x and y columns, an optional color column, and mark line|bar|point.",
+    )
 
 
 def describe_chart_tool(spec: dict | None) -> StructuredTool:
@@ -101,8 +123,10 @@ def describe_chart_tool(spec: dict | None) -> StructuredTool:
         return head + "\n" + _stats_text(chart_stats(spec))
 
     return StructuredTool.from_function(
-        describe_chart, name="describe_chart",
-        description="Read the figures (first, last, min, max per series) of the chart just made.")
+        describe_chart,
+        name="describe_chart",
+        description="Read the figures (first, last, min, max per series) of the chart just made.",
+    )
 
 
 def spec_json(spec: dict) -> str:

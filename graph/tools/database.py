@@ -7,17 +7,16 @@ statement runs, and rows are capped so a careless ``SELECT *`` cannot flood a pr
 
 from __future__ import annotations
 
-from typing import Annotated
-
 import csv
 import sqlite3
 import threading
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import Annotated
 
-from pydantic import Field
 from langchain_core.tools import StructuredTool
+from pydantic import Field
 
 from graph.settings import get_settings
 
@@ -62,8 +61,10 @@ class QueryResult:
 
     def as_text(self, limit: int = 40) -> str:
         """The SQL and the rows as a small text table, for the model and the messages view."""
-        lines = [f"SQL: {self.sql}", f"{len(self.rows)} row(s)" + (
-            f" (capped at {self.row_cap})" if self.truncated else "")]
+        lines = [
+            f"SQL: {self.sql}",
+            f"{len(self.rows)} row(s)" + (f" (capped at {self.row_cap})" if self.truncated else ""),
+        ]
         if self.rows:
             lines.append(" | ".join(self.columns))
             lines += [" | ".join(_cell(v) for v in row) for row in self.rows[:limit]]
@@ -145,15 +146,25 @@ def open_database(db_path: Path | None = None) -> StockDatabase:
 def sql_tool(db: StockDatabase, max_rows: int) -> StructuredTool:
     """``run_sql``: its content is what the model reads; its artifact is the dataset kept."""
 
-    def run_sql(sql: Annotated[str, Field(
-            description="one SELECT, for example: SELECT date, price FROM stocks WHERE "
-                        "symbol = 'AAPL' AND date LIKE '2007%'")]) -> tuple[str, dict]:
+    def run_sql(
+        sql: Annotated[
+            str,
+            Field(
+                description="one SELECT, for example: SELECT date, price FROM stocks WHERE "
+                "symbol = 'AAPL' AND date LIKE '2007%'"
+            ),
+        ],
+    ) -> tuple[str, dict]:
         try:
             result = db.query(sql, max_rows)
         except QueryRefused as exc:
             return f"ERROR: {exc}\nSQL: {sql}", {"sql": sql, "error": str(exc)}
-        artifact = {"sql": result.sql, "columns": result.columns, "rows": result.rows,
-                    "truncated": result.truncated}
+        artifact = {
+            "sql": result.sql,
+            "columns": result.columns,
+            "rows": result.rows,
+            "truncated": result.truncated,
+        }
         return result.as_text(), artifact
 
     return StructuredTool.from_function(

@@ -36,9 +36,11 @@ class DemoApi:
 
     def count(self, method: str | None = None, path: str | None = None) -> int:
         with self.lock:
-            return sum(1 for r in self.requests
-                       if (method is None or r["method"] == method)
-                       and (path is None or r["path"] == path))
+            return sum(
+                1
+                for r in self.requests
+                if (method is None or r["method"] == method) and (path is None or r["path"] == path)
+            )
 
 
 def _handler(api_ref: list) -> type[BaseHTTPRequestHandler]:
@@ -59,17 +61,29 @@ def _handler(api_ref: list) -> type[BaseHTTPRequestHandler]:
         def _record(self, body: str = "") -> DemoApi:
             api: DemoApi = api_ref[0]
             with api.lock:
-                api.requests.append({"method": self.command, "path": urlsplit(self.path).path,
-                                     "body": body, "at": time.time()})
+                api.requests.append(
+                    {
+                        "method": self.command,
+                        "path": urlsplit(self.path).path,
+                        "body": body,
+                        "at": time.time(),
+                    }
+                )
             return api
 
         def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
             api = self._record()
             path = urlsplit(self.path).path.rstrip("/")
             if path == "/health":
-                self._reply(200, {"status": "ok", "service": "stepwise demo API",
-                                  "uptime_s": round(time.time() - api.started_at, 1),
-                                  "sites_stored": len(api.sites)})
+                self._reply(
+                    200,
+                    {
+                        "status": "ok",
+                        "service": "stepwise demo API",
+                        "uptime_s": round(time.time() - api.started_at, 1),
+                        "sites_stored": len(api.sites),
+                    },
+                )
             elif path == "/sites":
                 with api.lock:
                     self._reply(200, {"sites": list(api.sites)})

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from langchain_core.tools import BaseTool, StructuredTool
 
-from graph.tools.reports import SideEffectLedger, _slug, write_once
+from graph.tools.effects import Ledger, slug, write_once
 
 _CITATION = re.compile(r"\[(kb:[^\]\s]+)\]")
 
@@ -37,12 +37,14 @@ def format_output_tool() -> BaseTool:
         return format_answer(title, body)
 
     return StructuredTool.from_function(
-        format_output, name="format_output",
+        format_output,
+        name="format_output",
         description="Format an answer: a title and the findings become Markdown with one "
-        "bullet per finding and the cited sources listed. Changes nothing.")
+        "bullet per finding and the cited sources listed. Changes nothing.",
+    )
 
 
-def write_draft_tool(folder: Path, ledger: SideEffectLedger, key_prefix: str) -> BaseTool:
+def write_draft_tool(folder: Path, ledger: Ledger, key_prefix: str) -> BaseTool:
     """``write_draft`` bound to one request message; ``key_prefix`` names it."""
     calls = {"n": 0}
 
@@ -51,14 +53,17 @@ def write_draft_tool(folder: Path, ledger: SideEffectLedger, key_prefix: str) ->
 
         def write() -> str:
             folder.mkdir(parents=True, exist_ok=True)
-            path = folder / f"{_slug(title)}-{_slug(key_prefix)[:24]}.md"
-            path.write_text(body if body.startswith("# ") else f"# {title}\n\n{body}\n",
-                            encoding="utf-8")
+            path = folder / f"{slug(title)}-{slug(key_prefix)[:24]}.md"
+            path.write_text(
+                body if body.startswith("# ") else f"# {title}\n\n{body}\n", encoding="utf-8"
+            )
             return f"Draft saved to {path}"
 
         return write_once(ledger, f"{key_prefix}/write_draft/{calls['n']}", "message", write)
 
     return StructuredTool.from_function(
-        write_draft, name="write_draft",
+        write_draft,
+        name="write_draft",
         description="Save the answer (a title and a Markdown body) as a draft file. This has "
-        "a side effect: a file is written.")
+        "a side effect: a file is written.",
+    )

@@ -8,17 +8,16 @@ from plain word tokens and can never cause an FTS syntax error.
 
 from __future__ import annotations
 
-from typing import Annotated
-
 import functools
 import re
 import sqlite3
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Annotated
 
-from pydantic import Field
 from langchain_core.tools import BaseTool, StructuredTool
+from pydantic import Field
 
 DEFAULT_FOLDER = Path(__file__).resolve().parents[2] / "data" / "knowledge"
 NO_RESULTS = "NO RESULTS:"
@@ -163,8 +162,9 @@ class KnowledgeBase:
         for doc_id, snippet, rank in rows:
             doc = self._by_id[doc_id]
             hits.append(
-                SearchHit(doc.id, doc.title, doc.url, doc.source,
-                          " ".join(snippet.split()), -rank)  # bm25: lower is better
+                SearchHit(
+                    doc.id, doc.title, doc.url, doc.source, " ".join(snippet.split()), -rank
+                )  # bm25: lower is better
             )
         return hits
 
@@ -185,19 +185,22 @@ def search_tool(kb: KnowledgeBase, limit: int = 4) -> BaseTool:
     The artifact lets the app show and verify sources without parsing the text.
     """
 
-    def search_knowledge_base(query: Annotated[str, Field(
-            description="a few keywords, for example: dot-com crash")]
-                              ) -> tuple[str, list[dict[str, str]]]:
+    def search_knowledge_base(
+        query: Annotated[str, Field(description="a few keywords, for example: dot-com crash")],
+    ) -> tuple[str, list[dict[str, str]]]:
         hits = kb.search(query, limit=limit)
         if not hits:
-            return (f"{NO_RESULTS} {query}\nNothing in the offline knowledge base "
-                    "matched; try other keywords.", [])
+            return (
+                f"{NO_RESULTS} {query}\nNothing in the offline knowledge base "
+                "matched; try other keywords.",
+                [],
+            )
         content = "\n\n".join(
-            f"[kb:{h.id}] {h.title}\nSource: {h.source} ({h.url})\n{h.snippet}"
-            for h in hits
+            f"[kb:{h.id}] {h.title}\nSource: {h.source} ({h.url})\n{h.snippet}" for h in hits
         )
-        artifact = [{"id": f"kb:{h.id}", "title": h.title, "url": h.url,
-                     "source": h.source} for h in hits]
+        artifact = [
+            {"id": f"kb:{h.id}", "title": h.title, "url": h.url, "source": h.source} for h in hits
+        ]
         return content, artifact
 
     return StructuredTool.from_function(
@@ -215,33 +218,46 @@ def search_tool(kb: KnowledgeBase, limit: int = 4) -> BaseTool:
 def fetch_document_tool(kb: KnowledgeBase, max_chars: int = 1500) -> BaseTool:
     """LangChain tool reading one document of ``kb`` by id; the citation as artifact."""
 
-    def fetch_document(doc_id: Annotated[str, Field(
-            description="a document id as cited, for example: kb:dotcom-crash")]
-                       ) -> tuple[str, list[dict[str, str]]]:
+    def fetch_document(
+        doc_id: Annotated[
+            str, Field(description="a document id as cited, for example: kb:dotcom-crash")
+        ],
+    ) -> tuple[str, list[dict[str, str]]]:
         doc = kb.get(doc_id.strip().strip("[]"))
         if doc is None:
-            return (f"{NO_RESULTS} no document with id {doc_id!r} in the offline knowledge "
-                    "base.", [])
+            return (
+                f"{NO_RESULTS} no document with id {doc_id!r} in the offline knowledge base.",
+                [],
+            )
         text = _index_text(doc)
         if len(text) > max_chars:
             text = text[:max_chars].rsplit(" ", 1)[0] + " …"
-        return (f"[kb:{doc.id}] {doc.title}\nSource: {doc.source} ({doc.url})\n{text}",
-                [{"id": f"kb:{doc.id}", "title": doc.title, "url": doc.url,
-                  "source": doc.source}])
+        return (
+            f"[kb:{doc.id}] {doc.title}\nSource: {doc.source} ({doc.url})\n{text}",
+            [{"id": f"kb:{doc.id}", "title": doc.title, "url": doc.url, "source": doc.source}],
+        )
 
     return StructuredTool.from_function(
-        func=fetch_document, name="fetch_document",
+        func=fetch_document,
+        name="fetch_document",
         description="Read one document of the offline knowledge base by its id (as in "
         "[kb:some-id]). Returns its text, headed by the source id to cite.",
-        response_format="content_and_artifact")
+        response_format="content_and_artifact",
+    )
 
 
 def check_citations_tool(kb: KnowledgeBase) -> BaseTool:
     """LangChain tool checking that the ``[kb:...]`` ids a text cites exist in ``kb``."""
 
-    def check_citations(text: Annotated[str, Field(
-            description="the text whose citations to check, for example: The bubble burst "
-                        "in 2000 [kb:dotcom-crash].")]) -> str:
+    def check_citations(
+        text: Annotated[
+            str,
+            Field(
+                description="the text whose citations to check, for example: The bubble burst "
+                "in 2000 [kb:dotcom-crash]."
+            ),
+        ],
+    ) -> str:
         cited = list(dict.fromkeys(re.findall(r"\[(kb:[^\]\s]+)\]", text)))
         if not cited:
             return "No citations to check: the text cites no [kb:...] source."
@@ -252,6 +268,8 @@ def check_citations_tool(kb: KnowledgeBase) -> BaseTool:
         return f"{verdict}: {', '.join(f'[{c}]' for c in cited)}."
 
     return StructuredTool.from_function(
-        func=check_citations, name="check_citations",
+        func=check_citations,
+        name="check_citations",
         description="Check that every source id cited in a text, like [kb:some-id], exists "
-        "in the offline knowledge base. Read-only.")
+        "in the offline knowledge base. Read-only.",
+    )

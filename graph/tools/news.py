@@ -9,33 +9,51 @@ are built with ``urllib.parse`` so the query string survives whatever the topic 
 
 from __future__ import annotations
 
-from typing import Annotated
-
 import functools
 import json
 import re
 from pathlib import Path
+from typing import Annotated
 from urllib.parse import quote_plus, urlsplit
 
-from pydantic import Field
 from langchain_core.tools import BaseTool, StructuredTool
+from pydantic import Field
 
 DEFAULT_SITES = Path(__file__).resolve().parents[2] / "data" / "news_sites.json"
 NEWS_SEARCH = "https://news.google.com/search"
 GENERAL = ("reuters.com", "apnews.com", "bbc.com")  # when no topic word matches
 _WORD = re.compile(r"[^\W_]+")
 # Words of a topic that say nothing about which outlet covers it.
-_NOISE = frozenset("""a about affect affecting an and any are as at be by current for from
+_NOISE = frozenset(
+    """a about affect affecting an and any are as at be by current for from
     how in into is it latest moves moving news of on or reliable site sites source sources that
-    the their this to what which who why with""".split())
+    the their this to what which who why with""".split()
+)
 # A topic word and the catalog topic it means.
-_ALIASES = {"stocks": "stock", "market": "markets", "shares": "stock", "equities": "stock",
-            "economic": "economy", "economics": "economy", "financial": "finance",
-            "tech": "technology", "chips": "semiconductors", "chip": "semiconductors",
-            "semiconductor": "semiconductors", "medical": "health", "medicine": "health",
-            "interest": "rates", "inflation": "economy", "tariffs": "economy",
-            "tariff": "economy", "trade": "economy", "election": "politics",
-            "elections": "politics", "climate": "climate", "software": "software"}
+_ALIASES = {
+    "stocks": "stock",
+    "market": "markets",
+    "shares": "stock",
+    "equities": "stock",
+    "economic": "economy",
+    "economics": "economy",
+    "financial": "finance",
+    "tech": "technology",
+    "chips": "semiconductors",
+    "chip": "semiconductors",
+    "semiconductor": "semiconductors",
+    "medical": "health",
+    "medicine": "health",
+    "interest": "rates",
+    "inflation": "economy",
+    "tariffs": "economy",
+    "tariff": "economy",
+    "trade": "economy",
+    "election": "politics",
+    "elections": "politics",
+    "climate": "climate",
+    "software": "software",
+}
 
 
 @functools.lru_cache(maxsize=4)
@@ -76,9 +94,11 @@ def news_search_url(domain: str, query: str) -> str:
 
 
 def find_news_sites_tool(tavily_api_key: str | None = None) -> BaseTool:
-    def find_news_sites(topic: Annotated[str, Field(
-            description="the topic in a few words, for example: interest rates")]
-                        ) -> tuple[str, list[dict]]:
+    def find_news_sites(
+        topic: Annotated[
+            str, Field(description="the topic in a few words, for example: interest rates")
+        ],
+    ) -> tuple[str, list[dict]]:
         found: list[dict] = []
         where = "the bundled list of reliable news sites"
         if tavily_api_key:
@@ -86,13 +106,15 @@ def find_news_sites_tool(tavily_api_key: str | None = None) -> BaseTool:
         if not found:
             found = [{"domain": s["domain"], "name": s["name"]} for s in find_sites(topic)]
         lines = [f"- {s['domain']} ({s['name']})" for s in found]
-        return (f"Reliable news sites for \"{topic}\" (from {where}):\n" + "\n".join(lines),
-                found)
+        return (f'Reliable news sites for "{topic}" (from {where}):\n' + "\n".join(lines), found)
 
     return StructuredTool.from_function(
-        find_news_sites, name="find_news_sites", response_format="content_and_artifact",
+        find_news_sites,
+        name="find_news_sites",
+        response_format="content_and_artifact",
         description="Find reliable news sites that cover a topic. Input: the topic in a few "
-        "words. Returns site domains with their names.")
+        "words. Returns site domains with their names.",
+    )
 
 
 def _web_sites(api_key: str, topic: str) -> list[dict]:
@@ -100,11 +122,12 @@ def _web_sites(api_key: str, topic: str) -> list[dict]:
 
     try:
         raw = TavilySearch(max_results=6, tavily_api_key=api_key).invoke(
-            {"query": f"reliable news sites covering {topic}"})
+            {"query": f"reliable news sites covering {topic}"}
+        )
     except Exception:  # the network or the service: fall back to the bundled list
         return []
     seen: dict[str, dict] = {}
-    for r in (raw.get("results", []) if isinstance(raw, dict) else []):
+    for r in raw.get("results", []) if isinstance(raw, dict) else []:
         domain = domain_of(r.get("url", ""))
         if domain and domain not in seen:
             seen[domain] = {"domain": domain, "name": r.get("title") or domain}
@@ -113,10 +136,10 @@ def _web_sites(api_key: str, topic: str) -> list[dict]:
 
 def build_news_urls_tool() -> BaseTool:
     def build_news_urls(
-            sites: Annotated[list[str], Field(
-                description='site domains, for example: ["reuters.com", "ft.com"]')],
-            query: Annotated[str, Field(
-                description="query terms, for example: interest rates")]
+        sites: Annotated[
+            list[str], Field(description='site domains, for example: ["reuters.com", "ft.com"]')
+        ],
+        query: Annotated[str, Field(description="query terms, for example: interest rates")],
     ) -> tuple[str, list[str]]:
         domains = [d for d in dict.fromkeys(domain_of(s) for s in sites) if d]
         if not domains:
@@ -125,6 +148,9 @@ def build_news_urls_tool() -> BaseTool:
         return "Google News search URLs:\n" + "\n".join(f"- {u}" for u in urls), urls
 
     return StructuredTool.from_function(
-        build_news_urls, name="build_news_urls", response_format="content_and_artifact",
+        build_news_urls,
+        name="build_news_urls",
+        response_format="content_and_artifact",
         description="Build full Google News search URLs restricted to each site "
-        "(site:<domain> plus the query terms). Input: the site domains and the query terms.")
+        "(site:<domain> plus the query terms). Input: the site domains and the query terms.",
+    )

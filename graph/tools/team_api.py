@@ -54,24 +54,35 @@ def check_allowed(call: ApiCall, base: str) -> None:
     """Raise ``RefusedCall`` unless ``call`` goes to ``base`` (same scheme, host and port,
     a path under its path) with a known method."""
     if call.method not in METHODS:
-        raise RefusedCall(f"Refused: method {call.method!r} is not allowed (only "
-                          f"{', '.join(METHODS)}).")
+        raise RefusedCall(
+            f"Refused: method {call.method!r} is not allowed (only {', '.join(METHODS)})."
+        )
     target, allowed = urlsplit(call.url), urlsplit(base)
     prefix = allowed.path.rstrip("/") + "/"
     same_origin = (target.scheme, target.hostname, target.port) == (
-        allowed.scheme, allowed.hostname, allowed.port)
+        allowed.scheme,
+        allowed.hostname,
+        allowed.port,
+    )
     if not same_origin or not (target.path + "/").startswith(prefix) or ".." in target.path:
-        raise RefusedCall(f"Refused: {call.url} is outside the allowlisted API base {base} "
-                          "(request_team may only call that API; set "
-                          "STEPWISE_TEAMS_API_BASE to change it).")
+        raise RefusedCall(
+            f"Refused: {call.url} is outside the allowlisted API base {base} "
+            "(request_team may only call that API; set "
+            "STEPWISE_TEAMS_API_BASE to change it)."
+        )
 
 
 class _RefuseRedirects(urllib.request.HTTPRedirectHandler):
     """A redirect could lead off the allowlist after the check: it is reported, not followed."""
 
     def redirect_request(self, req, fp, code, msg, headers, newurl):
-        raise urllib.error.HTTPError(req.full_url, code, f"redirect to {newurl} not followed "
-                                     "(only the allowlisted API is called)", headers, fp)
+        raise urllib.error.HTTPError(
+            req.full_url,
+            code,
+            f"redirect to {newurl} not followed (only the allowlisted API is called)",
+            headers,
+            fp,
+        )
 
 
 _NO_REDIRECTS = urllib.request.build_opener(_RefuseRedirects)
@@ -82,9 +93,12 @@ def send(call: ApiCall, base: str, timeout_s: float) -> str:
     report, not an exception)."""
     check_allowed(call, base)
     data = None if call.body is None else json.dumps(call.body).encode()
-    request = urllib.request.Request(call.url, data=data, method=call.method,
-                                     headers={"Content-Type": "application/json",
-                                              "Accept": "application/json"})
+    request = urllib.request.Request(
+        call.url,
+        data=data,
+        method=call.method,
+        headers={"Content-Type": "application/json", "Accept": "application/json"},
+    )
     try:
         with _NO_REDIRECTS.open(request, timeout=timeout_s) as reply:
             return f"HTTP {reply.status}: {reply.read(4000).decode('utf-8', 'replace')}"

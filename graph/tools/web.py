@@ -20,10 +20,18 @@ def format_results(query: str, results: list[dict]) -> tuple[str, list[dict]]:
     blocks, sources = [], []
     for r in results:
         source_id = "web:" + hashlib.sha1(r["url"].encode()).hexdigest()[:8]
-        blocks.append(f"[{source_id}] {r.get('title') or r['url']}\nURL: {r['url']}\n"
-                      f"{(r.get('content') or '').strip()[:600]}")
-        sources.append({"id": source_id, "title": r.get("title") or r["url"], "url": r["url"],
-                        "source": "web search"})
+        blocks.append(
+            f"[{source_id}] {r.get('title') or r['url']}\nURL: {r['url']}\n"
+            f"{(r.get('content') or '').strip()[:600]}"
+        )
+        sources.append(
+            {
+                "id": source_id,
+                "title": r.get("title") or r["url"],
+                "url": r["url"],
+                "source": "web search",
+            }
+        )
     return "\n\n".join(blocks), sources
 
 
@@ -40,5 +48,8 @@ def web_search_tool(api_key: str, max_results: int = 4) -> StructuredTool:
         return format_results(query, raw.get("results", []) if isinstance(raw, dict) else [])
 
     return StructuredTool.from_function(
-        web_search, name="web_search", response_format="content_and_artifact",
-        description="Search the web; returns passages with source ids to cite.")
+        web_search,
+        name="web_search",
+        response_format="content_and_artifact",
+        description="Search the web; returns passages with source ids to cite.",
+    )

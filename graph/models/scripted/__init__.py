@@ -1,0 +1,173 @@
+"""The offline scripted model: a deterministic chat model that is honest about being one.
+
+It is not an LLM and never says it is one: the UI calls it "offline scripted model".
+It reads what it is sent the way a model would have to (the agent list and the user
+query in the Planner prompt, the step and its result in the Executor prompt, the tools
+it was given and what they returned, tools offered in the prompt by a server without
+native tool calls) and answers by fixed rules, so an edited prompt changes its answers
+and whole runs work end to end with no network.
+
+The rules live beside this file, one module per hosted system (``plan_execute``,
+``supervisor_bus``, ``hierarchical_teams``) and one for the checks around them
+(``checks``: the guardrail classifier, the Model page's connection check). Each offers
+``answer(prompt)`` for the prompts it recognises, and tables for tools: how to call a
+tool (``TOOL_RULES``), how to read its result (``SUMMARIES``), which tool follows it
+(``FOLLOW_UPS``). A new system adds its module to ``RULES``.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.utils.function_calling import convert_to_openai_tool
+
+from graph.models import tool_prompting
+from graph.models.scripted import checks, hierarchical_teams, plan_execute, supervisor_bus
+from graph.models.scripted.common import (
+    LABEL,
+    count_tokens,
+    message_text,
+    task_prompt,
+    tool_call,
+    tool_name_of,
+)
+
+# Tried in order: the first that recognises a prompt answers it.
+RULES = (checks, hierarchical_teams, supervisor_bus, plan_execute)
+TOOL_RULES = {
+    name: rule for module in RULES for name, rule in getattr(module, "TOOL_RULES", {}).items()
+}
+SUMMARIES = {
+    name: read for module in RULES for name, read in getattr(module, "SUMMARIES", {}).items()
+}
+FOLLOW_UPS = {
+    name: then for module in RULES for name, then in getattr(module, "FOLLOW_UPS", {}).items()
+}
+
+
+class ScriptedChatModel(BaseChatModel):
+    """Deterministic rules behind LangChain's chat-model interface, with tool calling."""
+
+    is_scripted: bool = True
+    model_name: str = LABEL
+    delay_s: float = 0.0  # a pause per call, so a demo or a test can watch a run unfold
+
+    @property
+    def _llm_type(self) -> str:
+        return "stepwise-scripted"
+
+    def bind_tools(self, tools, *, tool_choice: Any = None, **kwargs):
+        """Accept LangChain tools, functions, pydantic classes or OpenAI tool dicts."""
+        formatted = [convert_to_openai_tool(t) for t in tools]
+        return self.bind(tools=formatted, tool_choice=tool_choice, **kwargs)
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop=None,
+        run_manager=None,
+        tools: list[dict] | None = None,
+        tool_choice: Any = None,
+        **kwargs,
+    ) -> ChatResult:
+        if self.delay_s:
+            time.sleep(self.delay_s)
+        if not tools and tool_prompting.is_prompted(messages):
+            # Tools offered in the prompt (a server without native tool calls): read the
+            # conversation back, apply the same rules, write the reply as the JSON action.
+            offered = [{"function": {"name": n}} for n in tool_prompting.offered_tools(messages)]
+            inner = self._generate(tool_prompting.from_prompted(messages), tools=offered)
+            reply = inner.generations[0].message
+            message = AIMessage(
+                content=tool_prompting.encode_reply(reply),
+                usage_metadata=reply.usage_metadata,
+                response_metadata={"model_name": LABEL},
+            )
+            return ChatResult(generations=[ChatGeneration(message=message)])
+        tool_names = [t["function"]["name"] for t in tools or []]
+        forced = tool_choice not in (None, "auto", "none")
+        if forced and len(tool_names) == 1 and tool_names[0] not in TOOL_RULES:
+            # with_structured_output: answer the task as JSON, delivered as the tool's args.
+            args = json.loads(_answer_text(messages))
+            message = AIMessage(content="", tool_calls=[tool_call(tool_names[0], args)])
+        elif tool_names and not isinstance(messages[-1], ToolMessage):
+            message = _use_tool(messages, tool_names)
+        elif tool_names and (follow := _follow_up(messages, tool_names)) is not None:
+            message = follow
+        else:
+            message = AIMessage(content=_answer_text(messages))
+        read = sum(count_tokens(message_text(m)) for m in messages)
+        wrote = count_tokens(message.content) + sum(
+            count_tokens(json.dumps(c["args"])) for c in message.tool_calls
+        )
+        message.usage_metadata = {
+            "input_tokens": read,
+            "output_tokens": wrote,
+            "total_tokens": read + wrote,
+        }
+        message.response_metadata = {"model_name": LABEL}
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+
+def _answer_text(messages: list[BaseMessage]) -> str:
+    if isinstance(messages[-1], ToolMessage):
+        return _summarise_tool_result(messages)
+    prompt = task_prompt(messages)
+    for rules in RULES:
+        if (reply := rules.answer(prompt)) is not None:
+            return reply if isinstance(reply, str) else json.dumps(reply)
+    return (
+        f"[{LABEL}] I follow fixed rules and have none for this request. "
+        "Configure a real model (OPENAI_BASE_URL / OPENAI_API_KEY) for free-form answers."
+    )
+
+
+def _use_tool(messages: list[BaseMessage], tool_names: list[str]) -> AIMessage:
+    """Call the first tool we have a rule for, with arguments drawn from the request."""
+    request = message_text(
+        next(
+            (m for m in reversed(messages) if isinstance(m, HumanMessage)), HumanMessage(content="")
+        )
+    )
+    system = "\n".join(message_text(m) for m in messages if isinstance(m, SystemMessage))
+    for name in tool_names:
+        if rule := TOOL_RULES.get(name):
+            args = rule(request, system)
+            if isinstance(args, str):  # the rule explains why it cannot call the tool
+                return AIMessage(content=args)
+            return AIMessage(content="", tool_calls=[tool_call(name, args)])
+    return AIMessage(
+        content=f"No usable results: the {LABEL} has no rule for the tools {', '.join(tool_names)}."
+    )
+
+
+def _summarise_tool_result(messages: list[BaseMessage]) -> str:
+    result = messages[-1]
+    content = message_text(result)
+    name = getattr(result, "name", "") or tool_name_of(messages, result)
+    if content.startswith(("NO RESULTS", "ERROR")):
+        return f"No usable results: {content.splitlines()[0]}"
+    read = SUMMARIES.get(name)
+    return read(messages, content) if read else content
+
+
+def _follow_up(messages: list[BaseMessage], tool_names: list[str]) -> AIMessage | None:
+    """After some tools comes a second one, once (``FOLLOW_UPS``)."""
+    last = messages[-1]
+    name = getattr(last, "name", "") or tool_name_of(messages, last)
+    follow, args_from = FOLLOW_UPS.get(name, (None, None))
+    called = {c["name"] for m in messages for c in getattr(m, "tool_calls", None) or []}
+    content = message_text(last)
+    if (
+        follow not in tool_names
+        or follow in called
+        or content.startswith(("NO RESULTS", "ERROR", "REFUSED"))
+    ):
+        return None
+    args = args_from(content)
+    return AIMessage(content="", tool_calls=[tool_call(follow, args)]) if args is not None else None
