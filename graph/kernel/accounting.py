@@ -1,0 +1,146 @@
+"""Per-step accounting: LLM calls, tokens, latency and cost of a run.
+
+A callback handler, attached to the run's config, sees every chat-model call in every
+node and sub-agent; it reports each call as a ``custom`` stream event, so the call
+lands in the run's event log in order, tagged with the step it belongs to. Cost comes
+from the price table in the settings; a model missing from it has an unknown cost
+(shown as unknown, never as zero).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+from uuid import UUID
+
+from langchain_core.callbacks import BaseCallbackHandler
+from langgraph.config import get_stream_writer
+
+
+class UsageRecorder(BaseCallbackHandler):
+    """Reports each chat-model call (model, tokens, latency) to the graph's stream."""
+
+    def __init__(self) -> None:
+        self._started: dict[UUID, tuple[float, str, str]] = {}
+
+    def on_chat_model_start(
+        self, serialized, messages, *, run_id: UUID, metadata=None, invocation_params=None, **kwargs
+    ) -> None:
+        params = invocation_params or {}
+        model = (
+            params.get("model")
+            or params.get("model_name")
+            or ((serialized or {}).get("kwargs", {}).get("model_name"))
+            or ""
+        )
+        self._started[run_id] = (
+            time.perf_counter(),
+            str(model),
+            (metadata or {}).get("langgraph_node", ""),
+        )
+
+    def on_llm_end(self, response, *, run_id: UUID, **kwargs) -> None:
+        started, model, node = self._started.pop(run_id, (time.perf_counter(), "", ""))
+        message = (
+            getattr(response.generations[0][0], "message", None) if response.generations else None
+        )
+        usage = (getattr(message, "usage_metadata", None) or {}) if message else {}
+        model = (getattr(message, "response_metadata", {}) or {}).get("model_name") or model
+        call = {
+            "model": model or "unknown",
+            "node": node,
+            "input_tokens": int(usage.get("input_tokens") or 0),
+            "output_tokens": int(usage.get("output_tokens") or 0),
+            "latency_s": round(time.perf_counter() - started, 4),
+        }
+        # How the server was asked (structured output and tool calling modes) and why.
+        modes = (
+            ((getattr(message, "response_metadata", None) or {}).get("stepwise") or {})
+            if message is not None
+            else {}
+        )
+        call.update(
+            {
+                k: modes[k]
+                for k in ("structured", "structured_why", "tools", "tools_why", "notes")
+                if modes.get(k)
+            }
+        )
+        try:
+            get_stream_writer()({"llm_call": call})
+        except Exception:
+            pass  # called outside a graph run: nothing to report to
+
+    def on_llm_error(self, error, *, run_id: UUID, **kwargs) -> None:
+        self._started.pop(run_id, None)
+
+
+def model_modes(events: list[dict]) -> dict[str, dict[str, str]]:
+    """The modes a run's model calls used, from its stored events: ``{"structured":
+    {mode: why}, "tools": {mode: why}}`` (why: "" for the strongest mode)."""
+    found: dict[str, dict[str, str]] = {"structured": {}, "tools": {}}
+    for event in events:
+        data = event.get("data")
+        call = data.get("llm_call") if isinstance(data, dict) else None
+        for kind in found if isinstance(call, dict) else ():
+            if mode := call.get(kind):
+                found[kind][mode] = found[kind].get(mode) or call.get(f"{kind}_why") or ""
+    return found
+
+
+def call_cost(call: dict, prices: dict[str, tuple[float, float]]) -> float | None:
+    """Cost in dollars of one call, or None when the model has no price."""
+    price = prices.get(call.get("model", ""))
+    if price is None:
+        return None
+    return (call["input_tokens"] * price[0] + call["output_tokens"] * price[1]) / 1_000_000
+
+
+@dataclass
+class Usage:
+    calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    latency_s: float = 0.0
+    cost: float | None = 0.0  # None once any call's model has no price
+    unpriced: set[str] = field(default_factory=set)
+
+    def add(self, call: dict, prices: dict) -> None:
+        self.calls += 1
+        self.input_tokens += call["input_tokens"]
+        self.output_tokens += call["output_tokens"]
+        self.latency_s += call["latency_s"]
+        cost = call_cost(call, prices)
+        if cost is None:
+            self.unpriced.add(call["model"])
+            self.cost = None
+        elif self.cost is not None:
+            self.cost += cost
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "llm_calls": self.calls,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "llm_latency_s": round(self.latency_s, 3),
+            "cost_usd": None if self.cost is None else round(self.cost, 6),
+        }
+
+
+def usage_by_step(events: list[dict], prices: dict) -> tuple[dict[int | None, Usage], Usage]:
+    """Per-step and total usage from a run's stored event records."""
+    per_step: dict[int | None, Usage] = {}
+    total = Usage()
+    for event in events:
+        data = event.get("data")
+        if event.get("kind") != "custom" or not isinstance(data, dict) or "llm_call" not in data:
+            continue
+        call = data["llm_call"]
+        per_step.setdefault(event.get("step"), Usage()).add(call, prices)
+        total.add(call, prices)
+    return per_step, total
+
+
+def format_cost(cost: float | None) -> str:
+    return "unknown" if cost is None else f"${cost:.4f}"

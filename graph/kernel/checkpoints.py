@@ -1,0 +1,148 @@
+"""LangGraph's checkpoints, as every system keeps them: the checkpointer and its
+serializer, where a run goes on from, redirecting a run, the timeline of a run's
+checkpoints, and forks.
+
+The checkpointer holds each run's state, so a run can be resumed, approved, replayed or
+forked; the store (``graph.service.store``) holds what happened. Checkpoints load only
+LangGraph's safe types and the types the hosted systems declare (``System.state_types``):
+a checkpoint file cannot make us build arbitrary objects.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Iterable
+
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.types import Command
+
+from graph.kernel.records import plain
+
+# The conversation keys every system's timeline shows too: which agent is hibernated where.
+CONVERSATION_FIELDS = ("agent_memory", "checking_turn", "active_turn")
+
+
+def checkpoint_serializer(types: Iterable[tuple[str, str]] = ()) -> JsonPlusSerializer:
+    """LangGraph's serializer, allowed to load ``types`` ((module, class) pairs) besides
+    its own safe ones."""
+    return JsonPlusSerializer(allowed_msgpack_modules=tuple(types))
+
+
+def open_checkpointer(path: Path, types: Iterable[tuple[str, str]] = ()) -> SqliteSaver:
+    """LangGraph's SQLite checkpointer on a file (WAL: runs in parallel threads do not
+    block each other)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(path, check_same_thread=False)
+    conn.execute("PRAGMA journal_mode=WAL")
+    return SqliteSaver(conn, serde=checkpoint_serializer(types))
+
+
+def memory_checkpointer(types: Iterable[tuple[str, str]] = ()) -> InMemorySaver:
+    """The in-memory checkpointer a graph gets when none is given (approvals need one)."""
+    return InMemorySaver(serde=checkpoint_serializer(types))
+
+
+def pending_nodes(snapshot) -> tuple[str, ...]:
+    """The nodes a run goes on with from this checkpoint. ``next`` alone is not enough: a
+    process killed after a node finished but before the next checkpoint was written leaves
+    that node's writes saved as pending, and LangGraph lists it only in ``tasks``; running
+    the thread with None applies them and goes on."""
+    return tuple(dict.fromkeys([*snapshot.next, *(t.name for t in snapshot.tasks)]))
+
+
+def redirect_state(graph, thread_id: str, update: dict, goto: str) -> None:
+    """Send a run elsewhere: a new checkpoint with ``update`` applied whose next node is
+    ``goto``, replacing whatever was next (even a node waiting for a human, or a team
+    subgraph half way through). Running the thread with None then goes on from there."""
+    nodes = set(graph.nodes) - {"__start__"}
+    if goto not in nodes:
+        raise ValueError(
+            f"Cannot send the run to {goto!r}: the graph has no such node "
+            f"(nodes: {', '.join(sorted(nodes))})."
+        )
+    graph.update_state(
+        {"configurable": {"thread_id": thread_id}}, Command(update=update, goto=goto), as_node=goto
+    )
+
+
+def history(graph, thread_id: str) -> list:
+    """The thread's checkpoints, oldest first."""
+    return list(reversed(list(graph.get_state_history({"configurable": {"thread_id": thread_id}}))))
+
+
+def checkpoint_timeline(
+    graph, thread_id: str, fields: Iterable[str], last_messages: int = 3
+) -> list[dict]:
+    """Each checkpoint: the node that produced it, the state ``fields`` at that point (the
+    system's timeline fields; the conversation's are added), its last messages, and what
+    changed since the previous checkpoint."""
+    shown = (*fields, *(f for f in CONVERSATION_FIELDS if f not in fields))
+    rows: list[dict] = []
+    previous: dict = {}
+    checkpoints = history(graph, thread_id)
+    for i, snap in enumerate(checkpoints):
+        values = snap.values or {}
+        kept = {k: plain(values.get(k)) for k in shown}
+        producer = checkpoints[i - 1].next[0] if i and checkpoints[i - 1].next else "input"
+        rows.append(
+            {
+                "checkpoint_id": snap.config["configurable"]["checkpoint_id"],
+                "index": i,
+                "node": producer,
+                "next": list(snap.next),
+                "created_at": snap.created_at,
+                "fields": kept,
+                "messages": [
+                    f"[{m.get('name') or m['type']}] {str(m['content'])[:200]}"
+                    for m in plain(list(values.get("messages") or [])[-last_messages:])
+                ],
+                "diff": {
+                    k: {"before": previous.get(k), "after": v}
+                    for k, v in kept.items()
+                    if previous.get(k) != v
+                }
+                if i
+                else {},
+            }
+        )
+        previous = kept
+    return rows
+
+
+def fork_state(
+    graph, thread_id: str, checkpoint_id: str, new_thread_id: str, changes: dict
+) -> None:
+    """Copy the state at a checkpoint into a new thread, with ``changes`` applied, so
+    that running the new thread continues from exactly there (LangGraph's
+    ``update_state`` as the node that produced the checkpoint)."""
+    checkpoints = history(graph, thread_id)
+    index = next(
+        (
+            i
+            for i, s in enumerate(checkpoints)
+            if s.config["configurable"]["checkpoint_id"] == checkpoint_id
+        ),
+        None,
+    )
+    if index is None:
+        raise ValueError(f"No checkpoint {checkpoint_id!r} in run {thread_id}.")
+    if index == 0 or not checkpoints[index - 1].next:
+        raise ValueError(
+            "Fork from a later checkpoint: this one is the run's input; "
+            "run the question again to start over."
+        )
+    unknown = set(changes) - set(graph.builder.channels) - {"messages"}
+    if unknown:
+        raise ValueError(f"Unknown state field(s): {', '.join(sorted(unknown))}.")
+    if not checkpoints[index].next:
+        raise ValueError("This checkpoint is the end of the run: fork from an earlier one.")
+    values = {**checkpoints[index].values, **changes}
+    # Nodes route by Command, so the fork says where to go next: where the original went.
+    graph.update_state(
+        {"configurable": {"thread_id": new_thread_id}},
+        Command(update=values, goto=list(checkpoints[index].next)),
+        as_node=checkpoints[index - 1].next[0],
+    )

@@ -1,0 +1,106 @@
+"""Drawing a compiled graph as Graphviz DOT, from LangGraph's own ``get_graph()``.
+
+Built with the ``graphviz`` Python package, which only writes DOT text: the browser
+(``st.graphviz_chart``) or any viewer renders it, so no Graphviz binary is needed.
+Conditional routes (``Command(goto=...)``) are dashed; edge colours say which
+routing pattern an agent follows; a run's current node and taken edges can be marked.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+import graphviz
+
+from graph.kernel.hooks import GUARDRAIL
+from graph.kernel.system import System
+
+TERMINAL = {"__start__": "START", "__end__": "END"}
+# LangGraph's own node error handler (present when a design has a fallback hook): not a
+# node a user designs, so it is not drawn
+HIDDEN = {"__default_error_handler__"}
+
+
+def node_id(drawn_id: str) -> str:
+    """A DOT-safe id: ``team:worker`` (LangGraph's xray id of a subgraph's node) would be
+    read as a node and a port, so it becomes ``team__worker``."""
+    return drawn_id.replace(":", "__")
+
+
+def _short(drawn_id: str) -> str:
+    inner = drawn_id.split(":", 1)[1]
+    return TERMINAL.get(inner, inner).lower() if inner in TERMINAL else inner
+
+
+def to_dot(
+    compiled,
+    system: System | None = None,
+    *,
+    active: str | None = None,
+    taken: Iterable[tuple[str, str]] = (),
+) -> str:
+    """DOT for a compiled graph. ``system`` styles its own nodes (hubs, gates) and edges
+    (routing patterns); ``active`` is highlighted; ``taken`` edges drawn bold. A node that is
+    itself a compiled graph (a team) is drawn as a cluster of its own nodes;
+    ``active``/``taken`` name it by its top-level name."""
+    drawn = compiled.get_graph(xray=1)
+    clusters: dict[str, list[str]] = {}
+    for node_id_ in drawn.nodes:
+        if ":" in node_id_:
+            clusters.setdefault(node_id_.split(":", 1)[0], []).append(node_id_)
+    taken = {
+        (f"{a}:__end__" if a in clusters else a, f"{b}:__start__" if b in clusters else b)
+        for a, b in taken
+    }
+    dot = graphviz.Digraph(name=compiled.name or "graph")
+    dot.attr(rankdir="TB", fontname="Helvetica")
+    dot.attr("node", shape="box", style="rounded,filled", fillcolor="#f7f7f7", fontname="Helvetica")
+
+    def node_attrs(drawn_id: str) -> dict:
+        attrs = {}
+        inner = drawn_id.split(":", 1)[-1]
+        if inner in TERMINAL:
+            attrs = (
+                {"shape": "point", "width": "0.12", "fillcolor": "#9e9e9e"}
+                if ":" in drawn_id
+                else {"shape": "oval", "fillcolor": "#e8e8e8", "label": TERMINAL[inner]}
+            )
+        elif drawn_id == GUARDRAIL:  # checks every user message first
+            attrs = {"fillcolor": "#e0f2f1", "shape": "octagon"}
+        elif system is not None:
+            attrs = dict(system.node_style(drawn_id))
+        if ":" in drawn_id and inner not in TERMINAL:
+            attrs["label"] = _short(drawn_id)
+        if drawn_id == active:
+            attrs.update({"fillcolor": "#ffd54f", "penwidth": "3", "color": "#e65100"})
+        return attrs
+
+    for node_id_ in drawn.nodes:
+        if ":" not in node_id_ and node_id_ not in HIDDEN:
+            dot.node(node_id(node_id_), **node_attrs(node_id_))
+    for team, members in clusters.items():
+        with dot.subgraph(name=f"cluster_{team}") as cluster:
+            style = (
+                {"color": "#e65100", "penwidth": "3"} if team == active else {"color": "#90a4ae"}
+            )
+            cluster.attr(label=team, style="rounded,dashed", fontname="Helvetica", **style)
+            for member in members:
+                cluster.node(node_id(member), **node_attrs(member))
+    for edge in drawn.edges:
+        if {edge.source, edge.target} & HIDDEN:
+            continue
+        attrs: dict[str, str] = {}
+        if edge.conditional:
+            attrs["style"] = "dashed"
+        if system is not None:
+            attrs.update(system.edge_style(edge.source, edge.target))
+        if (edge.source, edge.target) in taken:
+            attrs.update({"style": "bold", "penwidth": "3", "color": "#e65100"})
+        dot.edge(node_id(edge.source), node_id(edge.target), **attrs)
+    return dot.source
+
+
+def taken_edges(nodes_run: Iterable[str]) -> list[tuple[str, str]]:
+    """The edges a run took, from the order its top-level nodes ran."""
+    path = ["__start__", *nodes_run]
+    return list(dict.fromkeys(zip(path, path[1:])))
