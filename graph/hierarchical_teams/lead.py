@@ -1,4 +1,4 @@
-"""The lead supervisor (seeds 002, 004): decompose the request, dispatch, finish.
+"""The lead supervisor (docs/systems/hierarchical_teams.md): decompose the request, dispatch, finish.
 
 On first entry, and after the human edited the request (``subtasks_planned`` False),
 it asks the model for a structured plan; ids are assigned here (s1, s2, ...), and the
@@ -12,6 +12,9 @@ A replan keeps done subtasks as they are (never redone), keeps the open ones the
 keeps, cancels the others explicitly with a reason, and adds new ones. Every plan
 object is appended to ``plans`` and written to the stream as a custom event, so it is
 in the run's event log and its export.
+
+Over 400 lines: decomposition, replanning and dispatch all write the same subtask list,
+and read best next to each other.
 """
 
 from __future__ import annotations
@@ -25,12 +28,19 @@ from pydantic import BaseModel, Field, field_validator
 
 from graph.hierarchical_teams.deps import Deps
 from graph.hierarchical_teams.prompts import (
-    FINISH, open_ids, plan_example, plan_prompt, repair_prompt, replan_example, replan_prompt,
-    route_example, route_names, route_prompt)
+    FINISH,
+    open_ids,
+    plan_example,
+    plan_prompt,
+    repair_prompt,
+    replan_example,
+    replan_prompt,
+    route_example,
+    route_names,
+    route_prompt,
+)
+from graph.kernel.messages import FINISH_WORDS, tag_messages
 from graph.models.structured import ModelReplyError, ask_json
-from graph.plan_execute.state import tag_messages
-
-FINISH_WORDS = {"finish", "end", "__end__", "done", "none", "stop"}
 
 
 class NewSubtask(BaseModel):
@@ -86,14 +96,16 @@ class RoutingDecision(BaseModel):
 def _resolver(labels: list[str], existing: set[str], new_prefix: str = ""):
     """Maps a model's reference (its own id, a 1-based position, "new:N" or an existing
     id) to the index of a drafted subtask (int) or an existing id (str)."""
+
     def resolve(ref) -> int | str:
         text = str(ref).strip()
         if new_prefix and text.lower().startswith(new_prefix):
-            text = text[len(new_prefix):].strip()
+            text = text[len(new_prefix) :].strip()
             if text.isdigit() and 1 <= int(text) <= len(labels):
                 return int(text) - 1
-            raise ValueError(f"depends_on names {ref!r}, but only {len(labels)} subtask(s) "
-                             "are added")
+            raise ValueError(
+                f"depends_on names {ref!r}, but only {len(labels)} subtask(s) are added"
+            )
         if text in existing:
             return text
         if text in labels:
@@ -101,6 +113,7 @@ def _resolver(labels: list[str], existing: set[str], new_prefix: str = ""):
         if text.isdigit() and 1 <= int(text) <= len(labels) and not new_prefix:
             return int(text) - 1
         raise ValueError(f"depends_on names {ref!r}, which is no subtask of the plan")
+
     return resolve
 
 
@@ -108,27 +121,33 @@ def _label_of(draft: NewSubtask, index: int) -> str:
     return str(getattr(draft, "id", "")).strip() or str(index + 1)
 
 
-def _check_drafts(drafts: list[NewSubtask], teams: list[str], existing: set[str],
-                  new_prefix: str = "") -> None:
+def _check_drafts(
+    drafts: list[NewSubtask], teams: list[str], existing: set[str], new_prefix: str = ""
+) -> None:
     labels = [_label_of(d, i) for i, d in enumerate(drafts)]
     resolve = _resolver(labels, existing, new_prefix)
     for i, d in enumerate(drafts):
         if d.team not in teams:
-            raise ValueError(f"subtask {labels[i]!r} goes to team {d.team!r}, which is not on; "
-                             f"use one of: {', '.join(teams)}")
+            raise ValueError(
+                f"subtask {labels[i]!r} goes to team {d.team!r}, which is not on; "
+                f"use one of: {', '.join(teams)}"
+            )
         if any(resolve(ref) == i for ref in d.depends_on):
             raise ValueError(f"subtask {labels[i]!r} depends on itself")
     # No cycle among the drafted subtasks (existing ones cannot depend on new ones).
-    graph = {i: [r for r in map(resolve, d.depends_on) if isinstance(r, int)]
-             for i, d in enumerate(drafts)}
+    graph = {
+        i: [r for r in map(resolve, d.depends_on) if isinstance(r, int)]
+        for i, d in enumerate(drafts)
+    }
     state: dict[int, int] = {}
 
     def visit(i: int) -> None:
         state[i] = 1
         for j in graph[i]:
             if state.get(j) == 1:
-                raise ValueError(f"subtasks {labels[i]!r} and {labels[j]!r} depend on each "
-                                 "other in a cycle")
+                raise ValueError(
+                    f"subtasks {labels[i]!r} and {labels[j]!r} depend on each other in a cycle"
+                )
             if j not in state:
                 visit(j)
         state[i] = 2
@@ -138,8 +157,9 @@ def _check_drafts(drafts: list[NewSubtask], teams: list[str], existing: set[str]
             visit(i)
 
 
-def materialise(drafts: list[NewSubtask], start: int, request_id: str, existing: set[str],
-                new_prefix: str = "") -> list[dict]:
+def materialise(
+    drafts: list[NewSubtask], start: int, request_id: str, existing: set[str], new_prefix: str = ""
+) -> list[dict]:
     """Drafted subtasks as state records with ids s<start>, s<start+1>, ...; their
     ``depends_on`` mapped to real ids."""
     labels = [_label_of(d, i) for i, d in enumerate(drafts)]
@@ -153,9 +173,20 @@ def materialise(drafts: list[NewSubtask], start: int, request_id: str, existing:
             real = ids[target] if isinstance(target, int) else target
             if real not in deps:
                 deps.append(real)
-        records.append({"id": ids[i], "team": d.team, "instruction": d.instruction.strip(),
-                        "status": "pending", "depends_on": deps, "request_id": request_id,
-                        "result": None, "reason": None, "started_at": None, "ended_at": None})
+        records.append(
+            {
+                "id": ids[i],
+                "team": d.team,
+                "instruction": d.instruction.strip(),
+                "status": "pending",
+                "depends_on": deps,
+                "request_id": request_id,
+                "result": None,
+                "reason": None,
+                "started_at": None,
+                "ended_at": None,
+            }
+        )
     return records
 
 
@@ -167,8 +198,12 @@ def fold_results(state: dict) -> list[dict]:
         s = dict(s)
         found = results.get(s["id"])
         if s["status"] == "delegated" and found:
-            s.update(status=found.get("status", "failed"), result=found.get("result"),
-                     reason=found.get("reason"), ended_at=found.get("ended_at"))
+            s.update(
+                status=found.get("status", "failed"),
+                result=found.get("result"),
+                reason=found.get("reason"),
+                ended_at=found.get("ended_at"),
+            )
         folded.append(s)
     return folded
 
@@ -187,24 +222,37 @@ class _Turn:
         return {s["id"]: s for s in self.subtasks}
 
     def ask(self, prompt: str, schema, label: str, example: str, check=None, enums=None):
-        reply = ask_json(self.deps.lead_model, prompt, schema, label=label,
-                         repair_prompt=repair_prompt(self.deps.prompts, example), check=check,
-                         enums=enums)
+        reply = ask_json(
+            self.deps.lead_model,
+            prompt,
+            schema,
+            label=label,
+            repair_prompt=repair_prompt(self.deps.prompts, example),
+            check=check,
+            enums=enums,
+        )
         self.update["messages"] += tag_messages(reply.replies, self.step, "lead_supervisor")
         self.update["notices"] += reply.notices
         return reply.value
 
     def command(self, goto: str, **fields) -> Command:
         update = {**self.update, "subtasks": self.subtasks, "current_step": self.step, **fields}
-        return Command(update={k: v for k, v in update.items() if v != [] or k == "subtasks"},
-                       goto=goto)
+        return Command(
+            update={k: v for k, v in update.items() if v != [] or k == "subtasks"}, goto=goto
+        )
 
     def record_plan(self, kind: str, kept=(), cancelled=(), added=()) -> None:
-        plan = {"revision": int(self.state.get("request_revision") or 0),
-                "request_id": self.state.get("request_id"), "kind": kind,
-                "request": self.state.get("request"), "at": time.time(),
-                "subtasks": [dict(s) for s in self.subtasks],
-                "kept": list(kept), "cancelled": list(cancelled), "added": list(added)}
+        plan = {
+            "revision": int(self.state.get("request_revision") or 0),
+            "request_id": self.state.get("request_id"),
+            "kind": kind,
+            "request": self.state.get("request"),
+            "at": time.time(),
+            "subtasks": [dict(s) for s in self.subtasks],
+            "kept": list(kept),
+            "cancelled": list(cancelled),
+            "added": list(added),
+        }
         self.update["plans"].append(plan)
         try:
             get_stream_writer()({"plan": plan})
@@ -214,8 +262,13 @@ class _Turn:
     def finish(self, outcome: str, reason: str) -> Command:
         answer = final_answer(self.subtasks, self.state.get("request") or "")
         prefix = "Finished" if outcome == "done" else "Stopped"
-        return self.command(END, final_answer=answer, outcome=outcome,
-                            outcome_reason=f"{prefix}: {reason}", current_subtask_id=None)
+        return self.command(
+            END,
+            final_answer=answer,
+            outcome=outcome,
+            outcome_reason=f"{prefix}: {reason}",
+            current_subtask_id=None,
+        )
 
 
 def lead_supervisor_node(state: dict, deps: Deps) -> Command:
@@ -232,8 +285,9 @@ def lead_supervisor_node(state: dict, deps: Deps) -> Command:
     else:
         for s in turn.subtasks:  # a team that ended without handing back a result
             if s["status"] == "delegated":
-                s.update(status="failed", reason="its team ended without a result",
-                         ended_at=time.time())
+                s.update(
+                    status="failed", reason="its team ended without a result", ended_at=time.time()
+                )
     return _dispatch(turn)
 
 
@@ -242,12 +296,22 @@ def _plan(turn: _Turn) -> None:
     if not deps.teams:
         raise ModelReplyError("no team is on in this design, so nothing can be delegated")
     plan: SubtaskPlan = turn.ask(
-        plan_prompt(deps.prompts, state.get("request") or "", deps.enabled), SubtaskPlan,
-        "The lead supervisor's plan", plan_example(deps.enabled),
-        check=lambda p: _check_drafts(p.subtasks, deps.teams, set()), enums={"team": deps.teams})
-    turn.subtasks = materialise(plan.subtasks, int(state.get("next_subtask_number") or 1),
-                                state.get("request_id") or "", set())
-    turn.update["next_subtask_number"] = int(state.get("next_subtask_number") or 1) + len(turn.subtasks)
+        plan_prompt(deps.prompts, state.get("request") or "", deps.enabled),
+        SubtaskPlan,
+        "The lead supervisor's plan",
+        plan_example(deps.enabled),
+        check=lambda p: _check_drafts(p.subtasks, deps.teams, set()),
+        enums={"team": deps.teams},
+    )
+    turn.subtasks = materialise(
+        plan.subtasks,
+        int(state.get("next_subtask_number") or 1),
+        state.get("request_id") or "",
+        set(),
+    )
+    turn.update["next_subtask_number"] = int(state.get("next_subtask_number") or 1) + len(
+        turn.subtasks
+    )
     turn.update["subtasks_planned"] = True
     turn.record_plan("initial", added=[s["id"] for s in turn.subtasks])
 
@@ -269,10 +333,20 @@ def _replan(turn: _Turn) -> None:
         _check_drafts(r.add, deps.teams, all_ids, new_prefix="new:")
 
     decision: Replan = turn.ask(
-        replan_prompt(deps.prompts, state.get("request") or "", previous,
-                      int(state.get("request_revision") or 0), subtasks, deps.enabled),
-        Replan, "The lead supervisor's replan", replan_example(subtasks, deps.enabled),
-        check=check, enums={"team": deps.teams, "keep": still_open, "id": still_open})
+        replan_prompt(
+            deps.prompts,
+            state.get("request") or "",
+            previous,
+            int(state.get("request_revision") or 0),
+            subtasks,
+            deps.enabled,
+        ),
+        Replan,
+        "The lead supervisor's replan",
+        replan_example(subtasks, deps.enabled),
+        check=check,
+        enums={"team": deps.teams, "keep": still_open, "id": still_open},
+    )
     now = time.time()
     by_id = turn.by_id()
     kept, cancelled = [], []
@@ -285,18 +359,23 @@ def _replan(turn: _Turn) -> None:
                 s.update(status="pending", started_at=None)
         else:
             why = reasons.get(sid) or "the replan did not keep it"
-            s.update(status="cancelled", ended_at=now,
-                     reason=f"Cancelled by the edit to revision "
-                            f"{int(state.get('request_revision') or 0)}: {why}")
+            s.update(
+                status="cancelled",
+                ended_at=now,
+                reason=f"Cancelled by the edit to revision "
+                f"{int(state.get('request_revision') or 0)}: {why}",
+            )
             cancelled.append({"id": sid, "reason": s["reason"]})
     for ref in [*decision.keep, *reasons]:
         if ref in all_ids and ref not in still_open:
             turn.update["notices"].append(
                 f"The replan named {ref}, which is {by_id[ref]['status']}: left as it is "
-                "(finished work is never redone or cancelled).")
+                "(finished work is never redone or cancelled)."
+            )
     start = int(state.get("next_subtask_number") or len(subtasks) + 1)
-    added = materialise(decision.add, start, state.get("request_id") or "", all_ids,
-                        new_prefix="new:")
+    added = materialise(
+        decision.add, start, state.get("request_id") or "", all_ids, new_prefix="new:"
+    )
     turn.subtasks = subtasks + added
     turn.update["next_subtask_number"] = start + len(added)
     turn.update["subtasks_planned"] = True
@@ -327,9 +406,11 @@ def blocked_reasons(subtasks: list[dict]) -> dict[str, str]:
             reasons[s["id"]] = f"{s['id']} ({s['team']}) waits on unfinished work"
             continue
         why = f" ({cause['reason']})" if cause.get("reason") else ""
-        reasons[s["id"]] = (f"{s['id']} ({s['team']}) waits on {cause['id']}, which "
-                            f"{'is ' if cause['status'] == 'missing' else ''}"
-                            f"{cause['status']}{why}")
+        reasons[s["id"]] = (
+            f"{s['id']} ({s['team']}) waits on {cause['id']}, which "
+            f"{'is ' if cause['status'] == 'missing' else ''}"
+            f"{cause['status']}{why}"
+        )
     return reasons
 
 
@@ -346,8 +427,10 @@ def _dispatch(turn: _Turn) -> Command:
             s["reason"] = f"Blocked: {reasons[s['id']]}."
         return turn.finish("failed", "blocked: " + "; ".join(reasons.values()) + ".")
     if turn.step >= deps.max_dispatches:
-        return turn.finish("failed", f"the lead supervisor dispatched {turn.step} subtasks, "
-                                     "its limit, without finishing.")
+        return turn.finish(
+            "failed",
+            f"the lead supervisor dispatched {turn.step} subtasks, its limit, without finishing.",
+        )
     if len(dispatchable) == 1:
         chosen, by, why = dispatchable[0], "direct", "the only subtask that can run now"
     else:
@@ -356,14 +439,20 @@ def _dispatch(turn: _Turn) -> Command:
         def check(d: RoutingDecision) -> None:
             name = d.next_subtask_id.strip()
             if name.lower() not in FINISH_WORDS and name not in ids:
-                raise ValueError(f"next_subtask_id {name!r} is not one of the listed ids; use "
-                                 f"one of: {', '.join([*ids, FINISH])}")
+                raise ValueError(
+                    f"next_subtask_id {name!r} is not one of the listed ids; use "
+                    f"one of: {', '.join([*ids, FINISH])}"
+                )
 
         try:
             decision: RoutingDecision = turn.ask(
-                route_prompt(deps.prompts, dispatchable), RoutingDecision,
-                "The lead supervisor's routing", route_example(ids), check=check,
-                enums={"next_subtask_id": route_names(ids)})
+                route_prompt(deps.prompts, dispatchable),
+                RoutingDecision,
+                "The lead supervisor's routing",
+                route_example(ids),
+                check=check,
+                enums={"next_subtask_id": route_names(ids)},
+            )
         except ModelReplyError as exc:
             turn.update["messages"] += tag_messages(exc.replies, turn.step, "lead_supervisor")
             return turn.finish("failed", f"the lead supervisor could not route: {exc}")
@@ -371,37 +460,65 @@ def _dispatch(turn: _Turn) -> Command:
         if name.lower() in FINISH_WORDS:
             now = time.time()
             for s in pending:
-                s.update(status="cancelled", ended_at=now,
-                         reason=f"Not dispatched: the lead supervisor answered {FINISH} "
-                                f"({decision.reason or 'no reason given'}).")
-            turn.update["routing"].append({"step": turn.step, "subtask_id": FINISH, "team": "",
-                                           "by": "lead", "reason": decision.reason,
-                                           "at": time.time()})
-            return turn.finish("done", f"the lead supervisor answered {FINISH}: "
-                                       f"{decision.reason or 'no reason given'}")
+                s.update(
+                    status="cancelled",
+                    ended_at=now,
+                    reason=f"Not dispatched: the lead supervisor answered {FINISH} "
+                    f"({decision.reason or 'no reason given'}).",
+                )
+            turn.update["routing"].append(
+                {
+                    "step": turn.step,
+                    "subtask_id": FINISH,
+                    "team": "",
+                    "by": "lead",
+                    "reason": decision.reason,
+                    "at": time.time(),
+                }
+            )
+            return turn.finish(
+                "done",
+                f"the lead supervisor answered {FINISH}: {decision.reason or 'no reason given'}",
+            )
         chosen = next(s for s in dispatchable if s["id"] == name)
         by, why = "lead", decision.reason
     if chosen["team"] not in deps.nodes:  # never hand LangGraph a goto it would drop
-        chosen.update(status="failed", reason=f"its team {chosen['team']} is not on in this "
-                                              "design", ended_at=time.time())
+        chosen.update(
+            status="failed",
+            reason=f"its team {chosen['team']} is not on in this design",
+            ended_at=time.time(),
+        )
         return _dispatch(turn)
     turn.step += 1
     chosen.update(status="delegated", started_at=time.time(), result=None, reason=None)
     done = {s["id"]: s for s in turn.subtasks}
-    inputs = [{"id": d, "team": done[d]["team"], "result": done[d].get("result") or ""}
-              for d in chosen["depends_on"]]
-    turn.update["routing"].append({"step": turn.step, "subtask_id": chosen["id"],
-                                   "team": chosen["team"], "by": by, "reason": why,
-                                   "at": time.time()})
-    return turn.command(chosen["team"], current_subtask_id=chosen["id"],
-                        current_team=chosen["team"], current_instruction=chosen["instruction"],
-                        current_inputs=inputs,
-                        current_call_scope=turn.state.get("session_id") or "")
+    inputs = [
+        {"id": d, "team": done[d]["team"], "result": done[d].get("result") or ""}
+        for d in chosen["depends_on"]
+    ]
+    turn.update["routing"].append(
+        {
+            "step": turn.step,
+            "subtask_id": chosen["id"],
+            "team": chosen["team"],
+            "by": by,
+            "reason": why,
+            "at": time.time(),
+        }
+    )
+    return turn.command(
+        chosen["team"],
+        current_subtask_id=chosen["id"],
+        current_team=chosen["team"],
+        current_instruction=chosen["instruction"],
+        current_inputs=inputs,
+        current_call_scope=turn.state.get("session_id") or "",
+    )
 
 
 def final_answer(subtasks: list[dict], request: str) -> str:
     """The subtasks' results, in plan order; cancelled and failed ones say why."""
-    lines = [f"Results for: \"{request}\"", ""]
+    lines = [f'Results for: "{request}"', ""]
     for s in subtasks:
         head = f"**{s['id']} · {s['team']} · {s['status']}** — {s['instruction']}"
         lines.append(f"- {head}")

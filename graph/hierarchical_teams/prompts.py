@@ -10,54 +10,116 @@ from __future__ import annotations
 
 import json
 
-from graph.hierarchical_teams.agents import AGENTS, TEAMS, enabled_teams, format_team_list, team_workers
+from graph.hierarchical_teams.agents import (
+    AGENTS,
+    TEAMS,
+    enabled_teams,
+    format_team_list,
+    team_workers,
+)
 from graph.prompts import PromptSet, PromptSpec, register
 
 _P = "hierarchical_teams/"
 FINISH = "FINISH"
 
-register(PromptSpec(_P + "plan", "Lead supervisor: decompose the request into subtasks, one "
-                    "team each.",
-                    frozenset({"request", "team_list", "team_enum", "team_names", "plan_example"}),
-                    frozenset({"request", "team_list"})))
-register(PromptSpec(_P + "replan", "Lead supervisor: revise the plan after the user edited "
-                    "the request (keep, cancel with a reason, add).",
-                    frozenset({"request", "previous_request", "revision", "subtask_table",
-                               "team_list", "team_enum", "team_names", "open_ids",
-                               "replan_example"}),
-                    frozenset({"request", "subtask_table"})))
-register(PromptSpec(_P + "route", "Lead supervisor: pick the next subtask among several that "
-                    "can run, or FINISH.",
-                    frozenset({"listing", "finish", "id_names", "route_example"}),
-                    frozenset({"listing", "finish"})))
-register(PromptSpec(_P + "team_supervisor", "A team's supervisor: picks its next worker or "
-                    "FINISH, from its subtask only.",
-                    frozenset({"team", "team_description", "worker_list", "worker_enum",
-                               "worker_names", "route_example", "instruction", "inputs",
-                               "reports", "round", "max_rounds"}),
-                    frozenset({"instruction"})))
-register(PromptSpec(_P + "worker_task", "What a worker receives: its task and the results "
-                    "handed to it.", frozenset({"task", "inputs"}), frozenset({"task"})))
+register(
+    PromptSpec(
+        _P + "plan",
+        "Lead supervisor: decompose the request into subtasks, one team each.",
+        frozenset({"request", "team_list", "team_enum", "team_names", "plan_example"}),
+        frozenset({"request", "team_list"}),
+    )
+)
+register(
+    PromptSpec(
+        _P + "replan",
+        "Lead supervisor: revise the plan after the user edited "
+        "the request (keep, cancel with a reason, add).",
+        frozenset(
+            {
+                "request",
+                "previous_request",
+                "revision",
+                "subtask_table",
+                "team_list",
+                "team_enum",
+                "team_names",
+                "open_ids",
+                "replan_example",
+            }
+        ),
+        frozenset({"request", "subtask_table"}),
+    )
+)
+register(
+    PromptSpec(
+        _P + "route",
+        "Lead supervisor: pick the next subtask among several that can run, or FINISH.",
+        frozenset({"listing", "finish", "id_names", "route_example"}),
+        frozenset({"listing", "finish"}),
+    )
+)
+register(
+    PromptSpec(
+        _P + "team_supervisor",
+        "A team's supervisor: picks its next worker or FINISH, from its subtask only.",
+        frozenset(
+            {
+                "team",
+                "team_description",
+                "worker_list",
+                "worker_enum",
+                "worker_names",
+                "route_example",
+                "instruction",
+                "inputs",
+                "reports",
+                "round",
+                "max_rounds",
+            }
+        ),
+        frozenset({"instruction"}),
+    )
+)
+register(
+    PromptSpec(
+        _P + "worker_task",
+        "What a worker receives: its task and the results handed to it.",
+        frozenset({"task", "inputs"}),
+        frozenset({"task"}),
+    )
+)
 for _name, _spec in AGENTS.items():
-    register(PromptSpec(_P + _name, f"Role of {_name} in {_spec.team} (its system prompt).",
-                        frozenset({"api_base"}) if _spec.side_effects else frozenset()))
-register(PromptSpec(_P + "repair", "Sent back when a supervisor's JSON is unusable.",
-                    frozenset({"error", "reply", "expected"}), frozenset({"error"})))
+    register(
+        PromptSpec(
+            _P + _name,
+            f"Role of {_name} in {_spec.team} (its system prompt).",
+            frozenset({"api_base"}) if _spec.side_effects else frozenset(),
+        )
+    )
+register(
+    PromptSpec(
+        _P + "repair",
+        "Sent back when a supervisor's JSON is unusable.",
+        frozenset({"error", "reply", "expected"}),
+        frozenset({"error"}),
+    )
+)
 
 # The example request of the plan prompt, and a subtask per team for it: a model sees a
 # concrete, valid plan (real team names), never a placeholder it could copy.
 EXAMPLE_SUBTASKS = {
     "search_team": "Find reliable news sites about interest rates and return full Google News "
-                   "search URLs for each site.",
+    "search URLs for each site.",
     "request_team": "Send the site URLs found by the subtask it depends on to the API's /sites "
-                    "endpoint and report what it stored.",
+    "endpoint and report what it stored.",
 }
 EXAMPLE_TASKS = {  # what a team supervisor's example hands its first worker
     "health_checker": "Call the API's health endpoint once and report whether it is up.",
     "site_requester": "Send the site URLs you were given to the API's /sites endpoint.",
     "searcher": "Find reliable news sites about interest rates.",
     "url_builder": "Build Google News search URLs for the sites found, with the query terms: "
-                   "interest rates",
+    "interest rates",
 }
 
 
@@ -67,8 +129,14 @@ def plan_example(enabled: list[str] | None) -> str:
     for team in ("search_team", "request_team"):
         if team in teams:
             depends = [subtasks[-1]["id"]] if subtasks and team == "request_team" else []
-            subtasks.append({"id": str(len(subtasks) + 1), "team": team,
-                             "instruction": EXAMPLE_SUBTASKS[team], "depends_on": depends})
+            subtasks.append(
+                {
+                    "id": str(len(subtasks) + 1),
+                    "team": team,
+                    "instruction": EXAMPLE_SUBTASKS[team],
+                    "depends_on": depends,
+                }
+            )
     return json.dumps({"subtasks": subtasks})
 
 
@@ -81,12 +149,20 @@ def replan_example(subtasks: list[dict], enabled: list[str] | None) -> str:
     one for the first team that is on."""
     ids = open_ids(subtasks)
     teams = enabled_teams(enabled)
-    add = [{"team": teams[0], "instruction": EXAMPLE_SUBTASKS.get(teams[0], ""),
-            "depends_on": []}] if teams else []
-    return json.dumps({"keep": ids[:1],
-                       "cancel": [{"id": i, "reason": "The edited request no longer asks for it."}
-                                  for i in ids[1:2]],
-                       "add": add})
+    add = (
+        [{"team": teams[0], "instruction": EXAMPLE_SUBTASKS.get(teams[0], ""), "depends_on": []}]
+        if teams
+        else []
+    )
+    return json.dumps(
+        {
+            "keep": ids[:1],
+            "cancel": [
+                {"id": i, "reason": "The edited request no longer asks for it."} for i in ids[1:2]
+            ],
+            "add": add,
+        }
+    )
 
 
 def route_names(ids: list[str]) -> list[str]:
@@ -98,9 +174,14 @@ def team_names(enabled: list[str] | None) -> str:
 
 
 def plan_prompt(prompts: PromptSet, request: str, enabled: list[str] | None) -> str:
-    return prompts.render(_P + "plan", request=request, team_list=format_team_list(enabled),
-                          team_enum=team_names(enabled), team_names=team_names(enabled),
-                          plan_example=plan_example(enabled))
+    return prompts.render(
+        _P + "plan",
+        request=request,
+        team_list=format_team_list(enabled),
+        team_enum=team_names(enabled),
+        team_names=team_names(enabled),
+        plan_example=plan_example(enabled),
+    )
 
 
 def subtask_line(s: dict) -> str:
@@ -113,29 +194,50 @@ def subtask_line(s: dict) -> str:
     return text
 
 
-def replan_prompt(prompts: PromptSet, request: str, previous: str, revision: int,
-                  subtasks: list[dict], enabled: list[str] | None) -> str:
-    return prompts.render(_P + "replan", request=request, previous_request=previous,
-                          revision=revision,
-                          subtask_table="\n".join(subtask_line(s) for s in subtasks) or "- (none)",
-                          team_list=format_team_list(enabled), team_enum=team_names(enabled),
-                          team_names=team_names(enabled),
-                          open_ids=", ".join(open_ids(subtasks)) or "(none)",
-                          replan_example=replan_example(subtasks, enabled))
+def replan_prompt(
+    prompts: PromptSet,
+    request: str,
+    previous: str,
+    revision: int,
+    subtasks: list[dict],
+    enabled: list[str] | None,
+) -> str:
+    return prompts.render(
+        _P + "replan",
+        request=request,
+        previous_request=previous,
+        revision=revision,
+        subtask_table="\n".join(subtask_line(s) for s in subtasks) or "- (none)",
+        team_list=format_team_list(enabled),
+        team_enum=team_names(enabled),
+        team_names=team_names(enabled),
+        open_ids=", ".join(open_ids(subtasks)) or "(none)",
+        replan_example=replan_example(subtasks, enabled),
+    )
 
 
 def route_example(ids: list[str]) -> str:
-    return json.dumps({"next_subtask_id": ids[0] if ids else FINISH,
-                       "reason": f"{ids[0]} comes first in the plan." if ids else
-                                 "No subtask should run."})
+    return json.dumps(
+        {
+            "next_subtask_id": ids[0] if ids else FINISH,
+            "reason": f"{ids[0]} comes first in the plan." if ids else "No subtask should run.",
+        }
+    )
 
 
 def route_prompt(prompts: PromptSet, dispatchable: list[dict]) -> str:
-    listing = "\n".join(f"- id={s['id']} team={s['team']} instruction={json.dumps(s['instruction'])}"
-                        for s in dispatchable)
+    listing = "\n".join(
+        f"- id={s['id']} team={s['team']} instruction={json.dumps(s['instruction'])}"
+        for s in dispatchable
+    )
     ids = [s["id"] for s in dispatchable]
-    return prompts.render(_P + "route", listing=listing, finish=FINISH,
-                          id_names=", ".join(route_names(ids)), route_example=route_example(ids))
+    return prompts.render(
+        _P + "route",
+        listing=listing,
+        finish=FINISH,
+        id_names=", ".join(route_names(ids)),
+        route_example=route_example(ids),
+    )
 
 
 def inputs_block(inputs: list[dict], heading: str) -> str:
@@ -153,26 +255,55 @@ def inputs_block(inputs: list[dict], heading: str) -> str:
 
 def team_route_example(workers: list[str]) -> str:
     first = workers[0] if workers else None
-    return json.dumps({"next_worker": first or FINISH, "task": EXAMPLE_TASKS.get(first or "", ""),
-                       "reason": f"{first} has not reported yet." if first else "No worker is on."})
+    return json.dumps(
+        {
+            "next_worker": first or FINISH,
+            "task": EXAMPLE_TASKS.get(first or "", ""),
+            "reason": f"{first} has not reported yet." if first else "No worker is on.",
+        }
+    )
 
 
-def team_prompt(prompts: PromptSet, team: str, enabled: list[str], instruction: str,
-                inputs: list[dict], reports: list[dict], round_: int, max_rounds: int) -> str:
+def team_prompt(
+    prompts: PromptSet,
+    team: str,
+    enabled: list[str],
+    instruction: str,
+    inputs: list[dict],
+    reports: list[dict],
+    round_: int,
+    max_rounds: int,
+) -> str:
     workers = team_workers(team, enabled)
     return prompts.render(
-        _P + "team_supervisor", team=team, team_description=TEAMS[team].description,
+        _P + "team_supervisor",
+        team=team,
+        team_description=TEAMS[team].description,
         worker_list="\n".join(f"- {w}: {AGENTS[w].description}" for w in workers),
-        worker_enum=", ".join([*workers, FINISH]), worker_names=", ".join([*workers, FINISH]),
-        route_example=team_route_example(workers), instruction=instruction,
+        worker_enum=", ".join([*workers, FINISH]),
+        worker_names=", ".join([*workers, FINISH]),
+        route_example=team_route_example(workers),
+        instruction=instruction,
         inputs=inputs_block(inputs, "Results of the subtasks yours depends on:"),
-        reports="\n".join(f"- {r['worker']} ({'ok' if r.get('ok') else 'failed'}): "
-                          f"{' '.join(str(r.get('text', '')).split())}" for r in reports)
-        or "- (none yet)", round=round_, max_rounds=max_rounds)
+        reports="\n".join(
+            f"- {r['worker']} ({'ok' if r.get('ok') else 'failed'}): "
+            f"{' '.join(str(r.get('text', '')).split())}"
+            for r in reports
+        )
+        or "- (none yet)",
+        round=round_,
+        max_rounds=max_rounds,
+    )
 
 
-def worker_prompts(prompts: PromptSet, worker: str, task: str, inputs: list[dict],
-                   reports: list[dict], api_base: str = "") -> tuple[str, str]:
+def worker_prompts(
+    prompts: PromptSet,
+    worker: str,
+    task: str,
+    inputs: list[dict],
+    reports: list[dict],
+    api_base: str = "",
+) -> tuple[str, str]:
     """(system prompt, task prompt) of a worker: its role, and its task with what it was
     handed (the subtask's inputs and its teammates' reports)."""
     role = prompts.render(_P + worker, api_base=api_base)
@@ -180,25 +311,39 @@ def worker_prompts(prompts: PromptSet, worker: str, task: str, inputs: list[dict
     if reports:
         handed += ("\n" if handed else "") + inputs_block(
             [{"worker": r["worker"], "text": r.get("text", "")} for r in reports if r.get("ok")],
-            "Your teammates' reports:")
+            "Your teammates' reports:",
+        )
     return role, prompts.render(_P + "worker_task", task=task, inputs=handed).strip()
 
 
 def repair_prompt(prompts: PromptSet, expected: str):
     return lambda error, reply: prompts.render(
-        _P + "repair", error=error, reply=reply[:2000], expected=expected)
+        _P + "repair", error=error, reply=reply[:2000], expected=expected
+    )
 
 
 SAMPLE = {
     "request": "Check that the API is healthy and find reliable news sites about what moves "
-               "the stock market",
+    "the stock market",
     "subtasks": [
-        {"id": "s1", "team": "request_team", "status": "done", "depends_on": [],
-         "instruction": "Check the API's health endpoint and report whether the API is "
-                        "healthy and available.", "result": "HTTP 200: {\"status\": \"ok\"}"},
-        {"id": "s2", "team": "search_team", "status": "pending", "depends_on": [],
-         "instruction": "Find reliable news sites about what moves the stock market and "
-                        "return full Google News search URLs for each site."}],
+        {
+            "id": "s1",
+            "team": "request_team",
+            "status": "done",
+            "depends_on": [],
+            "instruction": "Check the API's health endpoint and report whether the API is "
+            "healthy and available.",
+            "result": 'HTTP 200: {"status": "ok"}',
+        },
+        {
+            "id": "s2",
+            "team": "search_team",
+            "status": "pending",
+            "depends_on": [],
+            "instruction": "Find reliable news sites about what moves the stock market and "
+            "return full Google News search URLs for each site.",
+        },
+    ],
 }
 
 
@@ -214,20 +359,28 @@ def preview_prompt(name: str, text: str, state: dict | None = None) -> str:
     if short == "plan":
         return plan_prompt(prompts, request, enabled)
     if short == "replan":
-        return replan_prompt(prompts, request + " and send their URLs to the API",
-                             request, 1, subtasks, enabled)
+        return replan_prompt(
+            prompts, request + " and send their URLs to the API", request, 1, subtasks, enabled
+        )
     if short == "route":
         return route_prompt(prompts, subtasks)
     if short == "team_supervisor":
-        return team_prompt(prompts, "search_team", enabled, SAMPLE["subtasks"][1]["instruction"],
-                           [], [], 1, 6)
+        return team_prompt(
+            prompts, "search_team", enabled, SAMPLE["subtasks"][1]["instruction"], [], [], 1, 6
+        )
     if short == "repair":
-        return prompts.render(name, error="the reply is not valid JSON", reply="Sure! Here…",
-                              expected=plan_example(enabled))
+        return prompts.render(
+            name,
+            error="the reply is not valid JSON",
+            reply="Sure! Here…",
+            expected=plan_example(enabled),
+        )
     if short == "worker_task":
-        return worker_prompts(prompts, "url_builder", "Build Google News search URLs for the "
-                              "sites found, with the query terms: stock market", [],
-                              [{"worker": "searcher", "ok": True,
-                                "text": "- reuters.com (Reuters)"}])[1]
-    return worker_prompts(prompts, short, "(the task)", [], [],
-                          api_base="http://127.0.0.1:8765")[0]
+        return worker_prompts(
+            prompts,
+            "url_builder",
+            "Build Google News search URLs for the sites found, with the query terms: stock market",
+            [],
+            [{"worker": "searcher", "ok": True, "text": "- reuters.com (Reuters)"}],
+        )[1]
+    return worker_prompts(prompts, short, "(the task)", [], [], api_base="http://127.0.0.1:8765")[0]

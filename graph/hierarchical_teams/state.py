@@ -1,4 +1,4 @@
-"""The shared memory of hierarchical_teams (seeds 002, 004), every key declared.
+"""The shared memory of hierarchical_teams (docs/systems/hierarchical_teams.md), every key declared.
 
 One writer per field where possible: the lead supervisor writes the plan
 (``subtasks``, ``plans``) and what it dispatches (``current_*``); each team writes
@@ -21,12 +21,11 @@ from __future__ import annotations
 import operator
 from typing import Annotated, Any, Optional
 
+from langgraph.graph import MessagesState
 from typing_extensions import TypedDict
 
-from langgraph.graph import MessagesState
-
-from graph.conversation import ConversationState
-from graph.reducers import merge_dicts
+from graph.kernel.conversation import ConversationState
+from graph.kernel.reducers import merge_dicts
 
 STATUSES = ("pending", "delegated", "done", "failed", "cancelled")
 ENDED = ("done", "failed", "cancelled")

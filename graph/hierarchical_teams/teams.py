@@ -11,6 +11,9 @@ checks it against the allowlist, asks a human with ``interrupt()`` (the exact me
 URL and body), and only then sends it. The call is recorded in the side-effect ledger
 under the run and the subtask, so a replay, a retry or a resumed run never sends it
 twice.
+
+Over 400 lines: a team's supervisor, workers and approval gate are one compiled subgraph
+and share its state; apart they would each need the others to be read.
 """
 
 from __future__ import annotations
@@ -23,24 +26,28 @@ from functools import partial
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
-from langgraph.types import Command, interrupt
+from langgraph.types import Command
 from pydantic import BaseModel, Field
 
 from graph.hierarchical_teams.agents import AGENTS, team_workers
 from graph.hierarchical_teams.deps import Deps
 from graph.hierarchical_teams.prompts import (
-    FINISH, repair_prompt, team_prompt, team_route_example, worker_prompts)
+    FINISH,
+    repair_prompt,
+    team_prompt,
+    team_route_example,
+    worker_prompts,
+)
 from graph.hierarchical_teams.state import TeamInput, TeamOutput, TeamState
-from graph.models.chat import reply_text
+from graph.kernel.approval import ask_human
+from graph.kernel.messages import FINISH_WORDS, tag_messages
+from graph.models.replies import reply_text
 from graph.models.structured import ModelReplyError, ask_json
-from graph.plan_execute.human import HumanDecision
-from graph.plan_execute.state import tag_messages
 from graph.tools.news import build_news_urls_tool, find_news_sites_tool
 from graph.tools.team_api import ApiCall, RefusedCall, api_base, check_allowed, send
 
 TOOL_ROUNDS = 4
 USELESS = "No usable results"
-FINISH_WORDS = {"finish", "end", "__end__", "done", "none", "stop"}
 HTTP_TOOLS = {"http_get": "GET", "http_post": "POST"}
 
 
@@ -52,8 +59,15 @@ class TeamRoute(BaseModel):
 
 def _step(state: dict, node: str, kind: str, text: str, **extra) -> dict:
     """One inner step of a team, for the Run page."""
-    return {"subtask_id": state.get("current_subtask_id"), "team": state.get("current_team"),
-            "node": node, "kind": kind, "text": text, "at": time.time(), **extra}
+    return {
+        "subtask_id": state.get("current_subtask_id"),
+        "team": state.get("current_team"),
+        "node": node,
+        "kind": kind,
+        "text": text,
+        "at": time.time(),
+        **extra,
+    }
 
 
 def _max_rounds(team: str, enabled: list[str]) -> int:
@@ -69,38 +83,79 @@ def team_supervisor_node(state: dict, deps: Deps, team: str) -> Command:
     round_ = int(state.get("team_round") or 0) + 1
     step = int(state.get("current_step") or 0)
     if round_ > _max_rounds(team, deps.enabled):
-        return _finish(state, team, f"{team}'s supervisor reached its limit of "
-                       f"{_max_rounds(team, deps.enabled)} rounds", [])
+        return _finish(
+            state,
+            team,
+            f"{team}'s supervisor reached its limit of {_max_rounds(team, deps.enabled)} rounds",
+            [],
+        )
 
     def check(route: TeamRoute) -> None:
         name = route.next_worker.strip()
         if name.lower() not in FINISH_WORDS and name not in workers:
-            raise ValueError(f"next_worker {name!r} is not a worker of {team}; use one of: "
-                             f"{', '.join([*workers, FINISH])}")
+            raise ValueError(
+                f"next_worker {name!r} is not a worker of {team}; use one of: "
+                f"{', '.join([*workers, FINISH])}"
+            )
 
-    prompt = team_prompt(deps.prompts, team, deps.enabled, state.get("current_instruction") or "",
-                         state.get("current_inputs") or [], reports, round_,
-                         _max_rounds(team, deps.enabled))
+    prompt = team_prompt(
+        deps.prompts,
+        team,
+        deps.enabled,
+        state.get("current_instruction") or "",
+        state.get("current_inputs") or [],
+        reports,
+        round_,
+        _max_rounds(team, deps.enabled),
+    )
     try:
-        reply = ask_json(deps.worker_model, prompt, TeamRoute, label=f"{team}'s supervisor",
-                         repair_prompt=repair_prompt(deps.prompts, team_route_example(workers)),
-                         check=check, enums={"next_worker": [*workers, FINISH]})
+        reply = ask_json(
+            deps.worker_model,
+            prompt,
+            TeamRoute,
+            label=f"{team}'s supervisor",
+            repair_prompt=repair_prompt(deps.prompts, team_route_example(workers)),
+            check=check,
+            enums={"next_worker": [*workers, FINISH]},
+        )
     except ModelReplyError as exc:
-        return _finish(state, team, f"{team}'s supervisor could not decide: {exc}",
-                       tag_messages(exc.replies, step, team))
+        return _finish(
+            state,
+            team,
+            f"{team}'s supervisor could not decide: {exc}",
+            tag_messages(exc.replies, step, team),
+        )
     route: TeamRoute = reply.value
     said = tag_messages(reply.replies, step, team)
     name = route.next_worker.strip()
     if name.lower() in FINISH_WORDS:
-        return _finish(state, team, route.reason or "the team's supervisor answered FINISH",
-                       said, reply.notices)
+        return _finish(
+            state,
+            team,
+            route.reason or "the team's supervisor answered FINISH",
+            said,
+            reply.notices,
+        )
     task = route.task.strip() or (state.get("current_instruction") or "")
-    return Command(update={"team_round": round_, "worker_task": task, "messages": said,
-                           "notices": reply.notices,
-                           "team_steps": [_step(state, "supervisor", "route",
-                                                f"→ {name}: {task}", worker=name,
-                                                reason=route.reason)]},
-                   goto=name)
+    return Command(
+        update={
+            "team_round": round_,
+            "worker_task": task,
+            "messages": said,
+            "notices": reply.notices,
+            "team_steps": [
+                _step(
+                    state,
+                    "supervisor",
+                    "route",
+                    f"→ {name}: {task}",
+                    worker=name,
+                    reason=route.reason,
+                )
+            ],
+        },
+        goto=name,
+    )
 
 
 def _finish(state: dict, team: str, reason: str, said: list, notices=()) -> Command:
@@ -111,15 +166,29 @@ def _finish(state: dict, team: str, reason: str, said: list, notices=()) -> Comm
     failed = [r for r in latest.values() if not r.get("ok")]
     ok = bool(latest) and not failed
     result = "\n".join(f"{r['worker']}: {r['text']}" for r in latest.values()) or ""
-    outcome = {"status": "done" if ok else "failed", "team": team, "result": result,
-               "reason": None if ok else ("; ".join(f"{r['worker']}: {r['text']}" for r in failed)
-                                          or f"no worker reported ({reason})"),
-               "ended_at": time.time()}
-    return Command(update={
-        "team_results": {state["current_subtask_id"]: outcome}, "messages": said,
-        "notices": list(notices),
-        "team_steps": [_step(state, "supervisor", "finish",
-                             f"FINISH ({outcome['status']}): {reason}")]}, goto=END)
+    outcome = {
+        "status": "done" if ok else "failed",
+        "team": team,
+        "result": result,
+        "reason": None
+        if ok
+        else (
+            "; ".join(f"{r['worker']}: {r['text']}" for r in failed)
+            or f"no worker reported ({reason})"
+        ),
+        "ended_at": time.time(),
+    }
+    return Command(
+        update={
+            "team_results": {state["current_subtask_id"]: outcome},
+            "messages": said,
+            "notices": list(notices),
+            "team_steps": [
+                _step(state, "supervisor", "finish", f"FINISH ({outcome['status']}): {reason}")
+            ],
+        },
+        goto=END,
+    )
 
 
 # --------------------------------------------------------------------------- workers
@@ -134,20 +203,31 @@ def _tools(worker: str, deps: Deps) -> list:
     from langchain_core.tools import StructuredTool
 
     if worker == "health_checker":
+
         def http_get(url: str) -> str:
             """Proposed only: the call_api node sends it after approval."""
             return ""
-        return [StructuredTool.from_function(
-            http_get, name="http_get",
-            description="GET a URL of the API (a human approves it before it is sent).")]
+
+        return [
+            StructuredTool.from_function(
+                http_get,
+                name="http_get",
+                description="GET a URL of the API (a human approves it before it is sent).",
+            )
+        ]
 
     def http_post(url: str, body: dict) -> str:
         """Proposed only: the call_api node sends it after approval."""
         return ""
-    return [StructuredTool.from_function(
-        http_post, name="http_post",
-        description="POST a JSON body to a URL of the API (a human approves it before it is "
-                    "sent).")]
+
+    return [
+        StructuredTool.from_function(
+            http_post,
+            name="http_post",
+            description="POST a JSON body to a URL of the API (a human approves it before it is "
+            "sent).",
+        )
+    ]
 
 
 def worker_node(state: dict, config: RunnableConfig, deps: Deps, worker: str) -> Command:
@@ -156,13 +236,20 @@ def worker_node(state: dict, config: RunnableConfig, deps: Deps, worker: str) ->
     step = int(state.get("current_step") or 0)
     side_effects = AGENTS[worker].side_effects
     base = api_base(deps.settings) if side_effects else ""
-    role, task = worker_prompts(deps.prompts, worker, state.get("worker_task") or "",
-                                state.get("current_inputs") or [], state.get("reports") or [],
-                                api_base=base)
+    role, task = worker_prompts(
+        deps.prompts,
+        worker,
+        state.get("worker_task") or "",
+        state.get("current_inputs") or [],
+        state.get("reports") or [],
+        api_base=base,
+    )
     tools = {t.name: t for t in _tools(worker, deps)}
     model = deps.worker_model.bind_tools(list(tools.values()))
-    conversation: list[BaseMessage] = [SystemMessage(content=role),
-                                       HumanMessage(content=task, name="team_supervisor")]
+    conversation: list[BaseMessage] = [
+        SystemMessage(content=role),
+        HumanMessage(content=task, name="team_supervisor"),
+    ]
     text = f"{USELESS}: {worker} did not finish within {TOOL_ROUNDS} tool rounds."
     for _ in range(TOOL_ROUNDS):
         reply = model.invoke(conversation, config)
@@ -175,32 +262,55 @@ def worker_node(state: dict, config: RunnableConfig, deps: Deps, worker: str) ->
         call = reply.tool_calls[0]
         if call["name"] in HTTP_TOOLS:
             args = call.get("args") or {}
-            proposed = {"worker": worker, "method": HTTP_TOOLS[call["name"]],
-                        "url": str(args.get("url", "")),
-                        "body": args.get("body") if call["name"] == "http_post" else None,
-                        "tool": call["name"], "call_id": call.get("id") or ""}
-            return Command(update={
-                "proposed_call": proposed,
-                "messages": tag_messages(conversation[1:], step, worker),
-                "team_steps": [_step(state, worker, "propose",
-                                     "proposes " + ApiCall(proposed["method"], proposed["url"],
-                                                           proposed["body"]).describe())]},
-                goto="call_api")
+            proposed = {
+                "worker": worker,
+                "method": HTTP_TOOLS[call["name"]],
+                "url": str(args.get("url", "")),
+                "body": args.get("body") if call["name"] == "http_post" else None,
+                "tool": call["name"],
+                "call_id": call.get("id") or "",
+            }
+            return Command(
+                update={
+                    "proposed_call": proposed,
+                    "messages": tag_messages(conversation[1:], step, worker),
+                    "team_steps": [
+                        _step(
+                            state,
+                            worker,
+                            "propose",
+                            "proposes "
+                            + ApiCall(
+                                proposed["method"], proposed["url"], proposed["body"]
+                            ).describe(),
+                        )
+                    ],
+                },
+                goto="call_api",
+            )
         for c in reply.tool_calls:
             tool = tools.get(c["name"])
             if tool is None:
-                result = ToolMessage(content=f"REFUSED: {worker} has no tool {c['name']!r}.",
-                                     tool_call_id=c.get("id") or "", name=c["name"],
-                                     status="error")
+                result = ToolMessage(
+                    content=f"REFUSED: {worker} has no tool {c['name']!r}.",
+                    tool_call_id=c.get("id") or "",
+                    name=c["name"],
+                    status="error",
+                )
             else:
                 result = tool.invoke({**c, "type": "tool_call"})
             conversation.append(result)
     ok = not text.startswith(USELESS) and not text.startswith(("ERROR", "REFUSED"))
-    return Command(update={
-        "reports": [{"worker": worker, "task": state.get("worker_task"), "text": text, "ok": ok}],
-        "messages": tag_messages(conversation[1:], step, worker),
-        "team_steps": [_step(state, worker, "report", text, ok=ok)]},
-        goto="supervisor")
+    return Command(
+        update={
+            "reports": [
+                {"worker": worker, "task": state.get("worker_task"), "text": text, "ok": ok}
+            ],
+            "messages": tag_messages(conversation[1:], step, worker),
+            "team_steps": [_step(state, worker, "report", text, ok=ok)],
+        },
+        goto="supervisor",
+    )
 
 
 # --------------------------------------------------------------------------- the HTTP gate
@@ -219,7 +329,9 @@ def _parse_edited(text: str, original: ApiCall) -> ApiCall:
 
 def call_key(state: dict, call: ApiCall) -> str:
     digest = hashlib.sha1(call.describe().encode()).hexdigest()[:12]
-    return f"teams/{state.get('current_call_scope') or ''}/{state.get('current_subtask_id')}/{digest}"
+    return (
+        f"teams/{state.get('current_call_scope') or ''}/{state.get('current_subtask_id')}/{digest}"
+    )
 
 
 def call_api_node(state: dict, deps: Deps) -> Command:
@@ -231,14 +343,32 @@ def call_api_node(state: dict, deps: Deps) -> Command:
     update: dict = {"proposed_call": None, "approvals": [], "team_steps": [], "messages": []}
 
     def report(text: str, ok: bool) -> Command:
-        update["reports"] = [{"worker": worker, "task": state.get("worker_task"), "text": text,
-                              "ok": ok, "call": call.as_dict()}]
-        update["team_steps"].append(_step(state, "call_api", "call", text, ok=ok,
-                                          call=call.describe()))
+        update["reports"] = [
+            {
+                "worker": worker,
+                "task": state.get("worker_task"),
+                "text": text,
+                "ok": ok,
+                "call": call.as_dict(),
+            }
+        ]
+        update["team_steps"].append(
+            _step(state, "call_api", "call", text, ok=ok, call=call.describe())
+        )
         # the answer to the worker's proposed tool call: what the call returned
-        update["messages"].append(tag_messages([ToolMessage(
-            content=text, tool_call_id=proposed.get("call_id") or "",
-            name=proposed.get("tool") or "http")], step, worker)[0])
+        update["messages"].append(
+            tag_messages(
+                [
+                    ToolMessage(
+                        content=text,
+                        tool_call_id=proposed.get("call_id") or "",
+                        name=proposed.get("tool") or "http",
+                    )
+                ],
+                step,
+                worker,
+            )[0]
+        )
         return Command(update={k: v for k, v in update.items() if v != []}, goto="supervisor")
 
     try:
@@ -246,29 +376,47 @@ def call_api_node(state: dict, deps: Deps) -> Command:
     except RefusedCall as exc:
         return report(str(exc), False)
     if deps.approvals.get(worker, "always") != "never":
-        answer = interrupt({
-            "kind": "approval", "step": step, "agent": worker, "team": state.get("current_team"),
-            "subtask_id": state.get("current_subtask_id"), "query": call.describe(),
-            "call": call.as_dict(), "asked_at": time.time(),
-            "reason": f"{worker} is about to send a real HTTP request with side effects: "
-                      f"{call.method} {call.url}. Approve to send it, edit the call, or "
-                      "reject it."})
-        try:
-            decision = HumanDecision.model_validate(answer)
-        except Exception:
-            return report(f"{USELESS}: unusable decision {answer!r}; the call was not sent.",
-                          False)
-        record = {"kind": "approval", "step": step, "agent": worker,
-                  "subtask_id": state.get("current_subtask_id"), "query": call.describe(),
-                  **decision.model_dump(), "decided_at": time.time()}
+        decision = ask_human(
+            {
+                "kind": "approval",
+                "step": step,
+                "agent": worker,
+                "team": state.get("current_team"),
+                "subtask_id": state.get("current_subtask_id"),
+                "query": call.describe(),
+                "call": call.as_dict(),
+                "asked_at": time.time(),
+                "reason": f"{worker} is about to send a real HTTP request with side effects: "
+                f"{call.method} {call.url}. Approve to send it, edit the call, or "
+                "reject it.",
+            },
+            node="call_api",
+        )
+        if isinstance(decision, Command):  # not a decision: the same question, asked again
+            return decision
+        record = {
+            "kind": "approval",
+            "step": step,
+            "agent": worker,
+            "subtask_id": state.get("current_subtask_id"),
+            "query": call.describe(),
+            **decision.model_dump(),
+            "decided_at": time.time(),
+        }
         update["approvals"].append(record)
-        who = "The approval timed out; the default applied" if decision.by == "timeout" else "A human"
+        who = (
+            "The approval timed out; the default applied" if decision.by == "timeout" else "A human"
+        )
         if decision.decision in ("reject", "skip"):
-            update["team_steps"].append(_step(state, "call_api", "approval",
-                                              f"{decision.decision}: {decision.reason}"))
-            return report(f"{USELESS}: {who} declined the call {call.describe()} "
-                          f"({decision.decision}: {decision.reason or 'no reason given'}); "
-                          "nothing was sent.", False)
+            update["team_steps"].append(
+                _step(state, "call_api", "approval", f"{decision.decision}: {decision.reason}")
+            )
+            return report(
+                f"{USELESS}: {who} declined the call {call.describe()} "
+                f"({decision.decision}: {decision.reason or 'no reason given'}); "
+                "nothing was sent.",
+                False,
+            )
         if decision.decision == "edit" and decision.query.strip():
             try:
                 call = _parse_edited(decision.query, call)
@@ -276,14 +424,22 @@ def call_api_node(state: dict, deps: Deps) -> Command:
             except RefusedCall as exc:
                 return report(str(exc), False)
             except ValueError as exc:
-                return report(f"{USELESS}: the edited call is unusable ({exc}); nothing was "
-                              "sent.", False)
-        update["team_steps"].append(_step(state, "call_api", "approval",
-                                          f"{decision.decision} by {decision.by}: {call.describe()}"))
+                return report(
+                    f"{USELESS}: the edited call is unusable ({exc}); nothing was sent.", False
+                )
+        update["team_steps"].append(
+            _step(
+                state,
+                "call_api",
+                "approval",
+                f"{decision.decision} by {decision.by}: {call.describe()}",
+            )
+        )
     key = call_key(state, call)
     if (done := deps.ledger.recorded(key)) is not None:
-        return report(f"{done} (already sent for this subtask: not repeated)",
-                      not done.startswith("ERROR"))
+        return report(
+            f"{done} (already sent for this subtask: not repeated)", not done.startswith("ERROR")
+        )
     result = send(call, base, deps.settings.teams_http_timeout_s)
     if not result.startswith("ERROR"):
         deps.ledger.record(key, result)  # a failed call may be tried again; a sent one never
@@ -299,14 +455,20 @@ def build_team(team: str, deps: Deps):
     workers = team_workers(team, deps.enabled)
     gated = any(AGENTS[w].side_effects for w in workers)
     builder = StateGraph(TeamState, input_schema=TeamInput, output_schema=TeamOutput)
-    builder.add_node("supervisor", partial(team_supervisor_node, deps=deps, team=team),
-                     destinations=(*workers, END))
+    builder.add_node(
+        "supervisor",
+        partial(team_supervisor_node, deps=deps, team=team),
+        destinations=(*workers, END),
+    )
     for w in workers:
-        builder.add_node(w, partial(worker_node, deps=deps, worker=w),
-                         destinations=("call_api", "supervisor") if AGENTS[w].side_effects
-                         else ("supervisor",))
+        builder.add_node(
+            w,
+            partial(worker_node, deps=deps, worker=w),
+            destinations=("call_api", "supervisor") if AGENTS[w].side_effects else ("supervisor",),
+        )
     if gated:
-        builder.add_node("call_api", partial(call_api_node, deps=deps),
-                         destinations=("supervisor",))
+        builder.add_node(
+            "call_api", partial(call_api_node, deps=deps), destinations=("supervisor",)
+        )
     builder.add_edge(START, "supervisor")
     return builder.compile(name=team)

@@ -9,21 +9,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from graph.kernel.system import AgentSpec as BaseAgentSpec
+
 Routing = Literal["executor", "chain", "end"]
 
 
-@dataclass(frozen=True)
-class AgentSpec:
-    name: str
-    description: str  # what it can do
+@dataclass(frozen=True, kw_only=True)
+class AgentSpec(BaseAgentSpec):
+    """A sub-agent: what the Planner and the Executor read of it, and where it goes next."""
+
     use_when: str
     limits: str
     output_format: str
-    tools: tuple[str, ...]
     routing: Routing  # back to the executor, a fixed chain, or the end of the run
     chain_to: str | None = None  # the next agent of a fixed chain
-    side_effects: bool = False  # whether its tools change anything outside the run
-    planned: bool = True  # False: never a plan step of its own (runs inside a chain)
     # A step's action for the example question of the prompts' example plan (a model sees
     # a concrete, valid plan, never a placeholder it could copy).
     example: str = ""
@@ -49,7 +48,7 @@ AGENTS: dict[str, AgentSpec] = {
             tools=("search_knowledge_base",),
             routing="executor",
             example="Search the documents for what happened when Apple launched the iPhone "
-                    "in 2007.",
+            "in 2007.",
         ),
         AgentSpec(
             name="data_researcher",
@@ -136,7 +135,9 @@ def format_agent_list(enabled: list[str] | None) -> str:
     lines = []
     for spec in enabled_specs(enabled):
         if spec.planned:
-            effects = " It has side effects: flag its steps for approval." if spec.side_effects else ""
+            effects = (
+                " It has side effects: flag its steps for approval." if spec.side_effects else ""
+            )
             lines.append(f"- {spec.name}: {spec.description} Use when: {spec.use_when}{effects}")
     return "\n".join(lines) or "- (no agent can be planned)"
 

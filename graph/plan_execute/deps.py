@@ -10,11 +10,11 @@ from dataclasses import dataclass, field
 
 from langchain_core.language_models import BaseChatModel
 
+from graph.kernel.ledger import SideEffectLedger
 from graph.prompts import PromptSet
 from graph.settings import Settings
 from graph.tools.database import StockDatabase
 from graph.tools.knowledge import KnowledgeBase
-from graph.tools.reports import SideEffectLedger
 
 
 @dataclass

@@ -1,11 +1,11 @@
-"""The Executor node (seed 000): replan?, which agent next, and the query it gets.
+"""The Executor node (docs/systems/plan_execute.md): replan?, which agent next, and the query it gets.
 
 ``current_step`` names the step being worked on. It stays while that step's agent
 runs (or reruns) and advances when the executor moves to the next step's agent, so
 "done" in the table means the executor accepted the step's result.
 
-Fixed seed faults: after a replan the agent gets a query written from the revised
-step (the seed sent the stale ``agent_query``); a ``goto`` naming an agent that is
+Faults of the source design fixed here (docs/systems/plan_execute.md): after a replan the agent gets a query written from the revised
+step (the source design sent the stale ``agent_query``); a ``goto`` naming an agent that is
 unknown or not enabled is repaired by following the plan (LangGraph would log it and
 end the run silently); a step at its replan cap moves on visibly, marked skipped.
 """
@@ -18,13 +18,13 @@ from langgraph.graph import END
 from langgraph.types import Command
 from pydantic import AliasChoices, BaseModel, Field
 
+from graph.kernel.messages import FINISH_WORDS, tag_messages
 from graph.models.structured import ModelReplyError, ask_json
 from graph.plan_execute.deps import Deps
 from graph.plan_execute.planner import fail
 from graph.plan_execute.prompts import executor_example, executor_prompt, goto_names, repair_prompt
-from graph.plan_execute.state import State, tag_messages
+from graph.plan_execute.state import State
 
-FINISH_WORDS = {"end", "__end__", "finish", "done", "none"}
 # How many times one step's work may be sent out within one plan version. A model that
 # keeps asking for the agent of a step that already has its result would otherwise loop
 # for ever (each human approval starts a fresh invocation, so the recursion limit never
@@ -55,20 +55,31 @@ def executor_node(state: State, deps: Deps) -> Command:
         # Just replanned: run the revised step once before judging again. The query is
         # written from the revised step: the previous agent_query belongs to the old plan.
         block = plan[str(step)]
-        return _dispatch(deps, state, step, block["agent"],
-                         standalone_query(block["action"], user_query),
-                         f"Replanned step {step}; running it before re-evaluating.",
-                         extra={"replan_flag": False})
+        return _dispatch(
+            deps,
+            state,
+            step,
+            block["agent"],
+            standalone_query(block["action"], user_query),
+            f"Replanned step {step}; running it before re-evaluating.",
+            extra={"replan_flag": False},
+        )
 
     enabled = state.get("enabled_agents")
     try:
-        reply = ask_json(deps.planner_model, executor_prompt(state, deps.prompts, deps.max_replans),
-                         ExecutorDecision, label="The Executor",
-                         repair_prompt=repair_prompt(deps.prompts, executor_example(enabled)),
-                         enums={"goto": goto_names(enabled)})
+        reply = ask_json(
+            deps.planner_model,
+            executor_prompt(state, deps.prompts, deps.max_replans),
+            ExecutorDecision,
+            label="The Executor",
+            repair_prompt=repair_prompt(deps.prompts, executor_example(enabled)),
+            enums={"goto": goto_names(enabled)},
+        )
     except ModelReplyError as exc:
-        return fail(f"The Executor could not decide the next step: {exc}",
-                    messages=tag_messages(exc.replies, step, "executor"))
+        return fail(
+            f"The Executor could not decide the next step: {exc}",
+            messages=tag_messages(exc.replies, step, "executor"),
+        )
     decision: ExecutorDecision = reply.value
     said = {"messages": tag_messages(reply.replies, step, "executor"), "notices": reply.notices}
     goto = decision.goto.strip()
@@ -78,89 +89,161 @@ def executor_node(state: State, deps: Deps) -> Command:
     if decision.replan or goto == "planner":
         attempts = (state.get("replan_attempts") or {}).get(str(step), 0)
         if attempts < deps.max_replans:
-            return Command(update={
-                **said, "replan_flag": True, "last_reason": decision.reason or "(no reason)",
-                "replan_attempts": {str(step): attempts + 1},
-                "step_status": {str(step): "replanned"}}, goto="planner")
+            return Command(
+                update={
+                    **said,
+                    "replan_flag": True,
+                    "last_reason": decision.reason or "(no reason)",
+                    "replan_attempts": {str(step): attempts + 1},
+                    "step_status": {str(step): "replanned"},
+                },
+                goto="planner",
+            )
         if deps.escalate_at_cap:
-            return ask_human(state, said, kind="escalation", step=step, agent=current["agent"],
-                             query=state.get("agent_query") or "",
-                             reason=f"Step {step} reached its replan cap ({deps.max_replans}) "
-                                    f"and still asks for a replan: {decision.reason}")
+            return route_to_human(
+                state,
+                said,
+                kind="escalation",
+                step=step,
+                agent=current["agent"],
+                query=state.get("agent_query") or "",
+                reason=f"Step {step} reached its replan cap ({deps.max_replans}) "
+                f"and still asks for a replan: {decision.reason}",
+            )
         said["notices"] = said["notices"] + [
-            f"Step {step} asked for a replan after {attempts} replan(s), the cap: moving on."]
+            f"Step {step} asked for a replan after {attempts} replan(s), the cap: moving on."
+        ]
         return advance(deps, state, step, "skipped", said, decision.reason)
 
     query = decision.query.strip()
     runs = (state.get("step_runs") or {}).get(str(step), 0)
-    again = goto == current["agent"] or (goto in deps.nodes and goto not in ("planner", "executor")
-                                         and not (nxt and goto == nxt["agent"]))
+    again = goto == current["agent"] or (
+        goto in deps.nodes
+        and goto not in ("planner", "executor")
+        and not (nxt and goto == nxt["agent"])
+    )
     if again and str(step) in results and runs >= MAX_STEP_RUNS:
         said["notices"] = said["notices"] + [
             f"Step {step} has been sent out {runs} times and the executor asked for {goto} "
-            "again: moving on with the result it has."]
+            "again: moving on with the result it has."
+        ]
         return advance(deps, state, step, "done", said, decision.reason)
     if goto == current["agent"] and not (str(step) in results and nxt and nxt["agent"] == goto):
-        return _dispatch(deps, state, step, goto,
-                         query or standalone_query(current["action"], user_query),
-                         decision.reason, said)
+        return _dispatch(
+            deps,
+            state,
+            step,
+            goto,
+            query or standalone_query(current["action"], user_query),
+            decision.reason,
+            said,
+        )
     if nxt and goto == nxt["agent"]:
         if str(step) in results:
             return advance(deps, state, step, "done", said, decision.reason, query)
         said["notices"] = said["notices"] + [
-            f"The executor moved on from step {step} before it ran: marked skipped."]
+            f"The executor moved on from step {step} before it ran: marked skipped."
+        ]
         return advance(deps, state, step, "skipped", said, decision.reason, query)
     if goto.lower() in FINISH_WORDS and not nxt and str(step) in results:
         said["step_status"] = {str(step): "done"}
         return _finish(state, "the executor ended the run after the last step", said)
     if goto in deps.nodes and goto not in ("planner", "executor"):
-        said["notices"] = said["notices"] + [f"The executor ran {goto}, off the plan, for step {step}."]
-        return _dispatch(deps, state, step, goto, query or standalone_query(current["action"], user_query),
-                         decision.reason, said)
+        said["notices"] = said["notices"] + [
+            f"The executor ran {goto}, off the plan, for step {step}."
+        ]
+        return _dispatch(
+            deps,
+            state,
+            step,
+            goto,
+            query or standalone_query(current["action"], user_query),
+            decision.reason,
+            said,
+        )
 
     # Unknown, disabled or misplaced goto: follow the plan instead of ending silently.
     said["notices"] = said["notices"] + [
-        f"The executor chose {goto!r}, which is not an enabled agent here; following the plan."]
+        f"The executor chose {goto!r}, which is not an enabled agent here; following the plan."
+    ]
     if str(step) not in results:
-        return _dispatch(deps, state, step, current["agent"],
-                         standalone_query(current["action"], user_query), decision.reason, said)
+        return _dispatch(
+            deps,
+            state,
+            step,
+            current["agent"],
+            standalone_query(current["action"], user_query),
+            decision.reason,
+            said,
+        )
     return advance(deps, state, step, "done", said, decision.reason)
 
 
-def advance(deps: Deps, state: State, step: int, status: str, said: dict, reason: str,
-             query: str = "") -> Command:
+def advance(
+    deps: Deps, state: State, step: int, status: str, said: dict, reason: str, query: str = ""
+) -> Command:
     """Close ``step`` with ``status`` and start the next one, or finish after the last."""
     plan = state.get("plan") or {}
     said = {**said, "step_status": {str(step): status}}
     nxt = plan.get(str(step + 1))
     if not nxt:
         return _finish(state, f"the last step ended ({status})", said)
-    return _dispatch(deps, state, step + 1, nxt["agent"],
-                     query or standalone_query(nxt["action"], state.get("user_query") or ""),
-                     reason, said)
+    return _dispatch(
+        deps,
+        state,
+        step + 1,
+        nxt["agent"],
+        query or standalone_query(nxt["action"], state.get("user_query") or ""),
+        reason,
+        said,
+    )
 
 
-def _dispatch(deps: Deps, state: State, step: int, agent: str, query: str, reason: str,
-              said: dict | None = None, extra: dict | None = None) -> Command:
+def _dispatch(
+    deps: Deps,
+    state: State,
+    step: int,
+    agent: str,
+    query: str,
+    reason: str,
+    said: dict | None = None,
+    extra: dict | None = None,
+) -> Command:
     said = dict(said or {})
     if agent not in deps.nodes:  # never hand LangGraph a goto it would silently drop
-        return fail(f"Step {step} needs agent {agent!r}, which is not enabled in this design.",
-                    **said)
+        return fail(
+            f"Step {step} needs agent {agent!r}, which is not enabled in this design.", **said
+        )
     said.update(extra or {})
     if why := approval_reason(deps, agent, (state.get("plan") or {}).get(str(step), {})):
-        return ask_human(state, said, kind="approval", step=step, agent=agent, query=query,
-                         reason=why, executor_reason=reason)
+        return route_to_human(
+            state,
+            said,
+            kind="approval",
+            step=step,
+            agent=agent,
+            query=query,
+            reason=why,
+            executor_reason=reason,
+        )
     return run_step(state, said, step, agent, query, reason)
 
 
-def run_step(state: State, said: dict, step: int, agent: str, query: str,
-             reason: str) -> Command:
+def run_step(state: State, said: dict, step: int, agent: str, query: str, reason: str) -> Command:
     """Send ``agent`` to work on ``step`` with ``query`` (counted in ``step_runs``)."""
     status = {**said.pop("step_status", {}), str(step): "running"}
     runs = (state.get("step_runs") or {}).get(str(step), 0) + 1
-    return Command(update={**said, "current_step": step, "agent_query": query,
-                           "last_reason": reason, "step_status": status,
-                           "step_runs": {str(step): runs}}, goto=agent)
+    return Command(
+        update={
+            **said,
+            "current_step": step,
+            "agent_query": query,
+            "last_reason": reason,
+            "step_status": status,
+            "step_runs": {str(step): runs},
+        },
+        goto=agent,
+    )
 
 
 def approval_reason(deps: Deps, agent: str, block: dict) -> str:
@@ -173,12 +256,19 @@ def approval_reason(deps: Deps, agent: str, block: dict) -> str:
     return ""
 
 
-def ask_human(state: State, said: dict, **request) -> Command:
+def route_to_human(state: State, said: dict, **request) -> Command:
     """Hand over to the human node, which pauses the run until someone decides."""
     status = {**said.pop("step_status", {}), str(request["step"]): "waiting"}
     request.update(asked_at=time.time())
-    return Command(update={**said, "current_step": request["step"], "human_request": request,
-                           "step_status": status}, goto="human")
+    return Command(
+        update={
+            **said,
+            "current_step": request["step"],
+            "human_request": request,
+            "step_status": status,
+        },
+        goto="human",
+    )
 
 
 def _finish(state: State, why: str, said: dict | None = None) -> Command:

@@ -15,51 +15,39 @@ from __future__ import annotations
 import time
 
 from langchain_core.messages import HumanMessage
-from langgraph.types import Command, interrupt
-from pydantic import BaseModel, Field
+from langgraph.types import Command
 
+from graph.kernel.approval import ask_human
+from graph.kernel.messages import tag_messages
 from graph.plan_execute.deps import Deps
 from graph.plan_execute.executor import advance, run_step
-from graph.plan_execute.state import State, tag_messages
-
-DECISIONS = ("approve", "edit", "reject", "skip", "retry")
-
-
-class HumanDecision(BaseModel):
-    decision: str = Field(pattern="^(" + "|".join(DECISIONS) + ")$")
-    query: str = ""
-    reason: str = ""
-    by: str = "human"  # "human", or "timeout" when the default was applied
-
-
-def ask_human(request: dict) -> HumanDecision | Command:
-    """Pause with ``request`` until a decision comes in. A malformed resume value must not
-    crash the run: the answer is then a Command that asks again (the human node once more)."""
-    answer = interrupt(request)
-    try:
-        return HumanDecision.model_validate(answer)
-    except Exception:
-        return Command(update={"notices": [f"Unusable decision {answer!r}; asking again."]},
-                       goto="human")
+from graph.plan_execute.state import State
 
 
 def human_node(state: State, deps: Deps) -> Command:
     request = state.get("human_request")
     if not request:
         return Command(goto="executor")
-    decision = ask_human(request)
+    decision = ask_human(request, node="human")
     if isinstance(decision, Command):
         return decision
     step, agent = request["step"], request["agent"]
     attempts = (state.get("replan_attempts") or {}).get(str(step), 0)
     record = {**request, **decision.model_dump(), "decided_at": time.time()}
-    said = {"human_request": None, "approvals": [record],
-            "messages": tag_messages([HumanMessage(content=describe(record), name=decision.by)],
-                                     step, "human")}
+    said = {
+        "human_request": None,
+        "approvals": [record],
+        "messages": tag_messages(
+            [HumanMessage(content=describe(record), name=decision.by)], step, "human"
+        ),
+    }
 
     if decision.decision in ("approve", "edit"):
-        query = decision.query.strip() if decision.decision == "edit" and decision.query.strip() \
+        query = (
+            decision.query.strip()
+            if decision.decision == "edit" and decision.query.strip()
             else request["query"]
+        )
         return run_step(state, said, step, agent, query, f"Approved by {decision.by}.")
     if decision.decision == "skip":
         return advance(deps, state, step, "skipped", said, f"Skipped by {decision.by}.")
@@ -67,12 +55,21 @@ def human_node(state: State, deps: Deps) -> Command:
     if decision.decision == "reject" and attempts >= deps.max_replans:
         said["notices"] = [f"Step {step} rejected at its replan cap: moving on."]
         return advance(deps, state, step, "skipped", said, f"Rejected by {decision.by}.")
-    reason = (f"A human rejected step {step} ({agent}): {decision.reason or 'no reason given'}"
-              if decision.decision == "reject" else
-              f"A human asked to retry step {step}: {decision.reason or request['reason']}")
-    return Command(update={**said, "replan_flag": True, "last_reason": reason,
-                           "replan_attempts": {str(step): attempts + 1},
-                           "step_status": {str(step): "replanned"}}, goto="planner")
+    reason = (
+        f"A human rejected step {step} ({agent}): {decision.reason or 'no reason given'}"
+        if decision.decision == "reject"
+        else f"A human asked to retry step {step}: {decision.reason or request['reason']}"
+    )
+    return Command(
+        update={
+            **said,
+            "replan_flag": True,
+            "last_reason": reason,
+            "replan_attempts": {str(step): attempts + 1},
+            "step_status": {str(step): "replanned"},
+        },
+        goto="planner",
+    )
 
 
 def describe(record: dict) -> str:

@@ -1,6 +1,6 @@
-"""The Planner node (seed 000): the request becomes a numbered plan of one-agent steps.
+"""The Planner node (docs/systems/plan_execute.md): the request becomes a numbered plan of one-agent steps.
 
-Fixed seed faults: a reply that is not JSON or lacks fields, a plan with no steps, and
+Faults of the source design fixed here (docs/systems/plan_execute.md): a reply that is not JSON or lacks fields, a plan with no steps, and
 a plan naming agents that are unknown or not enabled each get one repair round with
 the problem fed back; after that the run fails with a readable reason.
 """
@@ -11,11 +11,12 @@ from langgraph.graph import END
 from langgraph.types import Command
 from pydantic import BaseModel, Field, model_validator
 
+from graph.kernel.messages import tag_messages
 from graph.models.structured import ModelReplyError, ask_json
 from graph.plan_execute.agents import plannable
 from graph.plan_execute.deps import Deps
 from graph.plan_execute.prompts import plan_example, plan_prompt, repair_prompt
-from graph.plan_execute.state import State, tag_messages
+from graph.plan_execute.state import State
 
 
 class PlanStep(BaseModel):
@@ -30,26 +31,29 @@ class PlanStep(BaseModel):
 class Plan(BaseModel):
     """A plan as the Planner writes it: ``{"steps": [{agent, action, approval,
     approval_reason}, ...]}``, steps in order. The model is asked for a list, not the
-    seed's ``{"1": {...}, "2": ...}`` map: grammar-constrained decoding fills a free-key map
+    source design's ``{"1": {...}, "2": ...}`` map: grammar-constrained decoding fills a free-key map
     with nonsense keys. The map is still read (an older prompt version, a plan edited for a
-    fork), its keys "1" to "n" in order; ``as_map`` gives the seed's shape the state keeps."""
+    fork), its keys "1" to "n" in order; ``as_map`` gives the source design's shape the state keeps."""
 
     steps: list[PlanStep] = Field(json_schema_extra={"minItems": 1})
 
     @model_validator(mode="before")
     @classmethod
-    def _from_seed_map(cls, data):
+    def _from_source_map(cls, data):
         if not isinstance(data, dict) or "steps" in data:
             return data
         expected = [str(i) for i in range(1, len(data) + 1)]
         if sorted(data, key=lambda k: (len(str(k)), str(k))) != expected:
-            raise ValueError(f"step keys must be \"1\" to \"{len(data)}\" in order, got "
-                             f"{', '.join(map(str, data))}")
+            raise ValueError(
+                f'step keys must be "1" to "{len(data)}" in order, got {", ".join(map(str, data))}'
+            )
         return {"steps": [data[k] for k in expected]}
 
     def as_map(self, exclude_defaults: bool = False) -> dict[str, dict]:
-        return {str(i): s.model_dump(exclude_defaults=exclude_defaults)
-                for i, s in enumerate(self.steps, 1)}
+        return {
+            str(i): s.model_dump(exclude_defaults=exclude_defaults)
+            for i, s in enumerate(self.steps, 1)
+        }
 
 
 def check_plan(plan: Plan, enabled: list[str] | None, keep_until: int = 1) -> None:
@@ -59,27 +63,38 @@ def check_plan(plan: Plan, enabled: list[str] | None, keep_until: int = 1) -> No
     allowed = plannable(enabled)
     for number, step in enumerate(plan.steps, 1):
         if step.agent not in allowed:
-            raise ValueError(f"step {number} uses agent {step.agent!r}, which is not available; "
-                             f"use only: {', '.join(allowed) or '(none)'}")
+            raise ValueError(
+                f"step {number} uses agent {step.agent!r}, which is not available; "
+                f"use only: {', '.join(allowed) or '(none)'}"
+            )
     if len(plan.steps) < keep_until:
         raise ValueError(f"the revised plan must still contain step {keep_until}")
 
 
 def planner_node(state: State, deps: Deps) -> Command:
     if not plannable(state.get("enabled_agents")):
-        return fail("No agent can be planned in this design: enable at least one of "
-                    "web_researcher, data_researcher, chart_generator, synthesizer.")
+        return fail(
+            "No agent can be planned in this design: enable at least one of "
+            "web_researcher, data_researcher, chart_generator, synthesizer."
+        )
     replan = bool(state.get("replan_flag"))
     step = int(state.get("current_step") or 1) if replan else 1
     try:
         enabled = state.get("enabled_agents")
         reply = ask_json(
-            deps.planner_model, plan_prompt(state, deps.prompts), Plan, label="The Planner",
+            deps.planner_model,
+            plan_prompt(state, deps.prompts),
+            Plan,
+            label="The Planner",
             repair_prompt=repair_prompt(deps.prompts, plan_example(enabled)),
-            check=lambda p: check_plan(p, enabled, step), enums={"agent": plannable(enabled)})
+            check=lambda p: check_plan(p, enabled, step),
+            enums={"agent": plannable(enabled)},
+        )
     except ModelReplyError as exc:
-        return fail(f"The Planner could not produce a usable plan: {exc}",
-                    messages=tag_messages(exc.replies, step, "planner"))
+        return fail(
+            f"The Planner could not produce a usable plan: {exc}",
+            messages=tag_messages(exc.replies, step, "planner"),
+        )
     plan = reply.value.as_map(exclude_defaults=True)
     history = state.get("plan_history") or []
     reason = (state.get("last_reason") or "") if replan else "initial plan"
@@ -93,8 +108,9 @@ def planner_node(state: State, deps: Deps) -> Command:
             "last_reason": "",
             "step_status": status,
             "step_runs": {k: 0 for k in plan if int(k) >= step},  # a new plan: counts afresh
-            "plan_history": [{"version": len(history) + 1, "step": step, "reason": reason,
-                              "plan": plan}],
+            "plan_history": [
+                {"version": len(history) + 1, "step": step, "reason": reason, "plan": plan}
+            ],
             "notices": reply.notices,
         },
         goto="executor",

@@ -1,4 +1,4 @@
-"""The shared memory of the plan_execute system (seed 000), every key declared.
+"""The shared memory of the plan_execute system (docs/systems/plan_execute.md), every key declared.
 
 LangGraph silently drops a key a node writes if the state does not declare it, so
 every key any node of this system writes is listed here, with its reducer.
@@ -11,14 +11,14 @@ from typing import Annotated, Any, Optional
 
 from langgraph.graph import MessagesState
 
-from graph.conversation import ConversationState
-from graph.reducers import RESET, merge_dicts  # noqa: F401  (merge_dicts: re-exported)
+from graph.kernel.conversation import ConversationState
+from graph.kernel.reducers import RESET, merge_dicts  # noqa: F401  (RESET: re-exported)
 
 
 class State(MessagesState, ConversationState):
-    """Seed 000's State, plus what our nodes write for the table, the chart and the answer."""
+    """The source design's State (docs/systems/plan_execute.md), plus what our nodes write for the table, the chart and the answer."""
 
-    # The seed's fields.
+    # The source design's fields.
     user_query: Optional[str]
     enabled_agents: Optional[list[str]]
     plan: Optional[dict[str, dict[str, Any]]]  # {"1": {"agent": ..., "action": ...}, ...}
@@ -58,19 +58,3 @@ class State(MessagesState, ConversationState):
     # How the run ended: "done" or "failed", and why in words.
     outcome: Optional[str]
     outcome_reason: Optional[str]
-
-
-def tag_messages(messages: list, step: int, agent: str) -> list:
-    """Copies of ``messages`` marked with the step and agent they belong to.
-
-    The Run page filters messages by step and agent; the mark rides in
-    ``response_metadata``, which is never sent back to a model.
-    """
-    tagged = []
-    for m in messages:
-        copy = m.model_copy(deep=False)
-        copy.response_metadata = {**(m.response_metadata or {}), "step": step, "agent": agent}
-        if not getattr(copy, "name", None) and copy.type == "ai":
-            copy.name = agent
-        tagged.append(copy)
-    return tagged

@@ -15,10 +15,11 @@ from langgraph.errors import GraphRecursionError
 from langgraph.graph import END
 from langgraph.types import Command
 
-from graph.models.chat import reply_text
+from graph.kernel.messages import tag_messages
+from graph.models.replies import reply_text
 from graph.plan_execute.deps import Deps
-from graph.plan_execute.prompts import agent_prompt, synthesizer_prompt
-from graph.plan_execute.state import State, tag_messages
+from graph.plan_execute.prompts import agent_prompt, describe_datasets, synthesizer_prompt
+from graph.plan_execute.state import State
 from graph.tools.charts import describe_chart_tool, make_chart_tool
 from graph.tools.database import sql_tool
 from graph.tools.knowledge import search_tool
@@ -28,41 +29,55 @@ from graph.tools.web import web_search_tool
 TOOL_ROUNDS = 6  # model/tool turns a sub-agent may take for one query
 
 
-def _react(deps: Deps, agent: str, tools: list, system_prompt: str, query: str,
-           config: RunnableConfig) -> list[BaseMessage]:
+def _react(
+    deps: Deps, agent: str, tools: list, system_prompt: str, query: str, config: RunnableConfig
+) -> list[BaseMessage]:
     """Run a ReAct sub-agent on ``query``; its messages, the query first."""
     sub = create_agent(deps.worker_model, tools, system_prompt=system_prompt, name=agent)
     asked = HumanMessage(content=query, name="agent_query")
     try:
-        result = sub.invoke({"messages": [asked]},
-                            {**config, "recursion_limit": 2 * TOOL_ROUNDS + 1})
+        result = sub.invoke(
+            {"messages": [asked]}, {**config, "recursion_limit": 2 * TOOL_ROUNDS + 1}
+        )
     except GraphRecursionError:
-        return [asked, AIMessage(content=f"No usable results: {agent} did not finish within "
-                                         f"{TOOL_ROUNDS} tool rounds.", name=agent)]
+        return [
+            asked,
+            AIMessage(
+                content=f"No usable results: {agent} did not finish within "
+                f"{TOOL_ROUNDS} tool rounds.",
+                name=agent,
+            ),
+        ]
     return result["messages"]
 
 
 def _final_text(messages: list[BaseMessage]) -> str:
     last = next((m for m in reversed(messages) if isinstance(m, AIMessage)), None)
     text = reply_text(last).strip() if last else ""
-    return text.removeprefix("FINAL ANSWER:").strip() or "No usable results: the agent said nothing."
+    return (
+        text.removeprefix("FINAL ANSWER:").strip() or "No usable results: the agent said nothing."
+    )
 
 
 def _artifacts(messages: list[BaseMessage], tool: str) -> list:
-    return [m.artifact for m in messages
-            if isinstance(m, ToolMessage) and m.name == tool and m.artifact]
+    return [
+        m.artifact for m in messages if isinstance(m, ToolMessage) and m.name == tool and m.artifact
+    ]
 
 
 def _step(state: State) -> tuple[int, str]:
-    return int(state.get("current_step") or 1), state.get("agent_query") or state.get("user_query") or ""
+    return int(state.get("current_step") or 1), state.get("agent_query") or state.get(
+        "user_query"
+    ) or ""
 
 
 def web_researcher_node(state: State, config: RunnableConfig, deps: Deps) -> Command:
     step, query = _step(state)
     key = deps.settings.tavily_api_key
     tool = web_search_tool(key.get_secret_value()) if key else search_tool(deps.knowledge)
-    messages = _react(deps, "web_researcher", [tool],
-                      agent_prompt(deps.prompts, "web_researcher"), query, config)
+    messages = _react(
+        deps, "web_researcher", [tool], agent_prompt(deps.prompts, "web_researcher"), query, config
+    )
     known = {s["id"] for s in state.get("sources") or []}
     new_sources = []
     for hits in _artifacts(messages, tool.name):
@@ -70,43 +85,61 @@ def web_researcher_node(state: State, config: RunnableConfig, deps: Deps) -> Com
             if source["id"] not in known:
                 known.add(source["id"])
                 new_sources.append({**source, "step": step})
-    return Command(update={"messages": tag_messages(messages, step, "web_researcher"),
-                           "sources": new_sources,
-                           "step_results": {str(step): _final_text(messages)}},
-                   goto="executor")
+    return Command(
+        update={
+            "messages": tag_messages(messages, step, "web_researcher"),
+            "sources": new_sources,
+            "step_results": {str(step): _final_text(messages)},
+        },
+        goto="executor",
+    )
 
 
 def data_researcher_node(state: State, config: RunnableConfig, deps: Deps) -> Command:
     step, query = _step(state)
     tool = sql_tool(deps.database, deps.settings.sql_max_rows)
-    messages = _react(deps, "data_researcher", [tool],
-                      agent_prompt(deps.prompts, "data_researcher",
-                                   schema=deps.database.schema_text()), query, config)
+    messages = _react(
+        deps,
+        "data_researcher",
+        [tool],
+        agent_prompt(deps.prompts, "data_researcher", schema=deps.database.schema_text()),
+        query,
+        config,
+    )
     count = len(state.get("datasets") or [])
-    datasets = [{"id": f"sql:{count + i}", "step": step, **a}
-                for i, a in enumerate((a for a in _artifacts(messages, "run_sql") if "rows" in a), 1)]
+    datasets = [
+        {"id": f"sql:{count + i}", "step": step, **a}
+        for i, a in enumerate((a for a in _artifacts(messages, "run_sql") if "rows" in a), 1)
+    ]
     result = _final_text(messages)
     if datasets and not result.lower().startswith("no usable"):
         result += " " + " ".join(f"[{d['id']}]" for d in datasets)
-    return Command(update={"messages": tag_messages(messages, step, "data_researcher"),
-                           "datasets": datasets, "step_results": {str(step): result}},
-                   goto="executor")
-
-
-def describe_datasets(datasets: list[dict]) -> str:
-    return "\n".join(f"- {d['id']}: columns {', '.join(d['columns'])} ({len(d['rows'])} rows), "
-                     f"from step {d.get('step')}: {d['sql']}" for d in datasets) or "- (none yet)"
+    return Command(
+        update={
+            "messages": tag_messages(messages, step, "data_researcher"),
+            "datasets": datasets,
+            "step_results": {str(step): result},
+        },
+        goto="executor",
+    )
 
 
 def chart_generator_node(state: State, config: RunnableConfig, deps: Deps) -> Command:
     step, query = _step(state)
     datasets = state.get("datasets") or []
-    messages = _react(deps, "chart_generator", [make_chart_tool(datasets)],
-                      agent_prompt(deps.prompts, "chart_generator",
-                                   datasets=describe_datasets(datasets)), query, config)
+    messages = _react(
+        deps,
+        "chart_generator",
+        [make_chart_tool(datasets)],
+        agent_prompt(deps.prompts, "chart_generator", datasets=describe_datasets(datasets)),
+        query,
+        config,
+    )
     specs = _artifacts(messages, "make_chart")
-    update = {"messages": tag_messages(messages, step, "chart_generator"),
-              "step_results": {str(step): _final_text(messages)}}
+    update = {
+        "messages": tag_messages(messages, step, "chart_generator"),
+        "step_results": {str(step): _final_text(messages)},
+    }
     if specs:
         update["chart_spec"] = specs[-1]
     # Fixed chain: a chart is always followed by its caption, when the summarizer is on.
@@ -116,15 +149,24 @@ def chart_generator_node(state: State, config: RunnableConfig, deps: Deps) -> Co
 
 def chart_summarizer_node(state: State, config: RunnableConfig, deps: Deps) -> Command:
     step, _ = _step(state)
-    messages = _react(deps, "chart_summarizer", [describe_chart_tool(state.get("chart_spec"))],
-                      agent_prompt(deps.prompts, "chart_summarizer"),
-                      "Write the caption of the chart that was just made.", config)
+    messages = _react(
+        deps,
+        "chart_summarizer",
+        [describe_chart_tool(state.get("chart_spec"))],
+        agent_prompt(deps.prompts, "chart_summarizer"),
+        "Write the caption of the chart that was just made.",
+        config,
+    )
     caption = _final_text(messages)
     before = (state.get("step_results") or {}).get(str(step), "")
-    return Command(update={"messages": tag_messages(messages, step, "chart_summarizer"),
-                           "chart_caption": caption,
-                           "step_results": {str(step): f"{before} Caption: {caption}".strip()}},
-                   goto="executor")
+    return Command(
+        update={
+            "messages": tag_messages(messages, step, "chart_summarizer"),
+            "chart_caption": caption,
+            "step_results": {str(step): f"{before} Caption: {caption}".strip()},
+        },
+        goto="executor",
+    )
 
 
 def synthesizer_node(state: State, config: RunnableConfig, deps: Deps) -> Command:
@@ -132,16 +174,28 @@ def synthesizer_node(state: State, config: RunnableConfig, deps: Deps) -> Comman
     asked = HumanMessage(content=synthesizer_prompt(state, deps.prompts), name="synthesizer_prompt")
     reply = deps.worker_model.invoke([asked], config)
     answer = reply_text(reply).strip().removeprefix("FINAL ANSWER:").strip()
-    cited = [{"id": s["id"], "title": s.get("title", ""), "url": s.get("url", "")}
-             for s in state.get("sources") or [] if f"[{s['id']}]" in answer]
-    cited += [{"id": d["id"], "title": f"SQL: {d['sql']}", "url": ""}
-              for d in state.get("datasets") or [] if f"[{d['id']}]" in answer]
-    return Command(update={
-        "messages": tag_messages([asked, reply], step, "synthesizer"),
-        "final_answer": answer, "citations": cited,
-        "step_results": {str(step): answer}, "step_status": {str(step): "done"},
-        "outcome": "done", "outcome_reason": "Finished: the synthesizer wrote the final answer."},
-        goto=END)
+    cited = [
+        {"id": s["id"], "title": s.get("title", ""), "url": s.get("url", "")}
+        for s in state.get("sources") or []
+        if f"[{s['id']}]" in answer
+    ]
+    cited += [
+        {"id": d["id"], "title": f"SQL: {d['sql']}", "url": ""}
+        for d in state.get("datasets") or []
+        if f"[{d['id']}]" in answer
+    ]
+    return Command(
+        update={
+            "messages": tag_messages([asked, reply], step, "synthesizer"),
+            "final_answer": answer,
+            "citations": cited,
+            "step_results": {str(step): answer},
+            "step_status": {str(step): "done"},
+            "outcome": "done",
+            "outcome_reason": "Finished: the synthesizer wrote the final answer.",
+        },
+        goto=END,
+    )
 
 
 def report_writer_node(state: State, config: RunnableConfig, deps: Deps) -> Command:
@@ -149,14 +203,25 @@ def report_writer_node(state: State, config: RunnableConfig, deps: Deps) -> Comm
     run_id = (config.get("configurable") or {}).get("thread_id", "run")
     attempt = (state.get("replan_attempts") or {}).get(str(step), 0)
     # One key per step execution: a resumed step finds its call done and does not repeat it.
-    tool = save_report_tool(deps.settings.home / "reports", deps.ledger,
-                            f"{run_id}/{step}/{attempt}")
+    tool = save_report_tool(
+        deps.settings.home / "reports", deps.ledger, f"{run_id}/{step}/{attempt}"
+    )
     findings = {k: v for k, v in (state.get("step_results") or {}).items() if int(k) < step}
-    messages = _react(deps, "report_writer", [tool], agent_prompt(deps.prompts, "report_writer"),
-                      f"{query}\n\nFindings so far:\n{report_body(findings)}", config)
-    return Command(update={"messages": tag_messages(messages, step, "report_writer"),
-                           "step_results": {str(step): _final_text(messages)}},
-                   goto="executor")
+    messages = _react(
+        deps,
+        "report_writer",
+        [tool],
+        agent_prompt(deps.prompts, "report_writer"),
+        f"{query}\n\nFindings so far:\n{report_body(findings)}",
+        config,
+    )
+    return Command(
+        update={
+            "messages": tag_messages(messages, step, "report_writer"),
+            "step_results": {str(step): _final_text(messages)},
+        },
+        goto="executor",
+    )
 
 
 WORKER_NODES = {

@@ -2,7 +2,7 @@
 
 The supervisor is the hub, always present, like the Planner and Executor of
 plan_execute: the Design page ticks the workers. Tool access follows the role, not
-what the model could do (seed, section 4): the researcher only reads, the writer only
+what the model could do (docs/systems/supervisor_bus.md, tools by role): the researcher only reads, the writer only
 writes, the supervisor only routes. ``ROLE_TOOLS`` is the allowlist the tool gate
 enforces where tools execute.
 """
@@ -11,19 +11,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from graph.systems import coordination_by_size
+from graph.kernel.system import AgentSpec as BaseAgentSpec
+from graph.kernel.system import coordination_by_size
 
 
-@dataclass(frozen=True)
-class AgentSpec:
-    name: str
-    description: str  # what it can do
+@dataclass(frozen=True, kw_only=True)
+class AgentSpec(BaseAgentSpec):
+    """A worker: what the supervisor reads of it (its ``tools`` are its allowlist)."""
+
     use_when: str
     limits: str
     output_format: str
-    tools: tuple[str, ...]  # its allowlist
-    side_effects: bool = False  # whether its tools change anything outside the run
-    planned: bool = True  # every worker can be routed to
 
 
 AGENTS: dict[str, AgentSpec] = {
@@ -82,13 +80,15 @@ def unknown_agents(names: list[str]) -> list[str]:
 
 def format_agent_list(enabled: list[str] | None) -> str:
     """The agents the supervisor may route to, with their tools: what it reads."""
-    lines = [f"- {s.name}: {s.description} Use when: {s.use_when} Tools: {', '.join(s.tools)}."
-             for s in enabled_specs(enabled)]
+    lines = [
+        f"- {s.name}: {s.description} Use when: {s.use_when} Tools: {', '.join(s.tools)}."
+        for s in enabled_specs(enabled)
+    ]
     return "\n".join(lines) or "- (no agent is enabled: answer FINISH)"
 
 
 def coordination_advice(enabled: list[str]) -> str:
-    """The seed's section 6 for this design: the enabled agents are the ones doing the
+    """The source design's advice by team size (docs/systems/supervisor_bus.md) for this design: the enabled agents are the ones doing the
     work; the supervisor is the coordination whose worth is in question."""
     return coordination_by_size(len(enabled))
 
@@ -102,11 +102,11 @@ def design_warnings(enabled: list[str]) -> list[str]:
     if not on:
         warnings.append("No agent enabled: the supervisor can only finish at once.")
     if "researcher" not in on and on:
-        warnings.append("No researcher: nobody finds facts, answers can only restate the "
-                        "question.")
+        warnings.append("No researcher: nobody finds facts, answers can only restate the question.")
     if "writer" not in on and "researcher" in on:
-        warnings.append("No writer: the answer is the researcher's findings as they are, and "
-                        "no draft is saved.")
+        warnings.append(
+            "No writer: the answer is the researcher's findings as they are, and no draft is saved."
+        )
     if not 3 <= len(on) <= 5:
         warnings.append(coordination_advice(enabled))
     return warnings

@@ -20,8 +20,9 @@ ANSWER_TYPES = ("result", "error")
 
 def messages(state: dict) -> list[Message]:
     """The bus, each entry a ``Message`` (a forked or imported state may hold dicts)."""
-    return [m if isinstance(m, Message) else Message.model_validate(m)
-            for m in state.get("bus") or []]
+    return [
+        m if isinstance(m, Message) else Message.model_validate(m) for m in state.get("bus") or []
+    ]
 
 
 class Outbox:
@@ -33,15 +34,31 @@ class Outbox:
         self.sender = sender
         self.sent: list[Message] = []
 
-    def send(self, to: str, type: MessageType, payload: dict[str, Any] | None = None,
-             in_reply_to: str | None = None) -> Message:
+    def send(
+        self,
+        to: str,
+        type: MessageType,
+        payload: dict[str, Any] | None = None,
+        in_reply_to: str | None = None,
+    ) -> Message:
         payload = payload or {}
         n = self.position + len(self.sent)
-        digest = hashlib.sha1(json.dumps(
-            [self.session, n, self.sender, to, type, in_reply_to, payload],
-            sort_keys=True, default=str).encode()).hexdigest()[:10]
-        message = Message(id=f"m{n + 1}-{digest}", from_=self.sender, to=to, type=type,
-                          payload=payload, sent_at=time.time(), in_reply_to=in_reply_to)
+        digest = hashlib.sha1(
+            json.dumps(
+                [self.session, n, self.sender, to, type, in_reply_to, payload],
+                sort_keys=True,
+                default=str,
+            ).encode()
+        ).hexdigest()[:10]
+        message = Message(
+            id=f"m{n + 1}-{digest}",
+            from_=self.sender,
+            to=to,
+            type=type,
+            payload=payload,
+            sent_at=time.time(),
+            in_reply_to=in_reply_to,
+        )
         self.sent.append(message)
         return message
 
@@ -50,14 +67,16 @@ def inbox(state: dict, agent: str, types: Iterable[str] | None = None) -> list[M
     """Messages addressed to ``agent`` that it has not consumed yet, oldest first."""
     consumed = set(state.get(consumed_field(agent)) or [])
     wanted = set(types) if types else None
-    return [m for m in messages(state)
-            if m.to == agent and m.id not in consumed and (wanted is None or m.type in wanted)]
+    return [
+        m
+        for m in messages(state)
+        if m.to == agent and m.id not in consumed and (wanted is None or m.type in wanted)
+    ]
 
 
 def answer_to(bus: list[Message], request_id: str) -> Message | None:
     """The first result or error that answers ``request_id``."""
-    return next((m for m in bus if m.in_reply_to == request_id and m.type in ANSWER_TYPES),
-                None)
+    return next((m for m in bus if m.in_reply_to == request_id and m.type in ANSWER_TYPES), None)
 
 
 def by_id(bus: list[Message], message_id: str) -> Message | None:

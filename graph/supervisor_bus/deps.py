@@ -7,10 +7,13 @@ from pathlib import Path
 
 from langchain_core.language_models import BaseChatModel
 
+from graph.kernel.design import Design
+from graph.kernel.ledger import SideEffectLedger, side_effect_ledger
+from graph.models.chat import make_chat_model
 from graph.prompts import PromptSet
-from graph.settings import Settings
-from graph.tools.knowledge import KnowledgeBase
-from graph.tools.reports import SideEffectLedger
+from graph.settings import Settings, get_settings
+from graph.supervisor_bus.agents import enabled_specs
+from graph.tools.knowledge import KnowledgeBase, default_knowledge_base
 
 
 @dataclass
@@ -27,3 +30,26 @@ class Deps:
     timeout_s: float  # how long a request may wait for its answer
     max_rounds: int  # supervisor decisions before the run is stopped as stuck
     approvals: dict[str, str] = field(default_factory=dict)  # agent -> always/never/planner
+
+
+def make_deps(
+    design: Design, *, settings: Settings | None = None, planner_model=None, worker_model=None
+) -> Deps:
+    """What the nodes of one compiled graph share: models, prompts, tools, limits."""
+    settings = settings or get_settings()
+    enabled = [s.name for s in enabled_specs(design.enabled_agents)]
+    prompts = PromptSet(design.prompts)
+    return Deps(
+        settings=settings,
+        supervisor_model=planner_model or make_chat_model("planner", settings, prompts=prompts),
+        worker_model=worker_model or make_chat_model("worker", settings, prompts=prompts),
+        prompts=prompts,
+        knowledge=default_knowledge_base(),
+        ledger=side_effect_ledger(settings.home),
+        drafts_dir=settings.home / "drafts",
+        enabled=enabled,
+        nodes=frozenset({"supervisor", "human", *enabled}),
+        timeout_s=design.bus_timeout_s,
+        max_rounds=4 * len(enabled) + 4,
+        approvals={a: design.approval_policy(a) for a in enabled},
+    )

@@ -20,14 +20,15 @@ import time
 from langchain_core.messages import HumanMessage
 from langgraph.types import Command
 
-from graph.plan_execute.human import HumanDecision, ask_human
-from graph.plan_execute.state import tag_messages
+from graph.kernel.approval import HumanDecision, ask_human
+from graph.kernel.messages import tag_messages
 from graph.supervisor_bus.bus import Outbox, inbox
 from graph.supervisor_bus.deps import Deps
 
 
-def action_for(kind: str, decision: HumanDecision, agent: str, task: str,
-               enabled: list[str]) -> tuple[str, str, str]:
+def action_for(
+    kind: str, decision: HumanDecision, agent: str, task: str, enabled: list[str]
+) -> tuple[str, str, str]:
     """(action, agent, task) for the supervisor to carry out."""
     query = decision.query.strip()
     if decision.decision in ("skip", "reject"):
@@ -45,31 +46,54 @@ def human_node(state: dict, deps: Deps) -> Command:
         return Command(goto="supervisor")
     asked = pending[0]
     request = dict(asked.payload)
-    decision = ask_human(request)
+    decision = ask_human(request, node="human")
     if isinstance(decision, Command):
         return decision
     kind, agent, task = request["kind"], request["agent"], request.get("query", "")
     action, target, new_task = action_for(kind, decision, agent, task, deps.enabled)
     out = Outbox(state, "human")
-    out.send("supervisor", "result", {
-        "kind": kind, "decision": decision.decision, "action": action, "agent": target,
-        "task": new_task, "reason": decision.reason, "by": decision.by,
-        "message_id": request.get("message_id")}, in_reply_to=asked.id)
-    record = {**request, **decision.model_dump(), "action": action, "target": target,
-              "decided_at": time.time()}
+    out.send(
+        "supervisor",
+        "result",
+        {
+            "kind": kind,
+            "decision": decision.decision,
+            "action": action,
+            "agent": target,
+            "task": new_task,
+            "reason": decision.reason,
+            "by": decision.by,
+            "message_id": request.get("message_id"),
+        },
+        in_reply_to=asked.id,
+    )
+    record = {
+        **request,
+        **decision.model_dump(),
+        "action": action,
+        "target": target,
+        "decided_at": time.time(),
+    }
     said = HumanMessage(content=describe(record), name=decision.by)
-    return Command(update={"bus": out.sent, "human_consumed": [asked.id],
-                           "approvals": [record],
-                           "messages": tag_messages([said], request.get("step") or 0, "human")},
-                   goto="supervisor")
+    return Command(
+        update={
+            "bus": out.sent,
+            "human_consumed": [asked.id],
+            "approvals": [record],
+            "messages": tag_messages([said], request.get("step") or 0, "human"),
+        },
+        goto="supervisor",
+    )
 
 
 def describe(record: dict) -> str:
     """The decision in one line, for the messages and the table."""
-    who = ("The approval timed out; applied the default" if record["by"] == "timeout"
-           else "Human")
-    subject = (f"the request {record.get('message_id')} to {record['agent']}"
-               if record["kind"] == "escalation" else f"the request to {record['agent']}")
+    who = "The approval timed out; applied the default" if record["by"] == "timeout" else "Human"
+    subject = (
+        f"the request {record.get('message_id')} to {record['agent']}"
+        if record["kind"] == "escalation"
+        else f"the request to {record['agent']}"
+    )
     text = f"{who}: {record['decision']} {subject} ({record['action']}"
     if record["action"] == "reassign":
         text += f" to {record['target']}"

@@ -12,42 +12,92 @@ from typing import Any
 
 from graph.prompts import PromptSet, PromptSpec, register
 from graph.supervisor_bus.agents import AGENTS, ROLE_TOOLS, enabled_specs, format_agent_list
-from graph.supervisor_bus.bus import messages, preview
+from graph.supervisor_bus.bus import inbox, messages, preview
 from graph.supervisor_bus.state import Message
 
 _P = "supervisor_bus/"
 
-register(PromptSpec(_P + "supervisor", "Supervisor: reads its inbox, decides who runs next "
-                    "or FINISH.",
-                    frozenset({"user_query", "agent_list", "agent_enum", "agent_names",
-                               "decision_example", "round", "max_rounds",
-                               "answered", "excluded", "outstanding", "inbox", "bus_tail"}),
-                    frozenset({"user_query", "agent_list", "inbox"})))
+register(
+    PromptSpec(
+        _P + "supervisor",
+        "Supervisor: reads its inbox, decides who runs next or FINISH.",
+        frozenset(
+            {
+                "user_query",
+                "agent_list",
+                "agent_enum",
+                "agent_names",
+                "decision_example",
+                "round",
+                "max_rounds",
+                "answered",
+                "excluded",
+                "outstanding",
+                "inbox",
+                "bus_tail",
+            }
+        ),
+        frozenset({"user_query", "agent_list", "inbox"}),
+    )
+)
 for _name in AGENTS:
-    register(PromptSpec(_P + _name, f"Role of {_name} (its system prompt); {{tools}} lists "
-                        "its tools.", frozenset({"tools"})))
-register(PromptSpec(_P + "request", "What a worker receives: the supervisor's task and the "
-                    "messages forwarded with it.", frozenset({"task", "inputs"}),
-                    frozenset({"task", "inputs"})))
-register(PromptSpec(_P + "repair", "Sent back when the supervisor's JSON is unusable.",
-                    frozenset({"error", "reply", "expected"}), frozenset({"error"})))
+    register(
+        PromptSpec(
+            _P + _name,
+            f"Role of {_name} (its system prompt); {{tools}} lists its tools.",
+            frozenset({"tools"}),
+        )
+    )
+register(
+    PromptSpec(
+        _P + "request",
+        "What a worker receives: the supervisor's task and the messages forwarded with it.",
+        frozenset({"task", "inputs"}),
+        frozenset({"task", "inputs"}),
+    )
+)
+register(
+    PromptSpec(
+        _P + "repair",
+        "Sent back when the supervisor's JSON is unusable.",
+        frozenset({"error", "reply", "expected"}),
+        frozenset({"error"}),
+    )
+)
 
 SAMPLE_STATE: dict[str, Any] = {
-    "user_query": "What caused the dot-com crash?", "enabled_agents": list(AGENTS),
-    "bus": [Message(id="m1-sample", from_="user", to="supervisor", type="request",
-                    payload={"question": "What caused the dot-com crash?"})],
-    "outstanding": {}, "completed_agents": set(), "current_step": 0,
+    "user_query": "What caused the dot-com crash?",
+    "enabled_agents": list(AGENTS),
+    "bus": [
+        Message(
+            id="m1-sample",
+            from_="user",
+            to="supervisor",
+            type="request",
+            payload={"question": "What caused the dot-com crash?"},
+        )
+    ],
+    "outstanding": {},
+    "completed_agents": set(),
+    "current_step": 0,
 }
 
 
 # What each worker is asked in the supervisor's example decision (a concrete instance).
 EXAMPLE_TASKS = {
-    "researcher": ("Search the documents for what caused the dot-com crash and report the "
-                   "findings with their source ids.", "No facts have been gathered yet."),
-    "writer": ("Write the answer to the question from the findings you received and save it "
-               "as a draft.", "The findings are in and no answer has been written."),
-    "reviewer": ("Check that every source cited in the draft exists.",
-                 "The draft has not been checked yet."),
+    "researcher": (
+        "Search the documents for what caused the dot-com crash and report the "
+        "findings with their source ids.",
+        "No facts have been gathered yet.",
+    ),
+    "writer": (
+        "Write the answer to the question from the findings you received and save it as a draft.",
+        "The findings are in and no answer has been written.",
+    ),
+    "reviewer": (
+        "Check that every source cited in the draft exists.",
+        "The draft has not been checked yet.",
+    ),
 }
 
 
@@ -67,8 +117,9 @@ def decision_names(state: dict) -> list[str]:
 def decision_example(state: dict) -> str:
     first = next(iter(routable(state)), None)
     task, reason = EXAMPLE_TASKS.get(first or "", ("", "Nobody can add anything."))
-    return json.dumps({"next_agent": first or "FINISH", "task": task if first else "",
-                       "reason": reason})
+    return json.dumps(
+        {"next_agent": first or "FINISH", "task": task if first else "", "reason": reason}
+    )
 
 
 def _ago(seconds: float) -> str:
@@ -105,8 +156,13 @@ def answered_this_turn(state: dict) -> set[str]:
     return {m.from_ for m in messages(state)[start:] if m.type == "result" and m.from_ in AGENTS}
 
 
-def supervisor_prompt(state: dict, prompts: PromptSet, pending: list[Message],
-                      max_rounds: int, now: float | None = None) -> str:
+def supervisor_prompt(
+    state: dict,
+    prompts: PromptSet,
+    pending: list[Message],
+    max_rounds: int,
+    now: float | None = None,
+) -> str:
     now = now or time.time()
     enabled = state.get("enabled_agents")
     bus = messages(state)
@@ -114,18 +170,23 @@ def supervisor_prompt(state: dict, prompts: PromptSet, pending: list[Message],
     to = {m.id: m.to for m in bus}
     excluded = excluded_agents(state)
     return prompts.render(
-        _P + "supervisor", user_query=state.get("user_query") or "",
+        _P + "supervisor",
+        user_query=state.get("user_query") or "",
         agent_list=format_agent_list(enabled),
         agent_enum=", ".join(decision_names(state)),  # the name earlier versions used
         agent_names=", ".join(decision_names(state)),
         decision_example=decision_example(state),
-        round=int(state.get("current_step") or 0) + 1, max_rounds=max_rounds,
+        round=int(state.get("current_step") or 0) + 1,
+        max_rounds=max_rounds,
         answered=", ".join(sorted(answered_this_turn(state))) or "none",
         excluded=", ".join(f"{a} ({w})" for a, w in excluded.items()) or "none",
-        outstanding=", ".join(f"{mid} to {to.get(mid, '?')}, sent {_ago(now - at)}"
-                              for mid, at in outstanding.items()) or "none",
+        outstanding=", ".join(
+            f"{mid} to {to.get(mid, '?')}, sent {_ago(now - at)}" for mid, at in outstanding.items()
+        )
+        or "none",
         inbox="\n".join(describe_message(m) for m in pending) or "- (empty)",
-        bus_tail="\n".join(describe_message(m) for m in bus[-8:]) or "- (empty)")
+        bus_tail="\n".join(describe_message(m) for m in bus[-8:]) or "- (empty)",
+    )
 
 
 def agent_prompt(prompts: PromptSet, agent: str) -> str:
@@ -142,26 +203,33 @@ def request_prompt(prompts: PromptSet, task: str, inputs: list[Message]) -> str:
 
 def repair_prompt(prompts: PromptSet, expected: str):
     return lambda error, reply: prompts.render(
-        _P + "repair", error=error, reply=reply[:2000], expected=expected)
+        _P + "repair", error=error, reply=reply[:2000], expected=expected
+    )
 
 
 def preview_prompt(name: str, text: str, state: dict | None = None) -> str:
     """Prompt ``name`` as the model would receive it, with ``text`` in place of its
     current template, for ``state`` (a sample state when None). Raises PromptError
     naming any bad placeholder, so the editor can show it inline."""
-    from graph.supervisor_bus.supervisor import pending_for_model
-
     state = {**SAMPLE_STATE, **(state or {})}
     prompts = PromptSet({name: text})
     short = name.removeprefix(_P)
     if short == "supervisor":
-        return supervisor_prompt(state, prompts, pending_for_model(state), 12)
+        return supervisor_prompt(state, prompts, inbox(state, "supervisor"), 12)
     if short == "request":
-        sample = Message(id="m3-sample", from_="researcher", to="supervisor", type="result",
-                         payload={"text": "Findings: Dot-com crash [kb:dotcom-crash]"})
-        return request_prompt(prompts, "Write the answer from the findings you received.",
-                              [sample])
+        sample = Message(
+            id="m3-sample",
+            from_="researcher",
+            to="supervisor",
+            type="result",
+            payload={"text": "Findings: Dot-com crash [kb:dotcom-crash]"},
+        )
+        return request_prompt(prompts, "Write the answer from the findings you received.", [sample])
     if short == "repair":
-        return prompts.render(name, error="the reply is not valid JSON", reply="Sure! Here is…",
-                              expected=decision_example(state))
+        return prompts.render(
+            name,
+            error="the reply is not valid JSON",
+            reply="Sure! Here is…",
+            expected=decision_example(state),
+        )
     return agent_prompt(prompts, short)

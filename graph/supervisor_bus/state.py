@@ -1,4 +1,4 @@
-"""The shared memory of the supervisor_bus system (seed 001), every key declared.
+"""The shared memory of the supervisor_bus system (docs/systems/supervisor_bus.md), every key declared.
 
 Agents coordinate through one append-only channel of typed messages, ``bus``; no
 agent reads another agent's output field or writes into it. Every field below has
@@ -20,14 +20,14 @@ from typing import Annotated, Any, Literal, Optional
 from langgraph.graph import MessagesState
 from pydantic import BaseModel, ConfigDict, Field
 
-from graph.conversation import ConversationState
-from graph.reducers import merge_dicts
+from graph.kernel.conversation import ConversationState
+from graph.kernel.reducers import merge_dicts
 
 MessageType = Literal["request", "result", "error", "status"]
 
 
 class Message(BaseModel):
-    """One typed message on the bus (the seed's ``Message``), plus two envelope fields:
+    """One typed message on the bus (the source design's ``Message``), plus two envelope fields:
     when it was sent, and which request it answers (so the supervisor can match answers
     to its registry of outstanding requests without reading payloads)."""
 
@@ -42,15 +42,19 @@ class Message(BaseModel):
     in_reply_to: Optional[str] = None
 
 
+# The custom types in this state, for the checkpoint serializer's allowlist.
+STATE_TYPES = ((__name__, "Message"),)
+
+
 # Each agent's inbox bookkeeping: the ids it has consumed, written by that agent only.
 def consumed_field(agent: str) -> str:
     return f"{agent}_consumed"
 
 
 class BusState(MessagesState, ConversationState):
-    """Seed 001's AgentState and SupervisorState, plus what the Run page shows."""
+    """The source design's AgentState (docs/systems/supervisor_bus.md) and SupervisorState, plus what the Run page shows."""
 
-    # The seed's fields.
+    # The source design's fields.
     bus: Annotated[list[Message], operator.add]  # every agent appends; nobody rewrites
     session_id: str  # set once by initial_state; message ids are derived from it
     completed_agents: Annotated[set[str], operator.or_]  # a worker adds itself on a result

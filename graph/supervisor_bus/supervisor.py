@@ -1,4 +1,4 @@
-"""The supervisor node (seed 001): a router with memory, reading its inbox.
+"""The supervisor node (docs/systems/supervisor_bus.md): a router with memory, reading its inbox.
 
 Each run of the node, in order: answers in its inbox close their requests in the
 registry of outstanding requests; a human's decision is carried out; a request past
@@ -16,24 +16,32 @@ from langgraph.graph import END
 from langgraph.types import Command
 from pydantic import BaseModel, Field
 
+from graph.kernel.messages import FINISH_WORDS, tag_messages
 from graph.models.structured import ModelReplyError, ask_json
-from graph.plan_execute.state import tag_messages
 from graph.supervisor_bus.agents import AGENTS
 from graph.supervisor_bus.bus import ANSWER_TYPES, Outbox, inbox, messages
 from graph.supervisor_bus.deps import Deps
 from graph.supervisor_bus.prompts import (
-    decision_example, decision_names, repair_prompt, supervisor_prompt)
+    decision_example,
+    decision_names,
+    repair_prompt,
+    supervisor_prompt,
+)
 from graph.supervisor_bus.state import Message
 
-FINISH_WORDS = {"finish", "end", "__end__", "done", "none", "stop"}
 BROADCAST = "all"  # the address of decision messages: they are for whoever watches the bus
 HUMAN_OPTIONS = {
-    "escalation": {"retry": "send the same request to the same agent again",
-                   "edit": "reassign: put another agent's name in the query (or edit the "
-                           "task to retry with it)",
-                   "skip": "drop the request (it stays a dead letter)"},
-    "approval": {"approve": "send the request", "edit": "send it with the edited task",
-                 "skip": "do not send it"},
+    "escalation": {
+        "retry": "send the same request to the same agent again",
+        "edit": "reassign: put another agent's name in the query (or edit the "
+        "task to retry with it)",
+        "skip": "drop the request (it stays a dead letter)",
+    },
+    "approval": {
+        "approve": "send the request",
+        "edit": "send it with the edited task",
+        "skip": "do not send it",
+    },
 }
 
 
@@ -54,10 +62,14 @@ def _check(enabled: list[str], allowed: list[str]):
         if name.lower() in FINISH_WORDS or name in allowed:
             return
         if name in enabled:
-            raise ValueError(f"next_agent {name!r} has answered in this turn or is ruled out; "
-                             f"use one of: {', '.join(allowed)}")
-        raise ValueError(f"next_agent {name!r} is not an agent of this team; use one of: "
-                         f"{', '.join(allowed)}")
+            raise ValueError(
+                f"next_agent {name!r} has answered in this turn or is ruled out; "
+                f"use one of: {', '.join(allowed)}"
+            )
+        raise ValueError(
+            f"next_agent {name!r} is not an agent of this team; use one of: {', '.join(allowed)}"
+        )
+
     return check
 
 
@@ -72,25 +84,47 @@ class _Turn:
         self.outstanding = dict(state.get("outstanding") or {})
         self.escalated = set(state.get("escalated") or set())
         self.round = int(state.get("current_step") or 0)
-        self.update: dict = {"notices": [], "decisions": [], "dead_letters": {},
-                             "messages": [], "supervisor_consumed": []}
+        self.update: dict = {
+            "notices": [],
+            "decisions": [],
+            "dead_letters": {},
+            "messages": [],
+            "supervisor_consumed": [],
+        }
 
     def command(self, goto: str, **fields) -> Command:
-        update = {**self.update, "bus": self.out.sent, "outstanding": self.outstanding,
-                  "current_step": self.round, **fields}
-        return Command(update={k: v for k, v in update.items() if v != [] and v != {}
-                               or k == "outstanding"}, goto=goto)
+        update = {
+            **self.update,
+            "bus": self.out.sent,
+            "outstanding": self.outstanding,
+            "current_step": self.round,
+            **fields,
+        }
+        return Command(
+            update={k: v for k, v in update.items() if v != [] and v != {} or k == "outstanding"},
+            goto=goto,
+        )
 
     def decide(self, next_agent: str, task: str, reason: str, by: str) -> Message:
         """Record a routing decision: a status message, and a row of ``decisions``."""
         self.round += 1
-        status = self.out.send(BROADCAST, "status", {
-            "decision": next_agent, "task": task, "reason": reason, "by": by,
-            "round": self.round})
-        self.update["decisions"].append({
-            "round": self.round, "next_agent": next_agent, "task": task, "reason": reason,
-            "by": by, "message_id": status.id, "at": status.sent_at,
-            "request_id": None})
+        status = self.out.send(
+            BROADCAST,
+            "status",
+            {"decision": next_agent, "task": task, "reason": reason, "by": by, "round": self.round},
+        )
+        self.update["decisions"].append(
+            {
+                "round": self.round,
+                "next_agent": next_agent,
+                "task": task,
+                "reason": reason,
+                "by": by,
+                "message_id": status.id,
+                "at": status.sent_at,
+                "request_id": None,
+            }
+        )
         return status
 
     def inputs_for(self, agent: str) -> list[str]:
@@ -101,37 +135,54 @@ class _Turn:
                 latest[m.from_] = m.id
         return list(latest.values())
 
-    def send_request(self, agent: str, task: str, reason: str, by: str,
-                     extra: dict | None = None) -> Command:
+    def send_request(
+        self, agent: str, task: str, reason: str, by: str, extra: dict | None = None
+    ) -> Command:
         """Send ``agent`` a request (the registry starts its clock) and hand over to it."""
         if agent not in self.deps.nodes:  # never hand LangGraph a goto it would drop
-            return self.finish(f"The supervisor routed to {agent!r}, which is not enabled in "
-                               "this design.", outcome="failed")
+            return self.finish(
+                f"The supervisor routed to {agent!r}, which is not enabled in this design.",
+                outcome="failed",
+            )
         self.decide(agent, task, reason, by)
-        request = self.out.send(agent, "request", {
-            "task": task, "inputs": self.inputs_for(agent), **(extra or {})})
+        request = self.out.send(
+            agent, "request", {"task": task, "inputs": self.inputs_for(agent), **(extra or {})}
+        )
         self.update["decisions"][-1]["request_id"] = request.id
         self.outstanding[request.id] = request.sent_at
         return self.command(agent)
 
-    def ask_human(self, kind: str, agent: str, query: str, reason: str,
-                  about: str | None = None) -> Command:
+    def route_to_human(
+        self, kind: str, agent: str, query: str, reason: str, about: str | None = None
+    ) -> Command:
         """A request to the human node, in the payload shape the Approvals page lists."""
         self.decide("human", query, reason, "supervisor")
-        self.out.send("human", "request", {
-            "kind": kind, "step": self.round, "agent": agent, "query": query,
-            "reason": reason, "asked_at": self.now, "message_id": about,
-            "options": HUMAN_OPTIONS[kind]}, in_reply_to=None)
+        self.out.send(
+            "human",
+            "request",
+            {
+                "kind": kind,
+                "step": self.round,
+                "agent": agent,
+                "query": query,
+                "reason": reason,
+                "asked_at": self.now,
+                "message_id": about,
+                "options": HUMAN_OPTIONS[kind],
+            },
+            in_reply_to=None,
+        )
         return self.command("human")
 
     def finish(self, reason: str, outcome: str = "done") -> Command:
-        answer = final_answer((self.bus + self.out.sent)[int(self.state.get("turn_start") or 0):])
+        answer = final_answer((self.bus + self.out.sent)[int(self.state.get("turn_start") or 0) :])
         user = next((m for m in self.bus if m.from_ == "user"), None)
         self.decide("FINISH", "", reason, "supervisor")
         self.out.send("user", "result", {"text": answer}, in_reply_to=user.id if user else None)
         prefix = "Finished" if outcome == "done" else "Stopped"
-        return self.command(END, final_answer=answer, outcome=outcome,
-                            outcome_reason=f"{prefix}: {reason}")
+        return self.command(
+            END, final_answer=answer, outcome=outcome, outcome_reason=f"{prefix}: {reason}"
+        )
 
 
 def final_answer(bus: list[Message]) -> str:
@@ -164,7 +215,8 @@ def supervisor_node(state: dict, deps: Deps) -> Command:
             elif m.in_reply_to in turn.escalated:
                 turn.update["notices"].append(
                     f"{m.from_} answered {m.in_reply_to} after it was escalated: kept on "
-                    "the bus, not acted on.")
+                    "the bus, not acted on."
+                )
 
     # 2. A human's decision is carried out as it is.
     for m in pending:
@@ -190,21 +242,28 @@ def supervisor_node(state: dict, deps: Deps) -> Command:
 
     # 4. The model routes.
     if turn.round >= deps.max_rounds:
-        return turn.finish(f"the supervisor made {turn.round} decisions, its limit, without "
-                           "finishing; the answer is what the agents produced so far.",
-                           outcome="failed")
+        return turn.finish(
+            f"the supervisor made {turn.round} decisions, its limit, without "
+            "finishing; the answer is what the agents produced so far.",
+            outcome="failed",
+        )
     enabled = [a for a in deps.enabled if a in AGENTS]
     # The prompt sees this turn's own changes too (a request a human just dropped).
-    view = {**state, "outstanding": turn.outstanding,
-            "dead_letters": {**(state.get("dead_letters") or {}), **turn.update["dead_letters"]}}
+    view = {
+        **state,
+        "outstanding": turn.outstanding,
+        "dead_letters": {**(state.get("dead_letters") or {}), **turn.update["dead_letters"]},
+    }
     try:
-        reply = ask_json(deps.supervisor_model,
-                         supervisor_prompt(view, deps.prompts, pending, deps.max_rounds,
-                                           turn.now),
-                         SupervisorDecision, label="The supervisor",
-                         repair_prompt=repair_prompt(deps.prompts, decision_example(view)),
-                         check=_check(enabled, decision_names(view)),
-                         enums={"next_agent": decision_names(view)})
+        reply = ask_json(
+            deps.supervisor_model,
+            supervisor_prompt(view, deps.prompts, pending, deps.max_rounds, turn.now),
+            SupervisorDecision,
+            label="The supervisor",
+            repair_prompt=repair_prompt(deps.prompts, decision_example(view)),
+            check=_check(enabled, decision_names(view)),
+            enums={"next_agent": decision_names(view)},
+        )
     except ModelReplyError as exc:
         turn.update["messages"] = tag_messages(exc.replies, turn.round + 1, "supervisor")
         return turn.finish(f"the supervisor could not decide: {exc}", outcome="failed")
@@ -216,9 +275,13 @@ def supervisor_node(state: dict, deps: Deps) -> Command:
         return turn.finish(decision.reason or "the supervisor answered FINISH.")
     task = decision.task.strip() or f"Do your part for: {state.get('user_query') or ''}"
     if deps.approvals.get(name) == "always":
-        return turn.ask_human("approval", name, task,
-                              f"The design asks a human before every request to {name}"
-                              + (" (it has side effects)." if AGENTS[name].side_effects else "."))
+        return turn.route_to_human(
+            "approval",
+            name,
+            task,
+            f"The design asks a human before every request to {name}"
+            + (" (it has side effects)." if AGENTS[name].side_effects else "."),
+        )
     return turn.send_request(name, task, decision.reason, "supervisor")
 
 
@@ -230,13 +293,22 @@ def _escalate(turn: _Turn, request_id: str, sent_at: float, timeout: float) -> C
     agent = request.to if request else "?"
     task = request.payload.get("task", "") if request else ""
     waited = turn.now - sent_at
-    reason = (f"{agent} did not answer request {request_id} within {timeout:g} s "
-              f"(waited {waited:.1f} s).")
-    turn.update["dead_letters"] = {request_id: {
-        "message_id": request_id, "to": agent, "task": task, "sent_at": sent_at,
-        "escalated_at": turn.now, "reason": reason, "resolution": "waiting for a human"}}
+    reason = (
+        f"{agent} did not answer request {request_id} within {timeout:g} s (waited {waited:.1f} s)."
+    )
+    turn.update["dead_letters"] = {
+        request_id: {
+            "message_id": request_id,
+            "to": agent,
+            "task": task,
+            "sent_at": sent_at,
+            "escalated_at": turn.now,
+            "reason": reason,
+            "resolution": "waiting for a human",
+        }
+    }
     turn.update["escalated"] = {request_id}
-    return turn.ask_human("escalation", agent, task, reason, about=request_id)
+    return turn.route_to_human("escalation", agent, task, reason, about=request_id)
 
 
 def _carry_out(turn: _Turn, m: Message) -> Command | None:
@@ -246,23 +318,36 @@ def _carry_out(turn: _Turn, m: Message) -> Command | None:
     about = p.get("message_id")
     who = p.get("by", "human")
     if about:
-        resolution = {"retry": "retried", "reassign": f"reassigned to {agent}",
-                      "drop": "dropped"}.get(action, action)
+        resolution = {
+            "retry": "retried",
+            "reassign": f"reassigned to {agent}",
+            "drop": "dropped",
+        }.get(action, action)
         record = dict((turn.state.get("dead_letters") or {}).get(about) or {})
-        turn.update["dead_letters"] = {about: {**record, "resolution": resolution,
-                                               "decided_by": who, "decided_at": m.sent_at}}
+        turn.update["dead_letters"] = {
+            about: {**record, "resolution": resolution, "decided_by": who, "decided_at": m.sent_at}
+        }
     if action in ("send", "retry", "reassign"):
         if agent not in turn.deps.nodes or agent not in AGENTS:
             turn.update["notices"].append(
                 f"The human's decision names {agent!r}, which is not an enabled agent; "
-                "the supervisor decides instead.")
+                "the supervisor decides instead."
+            )
             return None
-        why = {"send": f"A human approved the request to {agent}.",
-               "retry": f"A human asked to retry {about} with {agent}.",
-               "reassign": f"A human reassigned {about} to {agent}."}[action]
+        why = {
+            "send": f"A human approved the request to {agent}.",
+            "retry": f"A human asked to retry {about} with {agent}.",
+            "reassign": f"A human reassigned {about} to {agent}.",
+        }[action]
         extra = {"retry_of": about} if about else {}
-        return turn.send_request(agent, task, (why + f" {p.get('reason') or ''}").strip(),
-                                 who, extra)
-    turn.decide("none", "", f"A human {'dropped' if action == 'drop' else 'declined'} the "
-                f"request to {agent}: {p.get('reason') or 'no reason given'}", who)
+        return turn.send_request(
+            agent, task, (why + f" {p.get('reason') or ''}").strip(), who, extra
+        )
+    turn.decide(
+        "none",
+        "",
+        f"A human {'dropped' if action == 'drop' else 'declined'} the "
+        f"request to {agent}: {p.get('reason') or 'no reason given'}",
+        who,
+    )
     return None

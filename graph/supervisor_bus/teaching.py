@@ -1,4 +1,4 @@
-"""The teaching scenario of seed 001: one three-agent task on a shared blackboard and on a bus.
+"""The teaching scenario of docs/systems/supervisor_bus.md: one three-agent task on a shared blackboard and on a bus.
 
 A planner, a researcher and a writer answer a question in four steps: the planner
 plans; the researcher researches while the writer sketches an outline (one parallel
@@ -23,18 +23,20 @@ import operator
 from dataclasses import asdict, dataclass, field
 from typing import Annotated, Any, TypedDict
 
-from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.errors import InvalidUpdateError
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command
 
+from graph.kernel.checkpoints import memory_checkpointer
 from graph.supervisor_bus.bus import Outbox, inbox, messages, preview
-from graph.supervisor_bus.state import Message, consumed_field
+from graph.supervisor_bus.state import STATE_TYPES, Message, consumed_field
 from graph.tools.knowledge import default_knowledge_base
 
-TASK = ("Three agents answer a question: the planner plans; the researcher researches "
-        "while the writer sketches an outline (one parallel step); the planner revises the "
-        "plan; the writer drafts the answer.")
+TASK = (
+    "Three agents answer a question: the planner plans; the researcher researches "
+    "while the writer sketches an outline (one parallel step); the planner revises the "
+    "plan; the writer drafts the answer."
+)
 QUESTION = "What caused the dot-com crash?"
 
 
@@ -64,7 +66,7 @@ class Blackboard(TypedDict, total=False):
 
 def _blackboard_graph(parallel: bool):
     def planner(state: Blackboard) -> dict:
-        return {"notes": f"plan: research \"{state['question']}\", then write the answer"}
+        return {"notes": f'plan: research "{state["question"]}", then write the answer'}
 
     def researcher(state: Blackboard) -> dict:
         return {"notes": f"findings: {_findings(state['question'])}"}
@@ -76,12 +78,16 @@ def _blackboard_graph(parallel: bool):
         return {"notes": "plan v2: the writer drafts the answer now"}
 
     def writer_draft(state: Blackboard) -> dict:
-        return {"draft": f"Draft written from the notes it found: \"{state.get('notes', '')}\""}
+        return {"draft": f'Draft written from the notes it found: "{state.get("notes", "")}"'}
 
     builder = StateGraph(Blackboard)
-    for name, node in (("planner", planner), ("researcher", researcher),
-                       ("writer", writer_outline), ("planner_revises", planner_revise),
-                       ("writer_drafts", writer_draft)):
+    for name, node in (
+        ("planner", planner),
+        ("researcher", researcher),
+        ("writer", writer_outline),
+        ("planner_revises", planner_revise),
+        ("writer_drafts", writer_draft),
+    ):
         builder.add_node(name, node)
     builder.add_edge(START, "planner")
     if parallel:  # the researcher and the writer in one super-step
@@ -94,11 +100,16 @@ def _blackboard_graph(parallel: bool):
         builder.add_edge("writer", "planner_revises")
     builder.add_edge("planner_revises", "writer_drafts")
     builder.add_edge("writer_drafts", END)
-    return builder.compile(checkpointer=InMemorySaver(), name="blackboard")
+    return builder.compile(checkpointer=memory_checkpointer(STATE_TYPES), name="blackboard")
 
 
-AGENT_OF = {"planner": "planner", "researcher": "researcher", "writer": "writer",
-            "planner_revises": "planner", "writer_drafts": "writer"}
+AGENT_OF = {
+    "planner": "planner",
+    "researcher": "researcher",
+    "writer": "writer",
+    "planner_revises": "planner",
+    "writer_drafts": "writer",
+}
 
 
 @dataclass
@@ -118,7 +129,8 @@ def run_blackboard(question: str = QUESTION) -> BlackboardSide:
     error_type = error = None
     try:
         _blackboard_graph(parallel=True).invoke(
-            {"question": question}, {"configurable": {"thread_id": "parallel"}})
+            {"question": question}, {"configurable": {"thread_id": "parallel"}}
+        )
     except InvalidUpdateError as exc:
         error_type, error = type(exc).__name__, str(exc).splitlines()[0]
 
@@ -127,19 +139,34 @@ def run_blackboard(question: str = QUESTION) -> BlackboardSide:
     writes: list[dict[str, Any]] = []
     for step, node, update in _node_writes(graph, {"question": question}, config):
         for key, value in update.items():
-            writes.append({"step": step, "agent": AGENT_OF[node], "node": node,
-                           "key": key, "value": value})
+            writes.append(
+                {"step": step, "agent": AGENT_OF[node], "node": node, "key": key, "value": value}
+            )
     final = dict(graph.get_state(config).values)
     lost = []
     for i, w in enumerate(writes):
-        later = next((x for x in writes[i + 1:] if x["key"] == w["key"]), None)
+        later = next((x for x in writes[i + 1 :] if x["key"] == w["key"]), None)
         if later is not None and later["value"] != w["value"]:
-            lost.append({**w, "overwritten_by": later["agent"], "overwritten_at_step": later["step"],
-                         "overwriting_value": later["value"]})
+            lost.append(
+                {
+                    **w,
+                    "overwritten_by": later["agent"],
+                    "overwritten_at_step": later["step"],
+                    "overwriting_value": later["value"],
+                }
+            )
     answer = final.get("draft", "")
     return BlackboardSide(
-        "shared blackboard: one flat state, no reducers", ["researcher", "writer"],
-        error_type, error, writes, lost, final, answer, "findings:" in answer)
+        "shared blackboard: one flat state, no reducers",
+        ["researcher", "writer"],
+        error_type,
+        error,
+        writes,
+        lost,
+        final,
+        answer,
+        "findings:" in answer,
+    )
 
 
 # --------------------------------------------------------------------------- bus
@@ -167,16 +194,27 @@ def _bus_graph():
     def researcher(state: TeachingBus) -> dict:
         out, mine = Outbox(state, "researcher"), inbox(state, "researcher")
         for m in mine:
-            out.send("writer", "result", {"text": f"findings: {_findings(state['question'])}"},
-                     in_reply_to=m.id)
-        return {"bus": out.sent, consumed_field("researcher"): [m.id for m in mine],
-                "completed_agents": {"researcher"}}
+            out.send(
+                "writer",
+                "result",
+                {"text": f"findings: {_findings(state['question'])}"},
+                in_reply_to=m.id,
+            )
+        return {
+            "bus": out.sent,
+            consumed_field("researcher"): [m.id for m in mine],
+            "completed_agents": {"researcher"},
+        }
 
     def writer(state: TeachingBus) -> dict:
         out, mine = Outbox(state, "writer"), inbox(state, "writer")
         for m in mine:
-            out.send("planner", "result", {"text": "outline: causes, then consequences"},
-                     in_reply_to=m.id)
+            out.send(
+                "planner",
+                "result",
+                {"text": "outline: causes, then consequences"},
+                in_reply_to=m.id,
+            )
         return {"bus": out.sent, consumed_field("writer"): [m.id for m in mine]}
 
     def planner_revises(state: TeachingBus) -> dict:
@@ -187,20 +225,27 @@ def _bus_graph():
     def writer_drafts(state: TeachingBus) -> dict:
         out, mine = Outbox(state, "writer"), inbox(state, "writer")
         received = " | ".join(m.payload.get("text") or m.payload.get("task", "") for m in mine)
-        out.send("planner", "result", {"text": f"Draft written from its inbox: \"{received}\""})
-        return {"bus": out.sent, consumed_field("writer"): [m.id for m in mine],
-                "completed_agents": {"writer"}}
+        out.send("planner", "result", {"text": f'Draft written from its inbox: "{received}"'})
+        return {
+            "bus": out.sent,
+            consumed_field("writer"): [m.id for m in mine],
+            "completed_agents": {"writer"},
+        }
 
     builder = StateGraph(TeachingBus)
     builder.add_node("planner", planner, destinations=("researcher", "writer"))
-    for name, node in (("researcher", researcher), ("writer", writer),
-                       ("planner_revises", planner_revises), ("writer_drafts", writer_drafts)):
+    for name, node in (
+        ("researcher", researcher),
+        ("writer", writer),
+        ("planner_revises", planner_revises),
+        ("writer_drafts", writer_drafts),
+    ):
         builder.add_node(name, node)
     builder.add_edge(START, "planner")
     builder.add_edge(["researcher", "writer"], "planner_revises")
     builder.add_edge("planner_revises", "writer_drafts")
     builder.add_edge("writer_drafts", END)
-    return builder.compile(checkpointer=InMemorySaver(), name="bus")
+    return builder.compile(checkpointer=memory_checkpointer(STATE_TYPES), name="bus")
 
 
 @dataclass
@@ -222,12 +267,22 @@ def run_bus(question: str = QUESTION) -> BusSide:
     writes: list[dict[str, Any]] = []
     error_type = error = None
     try:
-        for step, node, update in _node_writes(graph, {"question": question,
-                                                       "session_id": "teaching"}, config):
+        for step, node, update in _node_writes(
+            graph, {"question": question, "session_id": "teaching"}, config
+        ):
             for m in update.get("bus") or []:
-                writes.append({"step": step, "agent": AGENT_OF[node], "node": node,
-                               "key": "bus", "id": m.id, "to": m.to, "type": m.type,
-                               "value": preview(m.payload)})
+                writes.append(
+                    {
+                        "step": step,
+                        "agent": AGENT_OF[node],
+                        "node": node,
+                        "key": "bus",
+                        "id": m.id,
+                        "to": m.to,
+                        "type": m.type,
+                        "value": preview(m.payload),
+                    }
+                )
     except InvalidUpdateError as exc:  # not expected: the bus has reducers
         error_type, error = type(exc).__name__, str(exc).splitlines()[0]
     steps: dict[int, list[str]] = {}
@@ -240,13 +295,36 @@ def run_bus(question: str = QUESTION) -> BusSide:
     bus = messages(final)
     present = {m.id for m in bus}
     lost = [w for w in writes if w["id"] not in present]
-    answer = next((m.payload.get("text", "") for m in reversed(bus)
-                   if m.from_ == "writer" and m.to == "planner" and m.in_reply_to is None), "")
-    table = [{"id": m.id, "from": m.from_, "to": m.to, "type": m.type,
-              "payload": preview(m.payload), "in_reply_to": m.in_reply_to} for m in bus]
-    return BusSide("message bus: typed messages appended to one channel, an inbox per agent",
-                   parallel, error_type, error, writes, lost, table, answer,
-                   "findings:" in answer)
+    answer = next(
+        (
+            m.payload.get("text", "")
+            for m in reversed(bus)
+            if m.from_ == "writer" and m.to == "planner" and m.in_reply_to is None
+        ),
+        "",
+    )
+    table = [
+        {
+            "id": m.id,
+            "from": m.from_,
+            "to": m.to,
+            "type": m.type,
+            "payload": preview(m.payload),
+            "in_reply_to": m.in_reply_to,
+        }
+        for m in bus
+    ]
+    return BusSide(
+        "message bus: typed messages appended to one channel, an inbox per agent",
+        parallel,
+        error_type,
+        error,
+        writes,
+        lost,
+        table,
+        answer,
+        "findings:" in answer,
+    )
 
 
 @dataclass
@@ -268,9 +346,12 @@ def blackboard_vs_bus(question: str = QUESTION) -> TeachingResult:
         f"Blackboard, parallel step: {board.parallel_error_type or 'no error'} "
         f"({board.parallel_error or 'the writes merged'}).",
         f"Blackboard, one agent at a time: no error, but {len(board.lost_writes)} write(s) "
-        "replaced by a later one" + (", including the researcher's findings, so the draft "
-                                     "never saw them." if not board.findings_reached_answer
-                                     else "."),
+        "replaced by a later one"
+        + (
+            ", including the researcher's findings, so the draft never saw them."
+            if not board.findings_reached_answer
+            else "."
+        ),
         f"Bus: the parallel step merged ({bus.parallel_error or 'no error'}); "
         f"{len(bus.writes)} message(s) written, {len(bus.lost_writes)} lost; the draft "
         + ("used the findings." if bus.findings_reached_answer else "missed the findings."),

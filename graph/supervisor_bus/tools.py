@@ -16,19 +16,29 @@ from langchain_core.tools import BaseTool
 
 from graph.supervisor_bus.agents import ROLE_TOOLS
 from graph.tools.drafts import format_output_tool, write_draft_tool
+from graph.tools.effects import Ledger
 from graph.tools.knowledge import (
-    KnowledgeBase, check_citations_tool, fetch_document_tool, search_tool)
-from graph.tools.reports import SideEffectLedger
+    KnowledgeBase,
+    check_citations_tool,
+    fetch_document_tool,
+    search_tool,
+)
 
 REFUSED = "REFUSED:"
 
 
-def tools_for(agent: str, kb: KnowledgeBase, ledger: SideEffectLedger, drafts_dir,
-              message_id: str) -> dict[str, BaseTool]:
+def tools_for(
+    agent: str, kb: KnowledgeBase, ledger: Ledger, drafts_dir, message_id: str
+) -> dict[str, BaseTool]:
     """Every tool Stepwise's bus agents have, built for one request message, by name.
     Which of them an agent may call is decided by ``Gate``, not by this list."""
-    built = [search_tool(kb), fetch_document_tool(kb), check_citations_tool(kb),
-             format_output_tool(), write_draft_tool(drafts_dir, ledger, message_id)]
+    built = [
+        search_tool(kb),
+        fetch_document_tool(kb),
+        check_citations_tool(kb),
+        format_output_tool(),
+        write_draft_tool(drafts_dir, ledger, message_id),
+    ]
     return {t.name: t for t in built}
 
 
@@ -54,6 +64,9 @@ class Gate:
             self.refused.append({"tool": name, "args": call.get("args") or {}})
             return ToolMessage(
                 content=f"{REFUSED} {self.agent} may not use {name!r}; its tools are "
-                        f"{', '.join(self.allowed) or 'none'}.",
-                tool_call_id=call.get("id") or "", name=name or "unknown", status="error")
+                f"{', '.join(self.allowed) or 'none'}.",
+                tool_call_id=call.get("id") or "",
+                name=name or "unknown",
+                status="error",
+            )
         return self.tools[name].invoke({**call, "type": "tool_call"})

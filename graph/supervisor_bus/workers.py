@@ -21,8 +21,8 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command
 
-from graph.models.chat import reply_text
-from graph.plan_execute.state import tag_messages
+from graph.kernel.messages import tag_messages
+from graph.models.replies import reply_text
 from graph.supervisor_bus.agents import AGENTS
 from graph.supervisor_bus.bus import Outbox, by_id, inbox, messages
 from graph.supervisor_bus.deps import Deps
@@ -54,16 +54,24 @@ def _late(deadline: float) -> bool:
     return time.time() > deadline
 
 
-def handle(deps: Deps, agent: str, request: Message, inputs: list[Message],
-           config: RunnableConfig, deadline: float) -> Handled:
+def handle(
+    deps: Deps,
+    agent: str,
+    request: Message,
+    inputs: list[Message],
+    config: RunnableConfig,
+    deadline: float,
+) -> Handled:
     """Run ``agent``'s model on one request, tools through the gate, until it answers."""
-    gate = Gate(agent, tools_for(agent, deps.knowledge, deps.ledger, deps.drafts_dir,
-                                 request.id))
+    gate = Gate(agent, tools_for(agent, deps.knowledge, deps.ledger, deps.drafts_dir, request.id))
     model = deps.worker_model.bind_tools(gate.bindable())
     conversation: list[BaseMessage] = [
         SystemMessage(content=agent_prompt(deps.prompts, agent)),
-        HumanMessage(content=request_prompt(deps.prompts, request.payload.get("task", ""),
-                                            inputs), name="request")]
+        HumanMessage(
+            content=request_prompt(deps.prompts, request.payload.get("task", ""), inputs),
+            name="request",
+        ),
+    ]
     results: dict[str, list[ToolMessage]] = {}
     for _ in range(TOOL_ROUNDS):
         if _late(deadline):
@@ -76,23 +84,32 @@ def handle(deps: Deps, agent: str, request: Message, inputs: list[Message],
         conversation.append(reply)
         if not reply.tool_calls:
             text = reply_text(reply).strip().removeprefix("FINAL ANSWER:").strip()
-            return Handled(conversation, text or f"{USELESS}: {agent} said nothing.",
-                           gate.refused, results)
+            return Handled(
+                conversation, text or f"{USELESS}: {agent} said nothing.", gate.refused, results
+            )
         for call in reply.tool_calls:
             if _late(deadline):
                 raise TooLate(conversation)
             result = gate.execute(call)
             conversation.append(result)
             results.setdefault(result.name, []).append(result)
-    return Handled(conversation, f"{USELESS}: {agent} did not finish within {TOOL_ROUNDS} "
-                                 "tool rounds.", gate.refused, results)
+    return Handled(
+        conversation,
+        f"{USELESS}: {agent} did not finish within {TOOL_ROUNDS} tool rounds.",
+        gate.refused,
+        results,
+    )
 
 
 def _payload(agent: str, handled: Handled) -> dict:
     """What an answer carries: ``text`` is what the next agent reads."""
     payload: dict = {"text": handled.text}
-    sources = [s for m in handled.tool_results.get("search_knowledge_base", [])
-               + handled.tool_results.get("fetch_document", []) for s in (m.artifact or [])]
+    sources = [
+        s
+        for m in handled.tool_results.get("search_knowledge_base", [])
+        + handled.tool_results.get("fetch_document", [])
+        for s in (m.artifact or [])
+    ]
     if sources:
         payload["sources"] = list({s["id"]: s for s in sources}.values())
     if formatted := handled.tool_results.get("format_output"):
@@ -107,9 +124,15 @@ def worker_node(state: dict, config: RunnableConfig, deps: Deps, agent: str) -> 
     pending = inbox(state, agent, types=("request",))
     step = int(state.get("current_step") or 0)
     if not pending:
-        return Command(update={"notices": [f"{agent} ran with an empty inbox: nothing to "
-                                           "handle (a message is handled once)."]},
-                       goto="supervisor")
+        return Command(
+            update={
+                "notices": [
+                    f"{agent} ran with an empty inbox: nothing to "
+                    "handle (a message is handled once)."
+                ]
+            },
+            goto="supervisor",
+        )
     bus = messages(state)
     timeout = float(state.get("timeout_s") or deps.timeout_s)
     out = Outbox(state, agent)
@@ -122,24 +145,41 @@ def worker_node(state: dict, config: RunnableConfig, deps: Deps, agent: str) -> 
             handled = handle(deps, agent, request, inputs, config, request.sent_at + timeout)
         except TooLate as late:
             conversation += late.conversation
-            notices.append(f"{agent} was past the {timeout:g} s deadline of {request.id}: "
-                           "it stopped without answering.")
+            notices.append(
+                f"{agent} was past the {timeout:g} s deadline of {request.id}: "
+                "it stopped without answering."
+            )
             continue
         conversation += handled.conversation
         for refused in handled.refused:
-            out.send(request.from_, "error", {
-                "kind": "tool_refused", "tool": refused["tool"], "request": request.id,
-                "allowed": list(AGENTS[agent].tools),
-                "text": f"Refused: {agent} asked for {refused['tool']!r}, which its role does "
-                        f"not allow (its tools: {', '.join(AGENTS[agent].tools)})."})
+            out.send(
+                request.from_,
+                "error",
+                {
+                    "kind": "tool_refused",
+                    "tool": refused["tool"],
+                    "request": request.id,
+                    "allowed": list(AGENTS[agent].tools),
+                    "text": f"Refused: {agent} asked for {refused['tool']!r}, which its role does "
+                    f"not allow (its tools: {', '.join(AGENTS[agent].tools)}).",
+                },
+            )
         useful = not handled.text.startswith(USELESS)
-        out.send(request.from_, "result" if useful else "error", _payload(agent, handled),
-                 in_reply_to=request.id)
+        out.send(
+            request.from_,
+            "result" if useful else "error",
+            _payload(agent, handled),
+            in_reply_to=request.id,
+        )
         if useful:
             completed.add(agent)
-    update = {consumed_field(agent): [m.id for m in pending], "bus": out.sent,
-              "messages": tag_messages([m for m in conversation
-                                        if not isinstance(m, SystemMessage)], step, agent)}
+    update = {
+        consumed_field(agent): [m.id for m in pending],
+        "bus": out.sent,
+        "messages": tag_messages(
+            [m for m in conversation if not isinstance(m, SystemMessage)], step, agent
+        ),
+    }
     if completed:
         update["completed_agents"] = completed
     if notices:

@@ -1,0 +1,517 @@
+"""hierarchical_teams as a hosted system: its graph, its state at a glance, its Run page.
+
+The top graph: the lead supervisor, and one subgraph node per team that is on (a team is
+on when at least one of its workers is). The Run page shows the live subtask table, every
+plan the lead made (kept / cancelled / added), its dispatches, each team's inner steps
+and messages, and the approvals given.
+
+Over 400 lines: the System contract's members for this system (graph, snapshot, panels,
+approvals, texts), each short; the contract is what ties them.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from functools import partial
+
+from langchain_core.messages import HumanMessage
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+
+from graph.hierarchical_teams import agents, prompts
+from graph.hierarchical_teams.agents import AGENTS, TEAMS, enabled_teams
+from graph.hierarchical_teams.deps import Deps
+from graph.hierarchical_teams.lead import fold_results, lead_supervisor_node
+from graph.hierarchical_teams.state import TeamsState
+from graph.hierarchical_teams.teams import build_team
+from graph.kernel.conversation import first_turn
+from graph.kernel.design import Design
+from graph.kernel.ledger import side_effect_ledger
+from graph.kernel.system import Ability, ApprovalView, Panel, RunFacts, System, cell
+from graph.kernel.wiring import compile_graph
+from graph.models.chat import make_chat_model
+from graph.prompts import PromptSet
+from graph.settings import get_settings
+
+LEAD = "lead_supervisor"
+
+
+@dataclass
+class SubtaskRow:
+    """One subtask: the run table of this system."""
+
+    id: str
+    team: str
+    instruction: str
+    status: str  # pending / delegated / done / failed / cancelled
+    depends_on: list[str]
+    result: str
+    reason: str
+    revision: int  # the request revision it was planned under
+    duration_s: float | None
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def _short(text, limit: int = 400) -> str:
+    text = " ".join(str(text or "").split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _when(at) -> str:
+    return datetime.fromtimestamp(at).strftime("%H:%M:%S") if at else ""
+
+
+class HierarchicalTeams(System):
+    name = "hierarchical_teams"
+    title = "Hierarchical teams"
+    summary = (
+        "A lead supervisor splits a multi-intent request into subtasks, one team each; "
+        "every team is a subgraph with its own supervisor and workers that sees only its "
+        "subtask, side-effecting calls wait for a human, and an edited request is "
+        "replanned."
+    )
+    intro = (
+        "The **lead supervisor** splits one request with several intents into subtasks "
+        "and gives each to one team; a team (a subgraph drawn as a box) has its own "
+        "supervisor and workers and sees only its subtask. Calls to the API ask a human "
+        "first; you can edit the request while the run goes."
+    )
+    always_on = (
+        "The lead supervisor and each team's supervisor are always on; a team is on "
+        "when at least one of its workers is."
+    )
+    examples = (
+        "Check that the API is healthy and find reliable news sites about what moves the "
+        "stock market",
+        "Find reliable news sites about semiconductor tariffs, then send their URLs to the API",
+        "Check that the API is healthy, find reliable news sites about interest rates and "
+        "send their URLs to the API",
+    )
+    entry = LEAD
+    agents = AGENTS
+    teams = {t.name: t.description for t in TEAMS.values()}
+    hubs = frozenset({LEAD})
+    router = LEAD
+    abilities = (
+        Ability(
+            "check an API",
+            r"\bapi\b.*\b(health|healthy|status|up)\b|\bhealth ?check",
+            ("health_checker",),
+        ),
+        Ability("find news sites", r"\bnews (sites?|urls?|search)", ("searcher", "url_builder")),
+    )
+    timeline_fields = (
+        "request",
+        "request_revision",
+        "subtasks_planned",
+        "subtasks",
+        "current_subtask_id",
+        "current_instruction",
+        "team_results",
+        "final_answer",
+    )
+    policy_words = {"always": "always ask", "never": "never ask", "planner": "ask before each call"}
+    tuned_prompts = {
+        "lead": "hierarchical_teams/plan",
+        "team supervisor": "hierarchical_teams/team_supervisor",
+    }
+    rejected = "reject the call (it is not sent; its subtask fails)"
+    approvals_note = (
+        "Only calls with side effects (request_team's HTTP calls) ever ask: "
+        '"always" and "ask before each call" both ask before each call, '
+        '"never" sends it at once. The other workers change nothing.'
+    )
+    graph_legend = (
+        "Dashed: a route the node may choose. Each box is a team: a subgraph with "
+        "its own supervisor and workers; its call_api gate asks a human before an "
+        "HTTP call with side effects."
+    )
+    working = "The lead supervisor is splitting the request into subtasks…"
+    answer_pending = (
+        "The final answer appears here when the lead supervisor has no subtask "
+        "left: every subtask's result, in plan order."
+    )
+    can_edit_request = True
+    edit_goto = LEAD
+    edited = (
+        "the lead supervisor replans, keeping finished subtasks and cancelling the ones "
+        "the new text no longer asks for."
+    )
+
+    def build_graph(
+        self,
+        design: Design | None = None,
+        *,
+        settings=None,
+        checkpointer=None,
+        planner_model=None,
+        worker_model=None,
+    ) -> CompiledStateGraph:
+        """``planner_model`` is the lead's model, ``worker_model`` the teams'."""
+        design = design or Design(system=self.name)
+        settings = settings or get_settings()
+        enabled = [a for a in AGENTS if a in design.enabled_agents]
+        teams = enabled_teams(enabled)
+        texts = PromptSet(design.prompts)
+        deps = Deps(
+            settings=settings,
+            lead_model=planner_model or make_chat_model("planner", settings, prompts=texts),
+            worker_model=worker_model or make_chat_model("worker", settings, prompts=texts),
+            prompts=texts,
+            ledger=side_effect_ledger(settings.home),
+            enabled=enabled,
+            teams=teams,
+            nodes=frozenset({LEAD, *teams}),
+            max_dispatches=max(8, 4 * len(AGENTS)),
+            approvals={a: design.approval_policy(a) for a in enabled},
+        )
+        builder = StateGraph(TeamsState)
+        builder.add_node(LEAD, partial(lead_supervisor_node, deps=deps), destinations=(*teams, END))
+        for team in teams:
+            builder.add_node(team, build_team(team, deps))
+            builder.add_edge(team, LEAD)
+        builder.add_edge(START, LEAD)
+        return compile_graph(
+            builder,
+            design,
+            system=self,
+            checkpointer=checkpointer,
+            model=deps.lead_model,
+            prompts=deps.prompts,
+            settings=deps.settings,
+        )
+
+    def initial_state(self, question: str, design: Design) -> dict:
+        request_id = "r-" + uuid.uuid4().hex[:8]
+        return {
+            "messages": [HumanMessage(content=question, name="user", id=request_id)],
+            "request": question,
+            "request_id": request_id,
+            "request_revision": 0,
+            "user_query": question,
+            "session_id": uuid.uuid4().hex,
+            "enabled_agents": list(design.enabled_agents),
+            "subtasks": [],
+            "subtasks_planned": False,
+            "next_subtask_number": 1,
+            "current_step": 0,
+            "team_results": {},
+            **first_turn(question, design, self.entry),
+        }
+
+    def new_turn(self, state: dict, text: str, design: Design) -> dict:
+        """A follow-up message is a new request with a plan of its own: the earlier turn's
+        subtasks are finished (its answer is kept on its turn, its plans in ``plans``), ids
+        go on counting, so no subtask id is ever reused in a run."""
+        return {
+            "request": text,
+            "request_id": "r-" + uuid.uuid4().hex[:8],
+            "request_revision": 0,
+            "user_query": text,
+            "subtasks": [],
+            "subtasks_planned": False,
+            "current_step": 0,
+            "final_answer": None,
+            "outcome": None,
+            "outcome_reason": None,
+        }
+
+    def edit_request(self, state: dict, text: str) -> dict:
+        """The state update for a request the human edited mid-run: the new text under a new
+        message id, one revision more, and a plan to revise (the lead supervisor replans on
+        its next entry, keeping finished work)."""
+        text = (text or "").strip()
+        if not text:
+            raise ValueError("The edited request is empty.")
+        if text == (state.get("request") or "").strip():
+            raise ValueError("The request is unchanged: edit its text first.")
+        revision = int(state.get("request_revision") or 0) + 1
+        request_id = "r-" + uuid.uuid4().hex[:8]
+        return {
+            "request": text,
+            "request_id": request_id,
+            "request_revision": revision,
+            "subtasks_planned": False,
+            "outcome": None,
+            "outcome_reason": None,
+            "final_answer": None,
+            "edits": [
+                {
+                    "revision": revision,
+                    "request_id": request_id,
+                    "text": text,
+                    "previous": state.get("request") or "",
+                    "at": time.time(),
+                }
+            ],
+            "messages": [
+                HumanMessage(
+                    content=text,
+                    name="user",
+                    id=request_id,
+                    response_metadata={"agent": "user", "step": None},
+                )
+            ],
+        }
+
+    def step_rows(self, state: dict) -> list[SubtaskRow]:
+        revisions = {e["request_id"]: e["revision"] for e in state.get("edits") or []}
+        now = time.time()
+        rows = []
+        for s in fold_results(state):
+            start, end = s.get("started_at"), s.get("ended_at")
+            duration = round((end or now) - start, 2) if start else None
+            rows.append(
+                SubtaskRow(
+                    s["id"],
+                    s["team"],
+                    s["instruction"],
+                    s["status"],
+                    list(s.get("depends_on") or []),
+                    s.get("result") or "",
+                    s.get("reason") or "",
+                    revisions.get(s.get("request_id"), 0),
+                    duration,
+                )
+            )
+        return rows
+
+    def snapshot(self, state: dict, now: float | None = None) -> dict:
+        """What the Run page shows of a state, small and JSON-safe: the subtask table, the
+        plans, the lead's dispatches, the teams' inner steps, approvals and the answer."""
+        return {
+            "system": self.name,
+            "rows": [r.as_dict() for r in self.step_rows(state)],
+            "request": state.get("request"),
+            "request_id": state.get("request_id"),
+            "request_revision": state.get("request_revision") or 0,
+            "edits": list(state.get("edits") or []),
+            "plans": list(state.get("plans") or []),
+            "routing": list(state.get("routing") or []),
+            "team_steps": list(state.get("team_steps") or []),
+            "current_subtask_id": state.get("current_subtask_id"),
+            "current_team": state.get("current_team"),
+            "current_step": state.get("current_step"),
+            "approvals": list(state.get("approvals") or []),
+            "notices": state.get("notices") or [],
+            "user_query": state.get("user_query"),
+            "final_answer": state.get("final_answer"),
+            "outcome": state.get("outcome"),
+            "outcome_reason": state.get("outcome_reason"),
+            "teams": list(TEAMS),
+        }
+
+    def counts(self, snapshot: dict) -> dict[str, int]:
+        return {
+            "steps": len(snapshot.get("rows") or []),
+            "replans": max(0, len(snapshot.get("plans") or []) - 1),
+        }
+
+    def facts(self, snapshot: dict, counts: dict[str, int]) -> list[str]:
+        subtasks = snapshot.get("rows") or []
+        return [
+            f"{len(subtasks)} subtask(s)",
+            f"{sum(1 for r in subtasks if r['status'] == 'done')} done",
+            f"{len(snapshot.get('plans') or [])} plan(s)",
+            f"request revision {snapshot.get('request_revision') or 0}",
+        ]
+
+    def panels(self, snapshot: dict, facts: RunFacts) -> list[Panel]:
+        subtasks = []
+        for r in snapshot.get("rows") or []:
+            outcome = r.get("result") or ""
+            if r.get("reason") and r["status"] != "done":
+                outcome = f"{r['reason']} {outcome}".strip()
+            subtasks.append(
+                {
+                    "Id": r["id"],
+                    "Team": r["team"],
+                    "Instruction": cell(r["instruction"]),
+                    "Status": r["status"],
+                    "Depends on": ", ".join(r.get("depends_on") or []) or "—",
+                    "Result": cell(_short(outcome)),
+                    "Time": "" if r.get("duration_s") is None else f"{r['duration_s']:.1f} s",
+                }
+            )
+        edits = snapshot.get("edits") or []
+        caption = (
+            "One row per subtask of the lead supervisor's plan, live. Status: pending → "
+            "delegated (its team works on it) → done / failed / cancelled; a team sees "
+            "only its own instruction and the results of what it depends on."
+        )
+        if edits:
+            caption = (
+                "Request edits: "
+                + " · ".join(
+                    f"revision {e['revision']} at {_when(e['at'])}: “{_short(e['text'], 160)}”"
+                    for e in edits
+                )
+                + ".  \n"
+                + caption
+            )
+        plans = snapshot.get("plans") or []
+        plan_items = [
+            {
+                "label": _plan_title(plan, n),
+                "text": f"For the request: “{plan.get('request') or ''}”  \n{_plan_changes(plan)}",
+                "rows": [
+                    {
+                        "Id": s["id"],
+                        "Team": s["team"],
+                        "Instruction": cell(s["instruction"]),
+                        "Status when planned": s["status"],
+                        "Depends on": ", ".join(s.get("depends_on") or []) or "—",
+                    }
+                    for s in plan.get("subtasks") or []
+                ],
+                "open": n == len(plans) and n > 1,
+            }
+            for n, plan in enumerate(plans, 1)
+        ]
+        dispatches = [
+            {
+                "Dispatch": r.get("step"),
+                "Subtask": r.get("subtask_id"),
+                "Team": r.get("team") or "—",
+                "Chosen by": {"direct": "the only one that could run", "lead": "routing call"}.get(
+                    r.get("by"), r.get("by")
+                ),
+                "Reason": cell(r.get("reason") or ""),
+            }
+            for r in snapshot.get("routing") or []
+        ]
+        activity = _team_activity(facts.updates)
+        names = [t for t in snapshot.get("teams") or [] if t in activity] or list(activity)
+        team_items = [
+            {
+                "label": f"{team} — {len(activity[team]['steps'])} step(s), "
+                f"{len(activity[team]['messages'])} message(s)",
+                "rows": [
+                    {
+                        "Time": _when(s.get("at")),
+                        "Subtask": s.get("subtask_id"),
+                        "Node": s.get("node"),
+                        "What": s.get("kind"),
+                        "Detail": cell(_short(s.get("text"), 300)),
+                    }
+                    for s in activity[team]["steps"]
+                ],
+                "messages": activity[team]["messages"],
+                "open": team == snapshot.get("current_team") and facts.live,
+            }
+            for team in names
+        ]
+        approvals = [
+            {
+                "Subtask": a.get("subtask_id"),
+                "Worker": a.get("agent"),
+                "Call": cell(a.get("query", "")),
+                "Decision": a.get("decision"),
+                "By": a.get("by"),
+                "Reason": cell(a.get("reason") or ""),
+            }
+            for a in snapshot.get("approvals") or []
+        ]
+        return [
+            Panel(
+                "subtasks",
+                "Subtasks",
+                subtasks,
+                caption=caption,
+                status_column="Status",
+                empty=self.working if facts.live else "This run has no subtasks.",
+            ),
+            Panel("plans", "Plans", items=plan_items, empty="No plan yet."),
+            Panel("dispatches", "Lead supervisor's dispatches", dispatches),
+            Panel("teams", "Inside the teams", items=team_items, empty="No team has started yet."),
+            Panel("approvals", "Approvals given", approvals),
+        ]
+
+    def approval_view(self, item: dict) -> ApprovalView:
+        if not item.get("call"):
+            return super().approval_view(item)
+        return ApprovalView(
+            f"**Subtask {item.get('subtask_id')} · {item.get('team')} · {item.get('agent')}** · "
+            "approval before the HTTP call is sent",
+            code=item.get("query") or "",
+            note="Approve sends exactly this call. To change it, edit the query as METHOD URL "
+            "[JSON body] and press Approve edited query (it must stay on the allowlisted "
+            "API). Reject or Skip: nothing is sent and the subtask fails with your reason.",
+            help={
+                "reject": "Do not send the call: the subtask fails with your reason.",
+                "skip": "Do not send the call: the subtask fails.",
+            },
+        )
+
+    def limits(self, design: Design) -> str:
+        return (
+            "a lead supervisor over teams; calls to the API wait for a human unless a "
+            "worker is set to never ask"
+        )
+
+    def design_warnings(self, enabled: list[str]) -> list[str]:
+        return agents.design_warnings(enabled)
+
+    def agent_caption(self, name: str) -> str:
+        spec = AGENTS[name]
+        return f"{spec.description} Tools: {', '.join(spec.tools)}."
+
+    def preview_prompt(
+        self, name: str, text: str, state: dict | None = None, design: Design | None = None
+    ) -> str:
+        try:
+            return prompts.preview_prompt(name, text, state)
+        except Exception as exc:  # another system's state: the sample instead
+            if type(exc).__name__ == "PromptError":
+                raise
+            return prompts.preview_prompt(name, text, None)
+
+    def node_style(self, node: str) -> dict[str, str]:
+        if node.rsplit(":", 1)[-1] == "supervisor" or node in self.hubs:
+            return {"fillcolor": "#fff3c4"}
+        if node.rsplit(":", 1)[-1] == "call_api":  # where a human approves a side effect
+            return {"fillcolor": "#fde0dc", "shape": "hexagon"}
+        return {}
+
+
+def _plan_title(plan: dict, number: int) -> str:
+    if plan.get("kind") == "initial":
+        return f"Plan {number} — first plan (request revision {plan.get('revision', 0)})"
+    return f"Plan {number} — replan after the request was edited (revision {plan.get('revision')})"
+
+
+def _plan_changes(plan: dict) -> str:
+    """Kept / cancelled / added, in one line."""
+    parts = []
+    if plan.get("kind") != "initial":
+        parts.append("kept " + (", ".join(plan.get("kept") or []) or "none"))
+        cancelled = plan.get("cancelled") or []
+        parts.append(
+            "cancelled " + ("; ".join(f"{c['id']} ({c['reason']})" for c in cancelled) or "none")
+        )
+    parts.append("added " + (", ".join(plan.get("added") or []) or "none"))
+    return " · ".join(parts)
+
+
+def _team_activity(events: list[dict]) -> dict[str, dict[str, list]]:
+    """Each team's inner steps and messages, from the updates its subgraph streamed (so
+    they show while the team works, and a team stopped by an edit keeps what it did)."""
+    teams: dict[str, dict[str, list]] = {}
+    for event in events:
+        ns = event.get("namespace") or ""
+        if event.get("kind") != "update" or not ns:
+            continue
+        team = ns.split(":", 1)[0]
+        data = event.get("data") if isinstance(event.get("data"), dict) else {}
+        found = teams.setdefault(team, {"steps": [], "messages": []})
+        found["steps"] += [s for s in data.get("team_steps") or [] if isinstance(s, dict)]
+        found["messages"] += [m for m in data.get("messages") or [] if isinstance(m, dict)]
+    return teams
+
+
+SYSTEM = HierarchicalTeams()
