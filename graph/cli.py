@@ -1,11 +1,18 @@
-"""The command line: run a question, or print the compiled graph as DOT.
+"""The command line: the same runs as the app, in the same store, for every hosted system.
 
-    python -m graph run "QUESTION" [--agents a,b,c] [--max-replans N] [--json]
-    python -m graph resume THREAD_ID [--decision approve|edit|reject|skip|retry]
-    python -m graph dot [--agents a,b,c]
+    python -m graph run "QUESTION" [--system S] [--agents a,b,c] [--max-replans N] [--json]
+    python -m graph resume RUN_ID [--decision approve|edit|reject|skip|retry] [--query Q] [--reason R]
+    python -m graph send RUN_ID "FOLLOW-UP MESSAGE"
+    python -m graph runs [--status S] [--limit N]
+    python -m graph export RUN_ID [--output FILE]
+    python -m graph dot [--system S] [--agents a,b,c]
+    python -m graph systems
 
-A run prints each step as it changes, then the answer. Failures exit non-zero with
-one line saying why; the partial state is still printed with --json.
+A run prints its progress as it changes (a plan_execute run: each plan, each step's
+status), then its answer. It exits 0 when done, 3 when it waits for a human (saying how
+to answer), 1 when it failed or was cancelled (one line on stderr saying why), 2 for bad
+arguments. Runs go through the run service into the store under ``STEPWISE_HOME``, so
+the app lists them too.
 """
 
 from __future__ import annotations
@@ -13,182 +20,248 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 
 from pydantic import ValidationError
 
-from graph.design import Design
-from graph.plan_execute import build_graph, step_rows
-from graph.plan_execute.agents import AGENT_NAMES, design_warnings
+from graph.kernel.design import Design
+from graph.kernel.records import plain
+from graph.kernel.render import to_dot
+from graph.kernel.system import get_system, systems
 from graph.prompts import PromptError
-from graph.render import to_dot
-from langgraph.types import Command
-
-from graph.runs import RunEvent, continue_run, open_checkpointer, run_question
+from graph.service.run_service import RunService
+from graph.service.store import LIVE_STATUSES, Store
 from graph.settings import get_settings
+
+WAITING, FAILED, BAD_INPUT = 3, 1, 2
 
 
 def _design(args) -> Design:
-    agents = None
+    fields: dict = {"system": args.system} if getattr(args, "system", None) else {}
     if getattr(args, "agents", None):
-        agents = [a.strip() for a in args.agents.split(",") if a.strip()]
-    fields = {"enabled_agents": agents} if agents is not None else {}
-    if getattr(args, "max_replans", None) is not None:
-        fields["max_replans"] = args.max_replans
-    if getattr(args, "recursion_limit", None) is not None:
-        fields["recursion_limit"] = args.recursion_limit
+        fields["enabled_agents"] = [a.strip() for a in args.agents.split(",") if a.strip()]
+    for name in ("max_replans", "recursion_limit", "bus_timeout_s"):
+        if getattr(args, name, None) is not None:
+            fields[name] = getattr(args, name)
     return Design(**fields)
 
 
-def _jsonable(value):
-    if hasattr(value, "model_dump"):
-        return {"type": getattr(value, "type", None), **value.model_dump(
-            include={"content", "name", "tool_calls", "response_metadata", "id"})}
-    if isinstance(value, dict):
-        return {k: _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    return value
+def _service() -> RunService:
+    settings = get_settings()
+    # It does not claim other processes' runs: the app may be running them on this home.
+    return RunService(Store.open(settings), settings, timeout_tick_s=0, claim_orphans=False)
 
 
-class StepPrinter:
-    """Prints a step's row each time its status or replan count changes."""
-
-    def __init__(self, out):
-        self.out = out
-        self.seen: dict[int, tuple] = {}
-        self.plans = 0
-
-    def __call__(self, event: RunEvent) -> None:
-        if event.kind != "state":
+def _follow(service: RunService, run_id: str, out) -> None:
+    """Print the run's progress until it is no longer live, as its system words it."""
+    system = get_system(service.store.run(run_id).system)
+    shown: dict = {}
+    seq = 0
+    while True:
+        record = service.store.run(run_id)
+        for event in service.store.events(run_id, after_seq=seq, kinds=("state",)):
+            seq = event["seq"]
+            for line in system.progress(shown, event["data"] or {}):
+                print(line, file=out, flush=True)
+            shown = event["data"] or {}
+        if record.status not in LIVE_STATUSES and not service.is_live(run_id):
             return
-        state = event.data
-        history = state.get("plan_history") or []
-        if len(history) > self.plans:
-            for version in history[self.plans:]:
-                why = "" if version["reason"] == "initial plan" else f" ({version['reason']})"
-                print(f"plan v{version['version']}{why}:", file=self.out)
-                for key, block in version["plan"].items():
-                    print(f"  {key}. {block['agent']}: {block['action']}", file=self.out)
-            self.plans = len(history)
-        for row in step_rows(state):
-            key = (row.status, row.replans)
-            if self.seen.get(row.step, ("pending", 0)) != key:
-                self.seen[row.step] = key
-                print(f"step {row.step} | {row.agent:<16} | {row.status:<9} | replans "
-                      f"{row.replans} | {row.action}", file=self.out)
+        time.sleep(0.05)
+
+
+def _finish(service: RunService, run_id: str, json_out: bool) -> int:
+    """Report how the run stands; its exit code."""
+    record = service.store.run(run_id)
+    snapshot = service.store.snapshot(run_id) or {}
+    if json_out:
+        print(
+            json.dumps(
+                {
+                    "run_id": run_id,
+                    "status": record.status,
+                    "reason": record.reason,
+                    "system": record.system,
+                    "design": record.design,
+                    "state": plain(service.state(run_id)),
+                },
+                indent=2,
+                default=str,
+            )
+        )
+    else:
+        system = get_system(record.system)
+        for line in system.outcome_lines(snapshot):
+            print(line)
+        for notice in snapshot.get("notices") or []:
+            print(f"note: {notice}")
+        took = f", {record.duration_s:.2f} s" if record.duration_s is not None else ""
+        print(f"\n{record.status}: {record.reason} (run {run_id}{took})")
+    if record.status == "waiting":
+        pending = service.store.pending_interrupts(run_id)
+        asks = "; ".join(
+            f"{p.get('kind', 'approval')} of {p.get('agent')}: {p.get('reason', '')}"
+            for p in pending
+        )
+        print(
+            f"waiting: {asks}\nanswer with: python -m graph resume {run_id} --decision "
+            "approve|edit|reject|skip|retry [--query TEXT] [--reason TEXT]",
+            file=sys.stderr,
+        )
+        return WAITING
+    if record.status != "done":
+        print(f"error: {record.reason}", file=sys.stderr)
+        return FAILED
+    return 0
 
 
 def cmd_run(args) -> int:
     design = _design(args)
-    settings = get_settings()
-    quiet = args.json
-    log = sys.stderr if quiet else sys.stdout
-    print(f"model: {settings.model_label}", file=log)
-    for warning in design_warnings(design.enabled_agents):
+    system = get_system(design.system)
+    log = sys.stderr if args.json else sys.stdout
+    print(f"model: {get_settings().model_label}", file=log)
+    for warning in system.design_warnings(design.enabled_agents):
         print(f"warning: {warning}", file=log)
-    outcome = run_question(args.question, design, settings=settings,
-                           checkpointer=open_checkpointer(settings), thread_id=args.thread_id,
-                           on_event=StepPrinter(log))
-    state = outcome.state
-    if quiet:
-        print(json.dumps({"thread_id": outcome.thread_id, "status": outcome.status,
-                          "reason": outcome.reason, "state": _jsonable(state)},
-                         indent=2, default=str))
-    else:
-        if state.get("chart_spec"):
-            spec = state["chart_spec"]
-            print(f"chart: Vega-Lite spec, {len(spec['data']['values'])} points, "
-                  f"title {spec.get('title')!r}")
-            if state.get("chart_caption"):
-                print(f"caption: {state['chart_caption']}")
-        if state.get("final_answer"):
-            print("\n" + state["final_answer"])
-        if state.get("citations"):
-            print("\nsources: " + "; ".join(f"[{c['id']}] {c['title']}"
-                                             for c in state["citations"]))
-        for notice in state.get("notices") or []:
-            print(f"note: {notice}")
-        print(f"\n{outcome.status}: {outcome.reason} (thread {outcome.thread_id}, "
-              f"{outcome.duration_s:.2f} s)")
-    return _exit(outcome)
-
-
-def _exit(outcome) -> int:
-    if outcome.status == "waiting":
-        print(f"waiting: {outcome.reason}\nanswer with: python -m graph resume "
-              f"{outcome.thread_id} --decision approve|edit|reject|skip|retry "
-              "[--query TEXT] [--reason TEXT]", file=sys.stderr)
-        return 3
-    if outcome.status != "done":
-        print(f"error: {outcome.reason}", file=sys.stderr)
-        return 1
-    return 0
+    service = _service()
+    try:
+        run_id = service.start(args.question, design)
+        _follow(service, run_id, log)
+        return _finish(service, run_id, args.json)
+    finally:
+        service.shutdown()
 
 
 def cmd_resume(args) -> int:
-    """Answer a run waiting for a human, or continue one that was interrupted."""
-    settings = get_settings()
-    checkpointer = open_checkpointer(settings)
-    config = {"configurable": {"thread_id": args.thread_id}}
-    saved = checkpointer.get_tuple(config)
-    if saved is None:
-        raise ValueError(f"No run with thread id {args.thread_id!r} in {settings.home}.")
-    enabled = saved.checkpoint["channel_values"].get("enabled_agents")
-    design = _design(args) if args.agents else Design(enabled_agents=enabled or list(AGENT_NAMES))
-    if args.max_replans is not None:
-        design = design.model_copy(update={"max_replans": args.max_replans})
-    graph = build_graph(design, settings=settings, checkpointer=checkpointer)
-    pending = graph.get_state(config).interrupts
-    if args.decision and not pending:
-        raise ValueError("This run is not waiting for a decision.")
-    run_input = None
-    if pending:
-        if not args.decision:
-            raise ValueError("This run waits for a decision: pass --decision.")
-        run_input = Command(resume={pending[0].id: {"decision": args.decision, "query": args.query or "",
-                                                    "reason": args.reason or ""}})
-    outcome = continue_run(graph, run_input, args.thread_id, design, settings=settings,
-                           on_event=StepPrinter(sys.stdout))
-    if outcome.state.get("final_answer"):
-        print("\n" + outcome.state["final_answer"])
-    print(f"\n{outcome.status}: {outcome.reason}")
-    return _exit(outcome)
+    """Answer a run waiting for a human, or go on with an interrupted one."""
+    service = _service()
+    try:
+        record = service.store.run(args.run_id)
+        if record is None:
+            raise ValueError(f"No run {args.run_id!r} in {get_settings().home}.")
+        pending = (
+            service.store.pending_interrupts(args.run_id) if record.status == "waiting" else []
+        )
+        if args.decision and not pending:
+            raise ValueError("This run is not waiting for a decision.")
+        if pending:
+            if not args.decision:
+                raise ValueError("This run waits for a decision: pass --decision.")
+            service.decide(
+                args.run_id,
+                pending[0]["id"],
+                args.decision,
+                query=args.query or "",
+                reason=args.reason or "",
+            )
+        else:
+            service.resume(args.run_id)
+        _follow(service, args.run_id, sys.stdout)
+        return _finish(service, args.run_id, False)
+    finally:
+        service.shutdown()
+
+
+def cmd_send(args) -> int:
+    """A follow-up message in a run's conversation (the guardrail first, when it is on)."""
+    service = _service()
+    try:
+        if service.store.run(args.run_id) is None:
+            raise ValueError(f"No run {args.run_id!r} in {get_settings().home}.")
+        service.send_message(args.run_id, args.message)
+        _follow(service, args.run_id, sys.stdout)
+        return _finish(service, args.run_id, False)
+    finally:
+        service.shutdown()
+
+
+def cmd_runs(args) -> int:
+    store = Store.open(get_settings())
+    for record in store.runs(status=args.status, limit=args.limit):
+        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(record.created_at))
+        print(f"{record.id}  {when}  {record.system:<18}  {record.status:<11}  {record.question}")
+    return 0
+
+
+def cmd_export(args) -> int:
+    store = Store.open(get_settings())
+    if store.run(args.run_id) is None:
+        raise ValueError(f"No run {args.run_id!r} in {get_settings().home}.")
+    text = json.dumps(store.export_run(args.run_id), ensure_ascii=False, indent=1)
+    if args.output:
+        with open(args.output, "w", encoding="utf-8") as out:
+            out.write(text)
+        print(f"exported run {args.run_id} to {args.output}", file=sys.stderr)
+    else:
+        print(text)
+    return 0
 
 
 def cmd_dot(args) -> int:
-    print(to_dot(build_graph(_design(args))))
+    design = _design(args)
+    system = get_system(design.system)
+    print(to_dot(system.build_graph(design), system))
+    return 0
+
+
+def cmd_systems(args) -> int:
+    for system in systems().values():
+        print(f"{system.name}: {system.title}. Agents: {', '.join(system.agents)}.")
     return 0
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m graph", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    agents_help = f"comma-separated agents to enable (default: all of {','.join(AGENT_NAMES)})"
-    run = sub.add_parser("run", help="run a question through the plan_execute system")
+    names = list(systems())
+    design_args = argparse.ArgumentParser(add_help=False)
+    design_args.add_argument("--system", choices=names, help=f"default: {names[0]}")
+    design_args.add_argument(
+        "--agents",
+        help="comma-separated agents to enable (default: all "
+        "of the system's; `python -m graph systems`)",
+    )
+    run = sub.add_parser("run", parents=[design_args], help="run a question")
     run.add_argument("question")
-    run.add_argument("--agents", help=agents_help)
     run.add_argument("--max-replans", type=int, dest="max_replans")
     run.add_argument("--recursion-limit", type=int, dest="recursion_limit")
+    run.add_argument("--bus-timeout", type=float, dest="bus_timeout_s")
     run.add_argument("--json", action="store_true", help="print the final state as JSON")
-    run.add_argument("--thread-id", dest="thread_id", help="name the run (default: a new id)")
     run.set_defaults(func=cmd_run)
-    resume = sub.add_parser("resume", help="answer a run waiting for a human, or continue "
-                            "an interrupted run from its last checkpoint")
-    resume.add_argument("thread_id")
+    resume = sub.add_parser(
+        "resume",
+        help="answer a run waiting for a human, or continue an "
+        "interrupted run from its last checkpoint",
+    )
+    resume.add_argument("run_id")
     resume.add_argument("--decision", choices=["approve", "edit", "reject", "skip", "retry"])
     resume.add_argument("--query", help="with --decision edit: the query the agent gets")
     resume.add_argument("--reason", help="with --decision reject: why")
-    resume.add_argument("--agents", help=agents_help)
-    resume.add_argument("--max-replans", type=int, dest="max_replans")
     resume.set_defaults(func=cmd_resume)
-    dot = sub.add_parser("dot", help="print the compiled graph as Graphviz DOT")
-    dot.add_argument("--agents", help=agents_help)
+    send = sub.add_parser("send", help="send a follow-up message into a run's conversation")
+    send.add_argument("run_id")
+    send.add_argument("message")
+    send.set_defaults(func=cmd_send)
+    runs = sub.add_parser("runs", help="list the stored runs, newest first")
+    runs.add_argument("--status")
+    runs.add_argument("--limit", type=int, default=20)
+    runs.set_defaults(func=cmd_runs)
+    export = sub.add_parser("export", help="print (or write) a run as JSON")
+    export.add_argument("run_id")
+    export.add_argument("--output", "-o")
+    export.set_defaults(func=cmd_export)
+    dot = sub.add_parser(
+        "dot", parents=[design_args], help="print a design's compiled graph as Graphviz DOT"
+    )
     dot.set_defaults(func=cmd_dot)
+    listing = sub.add_parser("systems", help="list the hosted systems and their agents")
+    listing.set_defaults(func=cmd_systems)
     args = parser.parse_args(argv)
     try:
         return args.func(args)
-    except (ValidationError, PromptError, ValueError) as exc:
-        message = (exc.errors()[0]["msg"].removeprefix("Value error, ")
-                   if isinstance(exc, ValidationError) else str(exc))
+    except (ValidationError, PromptError, ValueError, KeyError) as exc:
+        message = (
+            exc.errors()[0]["msg"].removeprefix("Value error, ")
+            if isinstance(exc, ValidationError)
+            else str(exc).strip("'\"")
+        )
         print(f"error: {message}", file=sys.stderr)
-        return 2
+        return BAD_INPUT

@@ -98,7 +98,9 @@ class PromptSet:
         overrides = dict(overrides or {})
         if unknown := sorted(set(overrides) - set(_SPECS)):
             raise PromptError(f"Unknown prompt(s): {', '.join(unknown)}.")
-        self.texts = {name: overrides.get(name) or default_text(name, prompts_dir) for name in _SPECS}
+        self.texts = {
+            name: overrides.get(name) or default_text(name, prompts_dir) for name in _SPECS
+        }
         errors = [e for name, text in self.texts.items() for e in template_errors(name, text)]
         if errors:
             raise PromptError(" ".join(errors))

@@ -18,8 +18,11 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 
 DEFAULT_PRICES: dict[str, tuple[float, float]] = {
     "offline scripted model": (0.0, 0.0),
-    "gpt-4.1": (2.0, 8.0), "gpt-4.1-mini": (0.4, 1.6), "gpt-4.1-nano": (0.1, 0.4),
-    "gpt-4o": (2.5, 10.0), "gpt-4o-mini": (0.15, 0.6),
+    "gpt-4.1": (2.0, 8.0),
+    "gpt-4.1-mini": (0.4, 1.6),
+    "gpt-4.1-nano": (0.1, 0.4),
+    "gpt-4o": (2.5, 10.0),
+    "gpt-4o-mini": (0.15, 0.6),
 }
 
 # How a JSON reply is asked for: auto (the strongest the server takes, learnt), json_schema,

@@ -4,6 +4,9 @@ A click reruns the page script, which would kill a run living inside it; so runs
 here, in background threads that write every event to the store and never touch
 Streamlit. Pages only start, cancel and read. All runs share one LangGraph
 checkpointer (the state, for resume, replay and forks); the store holds what happened.
+
+Over 400 lines: start, resume, redirect, cancel and crash recovery share one lock and
+one table of live runs; split, that discipline would be spread over several files.
 """
 
 from __future__ import annotations
@@ -16,18 +19,18 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Callable
 
 from langchain_core.language_models import BaseChatModel
+from langgraph.types import Command
 
-from graph.design import Design
+from graph.kernel.checkpoints import checkpoint_timeline, fork_state, pending_nodes, redirect_state
+from graph.kernel.conversation import follow_up_plan
+from graph.kernel.design import Design
+from graph.kernel.system import get_system
 from graph.models.chat import describe_error, make_chat_model, model_label
 from graph.models.modes import ModeBook
 from graph.prompts import PromptSet
-from langgraph.types import Command
-
-from graph.systems import get_system
-from graph.runs import (StopSignal, checkpoint_timeline, continue_run, event_record, fork_state,
-                        open_checkpointer, pending_nodes, redirect_state)
+from graph.service.runs import StopSignal, checkpointer_for, continue_run, event_record
+from graph.service.store import SETTLED_STATUSES, TERMINAL_STATUSES, RunRecord, Store
 from graph.settings import Settings, get_settings
-from graph.store import SETTLED_STATUSES, TERMINAL_STATUSES, RunRecord, Store
 
 ModelFactory = Callable[[str], BaseChatModel]
 
@@ -35,18 +38,27 @@ ModelFactory = Callable[[str], BaseChatModel]
 class RunService:
     """Starts runs in worker threads and tracks which are live in this process."""
 
-    def __init__(self, store: Store, settings: Settings | None = None, max_workers: int = 4,
-                 model_factory: ModelFactory | None = None, timeout_tick_s: float = 1.0):
+    def __init__(
+        self,
+        store: Store,
+        settings: Settings | None = None,
+        max_workers: int = 4,
+        model_factory: ModelFactory | None = None,
+        timeout_tick_s: float = 1.0,
+        claim_orphans: bool = True,
+    ):
         self.store = store
         self.settings = settings or get_settings()
         self.model_factory = model_factory
-        # A run this process did not start cannot be live: its process is gone.
-        self.interrupted_at_start = store.mark_interrupted()
-        self.checkpointer = open_checkpointer(self.settings)
+        # A run this process did not start cannot be live: its process is gone. (The command
+        # line does not claim them: an app may be running them on the same home.)
+        self.interrupted_at_start = store.mark_interrupted() if claim_orphans else 0
+        self.checkpointer = checkpointer_for(self.settings)
         # What the model server accepts, learnt once and kept in the store across restarts.
         self.modes = ModeBook(store)
-        self._executor = ThreadPoolExecutor(max_workers=max_workers,
-                                            thread_name_prefix="stepwise-run")
+        self._executor = ThreadPoolExecutor(
+            max_workers=max_workers, thread_name_prefix="stepwise-run"
+        )
         self._lock = threading.Lock()
         self._decide_lock = threading.Lock()  # a human and the timeout never both answer
         self._live: dict[str, tuple[Future, StopSignal]] = {}
@@ -55,22 +67,29 @@ class RunService:
         self._closed = False
         self._stop = threading.Event()
         self.timeout_tick_s = timeout_tick_s
-        self._experiments = None  # ExperimentRunner, created on first use
+        self._shutdown_hooks: list[Callable[..., None]] = []
         if timeout_tick_s:
-            threading.Thread(target=self._watch_timeouts, name="stepwise-approval-timeouts",
-                             daemon=True).start()
+            threading.Thread(
+                target=self._watch_timeouts, name="stepwise-approval-timeouts", daemon=True
+            ).start()
 
     def _label(self, planner: BaseChatModel, worker: BaseChatModel) -> str:
         if self.model_factory is None:
             return self.settings.model_label
         names = {model_label(planner), model_label(worker)}
-        return names.pop() if len(names) == 1 else (
-            f"planner/executor {model_label(planner)}, workers {model_label(worker)}")
+        return (
+            names.pop()
+            if len(names) == 1
+            else (f"planner/executor {model_label(planner)}, workers {model_label(worker)}")
+        )
 
     def _recorded_versions(self, design: Design) -> dict[str, int]:
         """Which stored prompt versions this design's texts are (for comparing runs)."""
-        return {name: version.id for name, version in self.store.active_prompts().items()
-                if design.prompts.get(name) == version.text}
+        return {
+            name: version.id
+            for name, version in self.store.active_prompts().items()
+            if design.prompts.get(name) == version.text
+        }
 
     def model(self, role: str, design: Design | None = None) -> BaseChatModel:
         """The model a run of ``design`` gets for ``role``, learning into this service's modes."""
@@ -81,14 +100,30 @@ class RunService:
 
     def _graph(self, design: Design):
         planner, worker = self.model("planner", design), self.model("worker", design)
-        system = get_system(design.system).module()
-        return system.build_graph(design, settings=self.settings, checkpointer=self.checkpointer,
-                                  planner_model=planner, worker_model=worker), planner, worker
+        system = get_system(design.system)
+        return (
+            system.build_graph(
+                design,
+                settings=self.settings,
+                checkpointer=self.checkpointer,
+                planner_model=planner,
+                worker_model=worker,
+            ),
+            planner,
+            worker,
+        )
 
-    def start(self, question: str, design: Design,
-              prompt_versions: dict[str, int] | None = None, step_mode: bool = False,
-              parent_run: str | None = None, parent_checkpoint: str | None = None,
-              pool: ThreadPoolExecutor | None = None, prepared: tuple | None = None) -> str:
+    def start(
+        self,
+        question: str,
+        design: Design,
+        prompt_versions: dict[str, int] | None = None,
+        step_mode: bool = False,
+        parent_run: str | None = None,
+        parent_checkpoint: str | None = None,
+        pool: ThreadPoolExecutor | None = None,
+        prepared: tuple | None = None,
+    ) -> str:
         """Validate, build the graph here (a bad design fails in the caller, not in a
         worker), record the run as queued and hand it to a worker; returns the run id.
         ``pool``: other workers than the service's own (an experiment's bounded pool);
@@ -101,13 +136,21 @@ class RunService:
         PromptSet(design.prompts)  # PromptError naming the prompt and the problem
         compiled, planner, worker = prepared or self._graph(design)
         run_id = uuid.uuid4().hex
-        versions = prompt_versions if prompt_versions is not None else self._recorded_versions(design)
-        self.store.create_run(run_id, question, design, self._label(planner, worker),
-                              prompt_versions=versions, settings=self.settings,
-                              parent_run=parent_run, parent_checkpoint=parent_checkpoint)
-        initial = get_system(design.system).module().initial_state(question, design)
-        self._submit(run_id, design, compiled, initial, step_mode,
-                     pool=pool)
+        versions = (
+            prompt_versions if prompt_versions is not None else self._recorded_versions(design)
+        )
+        self.store.create_run(
+            run_id,
+            question,
+            design,
+            self._label(planner, worker),
+            prompt_versions=versions,
+            settings=self.settings,
+            parent_run=parent_run,
+            parent_checkpoint=parent_checkpoint,
+        )
+        initial = get_system(design.system).initial_state(question, design)
+        self._submit(run_id, design, compiled, initial, step_mode, pool=pool)
         return run_id
 
     def prepare(self, design: Design) -> tuple:
@@ -117,18 +160,27 @@ class RunService:
         PromptSet(design.prompts)
         return self._graph(design)
 
-    def _submit(self, run_id: str, design: Design, compiled, run_input, step_mode: bool,
-                pool: ThreadPoolExecutor | None = None) -> None:
+    def _submit(
+        self,
+        run_id: str,
+        design: Design,
+        compiled,
+        run_input,
+        step_mode: bool,
+        pool: ThreadPoolExecutor | None = None,
+    ) -> None:
         cancel = StopSignal()
         with self._lock:
             if run_id in self._live:
                 raise ValueError("The run is already in progress.")
-            future = (pool or self._executor).submit(self._work, run_id, design, compiled,
-                                                     run_input, step_mode, cancel)
+            future = (pool or self._executor).submit(
+                self._work, run_id, design, compiled, run_input, step_mode, cancel
+            )
             self._live[run_id] = (future, cancel)
 
-    def _work(self, run_id: str, design: Design, compiled, run_input, step_mode: bool,
-              cancel: StopSignal) -> None:
+    def _work(
+        self, run_id: str, design: Design, compiled, run_input, step_mode: bool, cancel: StopSignal
+    ) -> None:
         """The worker: never raises, never calls Streamlit; the store gets the outcome."""
         leftover: list = []
         try:
@@ -138,18 +190,32 @@ class RunService:
             self.store.set_run_status(run_id, "running")
             while True:
                 outcome = continue_run(
-                    compiled, run_input, run_id, design, settings=self.settings,
+                    compiled,
+                    run_input,
+                    run_id,
+                    design,
+                    settings=self.settings,
                     on_event=lambda event: self.store.append_event(
-                        run_id, event_record(event, design.system)),
-                    cancel=cancel, step_mode=step_mode, first_seq=self.store.latest_seq(run_id))
+                        run_id, event_record(event, design.system)
+                    ),
+                    cancel=cancel,
+                    step_mode=step_mode,
+                    first_seq=self.store.latest_seq(run_id),
+                )
                 redirect = self._redirect_or_finish(run_id, cancel, outcome)
                 if redirect is None:
                     break
                 try:
                     self._apply_redirect(run_id, compiled, *redirect)
                 except Exception as exc:  # refused (e.g. a bad hook target): go on as it was
-                    self._log(run_id, {"kind": "redirect_refused", "note": redirect[1],
-                                       "reason": describe_error(exc, self.settings)})
+                    self._log(
+                        run_id,
+                        {
+                            "kind": "redirect_refused",
+                            "note": redirect[1],
+                            "reason": describe_error(exc, self.settings),
+                        },
+                    )
                 run_input, step_mode = None, False
         except Exception as exc:  # a run ends in words, never in a traceback
             try:
@@ -166,8 +232,9 @@ class RunService:
                 except Exception as exc:
                     self.store.set_run_status(run_id, "failed", describe_error(exc, self.settings))
 
-    def _redirect_or_finish(self, run_id: str, cancel: StopSignal,
-                            outcome) -> tuple[Callable, str] | None:
+    def _redirect_or_finish(
+        self, run_id: str, cancel: StopSignal, outcome
+    ) -> tuple[Callable, str] | None:
         """The next redirect asked of this run; or, with none pending, its final status
         written and the run no longer live, both under the lock ``redirect`` queues with:
         a caller never finds a run that looks ended yet still takes its redirect later."""
@@ -189,30 +256,54 @@ class RunService:
         snapshot = compiled.get_state({"configurable": {"thread_id": run_id}})
         update, goto = plan(snapshot)
         redirect_state(compiled, run_id, update, goto)
-        self._log(run_id, {"kind": "redirect", "goto": goto, "note": note,
-                           "was_next": list(pending_nodes(snapshot))},
-                  step=(snapshot.values or {}).get("current_step"))
+        self._log(
+            run_id,
+            {
+                "kind": "redirect",
+                "goto": goto,
+                "note": note,
+                "was_next": list(pending_nodes(snapshot)),
+            },
+            step=(snapshot.values or {}).get("current_step"),
+        )
 
     def _log(self, run_id: str, data: dict, step: int | None = None) -> None:
         """A note of the service's own in the run's event log (a "custom" event)."""
-        self.store.append_event(run_id, {
-            "seq": self.store.latest_seq(run_id) + 1, "ts": time.time(), "kind": "custom",
-            "node": "", "namespace": "", "step": step, "data": data})
+        self.store.append_event(
+            run_id,
+            {
+                "seq": self.store.latest_seq(run_id) + 1,
+                "ts": time.time(),
+                "kind": "custom",
+                "node": "",
+                "namespace": "",
+                "step": step,
+                "data": data,
+            },
+        )
 
     def send_message(self, run_id: str, text: str) -> None:
         """A follow-up message in the run's conversation (any system, at any time): the
         ``before_run`` hook (the guardrail, when on) takes it first; a main agent mid-work
         keeps its plan and takes the message when it finishes."""
-        from graph.conversation import follow_up_plan
-
         _, design = self._stored(run_id)
         compiled, _, _ = self._graph(design)
-        plan = follow_up_plan(compiled, design, text)  # ValueError for an empty message
-        self.redirect(run_id, plan=plan, note=f"Follow-up message: {text.strip()[:120]}",
-                      compiled=compiled)
+        plan = follow_up_plan(
+            compiled, design, text, get_system(design.system)
+        )  # ValueError: empty
+        self.redirect(
+            run_id, plan=plan, note=f"Follow-up message: {text.strip()[:120]}", compiled=compiled
+        )
 
-    def redirect(self, run_id: str, update: dict | None = None, goto: str | None = None,
-                 note: str = "", plan: Callable | None = None, compiled=None) -> None:
+    def redirect(
+        self,
+        run_id: str,
+        update: dict | None = None,
+        goto: str | None = None,
+        note: str = "",
+        plan: Callable | None = None,
+        compiled=None,
+    ) -> None:
         """Send a run on to ``goto`` with ``update`` applied to its state, replacing what
         was next: an edited request, a follow-up message. ``plan(snapshot) -> (update,
         goto)`` instead decides from the state at the moment the run stops. A live run
@@ -241,18 +332,23 @@ class RunService:
             self._submit(run_id, design, compiled, None, False)
 
     def edit_request(self, run_id: str, text: str) -> None:
-        """The human edited the run's request (hierarchical_teams), while it runs or after:
-        the lead supervisor replans from the state the run stops at, keeping finished
-        subtasks and cancelling stale ones."""
+        """The human edited the run's request, while it runs or after (a system that
+        ``can_edit_request``): it goes on from the state the run stops at, at the system's
+        ``edit_goto`` (hierarchical_teams: the lead replans, keeping finished subtasks)."""
         _, design = self._stored(run_id)
-        system = get_system(design.system).module()
-        if not hasattr(system, "edit_request"):
+        system = get_system(design.system)
+        if not system.can_edit_request:
             raise ValueError(f"A {design.system} run has no request to edit.")
         # Refuse an empty or unchanged text here, not later in the run's worker.
         system.edit_request({"request": (self.store.snapshot(run_id) or {}).get("request")}, text)
-        self.redirect(run_id, plan=lambda snapshot: (
-            system.edit_request(dict(snapshot.values or {}), text), system.LEAD),
-            note=f"Request edited: {text.strip()[:120]}")
+        self.redirect(
+            run_id,
+            plan=lambda snapshot: (
+                system.edit_request(dict(snapshot.values or {}), text),
+                system.edit_goto,
+            ),
+            note=f"Request edited: {text.strip()[:120]}",
+        )
 
     # ------------------------------------------------------------- after a pause
 
@@ -270,19 +366,28 @@ class RunService:
                 pending.append({"run_id": record.id, "question": record.question, **item})
         return sorted(pending, key=lambda p: p.get("asked_at") or 0)
 
-    def decide(self, run_id: str, interrupt_id: str, decision: str, query: str = "",
-               reason: str = "", by: str = "human") -> None:
+    def decide(
+        self,
+        run_id: str,
+        interrupt_id: str,
+        decision: str,
+        query: str = "",
+        reason: str = "",
+        by: str = "human",
+    ) -> None:
         """Answer one pending question of a waiting run; the run goes on in a worker."""
         with self._decide_lock:
             record, design = self._stored(run_id)
             compiled, _, _ = self._graph(design)
             config = {"configurable": {"thread_id": run_id}}
             if record.status != "waiting" or interrupt_id not in {
-                    i.id for i in compiled.get_state(config).interrupts}:
+                i.id for i in compiled.get_state(config).interrupts
+            }:
                 raise ValueError("This approval is no longer pending (already answered?).")
             self.store.set_run_status(run_id, "queued", f"Decision: {decision}")
-            resume = {interrupt_id: {"decision": decision, "query": query, "reason": reason,
-                                     "by": by}}
+            resume = {
+                interrupt_id: {"decision": decision, "query": query, "reason": reason, "by": by}
+            }
             self._submit(run_id, design, compiled, Command(resume=resume), False)
 
     def resume(self, run_id: str, step_mode: bool = False) -> None:
@@ -306,8 +411,13 @@ class RunService:
             limit = design.approval_timeout_s
             if limit and now - (item.get("asked_at") or now) >= limit:
                 try:
-                    self.decide(item["run_id"], item["id"], design.timeout_action,
-                                reason=f"no decision within {limit:g} s", by="timeout")
+                    self.decide(
+                        item["run_id"],
+                        item["id"],
+                        design.timeout_action,
+                        reason=f"no decision within {limit:g} s",
+                        by="timeout",
+                    )
                     applied += 1
                 except ValueError:
                     pass  # answered meanwhile
@@ -327,10 +437,11 @@ class RunService:
         """Each checkpoint of the run, oldest first, projected for teaching."""
         _, design = self._stored(run_id)
         compiled, _, _ = self._graph(design)
-        return checkpoint_timeline(compiled, run_id)
+        return checkpoint_timeline(compiled, run_id, get_system(design.system).timeline_fields)
 
-    def fork(self, run_id: str, checkpoint_id: str, changes: dict | None = None,
-             step_mode: bool = False) -> str:
+    def fork(
+        self, run_id: str, checkpoint_id: str, changes: dict | None = None, step_mode: bool = False
+    ) -> str:
         """A new run going on from a checkpoint of ``run_id``, with ``changes`` to its
         state (e.g. another plan or agent_query); records its parent run and checkpoint.
         Without changes this replays from that checkpoint."""
@@ -338,9 +449,16 @@ class RunService:
         compiled, planner, worker = self._graph(design)
         new_id = uuid.uuid4().hex
         fork_state(compiled, run_id, checkpoint_id, new_id, changes or {})
-        self.store.create_run(new_id, record.question, design, self._label(planner, worker),
-                              prompt_versions=record.prompt_versions, settings=self.settings,
-                              parent_run=run_id, parent_checkpoint=checkpoint_id)
+        self.store.create_run(
+            new_id,
+            record.question,
+            design,
+            self._label(planner, worker),
+            prompt_versions=record.prompt_versions,
+            settings=self.settings,
+            parent_run=run_id,
+            parent_checkpoint=checkpoint_id,
+        )
         self._submit(new_id, design, compiled, None, step_mode)
         return new_id
 
@@ -360,6 +478,12 @@ class RunService:
     def live_runs(self) -> list[str]:
         with self._lock:
             return list(self._live)
+
+    def state(self, run_id: str) -> dict:
+        """The run's state now, from its last checkpoint."""
+        _, design = self._stored(run_id)
+        compiled, _, _ = self._graph(design)
+        return dict(compiled.get_state({"configurable": {"thread_id": run_id}}).values or {})
 
     def wait(self, run_id: str, timeout: float | None = None) -> RunRecord:
         """Block until the run has ended (TimeoutError if it has not within ``timeout``)."""
@@ -382,32 +506,11 @@ class RunService:
         self.store.delete_run(run_id)
         self.checkpointer.delete_thread(run_id)
 
-    # ------------------------------------------------------------- experiments
-
-    @property
-    def experiments(self):
-        """The experiment runner of this service (created on first use)."""
-        from graph.experiments import ExperimentRunner
-
+    def on_shutdown(self, callback: Callable[..., None]) -> None:
+        """Have ``callback(wait=, cancel=)`` called first when this service shuts down (an
+        experiment runner stops its own pools)."""
         with self._lock:
-            if self._experiments is None:
-                self._experiments = ExperimentRunner(self)
-            return self._experiments
-
-    def start_experiment(self, name: str, eval_set, variants, repeats: int = 1,
-                         design: Design | None = None, max_workers: int | None = None) -> str:
-        """Every question x variant x repeat as an ordinary run, at most ``max_workers``
-        (default: the ``experiment_workers`` setting) at once; returns the experiment id."""
-        return self.experiments.start(name, eval_set, variants, repeats, design, max_workers)
-
-    def experiment_progress(self, experiment_id: str) -> tuple[int, int]:
-        return self.experiments.progress(experiment_id)
-
-    def stop_experiment(self, experiment_id: str) -> int:
-        return self.experiments.stop(experiment_id)
-
-    def rerun_experiment(self, experiment_id: str, max_workers: int | None = None) -> str:
-        return self.experiments.rerun(experiment_id, max_workers)
+            self._shutdown_hooks.append(callback)
 
     def shutdown(self, wait: bool = True, cancel: bool = True) -> None:
         """Stop taking runs; by default cancel the live ones (their progress is kept)."""
@@ -420,8 +523,8 @@ class RunService:
             for _, event in entries:
                 event.redirecting = False
                 event.set()
-        if self._experiments is not None:
-            self._experiments.shutdown(wait=wait, cancel=cancel)
+        for hook in list(self._shutdown_hooks):
+            hook(wait=wait, cancel=cancel)
         self._executor.shutdown(wait=wait, cancel_futures=cancel)
         with self._lock:
             never_started = [rid for rid, (future, _) in self._live.items() if future.cancelled()]

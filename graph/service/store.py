@@ -4,6 +4,9 @@ Pages read it while run workers write to it, from other threads, so there is one
 connection (``check_same_thread=False``) behind a lock, in WAL mode so readers in other
 processes are not blocked by a writer. Nothing here holds an API key: designs and
 settings are stored as their public, key-free forms.
+
+Over 400 lines: one class over one SQLite file; every table's reads and writes share its
+connection and lock, so a transaction never spans modules.
 """
 
 from __future__ import annotations
@@ -19,16 +22,16 @@ from typing import Any, Iterable
 
 from pydantic import ValidationError
 
-from graph.design import Design
-from graph.evals import EvalSet
+from graph.kernel.design import Design
+from graph.kernel.system import default_system
 from graph.prompts import PromptError, prompt_names, prompt_spec, template_errors
+from graph.service.eval_sets import EvalSet
 from graph.settings import Settings, get_settings
 
 SCHEMA_VERSION = 1
 FILE_NAME = "stepwise.sqlite"
 
-STATUSES = ("queued", "running", "waiting", "paused", "done", "failed", "cancelled",
-            "interrupted")
+STATUSES = ("queued", "running", "waiting", "paused", "done", "failed", "cancelled", "interrupted")
 LIVE_STATUSES = ("queued", "running")
 # Stopped on purpose, safe in the checkpointer, going on when someone acts: waiting for
 # a human's decision, or paused between nodes in step mode. A restart leaves them be.
@@ -131,9 +134,11 @@ CREATE TABLE IF NOT EXISTS judgements (
 );
 """
 
-_RUN_COLUMNS = ("id, question, system, design_json, prompt_versions_json, settings_json, status, "
-                "reason, model_label, created_at, started_at, finished_at, final_answer, "
-                "step_count, replan_count, parent_run, parent_checkpoint")
+_RUN_COLUMNS = (
+    "id, question, system, design_json, prompt_versions_json, settings_json, status, "
+    "reason, model_label, created_at, started_at, finished_at, final_answer, "
+    "step_count, replan_count, parent_run, parent_checkpoint"
+)
 
 
 @dataclass
@@ -170,8 +175,11 @@ class RunRecord:
         """Wall time from start to finish, or so far while it runs; None before it starts."""
         if self.started_at is None:
             return None
-        end = self.finished_at if self.finished_at is not None else (
-            time.time() if self.status in LIVE_STATUSES else None)
+        end = (
+            self.finished_at
+            if self.finished_at is not None
+            else (time.time() if self.status in LIVE_STATUSES else None)
+        )
         return None if end is None else max(0.0, end - self.started_at)
 
     @property
@@ -257,10 +265,12 @@ class Store:
     # ------------------------------------------------------------------ designs
 
     def save_design(self, design: Design, name: str = "current") -> None:
-        self._write("INSERT INTO designs (name, design_json, updated_at) VALUES (?, ?, ?) "
-                    "ON CONFLICT(name) DO UPDATE SET design_json = excluded.design_json, "
-                    "updated_at = excluded.updated_at",
-                    (name, design.model_dump_json(), time.time()))
+        self._write(
+            "INSERT INTO designs (name, design_json, updated_at) VALUES (?, ?, ?) "
+            "ON CONFLICT(name) DO UPDATE SET design_json = excluded.design_json, "
+            "updated_at = excluded.updated_at",
+            (name, design.model_dump_json(), time.time()),
+        )
 
     def load_design(self, name: str = "current") -> Design | None:
         """The saved design, or None when there is none or it no longer validates (an agent
@@ -280,8 +290,9 @@ class Store:
 
     @staticmethod
     def _prompt_version(row: sqlite3.Row) -> PromptVersion:
-        return PromptVersion(row["id"], row["prompt_name"], row["label"], row["text"],
-                             row["created_at"])
+        return PromptVersion(
+            row["id"], row["prompt_name"], row["label"], row["text"], row["created_at"]
+        )
 
     def save_prompt_version(self, prompt_name: str, label: str, text: str) -> PromptVersion:
         """Store a new version; an invalid template is refused here, so it can never
@@ -290,18 +301,22 @@ class Store:
             raise PromptError(" ".join(errors))
         with self._lock, self._conn:
             if not label.strip():
-                count = self._conn.execute("SELECT COUNT(*) FROM prompt_versions WHERE "
-                                           "prompt_name = ?", (prompt_name,)).fetchone()[0]
+                count = self._conn.execute(
+                    "SELECT COUNT(*) FROM prompt_versions WHERE prompt_name = ?", (prompt_name,)
+                ).fetchone()[0]
                 label = f"v{count + 1}"
             cursor = self._conn.execute(
                 "INSERT INTO prompt_versions (prompt_name, label, text, created_at) "
-                "VALUES (?, ?, ?, ?)", (prompt_name, label.strip(), text, time.time()))
+                "VALUES (?, ?, ?, ?)",
+                (prompt_name, label.strip(), text, time.time()),
+            )
             version_id = cursor.lastrowid
         return self.prompt_version(version_id)
 
     def prompt_versions(self, prompt_name: str) -> list[PromptVersion]:
-        rows = self._query("SELECT * FROM prompt_versions WHERE prompt_name = ? ORDER BY id DESC",
-                           (prompt_name,))
+        rows = self._query(
+            "SELECT * FROM prompt_versions WHERE prompt_name = ? ORDER BY id DESC", (prompt_name,)
+        )
         return [self._prompt_version(r) for r in rows]
 
     def prompt_version(self, version_id: int) -> PromptVersion | None:
@@ -318,15 +333,20 @@ class Store:
         if version is None:
             raise ValueError(f"No prompt version {version_id}.")
         if version.prompt_name != prompt_name:
-            raise ValueError(f"Version {version_id} belongs to {version.prompt_name!r}, "
-                             f"not {prompt_name!r}.")
-        self._write("INSERT INTO active_prompts (prompt_name, version_id) VALUES (?, ?) "
-                    "ON CONFLICT(prompt_name) DO UPDATE SET version_id = excluded.version_id",
-                    (prompt_name, version_id))
+            raise ValueError(
+                f"Version {version_id} belongs to {version.prompt_name!r}, not {prompt_name!r}."
+            )
+        self._write(
+            "INSERT INTO active_prompts (prompt_name, version_id) VALUES (?, ?) "
+            "ON CONFLICT(prompt_name) DO UPDATE SET version_id = excluded.version_id",
+            (prompt_name, version_id),
+        )
 
     def active_prompts(self) -> dict[str, PromptVersion]:
-        rows = self._query("SELECT v.* FROM active_prompts a JOIN prompt_versions v "
-                           "ON v.id = a.version_id ORDER BY a.prompt_name")
+        rows = self._query(
+            "SELECT v.* FROM active_prompts a JOIN prompt_versions v "
+            "ON v.id = a.version_id ORDER BY a.prompt_name"
+        )
         return {r["prompt_name"]: self._prompt_version(r) for r in rows}
 
     def active_prompt_texts(self) -> dict[str, str]:
@@ -339,29 +359,55 @@ class Store:
 
     def _run_record(self, row: sqlite3.Row) -> RunRecord:
         return RunRecord(
-            id=row["id"], question=row["question"], system=row["system"],
+            id=row["id"],
+            question=row["question"],
+            system=row["system"],
             design=json.loads(row["design_json"]),
             prompt_versions=json.loads(row["prompt_versions_json"] or "{}"),
-            status=row["status"], reason=row["reason"], model_label=row["model_label"],
-            created_at=row["created_at"], started_at=row["started_at"],
-            finished_at=row["finished_at"], final_answer=row["final_answer"],
-            step_count=row["step_count"], replan_count=row["replan_count"],
-            parent_run=row["parent_run"], parent_checkpoint=row["parent_checkpoint"],
-            settings=json.loads(row["settings_json"] or "{}"))
+            status=row["status"],
+            reason=row["reason"],
+            model_label=row["model_label"],
+            created_at=row["created_at"],
+            started_at=row["started_at"],
+            finished_at=row["finished_at"],
+            final_answer=row["final_answer"],
+            step_count=row["step_count"],
+            replan_count=row["replan_count"],
+            parent_run=row["parent_run"],
+            parent_checkpoint=row["parent_checkpoint"],
+            settings=json.loads(row["settings_json"] or "{}"),
+        )
 
-    def create_run(self, run_id: str, question: str, design: Design, model_label: str,
-                   prompt_versions: dict[str, int] | None = None, parent_run: str | None = None,
-                   parent_checkpoint: str | None = None,
-                   settings: Settings | None = None) -> RunRecord:
+    def create_run(
+        self,
+        run_id: str,
+        question: str,
+        design: Design,
+        model_label: str,
+        prompt_versions: dict[str, int] | None = None,
+        parent_run: str | None = None,
+        parent_checkpoint: str | None = None,
+        settings: Settings | None = None,
+    ) -> RunRecord:
         """Record a run before it starts ("queued"), with the design and the prompt versions
         it runs with; ``settings`` are stored in their public form (secrets as set/unset)."""
         public = settings.public_dict() if settings is not None else {}
         self._write(
             f"INSERT INTO runs ({_RUN_COLUMNS}) VALUES "
             "(?, ?, ?, ?, ?, ?, 'queued', '', ?, ?, NULL, NULL, NULL, 0, 0, ?, ?)",
-            (run_id, question, design.system, design.model_dump_json(),
-             _dumps(prompt_versions or {}), _dumps(public), model_label, time.time(),
-             parent_run, parent_checkpoint))
+            (
+                run_id,
+                question,
+                design.system,
+                design.model_dump_json(),
+                _dumps(prompt_versions or {}),
+                _dumps(public),
+                model_label,
+                time.time(),
+                parent_run,
+                parent_checkpoint,
+            ),
+        )
         return self.run(run_id)
 
     def set_run_status(self, run_id: str, status: str, reason: str = "") -> None:
@@ -369,22 +415,28 @@ class Store:
             raise ValueError(f"Unknown run status {status!r}; one of: {', '.join(STATUSES)}.")
         now = time.time()
         if status == "running":
-            self._write("UPDATE runs SET status = ?, reason = ?, "
-                        "started_at = COALESCE(started_at, ?), finished_at = NULL WHERE id = ?",
-                        (status, reason, now, run_id))
+            self._write(
+                "UPDATE runs SET status = ?, reason = ?, "
+                "started_at = COALESCE(started_at, ?), finished_at = NULL WHERE id = ?",
+                (status, reason, now, run_id),
+            )
         elif status in TERMINAL_STATUSES:
-            self._write("UPDATE runs SET status = ?, reason = ?, finished_at = ? WHERE id = ?",
-                        (status, reason, now, run_id))
+            self._write(
+                "UPDATE runs SET status = ?, reason = ?, finished_at = ? WHERE id = ?",
+                (status, reason, now, run_id),
+            )
         else:
-            self._write("UPDATE runs SET status = ?, reason = ? WHERE id = ?",
-                        (status, reason, run_id))
+            self._write(
+                "UPDATE runs SET status = ?, reason = ? WHERE id = ?", (status, reason, run_id)
+            )
 
     def run(self, run_id: str) -> RunRecord | None:
         rows = self._query(f"SELECT {_RUN_COLUMNS} FROM runs WHERE id = ?", (run_id,))
         return self._run_record(rows[0]) if rows else None
 
-    def runs(self, status: str | None = None, text: str | None = None,
-             limit: int = 200) -> list[RunRecord]:
+    def runs(
+        self, status: str | None = None, text: str | None = None, limit: int = 200
+    ) -> list[RunRecord]:
         """Newest first; ``text`` matches anywhere in the question, ignoring case."""
         where, params = [], []
         if status:
@@ -409,7 +461,8 @@ class Store:
         cursor = self._write(
             "UPDATE runs SET status = 'interrupted', reason = ?, finished_at = ? "
             f"WHERE status IN ({', '.join('?' * len(LIVE_STATUSES))})",
-            (INTERRUPTED_REASON, time.time(), *LIVE_STATUSES))
+            (INTERRUPTED_REASON, time.time(), *LIVE_STATUSES),
+        )
         return cursor.rowcount
 
     # ------------------------------------------------------------------ events
@@ -433,40 +486,66 @@ class Store:
             self._conn.execute(
                 "INSERT INTO events (run_id, seq, ts, kind, node, namespace, step, data_json) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (run_id, seq, record.get("ts") or time.time(), kind, record.get("node") or "",
-                 record.get("namespace") or "", record.get("step"), _dumps(logged)))
+                (
+                    run_id,
+                    seq,
+                    record.get("ts") or time.time(),
+                    kind,
+                    record.get("node") or "",
+                    record.get("namespace") or "",
+                    record.get("step"),
+                    _dumps(logged),
+                ),
+            )
             if kind == "state" and isinstance(data, dict):
-                rows = data.get("rows") or []
-                replans = sum(int(v or 0) for v in (data.get("replan_attempts") or {}).values())
+                counts = data.get("counts") or {}  # the system's own (System.counts)
                 self._conn.execute(
                     "UPDATE runs SET snapshot_json = ?, step_count = ?, replan_count = ?, "
                     "final_answer = COALESCE(?, final_answer) WHERE id = ?",
-                    (_dumps(data), len(rows), replans, data.get("final_answer"), run_id))
+                    (
+                        _dumps(data),
+                        int(counts.get("steps", len(data.get("rows") or []))),
+                        int(counts.get("replans", 0)),
+                        data.get("final_answer"),
+                        run_id,
+                    ),
+                )
             elif kind == "end" and isinstance(data, dict):
                 status = data.get("status")
                 if status in SETTLED_STATUSES:
-                    self._conn.execute("UPDATE runs SET status = ?, reason = ? WHERE id = ?",
-                                       (status, str(data.get("reason") or ""), run_id))
+                    self._conn.execute(
+                        "UPDATE runs SET status = ?, reason = ? WHERE id = ?",
+                        (status, str(data.get("reason") or ""), run_id),
+                    )
                 else:
                     status = status if status in TERMINAL_STATUSES else "failed"
                     self._conn.execute(
                         "UPDATE runs SET status = ?, reason = ?, finished_at = ? WHERE id = ?",
-                        (status, str(data.get("reason") or ""), record.get("ts") or time.time(),
-                         run_id))
+                        (
+                            status,
+                            str(data.get("reason") or ""),
+                            record.get("ts") or time.time(),
+                            run_id,
+                        ),
+                    )
         return seq
 
     def pending_interrupts(self, run_id: str) -> list[dict]:
         """What a waiting run asks a human, from its last end event ({id, kind, step,
         agent, query, reason, asked_at})."""
-        rows = self._query("SELECT data_json FROM events WHERE run_id = ? AND kind = 'end' "
-                           "ORDER BY seq DESC LIMIT 1", (run_id,))
+        rows = self._query(
+            "SELECT data_json FROM events WHERE run_id = ? AND kind = 'end' "
+            "ORDER BY seq DESC LIMIT 1",
+            (run_id,),
+        )
         if not rows:
             return []
         return list((json.loads(rows[0][0]) or {}).get("interrupts") or [])
 
     def _latest_seq(self, run_id: str) -> int:
-        row = self._conn.execute("SELECT MAX(seq) FROM events WHERE run_id = ?",
-                                 (run_id,)).fetchone()
+        row = self._conn.execute(
+            "SELECT MAX(seq) FROM events WHERE run_id = ?", (run_id,)
+        ).fetchone()
         return row[0] or 0
 
     def latest_seq(self, run_id: str) -> int:
@@ -475,14 +554,23 @@ class Store:
 
     @staticmethod
     def _event(row: sqlite3.Row) -> dict:
-        return {"seq": row["seq"], "ts": row["ts"], "kind": row["kind"], "node": row["node"],
-                "namespace": row["namespace"], "step": row["step"],
-                "data": json.loads(row["data_json"])}
+        return {
+            "seq": row["seq"],
+            "ts": row["ts"],
+            "kind": row["kind"],
+            "node": row["node"],
+            "namespace": row["namespace"],
+            "step": row["step"],
+            "data": json.loads(row["data_json"]),
+        }
 
-    def events(self, run_id: str, after_seq: int = 0,
-               kinds: tuple[str, ...] | None = None) -> list[dict]:
-        sql = ("SELECT seq, ts, kind, node, namespace, step, data_json FROM events "
-               "WHERE run_id = ? AND seq > ?")
+    def events(
+        self, run_id: str, after_seq: int = 0, kinds: tuple[str, ...] | None = None
+    ) -> list[dict]:
+        sql = (
+            "SELECT seq, ts, kind, node, namespace, step, data_json FROM events "
+            "WHERE run_id = ? AND seq > ?"
+        )
         params: list = [run_id, after_seq]
         if kinds:
             sql += f" AND kind IN ({', '.join('?' * len(kinds))})"
@@ -495,13 +583,17 @@ class Store:
             return None
         return json.loads(rows[0]["snapshot_json"])
 
-    def messages(self, run_id: str, step: int | None = None,
-                 agent: str | None = None) -> list[dict]:
+    def messages(
+        self, run_id: str, step: int | None = None, agent: str | None = None
+    ) -> list[dict]:
         """The run's messages in order, as the top-level nodes added them (a sub-agent's
         messages arrive twice: from inside it and when its node returns; the top-level copy
         carries the step and agent, so that is the one kept)."""
-        rows = self._query("SELECT data_json FROM events WHERE run_id = ? AND kind = 'update' "
-                           "AND namespace = '' ORDER BY seq", (run_id,))
+        rows = self._query(
+            "SELECT data_json FROM events WHERE run_id = ? AND kind = 'update' "
+            "AND namespace = '' ORDER BY seq",
+            (run_id,),
+        )
         seen: set[str] = set()
         found = []
         for row in rows:
@@ -524,8 +616,11 @@ class Store:
 
     def nodes_run(self, run_id: str) -> list[str]:
         """The top-level nodes in the order they ran: the path taken through the graph."""
-        rows = self._query("SELECT node FROM events WHERE run_id = ? AND kind = 'update' "
-                           "AND namespace = '' ORDER BY seq", (run_id,))
+        rows = self._query(
+            "SELECT node FROM events WHERE run_id = ? AND kind = 'update' "
+            "AND namespace = '' ORDER BY seq",
+            (run_id,),
+        )
         return [r["node"] for r in rows]
 
     # ------------------------------------------------------------------ export / import
@@ -535,9 +630,14 @@ class Store:
         record = self.run(run_id)
         if record is None:
             raise KeyError(f"No run {run_id!r}.")
-        return {"format": EXPORT_FORMAT, "schema_version": SCHEMA_VERSION,
-                "exported_at": time.time(), "run": asdict(record),
-                "snapshot": self.snapshot(run_id), "events": self.events(run_id)}
+        return {
+            "format": EXPORT_FORMAT,
+            "schema_version": SCHEMA_VERSION,
+            "exported_at": time.time(),
+            "run": asdict(record),
+            "snapshot": self.snapshot(run_id),
+            "events": self.events(run_id),
+        }
 
     def import_run(self, data: dict) -> str:
         """Load an exported run; it gets a new id if its id is already taken."""
@@ -553,31 +653,58 @@ class Store:
             self._conn.execute(
                 f"INSERT INTO runs ({_RUN_COLUMNS}, snapshot_json) VALUES "
                 "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (run_id, run.get("question", ""),
-                 run.get("system") or (run.get("design") or {}).get("system") or "plan_execute",
-                 _dumps(run.get("design") or {}), _dumps(run.get("prompt_versions") or {}),
-                 _dumps(run.get("settings") or {}), status, run.get("reason") or "",
-                 run.get("model_label") or "", run.get("created_at") or time.time(),
-                 run.get("started_at"), run.get("finished_at"), run.get("final_answer"),
-                 int(run.get("step_count") or 0), int(run.get("replan_count") or 0),
-                 run.get("parent_run"), run.get("parent_checkpoint"),
-                 _dumps(snapshot) if snapshot is not None else None))
+                (
+                    run_id,
+                    run.get("question", ""),
+                    run.get("system")
+                    or (run.get("design") or {}).get("system")
+                    or default_system(),
+                    _dumps(run.get("design") or {}),
+                    _dumps(run.get("prompt_versions") or {}),
+                    _dumps(run.get("settings") or {}),
+                    status,
+                    run.get("reason") or "",
+                    run.get("model_label") or "",
+                    run.get("created_at") or time.time(),
+                    run.get("started_at"),
+                    run.get("finished_at"),
+                    run.get("final_answer"),
+                    int(run.get("step_count") or 0),
+                    int(run.get("replan_count") or 0),
+                    run.get("parent_run"),
+                    run.get("parent_checkpoint"),
+                    _dumps(snapshot) if snapshot is not None else None,
+                ),
+            )
             self._conn.executemany(
                 "INSERT INTO events (run_id, seq, ts, kind, node, namespace, step, data_json) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                [(run_id, int(e["seq"]), e.get("ts") or 0.0, e["kind"], e.get("node") or "",
-                  e.get("namespace") or "", e.get("step"), _dumps(e.get("data")))
-                 for e in data.get("events") or []])
+                [
+                    (
+                        run_id,
+                        int(e["seq"]),
+                        e.get("ts") or 0.0,
+                        e["kind"],
+                        e.get("node") or "",
+                        e.get("namespace") or "",
+                        e.get("step"),
+                        _dumps(e.get("data")),
+                    )
+                    for e in data.get("events") or []
+                ],
+            )
         return run_id
 
     # ------------------------------------------------------------------ eval sets
 
     def save_eval_set(self, eval_set: EvalSet) -> None:
         """Store (or replace) an eval set under its name."""
-        self._write("INSERT INTO eval_sets (name, eval_set_json, updated_at) VALUES (?, ?, ?) "
-                    "ON CONFLICT(name) DO UPDATE SET eval_set_json = excluded.eval_set_json, "
-                    "updated_at = excluded.updated_at",
-                    (eval_set.name, eval_set.model_dump_json(), time.time()))
+        self._write(
+            "INSERT INTO eval_sets (name, eval_set_json, updated_at) VALUES (?, ?, ?) "
+            "ON CONFLICT(name) DO UPDATE SET eval_set_json = excluded.eval_set_json, "
+            "updated_at = excluded.updated_at",
+            (eval_set.name, eval_set.model_dump_json(), time.time()),
+        )
 
     def eval_set_names(self) -> list[str]:
         return [r["name"] for r in self._query("SELECT name FROM eval_sets ORDER BY name")]
@@ -594,16 +721,32 @@ class Store:
     @staticmethod
     def _experiment(row: sqlite3.Row) -> ExperimentRecord:
         return ExperimentRecord(
-            id=row["id"], name=row["name"], eval_set=json.loads(row["eval_set_json"]),
-            variants=json.loads(row["variants_json"]), repeats=row["repeats"],
-            max_workers=row["max_workers"], design=json.loads(row["design_json"]),
-            settings=json.loads(row["settings_json"]), status=row["status"],
-            created_at=row["created_at"], finished_at=row["finished_at"],
-            rerun_of=row["rerun_of"])
+            id=row["id"],
+            name=row["name"],
+            eval_set=json.loads(row["eval_set_json"]),
+            variants=json.loads(row["variants_json"]),
+            repeats=row["repeats"],
+            max_workers=row["max_workers"],
+            design=json.loads(row["design_json"]),
+            settings=json.loads(row["settings_json"]),
+            status=row["status"],
+            created_at=row["created_at"],
+            finished_at=row["finished_at"],
+            rerun_of=row["rerun_of"],
+        )
 
-    def create_experiment(self, experiment_id: str, name: str, eval_set: EvalSet,
-                          variants: list[dict], repeats: int, max_workers: int, design: Design,
-                          settings: Settings, rerun_of: str | None = None) -> ExperimentRecord:
+    def create_experiment(
+        self,
+        experiment_id: str,
+        name: str,
+        eval_set: EvalSet,
+        variants: list[dict],
+        repeats: int,
+        max_workers: int,
+        design: Design,
+        settings: Settings,
+        rerun_of: str | None = None,
+    ) -> ExperimentRecord:
         """Record an experiment before its runs start; settings in their public form plus
         the provider they resolve to (never a key)."""
         public = {**settings.public_dict(), "resolved_provider": settings.resolved_provider}
@@ -611,8 +754,19 @@ class Store:
             "INSERT INTO experiments (id, name, eval_set_json, variants_json, repeats, "
             "max_workers, design_json, settings_json, status, created_at, finished_at, "
             "rerun_of) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, NULL, ?)",
-            (experiment_id, name, eval_set.model_dump_json(), _dumps(variants), int(repeats),
-             int(max_workers), design.model_dump_json(), _dumps(public), time.time(), rerun_of))
+            (
+                experiment_id,
+                name,
+                eval_set.model_dump_json(),
+                _dumps(variants),
+                int(repeats),
+                int(max_workers),
+                design.model_dump_json(),
+                _dumps(public),
+                time.time(),
+                rerun_of,
+            ),
+        )
         return self.experiment(experiment_id)
 
     def experiment(self, experiment_id: str) -> ExperimentRecord | None:
@@ -621,20 +775,26 @@ class Store:
 
     def experiments(self, limit: int = 100) -> list[ExperimentRecord]:
         """Newest first."""
-        rows = self._query("SELECT * FROM experiments ORDER BY created_at DESC, rowid DESC "
-                           "LIMIT ?", (int(limit),))
+        rows = self._query(
+            "SELECT * FROM experiments ORDER BY created_at DESC, rowid DESC LIMIT ?", (int(limit),)
+        )
         return [self._experiment(r) for r in rows]
 
     def set_experiment_status(self, experiment_id: str, status: str) -> None:
         finished = None if status == "running" else time.time()
-        self._write("UPDATE experiments SET status = ?, finished_at = ? WHERE id = ?",
-                    (status, finished, experiment_id))
+        self._write(
+            "UPDATE experiments SET status = ?, finished_at = ? WHERE id = ?",
+            (status, finished, experiment_id),
+        )
 
-    def add_experiment_run(self, experiment_id: str, run_id: str, variant: str,
-                           question_index: int, repeat: int) -> None:
-        self._write("INSERT INTO experiment_runs (experiment_id, run_id, variant, "
-                    "question_index, repeat) VALUES (?, ?, ?, ?, ?)",
-                    (experiment_id, run_id, variant, int(question_index), int(repeat)))
+    def add_experiment_run(
+        self, experiment_id: str, run_id: str, variant: str, question_index: int, repeat: int
+    ) -> None:
+        self._write(
+            "INSERT INTO experiment_runs (experiment_id, run_id, variant, "
+            "question_index, repeat) VALUES (?, ?, ?, ?, ?)",
+            (experiment_id, run_id, variant, int(question_index), int(repeat)),
+        )
 
     def experiment_runs(self, experiment_id: str) -> list[dict]:
         """The experiment's runs in the order they were started, each with its run's
@@ -642,48 +802,60 @@ class Store:
         rows = self._query(
             "SELECT e.run_id, e.variant, e.question_index, e.repeat, r.status FROM "
             "experiment_runs e LEFT JOIN runs r ON r.id = e.run_id WHERE e.experiment_id = ? "
-            "ORDER BY e.rowid", (experiment_id,))
+            "ORDER BY e.rowid",
+            (experiment_id,),
+        )
         return [dict(r) for r in rows]
 
     def delete_experiment(self, experiment_id: str) -> None:
         """Forget the experiment; its runs stay in History as ordinary runs."""
         with self._lock, self._conn:
-            self._conn.execute("DELETE FROM experiment_runs WHERE experiment_id = ?",
-                               (experiment_id,))
+            self._conn.execute(
+                "DELETE FROM experiment_runs WHERE experiment_id = ?", (experiment_id,)
+            )
             self._conn.execute("DELETE FROM experiments WHERE id = ?", (experiment_id,))
 
     # ------------------------------------------------------------------ judgements
 
     def save_judgement(self, run_id: str, model_label: str, scores: dict) -> None:
         """A judge model's scores of a run (the latest judgement replaces the previous)."""
-        self._write("INSERT INTO judgements (run_id, model_label, scores_json, judged_at) "
-                    "VALUES (?, ?, ?, ?) ON CONFLICT(run_id) DO UPDATE SET "
-                    "model_label = excluded.model_label, scores_json = excluded.scores_json, "
-                    "judged_at = excluded.judged_at",
-                    (run_id, model_label, _dumps(scores), time.time()))
+        self._write(
+            "INSERT INTO judgements (run_id, model_label, scores_json, judged_at) "
+            "VALUES (?, ?, ?, ?) ON CONFLICT(run_id) DO UPDATE SET "
+            "model_label = excluded.model_label, scores_json = excluded.scores_json, "
+            "judged_at = excluded.judged_at",
+            (run_id, model_label, _dumps(scores), time.time()),
+        )
 
     def judgement(self, run_id: str) -> dict | None:
         """{model_label, scores, judged_at}, or None when the run was never judged."""
         rows = self._query("SELECT * FROM judgements WHERE run_id = ?", (run_id,))
         if not rows:
             return None
-        return {"model_label": rows[0]["model_label"],
-                "scores": json.loads(rows[0]["scores_json"]), "judged_at": rows[0]["judged_at"]}
+        return {
+            "model_label": rows[0]["model_label"],
+            "scores": json.loads(rows[0]["scores_json"]),
+            "judged_at": rows[0]["judged_at"],
+        }
 
     # ------------------------------------------------------------------ model servers
 
     def load_model_modes(self) -> dict[tuple[str, str], dict]:
         """What each model server was found to accept (``graph.models.modes.ModeBook``
         reads it at start, so a restart does not learn it again)."""
-        return {(r["server"], r["model"]): json.loads(r["modes_json"])
-                for r in self._query("SELECT * FROM model_modes")}
+        return {
+            (r["server"], r["model"]): json.loads(r["modes_json"])
+            for r in self._query("SELECT * FROM model_modes")
+        }
 
     def save_model_modes(self, server: str, model: str, modes: dict) -> None:
         """Remember (or, with an empty ``modes``, forget) what a server/model accepts."""
         if not modes:
             self._write("DELETE FROM model_modes WHERE server = ? AND model = ?", (server, model))
             return
-        self._write("INSERT INTO model_modes (server, model, modes_json, updated_at) "
-                    "VALUES (?, ?, ?, ?) ON CONFLICT(server, model) DO UPDATE SET "
-                    "modes_json = excluded.modes_json, updated_at = excluded.updated_at",
-                    (server, model, _dumps(modes), time.time()))
+        self._write(
+            "INSERT INTO model_modes (server, model, modes_json, updated_at) "
+            "VALUES (?, ?, ?, ?) ON CONFLICT(server, model) DO UPDATE SET "
+            "modes_json = excluded.modes_json, updated_at = excluded.updated_at",
+            (server, model, _dumps(modes), time.time()),
+        )

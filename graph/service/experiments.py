@@ -12,6 +12,9 @@ design, and the public model settings; a rerun refuses to run on other model set
 Runs of an experiment decide nothing on a human's behalf: approval timeouts are off,
 and a run that stops to wait for a human counts as finished (failing "no human help")
 and is left waiting in History.
+
+Over 400 lines: an experiment's runner and its comparison share the record of what ran;
+the statistics are the part most likely to move out if it grows.
 """
 
 from __future__ import annotations
@@ -20,27 +23,33 @@ import statistics
 import threading
 import time
 import uuid
+import weakref
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Iterable
+from typing import Iterable
 
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
-from graph.design import Design
-from graph.evals import EvalSet, RunResult, evaluate, run_passed
-from graph.models.structured import parse_json_object
+from graph.kernel.design import Design
+from graph.kernel.system import RunFacts, get_system
+from graph.models.replies import parse_json_object
 from graph.prompts import PromptError, PromptSet, default_text, prompt_names
+from graph.service.eval_sets import EvalSet
+from graph.service.evals import RunResult, evaluate, run_passed
+from graph.service.run_service import RunService
+from graph.service.store import LIVE_STATUSES, ExperimentRecord, Store
 from graph.settings import Settings
-from graph.store import LIVE_STATUSES, ExperimentRecord, Store
-from graph.systems import get_system
-
-if TYPE_CHECKING:
-    from graph.run_service import RunService
 
 # Settings that change what a model answers; a rerun must match them. With the offline
 # scripted model only the provider matters (it reads none of the others).
-MODEL_SETTINGS = ("resolved_provider", "openai_base_url", "planner_model", "worker_model",
-                  "structured_output", "temperature")
+MODEL_SETTINGS = (
+    "resolved_provider",
+    "openai_base_url",
+    "planner_model",
+    "worker_model",
+    "structured_output",
+    "temperature",
+)
 # Runs that count in a comparison: they ran as far as they could. Cancelled (a stopped
 # experiment), interrupted, still going, or deleted from History do not count.
 COUNTED_STATUSES = ("done", "failed", "waiting")
@@ -78,8 +87,9 @@ class Variant(BaseModel):
             if version is None:
                 raise ExperimentError(f"No prompt version {version_id}.")
             if version.prompt_name in prompts:
-                raise ExperimentError(f"Variant {name!r} has two versions of "
-                                      f"{version.prompt_name}: pick one.")
+                raise ExperimentError(
+                    f"Variant {name!r} has two versions of {version.prompt_name}: pick one."
+                )
             prompts[version.prompt_name] = version.text
             versions[version.prompt_name] = version.id
         return cls(name=name, prompts=prompts, versions=versions)
@@ -87,11 +97,13 @@ class Variant(BaseModel):
 
 def full_prompt_texts(design: Design, variant: Variant) -> dict[str, str]:
     """Every prompt of the design's system as this variant runs it (validated)."""
-    get_system(design.system).module()  # a system declares its prompts when imported
+    get_system(design.system)  # a system declares its prompts when imported
     names = prompt_names(design.system)
     if stray := sorted(set(variant.prompts) - set(names)):
-        raise ExperimentError(f"Variant {variant.name!r} sets prompt(s) that {design.system} "
-                              f"does not use: {', '.join(stray)}.")
+        raise ExperimentError(
+            f"Variant {variant.name!r} sets prompt(s) that {design.system} "
+            f"does not use: {', '.join(stray)}."
+        )
     base = {n: t for n, t in design.prompts.items() if n in names}
     try:
         texts = PromptSet({**base, **variant.prompts}).texts
@@ -114,32 +126,57 @@ def model_settings_difference(recorded: dict, current: Settings) -> list[str]:
     keys = MODEL_SETTINGS
     if recorded.get("resolved_provider") == now["resolved_provider"] == "scripted":
         keys = ("resolved_provider",)
-    return [f"{k} was {recorded.get(k)!r}, now {now.get(k)!r}"
-            for k in keys if recorded.get(k) != now.get(k)]
+    return [
+        f"{k} was {recorded.get(k)!r}, now {now.get(k)!r}"
+        for k in keys
+        if recorded.get(k) != now.get(k)
+    ]
 
 
 class ExperimentRunner:
-    """Starts, watches, stops and reruns experiments on a run service."""
+    """Starts, watches, stops and reruns experiments on a run service (one runner per
+    service: ``ExperimentRunner.of(service)``)."""
+
+    _runners: "weakref.WeakKeyDictionary[RunService, ExperimentRunner]" = (
+        weakref.WeakKeyDictionary()
+    )
+    _runners_lock = threading.Lock()
+
+    @classmethod
+    def of(cls, service: RunService) -> ExperimentRunner:
+        with cls._runners_lock:
+            if service not in cls._runners:
+                cls._runners[service] = cls(service)
+            return cls._runners[service]
 
     def __init__(self, service: RunService):
         self.service = service
         self._lock = threading.Lock()
         self._pools: dict[str, ThreadPoolExecutor] = {}
         self._stopping: set[str] = set()
+        service.on_shutdown(self.shutdown)
 
     @property
     def store(self) -> Store:
         return self.service.store
 
-    def start(self, name: str, eval_set: EvalSet, variants: list[Variant | dict],
-              repeats: int = 1, design: Design | None = None, max_workers: int | None = None,
-              rerun_of: str | None = None) -> str:
+    def start(
+        self,
+        name: str,
+        eval_set: EvalSet,
+        variants: list[Variant | dict],
+        repeats: int = 1,
+        design: Design | None = None,
+        max_workers: int | None = None,
+        rerun_of: str | None = None,
+    ) -> str:
         """Record the experiment and queue all its runs; returns at once with its id.
         Bad input (no variants, duplicate names, a broken prompt) fails here, before any
         run is made."""
         try:
-            variants = [v if isinstance(v, Variant) else Variant.model_validate(v)
-                        for v in variants]
+            variants = [
+                v if isinstance(v, Variant) else Variant.model_validate(v) for v in variants
+            ]
         except ValidationError as exc:
             raise ExperimentError(f"Bad variant: {exc.errors()[0]['msg']}.") from None
         if not variants:
@@ -157,13 +194,23 @@ class ExperimentRunner:
         prepared = {name: self.service.prepare(d) for name, d in designs.items()}
 
         experiment_id = uuid.uuid4().hex
-        recorded = [{"name": v.name, "prompts": texts[v.name], "versions": v.versions}
-                    for v in variants]
-        self.store.create_experiment(experiment_id, (name or "").strip() or eval_set.name,
-                                     eval_set, recorded, repeats, max_workers, design,
-                                     self.service.settings, rerun_of=rerun_of)
-        pool = ThreadPoolExecutor(max_workers=max_workers,
-                                  thread_name_prefix=f"stepwise-experiment-{experiment_id[:6]}")
+        recorded = [
+            {"name": v.name, "prompts": texts[v.name], "versions": v.versions} for v in variants
+        ]
+        self.store.create_experiment(
+            experiment_id,
+            (name or "").strip() or eval_set.name,
+            eval_set,
+            recorded,
+            repeats,
+            max_workers,
+            design,
+            self.service.settings,
+            rerun_of=rerun_of,
+        )
+        pool = ThreadPoolExecutor(
+            max_workers=max_workers, thread_name_prefix=f"stepwise-experiment-{experiment_id[:6]}"
+        )
         with self._lock:
             self._pools[experiment_id] = pool
         try:
@@ -174,11 +221,16 @@ class ExperimentRunner:
                     for variant in variants:
                         if experiment_id in self._stopping:
                             return experiment_id
-                        run_id = self.service.start(question.question, designs[variant.name],
-                                                    prompt_versions=variant.versions or None,
-                                                    pool=pool, prepared=prepared[variant.name])
-                        self.store.add_experiment_run(experiment_id, run_id, variant.name,
-                                                      index, repeat)
+                        run_id = self.service.start(
+                            question.question,
+                            designs[variant.name],
+                            prompt_versions=variant.versions or None,
+                            pool=pool,
+                            prepared=prepared[variant.name],
+                        )
+                        self.store.add_experiment_run(
+                            experiment_id, run_id, variant.name, index, repeat
+                        )
         except Exception:
             self.store.set_experiment_status(experiment_id, "stopped")
             raise
@@ -208,15 +260,18 @@ class ExperimentRunner:
         done, total = self.progress(experiment_id)
         return done >= total
 
-    def wait(self, experiment_id: str, timeout: float | None = None,
-             poll_s: float = 0.05) -> ExperimentRecord:
+    def wait(
+        self, experiment_id: str, timeout: float | None = None, poll_s: float = 0.05
+    ) -> ExperimentRecord:
         """Block until every run has finished (or waits for a human); TimeoutError else."""
         deadline = None if timeout is None else time.monotonic() + timeout
         while not self.is_finished(experiment_id):
             if deadline is not None and time.monotonic() > deadline:
                 done, total = self.progress(experiment_id)
-                raise TimeoutError(f"Experiment {experiment_id} has {done} of {total} runs "
-                                   f"finished after {timeout} s.")
+                raise TimeoutError(
+                    f"Experiment {experiment_id} has {done} of {total} runs "
+                    f"finished after {timeout} s."
+                )
             time.sleep(poll_s)
         return self._record(experiment_id)
 
@@ -227,8 +282,9 @@ class ExperimentRunner:
         self._stopping.add(experiment_id)
         if record.status == "running":
             self.store.set_experiment_status(experiment_id, "stopped")
-        return sum(1 for r in self.store.experiment_runs(experiment_id)
-                   if self.service.cancel(r["run_id"]))
+        return sum(
+            1 for r in self.store.experiment_runs(experiment_id) if self.service.cancel(r["run_id"])
+        )
 
     def rerun(self, experiment_id: str, max_workers: int | None = None) -> str:
         """A new experiment with exactly the recorded prompt texts, design, eval set and
@@ -238,17 +294,28 @@ class ExperimentRunner:
             raise ExperimentError(
                 f"Cannot rerun {record.name!r} as it ran: the model settings differ from the "
                 f"recorded ones ({'; '.join(difference)}). Restore them, or start a new "
-                "experiment.")
+                "experiment."
+            )
         try:
             design = Design.model_validate(record.design)
             eval_set = EvalSet.model_validate(record.eval_set)
         except ValidationError as exc:
-            raise ExperimentError(f"The recorded experiment no longer validates: "
-                                  f"{exc.errors()[0]['msg']}.") from None
-        variants = [Variant(name=v["name"], prompts=v["prompts"], versions=v.get("versions") or {})
-                    for v in record.variants]
-        return self.start(f"{record.name} (rerun)", eval_set, variants, record.repeats, design,
-                          max_workers or record.max_workers, rerun_of=experiment_id)
+            raise ExperimentError(
+                f"The recorded experiment no longer validates: {exc.errors()[0]['msg']}."
+            ) from None
+        variants = [
+            Variant(name=v["name"], prompts=v["prompts"], versions=v.get("versions") or {})
+            for v in record.variants
+        ]
+        return self.start(
+            f"{record.name} (rerun)",
+            eval_set,
+            variants,
+            record.repeats,
+            design,
+            max_workers or record.max_workers,
+            rerun_of=experiment_id,
+        )
 
     def shutdown(self, wait: bool = True, cancel: bool = True) -> None:
         with self._lock:
@@ -274,8 +341,9 @@ def _median(values: list) -> float | None:
     return float(statistics.median(values))
 
 
-def run_records(store: Store, experiment_id: str,
-                prices: dict[str, tuple[float, float]] | None = None) -> list[dict]:
+def run_records(
+    store: Store, experiment_id: str, prices: dict[str, tuple[float, float]] | None = None
+) -> list[dict]:
     """One record per run of the experiment, with its figures and check results: the
     rows behind the comparison and the distribution charts."""
     record = store.experiment(experiment_id)
@@ -285,27 +353,51 @@ def run_records(store: Store, experiment_id: str,
     records = []
     for row in store.experiment_runs(experiment_id):
         question = eval_set.questions[row["question_index"]]
-        base = {"run_id": row["run_id"], "variant": row["variant"],
-                "question_index": row["question_index"], "question": question.question,
-                "repeat": row["repeat"], "status": row["status"] or "deleted"}
+        base = {
+            "run_id": row["run_id"],
+            "variant": row["variant"],
+            "question_index": row["question_index"],
+            "question": question.question,
+            "repeat": row["repeat"],
+            "status": row["status"] or "deleted",
+        }
         if row["status"] is None:
-            records.append({**base, "counted": False, "passed": None, "checks": [],
-                            **{m: None for m in RUN_METRICS}})
+            records.append(
+                {
+                    **base,
+                    "counted": False,
+                    "passed": None,
+                    "checks": [],
+                    **{m: None for m in RUN_METRICS},
+                }
+            )
             continue
         result = RunResult.from_store(store, row["run_id"], prices)
         checks = evaluate(question, result)
-        records.append({
-            **base, "counted": result.status in COUNTED_STATUSES,
-            "passed": run_passed(result, checks), "checks": [c.as_dict() for c in checks],
-            "steps": result.steps, "replans": result.replans, "llm_calls": result.llm_calls,
-            "input_tokens": result.input_tokens, "output_tokens": result.output_tokens,
-            "tokens": result.tokens, "cost": result.cost, "unpriced": result.unpriced,
-            "latency_s": result.duration_s, "final_answer": result.final_answer})
+        records.append(
+            {
+                **base,
+                "counted": result.status in COUNTED_STATUSES,
+                "passed": run_passed(result, checks),
+                "checks": [c.as_dict() for c in checks],
+                "steps": result.steps,
+                "replans": result.replans,
+                "llm_calls": result.llm_calls,
+                "input_tokens": result.input_tokens,
+                "output_tokens": result.output_tokens,
+                "tokens": result.tokens,
+                "cost": result.cost,
+                "unpriced": result.unpriced,
+                "latency_s": result.duration_s,
+                "final_answer": result.final_answer,
+            }
+        )
     return records
 
 
-def distribution_records(store: Store, experiment_id: str,
-                         prices: dict[str, tuple[float, float]] | None = None) -> list[dict]:
+def distribution_records(
+    store: Store, experiment_id: str, prices: dict[str, tuple[float, float]] | None = None
+) -> list[dict]:
     """Long-form records for distribution charts (Altair box plots, strip plots): one
     per counted run and metric, ``{variant, question_index, question, repeat, run_id,
     metric, value}``; unknown values (an unpriced cost) are left out."""
@@ -315,20 +407,26 @@ def distribution_records(store: Store, experiment_id: str,
             continue
         for metric in RUN_METRICS:
             if r[metric] is not None:
-                out.append({k: r[k] for k in ("variant", "question_index", "question",
-                                              "repeat", "run_id")}
-                           | {"metric": metric, "value": float(r[metric])})
+                out.append(
+                    {k: r[k] for k in ("variant", "question_index", "question", "repeat", "run_id")}
+                    | {"metric": metric, "value": float(r[metric])}
+                )
     return out
 
 
 def _aggregate(runs: list[dict], checks: int) -> dict:
     """Mean figures of one question's counted runs of one variant."""
     counted = [r for r in runs if r["counted"]]
-    cell = {"runs": len(counted), "not_counted": len(runs) - len(counted),
-            "pass_rate": _mean([1.0 if r["passed"] else 0.0 for r in counted]),
-            "checks": [_mean([1.0 if r["checks"][i]["passed"] else 0.0 for r in counted])
-                       for i in range(checks)],
-            "statuses": sorted({r["status"] for r in runs})}
+    cell = {
+        "runs": len(counted),
+        "not_counted": len(runs) - len(counted),
+        "pass_rate": _mean([1.0 if r["passed"] else 0.0 for r in counted]),
+        "checks": [
+            _mean([1.0 if r["checks"][i]["passed"] else 0.0 for r in counted])
+            for i in range(checks)
+        ],
+        "statuses": sorted({r["status"] for r in runs}),
+    }
     for metric in RUN_METRICS:
         cell[metric] = _mean([r[metric] for r in counted])
     return cell
@@ -371,8 +469,12 @@ class Comparison:
         return asdict(self)
 
 
-def compare(store: Store, experiment_id: str, baseline: str,
-            prices: dict[str, tuple[float, float]] | None = None) -> Comparison:
+def compare(
+    store: Store,
+    experiment_id: str,
+    baseline: str,
+    prices: dict[str, tuple[float, float]] | None = None,
+) -> Comparison:
     """The experiment's figures per question and variant, a summary per variant, and
     each variant marked against ``baseline``. Counts only runs that ran as far as they
     could (done, failed, waiting); a run passes when it ended done with every check
@@ -382,26 +484,44 @@ def compare(store: Store, experiment_id: str, baseline: str,
         raise KeyError(f"No experiment {experiment_id!r}.")
     variants = [v["name"] for v in record.variants]
     if baseline not in variants:
-        raise ValueError(f"No variant {baseline!r} in this experiment; its variants: "
-                         f"{', '.join(variants)}.")
+        raise ValueError(
+            f"No variant {baseline!r} in this experiment; its variants: {', '.join(variants)}."
+        )
     eval_set = EvalSet.model_validate(record.eval_set)
     records = run_records(store, experiment_id, prices)
     runs = [r for r in store.experiment_runs(experiment_id)]
     done = sum(1 for r in runs if r["status"] not in LIVE_STATUSES)
-    comparison = Comparison(experiment_id, record.name, record.status, baseline, variants,
-                            (done, len(runs) if record.status == "stopped" else record.total))
+    comparison = Comparison(
+        experiment_id,
+        record.name,
+        record.status,
+        baseline,
+        variants,
+        (done, len(runs) if record.status == "stopped" else record.total),
+    )
     for index, question in enumerate(eval_set.questions):
-        comparison.rows.append({
-            "question_index": index, "question": question.question,
-            "checks": [c.label for c in question.checks],
-            "variants": {v: _aggregate([r for r in records if r["variant"] == v
-                                        and r["question_index"] == index],
-                                       len(question.checks)) for v in variants}})
+        comparison.rows.append(
+            {
+                "question_index": index,
+                "question": question.question,
+                "checks": [c.label for c in question.checks],
+                "variants": {
+                    v: _aggregate(
+                        [r for r in records if r["variant"] == v and r["question_index"] == index],
+                        len(question.checks),
+                    )
+                    for v in variants
+                },
+            }
+        )
     for v in variants:
         counted = [r for r in records if r["variant"] == v and r["counted"]]
-        summary = {"runs": len(counted), "passed": sum(1 for r in counted if r["passed"]),
-                   "pass_rate": _mean([1.0 if r["passed"] else 0.0 for r in counted]),
-                   "unpriced": sorted({m for r in counted for m in r.get("unpriced") or []})}
+        summary = {
+            "runs": len(counted),
+            "passed": sum(1 for r in counted if r["passed"]),
+            "pass_rate": _mean([1.0 if r["passed"] else 0.0 for r in counted]),
+            "unpriced": sorted({m for r in counted for m in r.get("unpriced") or []}),
+        }
         for metric in RUN_METRICS:
             values = [r[metric] for r in counted]
             summary[metric] = {"mean": _mean(values), "median": _median(values)}
@@ -412,8 +532,11 @@ def compare(store: Store, experiment_id: str, baseline: str,
             continue
         mine = comparison.summary[v]
         comparison.differences[v] = {
-            m: _verdict(m, mine["pass_rate"], base["pass_rate"]) if m == "pass_rate"
-            else _verdict(m, mine[m]["mean"], base[m]["mean"]) for m in METRICS}
+            m: _verdict(m, mine["pass_rate"], base["pass_rate"])
+            if m == "pass_rate"
+            else _verdict(m, mine[m]["mean"], base[m]["mean"])
+            for m in METRICS
+        }
     return comparison
 
 
@@ -425,27 +548,40 @@ def _run_view(store: Store, run_id: str) -> dict:
     if record is None:
         raise KeyError(f"No run {run_id!r}.")
     snapshot = store.snapshot(run_id) or {}
+    system = get_system(record.design.get("system") or Design().system)
     decisions = []
-    for message in store.messages(run_id, agent="executor"):
-        decision = {"step": message.get("step"), "content": message.get("content") or ""}
+    for message in store.messages(run_id, agent=system.router) if system.router else []:
+        content = message.get("content") or ""
         try:
-            parsed = parse_json_object(decision["content"])
+            parsed = parse_json_object(content)
         except ValueError:
             parsed = None
-        if isinstance(parsed, dict):
-            decision.update({k: parsed.get(k) for k in ("replan", "goto", "reason", "query")})
-        decisions.append(decision)
-    return {"run_id": run_id, "question": record.question, "status": record.status,
-            "reason": record.reason, "plans": snapshot.get("plan_history") or [],
-            "rows": snapshot.get("rows") or [], "decisions": decisions,
-            "human_decisions": [m.get("content") for m in store.messages(run_id, agent="human")],
-            "answer": record.final_answer, "steps": record.step_count,
-            "replans": record.replan_count}
+        decisions.append(
+            {
+                "step": message.get("step"),
+                "content": content,
+                "parsed": parsed if isinstance(parsed, dict) else None,
+            }
+        )
+    return {
+        "run_id": run_id,
+        "question": record.question,
+        "status": record.status,
+        "reason": record.reason,
+        "system": system.name,
+        "router": system.router,
+        "panels": system.panels(snapshot, RunFacts()),
+        "decisions": decisions,
+        "human_decisions": [m.get("content") for m in store.messages(run_id, agent="human")],
+        "answer": record.final_answer,
+        "steps": record.step_count,
+        "replans": record.replan_count,
+    }
 
 
 def side_by_side(store: Store, run_a: str, run_b: str) -> dict:
-    """Two runs next to each other: every plan version, the executor's decisions (parsed
-    when they are JSON) and the answers. ``same_question`` says whether they are
-    comparable as two runs of one question."""
+    """Two runs next to each other: what their system shows of them (its panels), the
+    decisions of its router node (parsed when they are JSON) and the answers.
+    ``same_question`` says whether they are comparable as two runs of one question."""
     a, b = _run_view(store, run_a), _run_view(store, run_b)
     return {"same_question": a["question"] == b["question"], "a": a, "b": b}

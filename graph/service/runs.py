@@ -1,0 +1,256 @@
+"""Running a question through a design and turning the stream into events.
+
+This is the one place that drives a compiled graph: the command line, the app's run
+service and the benchmarks all call ``run_question``. It streams node updates and
+full states, hands each event to a callback (print it, store it), and always ends
+with an outcome in words: done, failed (and why) or cancelled, with the state as far
+as it got. LangGraph's quiet endings (a route to a missing node, the recursion
+limit) are turned into failures that say so.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.errors import GraphDrained, GraphRecursionError
+from langgraph.runtime import RunControl
+
+from graph.kernel.accounting import UsageRecorder
+from graph.kernel.checkpoints import open_checkpointer
+from graph.kernel.conversation import conversation_snapshot
+from graph.kernel.design import Design
+from graph.kernel.records import plain
+from graph.kernel.system import get_system, systems
+from graph.models.chat import describe_error
+from graph.settings import Settings, get_settings
+
+
+@dataclass
+class RunEvent:
+    """One thing that happened in a run, in order."""
+
+    seq: int
+    ts: float
+    kind: str  # "update" (a node finished), "custom" (a node's report), "state" (the whole
+    # state after a step; large: keep what you need of it), "end" (status and reason)
+    node: str  # the node, or "" for the end
+    namespace: str  # "" for the top graph, else the sub-agent's path ("web_researcher:<id>")
+    step: int | None
+    data: Any
+
+
+class StopSignal(threading.Event):
+    """Asks a run to stop at the next superstep boundary, through LangGraph's own drain
+    (``RunControl``): the node in progress finishes and its checkpoint is saved, so the
+    run can be resumed or sent elsewhere from exactly there. ``redirecting`` says it
+    stops to be sent elsewhere (an edited request, a follow-up message), not because a
+    user cancelled: the run then ends without an "end" event, since it goes on at once."""
+
+    redirecting = False
+    control: RunControl | None = None  # the stream running now, set by continue_run
+
+    def set(self) -> None:
+        super().set()
+        if self.control is not None:
+            self.control.request_drain("redirect" if self.redirecting else "cancel")
+
+
+@dataclass
+class RunOutcome:
+    thread_id: str
+    status: str  # done / failed / cancelled / waiting (for a human) / paused (step mode)
+    reason: str
+    state: dict
+    events: int
+    duration_s: float
+    nodes_run: int = 0
+    rows: list = field(default_factory=list)
+    interrupts: list = field(default_factory=list)  # what waits for a human: {id, step, agent, ...}
+
+
+def checkpointer_for(settings: Settings | None = None) -> SqliteSaver:
+    """The checkpointer of a ``STEPWISE_HOME``, able to load every hosted system's state."""
+    settings = settings or get_settings()
+    types = {t for system in systems().values() for t in system.state_types}
+    return open_checkpointer(settings.home / "checkpoints.sqlite", sorted(types))
+
+
+def event_record(event: RunEvent, system: str) -> dict:
+    """An event as JSON-safe data for the store and exports: a state becomes its
+    system's snapshot, messages become records, anything else its text."""
+    if event.kind == "state":
+        spec = get_system(system)
+        snapshot = spec.snapshot(event.data)
+        data = {
+            **snapshot,
+            "counts": spec.counts(snapshot),
+            "conversation": plain(conversation_snapshot(event.data)),
+        }
+    else:
+        data = plain(event.data)
+    return {
+        "seq": event.seq,
+        "ts": event.ts,
+        "kind": event.kind,
+        "node": event.node,
+        "namespace": event.namespace,
+        "step": event.step,
+        "data": data,
+    }
+
+
+def run_question(
+    question: str,
+    design: Design | None = None,
+    *,
+    settings: Settings | None = None,
+    checkpointer=None,
+    graph=None,
+    thread_id: str | None = None,
+    on_event: Callable[[RunEvent], None] | None = None,
+    cancel: threading.Event | None = None,
+    step_mode: bool = False,
+) -> RunOutcome:
+    """Run ``question`` until it ends, waits for a human, or (step mode) pauses; never
+    raises for what went wrong inside the run."""
+    design = design or Design()
+    question = question.strip()
+    if not question:
+        raise ValueError("The question is empty.")
+    system = get_system(design.system)
+    graph = graph or system.build_graph(design, settings=settings, checkpointer=checkpointer)
+    return continue_run(
+        graph,
+        system.initial_state(question, design),
+        thread_id or uuid.uuid4().hex,
+        design,
+        settings=settings,
+        on_event=on_event,
+        cancel=cancel,
+        step_mode=step_mode,
+    )
+
+
+def continue_run(
+    graph,
+    run_input: Any,
+    thread_id: str,
+    design: Design,
+    *,
+    settings: Settings | None = None,
+    on_event: Callable[[RunEvent], None] | None = None,
+    cancel: threading.Event | None = None,
+    step_mode: bool = False,
+    first_seq: int = 0,
+) -> RunOutcome:
+    """Drive a run: ``run_input`` is the initial state, a ``Command(resume=...)`` with a
+    human's decision, or None to go on from the last checkpoint (resume after a crash,
+    next step in step mode)."""
+    settings = settings or get_settings()
+    config = {
+        "configurable": {"thread_id": thread_id},
+        "recursion_limit": design.recursion_limit,
+        "callbacks": [UsageRecorder()],
+    }  # every model call becomes an llm_call event
+    started = time.time()
+    seq = first_seq
+    state: dict = {}
+    nodes_run = 0
+    status, reason = "", ""
+    extra: dict = {}
+
+    def emit(kind: str, node: str, namespace: str, data: Any) -> None:
+        nonlocal seq
+        seq += 1
+        if on_event:
+            on_event(
+                RunEvent(seq, time.time(), kind, node, namespace, state.get("current_step"), data)
+            )
+
+    control = RunControl()
+    if isinstance(cancel, StopSignal):
+        cancel.control = control
+    if cancel is not None and cancel.is_set():
+        control.request_drain("cancel")
+    try:
+        stream = graph.stream(
+            run_input,
+            config,
+            stream_mode=["updates", "custom", "values"],
+            subgraphs=True,
+            interrupt_before="*" if step_mode else None,
+            control=control,
+        )
+        for namespace, mode, chunk in stream:
+            ns = "/".join(namespace)
+            if mode == "values":
+                if not namespace:
+                    state = chunk
+                    emit("state", "", "", chunk)
+                continue
+            if mode == "custom":
+                emit("custom", "", ns, chunk)
+            else:
+                for node, update in (chunk or {}).items():
+                    if node == "__interrupt__":
+                        continue  # read from the checkpoint below, with its id
+                    if not namespace:
+                        nodes_run += 1
+                    emit("update", node, ns, update)
+            if cancel is not None and cancel.is_set():
+                control.request_drain("cancel")  # a plain Event cannot ask by itself
+    except GraphDrained:
+        if getattr(cancel, "redirecting", False):
+            status, reason = "redirected", "Stopped to go on elsewhere."
+        else:
+            status, reason = "cancelled", "Cancelled by the user; everything so far is kept."
+    except GraphRecursionError:
+        status = "failed"
+        reason = (
+            f"Stopped at the recursion limit ({design.recursion_limit} node runs) after "
+            f"{nodes_run} node run(s); the partial results are kept. Raise the limit or "
+            "lower max replans."
+        )
+    except Exception as exc:  # a run ends in words, never in a traceback
+        status, reason = "failed", describe_error(exc, settings)
+
+    if graph.checkpointer is not None:
+        snapshot = graph.get_state(config)
+        state = dict(snapshot.values) or state
+        if not status and snapshot.interrupts:
+            pending = [
+                {"id": i.id, **(i.value if isinstance(i.value, dict) else {"value": i.value})}
+                for i in snapshot.interrupts
+            ]
+            status = "waiting"
+            reason = "Waiting for a human: " + "; ".join(
+                f"step {p.get('step')} ({p.get('agent')}): {p.get('reason', '')}" for p in pending
+            )
+            extra["interrupts"] = pending
+        elif not status and snapshot.next:
+            status, reason = "paused", f"Paused before {', '.join(snapshot.next)} (step mode)."
+            extra["next"] = list(snapshot.next)
+    if not status:
+        status = state.get("outcome") or "failed"
+        reason = state.get("outcome_reason") or (
+            "The run stopped without reaching an end: LangGraph ended it after a route it "
+            "could not follow."
+        )
+    if status != "redirected":  # a redirected run goes on at once: it has not ended
+        emit("end", "", "", {"status": status, "reason": reason, **extra})
+    return RunOutcome(
+        thread_id,
+        status,
+        reason,
+        state,
+        seq,
+        time.time() - started,
+        nodes_run,
+        get_system(design.system).step_rows(state),
+        extra.get("interrupts", []),
+    )
