@@ -14,14 +14,18 @@ from ui import widgets
 
 st.set_page_config(page_title="Stepwise", page_icon=":material/account_tree:", layout="wide")
 
-page = st.navigation([
-    st.Page("app_pages/design.py", title="Design", icon=":material/account_tree:", default=True),
-    st.Page("app_pages/prompts.py", title="Prompts", icon=":material/edit_note:"),
-    st.Page("app_pages/run.py", title="Run", icon=":material/play_circle:"),
-    st.Page("app_pages/approvals.py", title="Approvals", icon=":material/front_hand:"),
-    st.Page("app_pages/history.py", title="History", icon=":material/history:"),
-    st.Page("app_pages/evals.py", title="Evals", icon=":material/fact_check:"),
-    st.Page("app_pages/model.py", title="Model", icon=":material/memory:"),
-])
+page = st.navigation(
+    [
+        st.Page(
+            "app_pages/design.py", title="Design", icon=":material/account_tree:", default=True
+        ),
+        st.Page("app_pages/prompts.py", title="Prompts", icon=":material/edit_note:"),
+        st.Page("app_pages/run.py", title="Run", icon=":material/play_circle:"),
+        st.Page("app_pages/approvals.py", title="Approvals", icon=":material/front_hand:"),
+        st.Page("app_pages/history.py", title="History", icon=":material/history:"),
+        st.Page("app_pages/evals.py", title="Evals", icon=":material/fact_check:"),
+        st.Page("app_pages/model.py", title="Model", icon=":material/memory:"),
+    ]
+)
 widgets.sidebar()
 page.run()

@@ -7,15 +7,18 @@ pending or running.
 
 import streamlit as st
 
-from graph.store import LIVE_STATUSES
+from graph.service.store import LIVE_STATUSES
 from ui import approvals, services, widgets
 from ui.run_view import WATCH_S
 
 st.title("Approvals")
-st.markdown("A run stops **before** a flagged step and waits here: approve it, edit the query "
-            "the agent will get and approve, reject it with a reason (the Planner revises the "
-            "step), or skip it. A step that reached its replan cap asks too (escalation), and "
-            "may be retried. Which steps ask is set per agent on the Design page.")
+st.markdown(
+    "A run stops **before** a step, a request or a call that needs a person, and waits "
+    "here: approve it, edit what will be done and approve, reject it with a reason, or "
+    "skip it. A run at one of its limits may ask too (an escalation), and may be "
+    "retried. Which agents ask is set per agent on the Design page; each card says what "
+    "its buttons do in its run's system."
+)
 
 store = widgets.store_or_stop()
 service = services.service()
@@ -30,9 +33,10 @@ def _live() -> bool:
 live = _live()
 
 if not pending:
-    st.info("Nothing is waiting for a decision."
-            + (" A run is in progress: if it reaches a flagged step, it appears here."
-               if live else ""))
+    st.info(
+        "Nothing is waiting for a decision."
+        + (" A run is in progress: if it reaches a flagged step, it appears here." if live else "")
+    )
 else:
     st.caption(f"{len(pending)} decision(s) waiting, oldest first.")
 designs = {}
@@ -40,8 +44,13 @@ for item in pending:
     if item["run_id"] not in designs:
         record = store.run(item["run_id"])
         designs[item["run_id"]] = record.design if record else {}
-    approvals.approval_card(item, key=f"approvals:{item['id']}", flash_key="approvals:flash",
-                            design=designs[item["run_id"]], link_run=True)
+    approvals.approval_card(
+        item,
+        key=f"approvals:{item['id']}",
+        flash_key="approvals:flash",
+        design=designs[item["run_id"]],
+        link_run=True,
+    )
 
 
 def _watch(shown: tuple[str, ...], was_live: bool) -> None:

@@ -3,16 +3,22 @@ graph they compile to; the design can be exported and imported as a JSON file.""
 
 import streamlit as st
 
-from graph.design import Design, DesignError
-from graph.systems import SYSTEMS, coordination_by_size, get_system
+from graph.kernel.design import Design, DesignError
+from graph.kernel.system import coordination_by_size, get_system, systems
 from ui import design_io, guardrail_design, services, widgets
 
-POLICIES = {"always": "always ask", "never": "never ask",
-            "planner": "ask when the Planner flags the step"}
-ALL_AGENTS = sorted({a for info in SYSTEMS.values() for a in info.agents()})
-WIDGETS = ("design:system", "max_replans", "recursion_limit", "escalate_at_cap",
-           "approval_timeout_s", "bus_timeout_s", "timeout_action",
-           *(f"agent:{a}" for a in ALL_AGENTS), *(f"approval:{a}" for a in ALL_AGENTS))
+SYSTEMS = systems()
+ALL_AGENTS = sorted({a for system in SYSTEMS.values() for a in system.agents})
+ALL_SETTINGS = sorted({s.field for system in SYSTEMS.values() for s in system.settings})
+WIDGETS = (
+    "design:system",
+    "recursion_limit",
+    "approval_timeout_s",
+    "timeout_action",
+    *ALL_SETTINGS,
+    *(f"agent:{a}" for a in ALL_AGENTS),
+    *(f"approval:{a}" for a in ALL_AGENTS),
+)
 st.title("Design")
 store = widgets.store_or_stop()
 
@@ -28,19 +34,26 @@ def _import() -> None:
         return
     for key in WIDGETS:  # redraw every widget from the imported design
         st.session_state.pop(key, None)
-    widgets.say("design:flash", "success",
-                f"Imported {upload.name}: it is now the saved design. {prompts}")
+    widgets.say(
+        "design:flash", "success", f"Imported {upload.name}: it is now the saved design. {prompts}"
+    )
 
 
 def _switch_system() -> None:
     """A new system starts from its own defaults (all its agents, its approvals); the run
     limits and timeouts the user set are kept."""
     old = services.current_design()
-    new = Design(system=st.session_state["design:system"], prompts=old.prompts,
-                 recursion_limit=old.recursion_limit, max_replans=old.max_replans,
-                 approval_timeout_s=old.approval_timeout_s, timeout_action=old.timeout_action,
-                 bus_timeout_s=old.bus_timeout_s, guardrail=old.guardrail,
-                 guardrail_classifier=old.guardrail_classifier)
+    new = Design(
+        system=st.session_state["design:system"],
+        prompts=old.prompts,
+        recursion_limit=old.recursion_limit,
+        max_replans=old.max_replans,
+        approval_timeout_s=old.approval_timeout_s,
+        timeout_action=old.timeout_action,
+        bus_timeout_s=old.bus_timeout_s,
+        guardrail=old.guardrail,
+        guardrail_classifier=old.guardrail_classifier,
+    )
     store.save_design(new)
     for key in WIDGETS:
         if key != "design:system":
@@ -51,105 +64,142 @@ saved = services.current_design()
 if st.session_state.get("design:system") not in (None, saved.system):
     st.session_state.pop("design:system")  # the saved design changed elsewhere (an import)
 system = get_system(saved.system)
-AGENTS = system.agents()
+AGENTS = system.agents
 
-st.radio("System", list(SYSTEMS), index=list(SYSTEMS).index(saved.system),
-         format_func=lambda n: SYSTEMS[n].title, key="design:system", horizontal=True,
-         on_change=_switch_system, help="Switching starts from the other system's default "
-         "design: all its agents on, its default approvals.")
-st.markdown(f"{system.intro or system.summary} Tick the agents this system may use: "
-            "the graph on the right is recompiled at once, and the design is saved for the "
-            "next run.")
+st.radio(
+    "System",
+    list(SYSTEMS),
+    index=list(SYSTEMS).index(saved.system),
+    format_func=lambda n: SYSTEMS[n].title,
+    key="design:system",
+    horizontal=True,
+    on_change=_switch_system,
+    help="Switching starts from the other system's default "
+    "design: all its agents on, its default approvals.",
+)
+st.markdown(
+    f"{system.intro or system.summary} Tick the agents this system may use: "
+    "the graph on the right is recompiled at once, and the design is saved for the "
+    "next run."
+)
 
 left, right = st.columns([2, 3], gap="large")
 with left:
     st.subheader("Agents")
     st.caption(system.always_on)
     enabled = []
-    for group, names in widgets.agent_groups(system.name).items():
+    for group, names in system.agent_groups().items():
         if group:
-            st.markdown(f"**{group}** · {widgets.group_caption(system.name, group)}")
+            st.markdown(
+                f"**{group}** · a team that {system.teams[group]} On when one of its workers is."
+            )
         for name in names:
             if st.checkbox(name, value=name in saved.enabled_agents, key=f"agent:{name}"):
                 enabled.append(name)
-            st.caption(widgets.agent_caption(name, system.name))
-    st.info(f"**Coordination by size** (guidance from seed 001, not a rule): "
-            f"{coordination_by_size(len(enabled))}",
-            icon=":material/hub:")
+            st.caption(system.agent_caption(name))
+    st.info(
+        f"**Coordination by size** (guidance, not a rule): {coordination_by_size(len(enabled))}",
+        icon=":material/hub:",
+    )
 
     st.subheader("Run settings")
-    bus_timeout = saved.bus_timeout_s
-    max_replans = saved.max_replans
-    if system.name == "plan_execute":
-        max_replans = st.number_input(
-            "Max replans per step", min_value=0, max_value=20, value=saved.max_replans,
-            key="max_replans", help="How many times the Executor may send one step back to the "
-            "Planner before moving on (the step is then marked skipped).")
-    elif system.name == "supervisor_bus":
-        bus_timeout = st.number_input(
-            "Request timeout, seconds", min_value=1.0, max_value=86_400.0,
-            value=float(saved.bus_timeout_s), step=5.0, key="bus_timeout_s",
-            help="A request on the bus not answered within this time is taken off the "
-            "outstanding registry, listed as a dead letter and escalated to a human (retry, "
-            "reassign to another agent, or drop), once.")
+    chosen = {}
+    for setting in system.settings:  # the design fields this system reads
+        if isinstance(getattr(saved, setting.field), bool):
+            continue  # switches are asked with the approvals, on the right
+        value = getattr(saved, setting.field)
+        chosen[setting.field] = st.number_input(
+            setting.label,
+            min_value=type(value)(setting.minimum),
+            max_value=type(value)(setting.maximum),
+            value=value,
+            step=type(value)(setting.step or 1),
+            key=setting.field,
+            help=setting.help,
+        )
     recursion_limit = st.number_input(
-        "Recursion limit", min_value=5, max_value=10_000, value=saved.recursion_limit,
-        key="recursion_limit", help="The most node runs one run may take; a run that reaches "
-        "it stops and says so, keeping what it found.")
+        "Recursion limit",
+        min_value=5,
+        max_value=10_000,
+        value=saved.recursion_limit,
+        key="recursion_limit",
+        help="The most node runs one run may take; a run that reaches "
+        "it stops and says so, keeping what it found.",
+    )
     st.caption("Model in use")
     st.markdown(f"**{services.settings().model_label}**")
 
-design = saved.model_copy(update={"enabled_agents": enabled, "max_replans": int(max_replans),
-                                  "recursion_limit": int(recursion_limit),
-                                  "bus_timeout_s": float(bus_timeout)})
+design = saved.model_copy(
+    update={"enabled_agents": enabled, **chosen, "recursion_limit": int(recursion_limit)}
+)
 
 with right:
     st.subheader("Compiled graph")
     for warning in system.design_warnings(design.enabled_agents):
         st.warning(warning)
     compiled = services.compiled_graph(design)
-    widgets.design_graph(compiled)
-    widgets.graph_legend(compiled)
-    st.page_link("app_pages/run.py", label="Run a question with this design", icon=":material/play_arrow:")
+    widgets.design_graph(compiled, system)
+    st.caption(system.graph_legend)
+    st.page_link(
+        "app_pages/run.py", label="Run a question with this design", icon=":material/play_arrow:"
+    )
 
     st.subheader("Human approval")
-    st.caption("Before an agent runs a step, the run can stop and wait for a person on the "
-               "Approvals page (or the Run page) to approve, edit, reject or skip it. Agents "
-               "with side effects always ask unless you say otherwise.")
+    st.caption(
+        "Before an agent runs a step, the run can stop and wait for a person on the "
+        "Approvals page (or the Run page) to approve, edit, reject or skip it. Agents "
+        "with side effects always ask unless you say otherwise."
+    )
     policies = {}
     for column, name in zip(st.columns(2) * len(AGENTS), AGENTS):
         policies[name] = column.selectbox(
-            name, list(POLICIES), index=list(POLICIES).index(saved.approval_policy(name)),
-            format_func=lambda p: POLICIES[p].replace("the Planner", "the supervisor")
-            if system.name != "plan_execute" else POLICIES[p], key=f"approval:{name}",
-            help="has side effects" if AGENTS[name].side_effects else None)
-    escalate = saved.escalate_at_cap
-    if system.name == "plan_execute":
-        escalate = st.toggle(
-            "Ask a human when a step reaches its replan cap", value=saved.escalate_at_cap,
-            key="escalate_at_cap", help="Off: the step is skipped silently and the run moves on.")
-    elif system.name == "supervisor_bus":
-        st.caption("A request that times out always asks a human (see the request timeout "
-                   "under Run settings).")
-    else:
-        st.caption("Only calls with side effects (request_team's HTTP calls) ever ask: "
-                   "\"always\" and \"ask when the supervisor flags\" both ask before each "
-                   "call, \"never\" sends it at once. The other workers change nothing.")
+            name,
+            list(system.policy_words),
+            key=f"approval:{name}",
+            index=list(system.policy_words).index(saved.approval_policy(name)),
+            format_func=system.policy_words.get,
+            help="has side effects" if AGENTS[name].side_effects else None,
+        )
+    switches = {}
+    for setting in system.settings:
+        if isinstance(getattr(saved, setting.field), bool):
+            switches[setting.field] = st.toggle(
+                setting.label,
+                value=getattr(saved, setting.field),
+                key=setting.field,
+                help=setting.help,
+            )
+    if system.approvals_note:
+        st.caption(system.approvals_note)
     timeout = st.number_input(
-        "Approval timeout, seconds (0: wait for ever)", min_value=0, max_value=7 * 24 * 3600,
-        value=int(saved.approval_timeout_s), step=60, key="approval_timeout_s")
+        "Approval timeout, seconds (0: wait for ever)",
+        min_value=0,
+        max_value=7 * 24 * 3600,
+        value=int(saved.approval_timeout_s),
+        step=60,
+        key="approval_timeout_s",
+    )
     timeout_actions = {"reject": system.rejected, "skip": "skip the step"}
     timeout_action = st.radio(
-        "When nobody decides in time", list(timeout_actions), format_func=timeout_actions.get,
-        index=list(timeout_actions).index(saved.timeout_action), key="timeout_action",
-        horizontal=True, disabled=not timeout)
+        "When nobody decides in time",
+        list(timeout_actions),
+        format_func=timeout_actions.get,
+        index=list(timeout_actions).index(saved.timeout_action),
+        key="timeout_action",
+        horizontal=True,
+        disabled=not timeout,
+    )
 
 defaults = Design(system=system.name, approvals={})
-design = design.model_copy(update={
-    "escalate_at_cap": escalate, "approval_timeout_s": float(timeout),
-    "timeout_action": timeout_action,
-    # only what differs from an agent's default, so a new default still reaches it
-    "approvals": {a: p for a, p in policies.items() if p != defaults.approval_policy(a)}})
+design = design.model_copy(
+    update={
+        **switches,
+        "approval_timeout_s": float(timeout),
+        "timeout_action": timeout_action,
+        # only what differs from an agent's default, so a new default still reaches it
+        "approvals": {a: p for a, p in policies.items() if p != defaults.approval_policy(a)},
+    }
+)
 if design != saved:
     store.save_design(design)
 
@@ -157,11 +207,22 @@ guardrail_design.section(store, design)
 
 with right:
     st.subheader("Share the design")
-    st.caption("One JSON file: the agents, the settings and approvals on this page, and the "
-               "active prompt texts.")
-    st.download_button("Export design JSON", data=design_io.design_file(store, design),
-                       file_name="stepwise-design.json", mime="application/json",
-                       icon=":material/download:", key="design:export")
-    st.file_uploader("Import a design file (it replaces the saved design)", type=["json"],
-                     key="design:import", on_change=_import)
+    st.caption(
+        "One JSON file: the agents, the settings and approvals on this page, and the "
+        "active prompt texts."
+    )
+    st.download_button(
+        "Export design JSON",
+        data=design_io.design_file(store, design),
+        file_name="stepwise-design.json",
+        mime="application/json",
+        icon=":material/download:",
+        key="design:export",
+    )
+    st.file_uploader(
+        "Import a design file (it replaces the saved design)",
+        type=["json"],
+        key="design:import",
+        on_change=_import,
+    )
     widgets.flash("design:flash")

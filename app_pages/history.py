@@ -6,17 +6,19 @@ import json
 import pandas as pd
 import streamlit as st
 
-from graph.design import Design
-from graph.store import STATUSES
+from graph.kernel.design import Design
+from graph.service.store import STATUSES
 from ui import history_view as hv
 from ui import run_panel, services, widgets
 from ui.run_view import run_label
 
 st.title("History")
-st.markdown("Every run kept in the store. Open one to see its steps, answer and messages, "
-            "walk through its **checkpoints** (the state LangGraph saved after each node), "
-            "and **fork** it: go on from a checkpoint as a new run, with the plan or the agent's "
-            "query changed, or replay it unchanged.")
+st.markdown(
+    "Every run kept in the store. Open one to see its steps, answer and messages, "
+    "walk through its **checkpoints** (the state LangGraph saved after each node), "
+    "and **fork** it: go on from a checkpoint as a new run, with the plan or the agent's "
+    "query changed, or replay it unchanged."
+)
 
 store = widgets.store_or_stop()
 service = services.service()
@@ -48,30 +50,38 @@ def _import() -> None:
 
 def _fork(run_id: str, checkpoint_id: str, change: str, design: Design) -> None:
     changes = {}
-    if change == "plan":
+    if change != "nothing":
+        text = st.session_state.get(f"history:change:{change}:{checkpoint_id}", "")
+        if not text.strip():
+            _flash(
+                "error", f"The {services.system_of(design).field_label(change).lower()} is empty."
+            )
+            return
         try:
-            changes["plan"] = hv.parse_plan(
-                st.session_state.get(f"history:plan:{checkpoint_id}", ""),
-                design.enabled_agents, design.system)
+            changes[change] = services.system_of(design).check_fork_change(change, text, design)
         except ValueError as exc:
             _flash("error", str(exc))
             return
-    elif change == "agent_query":
-        query = (st.session_state.get(f"history:query:{checkpoint_id}") or "").strip()
-        if not query:
-            _flash("error", "The agent query is empty.")
-            return
-        changes["agent_query"] = query
     try:
-        new_id = service.fork(run_id, checkpoint_id, changes,
-                              step_mode=st.session_state.get("history:fork-step-mode", False))
+        new_id = service.fork(
+            run_id,
+            checkpoint_id,
+            changes,
+            step_mode=st.session_state.get("history:fork-step-mode", False),
+        )
     except (ValueError, KeyError) as exc:
         _flash("error", str(exc))
         return
-    what = {"plan": "with your plan", "agent_query": "with your agent query"}.get(
-        change, "unchanged (replay)")
-    _flash("success", f"Started run {hv.short_id(new_id)}: a fork of {hv.short_id(run_id)}, "
-                      f"{what}. It is open below.")
+    what = (
+        "unchanged (replay)"
+        if change == "nothing"
+        else f"with your {services.system_of(design).field_label(change).lower()}"
+    )
+    _flash(
+        "success",
+        f"Started run {hv.short_id(new_id)}: a fork of {hv.short_id(run_id)}, "
+        f"{what}. It is open below.",
+    )
     st.session_state["history:status"], st.session_state["history:text"] = None, ""
     _open(new_id)
 
@@ -81,20 +91,30 @@ with st.expander("Import a run from a JSON export"):
 widgets.flash(FLASH)
 
 by_status, by_text = st.columns([1, 3])
-status = by_status.selectbox("Status", [None, *STATUSES], key="history:status",
-                             format_func=lambda s: "all statuses" if s is None else s)
-text = by_text.text_input("Question contains", key="history:text",
-                          placeholder="a word of the question, e.g. Tesla")
+status = by_status.selectbox(
+    "Status",
+    [None, *STATUSES],
+    key="history:status",
+    format_func=lambda s: "all statuses" if s is None else s,
+)
+text = by_text.text_input(
+    "Question contains", key="history:text", placeholder="a word of the question, e.g. Tesla"
+)
 runs = store.runs(status=status, text=text, limit=200)
 used = {name for r in runs for name in r.prompt_versions}
 labels = {v.id: v.label for name in used for v in store.prompt_versions(name)}
 if not runs:
     st.info("No run matches." if status or text else "No runs yet: ask a question on the Run page.")
 else:
-    st.dataframe(pd.DataFrame(hv.history_rows(runs, labels)), hide_index=True,
-                 key="history-table",
-                 column_config={"Question": st.column_config.TextColumn(width=360),
-                                "Parent": st.column_config.TextColumn(width=140)})
+    st.dataframe(
+        pd.DataFrame(hv.history_rows(runs, labels)),
+        hide_index=True,
+        key="history-table",
+        column_config={
+            "Question": st.column_config.TextColumn(width=360),
+            "Parent": st.column_config.TextColumn(width=140),
+        },
+    )
 
 # No status in the label: a selectbox keeps showing a label it drew once (the panel below
 # says the status, always fresh).
@@ -110,16 +130,24 @@ st.divider()
 run_id = st.selectbox("Open a run", list(choices), key="history:selected", format_func=choices.get)
 st.query_params["run"] = run_id
 record = store.run(run_id)
+system = services.system_of(record.design)
 facts = [f"Run `{run_id}`", f"question: “{record.question}”"]
 if record.parent_run:
-    facts.append(f"fork of `{hv.short_id(record.parent_run)}` at checkpoint "
-                 f"`{hv.short_id(record.parent_checkpoint)}`")
+    facts.append(
+        f"fork of `{hv.short_id(record.parent_run)}` at checkpoint "
+        f"`{hv.short_id(record.parent_checkpoint)}`"
+    )
 st.markdown(" · ".join(facts))
-st.page_link("app_pages/run.py", label="Open it on the Run page", icon=":material/play_circle:",
-             query_params={"run": run_id})
+st.page_link(
+    "app_pages/run.py",
+    label="Open it on the Run page",
+    icon=":material/play_circle:",
+    query_params={"run": run_id},
+)
 
 run_tab, timeline_tab, fork_tab, export_tab = st.tabs(  # keyed: stays open across reruns
-    ["Run", "Checkpoint timeline", "Fork or replay", "Export"], key="history:tab")
+    ["Run", "Checkpoint timeline", "Fork or replay", "Export"], key="history:tab"
+)
 try:
     timeline = hv.name_fork_origin(service.timeline(run_id), record.parent_run)
 except Exception as exc:  # a design this build cannot compile
@@ -133,27 +161,39 @@ with run_tab:
 
 with timeline_tab:
     if not timeline:
-        st.info(timeline_problem or "This run has no checkpoints in this app (an imported run "
-                "keeps its events, not LangGraph's state): nothing to walk through or fork.")
+        st.info(
+            timeline_problem
+            or "This run has no checkpoints in this app (an imported run "
+            "keeps its events, not LangGraph's state): nothing to walk through or fork."
+        )
     else:
-        st.caption("One row per checkpoint: the node that produced it, what runs next, and "
-                   "the seed's state fields at that point. Yellow cells changed since the "
-                   "previous checkpoint.")
-        frame = pd.DataFrame(hv.timeline_rows(timeline))
-        changed = [hv.changed_columns(p) for p in timeline]
+        st.caption(
+            "One row per checkpoint: the node that produced it, what runs next, and "
+            "the system's state fields at that point. Yellow cells changed since the "
+            "previous checkpoint."
+        )
+        frame = pd.DataFrame(hv.timeline_rows(timeline, system))
+        changed = [hv.changed_columns(p, system) for p in timeline]
         styled = frame.style.apply(
-            lambda row: ["background-color: #fff3b0" if c in changed[row.name] else ""
-                         for c in frame.columns], axis=1)
+            lambda row: [
+                "background-color: #fff3b0" if c in changed[row.name] else "" for c in frame.columns
+            ],
+            axis=1,
+        )
         st.dataframe(styled, hide_index=True, key="history-timeline")
-        index = st.selectbox("What changed at checkpoint", [p["index"] for p in timeline],
-                             index=len(timeline) - 1, key=f"history:diff:{run_id}",
-                             format_func=lambda i: hv.checkpoint_label(timeline[i]))
+        index = st.selectbox(
+            "What changed at checkpoint",
+            [p["index"] for p in timeline],
+            index=len(timeline) - 1,
+            key=f"history:diff:{run_id}",
+            format_func=lambda i: hv.checkpoint_label(timeline[i]),
+        )
         point = timeline[index]
         if point["diff"]:
             st.markdown(f"Changed by **{point['node']}**: before → after")
             st.table(hv.diff_rows(point["diff"]), hide_index=True)
         else:
-            st.caption("Nothing in the seed's fields changed at this checkpoint.")
+            st.caption("Nothing in the system's fields changed at this checkpoint.")
         if point["messages"]:
             st.caption("Last messages at this point:")
             st.text("\n".join(point["messages"]))
@@ -161,57 +201,91 @@ with timeline_tab:
 with fork_tab:
     points = hv.forkable(timeline)
     if not points:
-        st.info("No checkpoint to go on from: " + (
-            timeline_problem or "the run has no checkpoints here, or only its input and end."))
+        st.info(
+            "No checkpoint to go on from: "
+            + (timeline_problem or "the run has no checkpoints here, or only its input and end.")
+        )
     else:
-        st.caption("Pick a checkpoint: the new run starts from the state saved there, with "
-                   "your change, and goes on to the end. The original run is not touched.")
+        st.caption(
+            "Pick a checkpoint: the new run starts from the state saved there, with "
+            "your change, and goes on to the end. The original run is not touched."
+        )
         by_id = {p["checkpoint_id"]: p for p in points}
-        default = next((p["checkpoint_id"] for p in points if p["node"] == "planner"),
-                       points[0]["checkpoint_id"])
-        checkpoint_id = st.selectbox("Checkpoint", list(by_id), key=f"history:fork-point:{run_id}",
-                                     index=list(by_id).index(default),
-                                     format_func=lambda c: hv.checkpoint_label(by_id[c]))
+        # the first checkpoint after the system's entry node ran (its first plan, say)
+        default = next(
+            (p["checkpoint_id"] for p in points if p["node"] == system.entry),
+            points[0]["checkpoint_id"],
+        )
+        checkpoint_id = st.selectbox(
+            "Checkpoint",
+            list(by_id),
+            key=f"history:fork-point:{run_id}",
+            index=list(by_id).index(default),
+            format_func=lambda c: hv.checkpoint_label(by_id[c]),
+        )
         point = by_id[checkpoint_id]
-        change = st.radio("Change", [*hv.editable_fields(point), "nothing"], horizontal=True,
-                          key="history:fork-change",
-                          format_func={"plan": "the plan", "agent_query": "the agent query",
-                                       "nothing": "nothing (replay)"}.get)
+        change = st.radio(
+            "Change",
+            [*hv.editable_fields(point, system), "nothing"],
+            horizontal=True,
+            key="history:fork-change",
+            format_func=lambda f: (
+                "nothing (replay)" if f == "nothing" else f"the {system.field_label(f).lower()}"
+            ),
+        )
         design = Design.model_validate(record.design)
-        enabled = design.enabled_agents
-        if change == "plan":
-            text = st.text_area("Plan (JSON): one entry per step, agents from this run's design",
-                                value=json.dumps(point["fields"].get("plan") or {}, indent=2,
-                                                 ensure_ascii=False),
-                                key=f"history:plan:{checkpoint_id}", height=260)
+        if change != "nothing":
+            value = point["fields"].get(change)
+            structured = isinstance(value, (dict, list))
+            text = st.text_area(
+                f"{system.field_label(change)}" + (" (JSON)" if structured else ""),
+                value=json.dumps(value or {}, indent=2, ensure_ascii=False)
+                if structured
+                else str(value or ""),
+                key=f"history:change:{change}:{checkpoint_id}",
+                height=260 if structured else 100,
+            )
             try:
-                hv.parse_plan(text, enabled, design.system)
+                system.check_fork_change(change, text, design)
             except ValueError as exc:
                 st.error(str(exc))
-            st.caption(f"Agents this run may plan: {', '.join(enabled)}. Going on from "
-                       f"here, {', '.join(point['next'])} runs next with this plan.")
-        elif change == "agent_query":
-            st.text_area("Agent query", value=point["fields"].get("agent_query") or "",
-                         key=f"history:query:{checkpoint_id}", height=100)
-            st.caption(f"Read by {', '.join(point['next'])}, the node that runs next from here "
-                       "(the Executor writes a new query when it runs).")
-        st.checkbox("Step mode", key="history:fork-step-mode",
-                    help="Pause the new run before every node, as on the Run page.")
+            st.caption(
+                f"Agents of this run's design: {', '.join(design.enabled_agents)}. Going "
+                f"on from here, {', '.join(point['next'])} runs next with this "
+                f"{system.field_label(change).lower()}."
+            )
+        st.checkbox(
+            "Step mode",
+            key="history:fork-step-mode",
+            help="Pause the new run before every node, as on the Run page.",
+        )
         replay = change == "nothing"
-        st.button("Replay from here" if replay else "Run on as a new run", type="primary",
-                  icon=":material/replay:" if replay else ":material/call_split:",
-                  on_click=_fork, args=(run_id, checkpoint_id, change, design),
-                  key="history:fork")
+        st.button(
+            "Replay from here" if replay else "Run on as a new run",
+            type="primary",
+            icon=":material/replay:" if replay else ":material/call_split:",
+            on_click=_fork,
+            args=(run_id, checkpoint_id, change, design),
+            key="history:fork",
+        )
 
 with export_tab:
-    st.caption("One JSON file with the run's record, its design and prompt versions, its final "
-               "state and every event. No API key is ever in it. Import it on any Stepwise to "
-               "view it.")
+    st.caption(
+        "One JSON file with the run's record, its design and prompt versions, its final "
+        "state and every event. No API key is ever in it. Import it on any Stepwise to "
+        "view it."
+    )
     if record.is_live:
-        st.caption("The run is still going: the file holds it as far as it has got (the page "
-                   "renews it when the run ends).")
-    st.download_button("Export run JSON", key="history:export", icon=":material/download:",
-                       on_click="ignore",
-                       data=json.dumps(store.export_run(run_id), ensure_ascii=False, indent=1),
-                       file_name=f"stepwise-run-{hv.short_id(run_id)}.json",
-                       mime="application/json")
+        st.caption(
+            "The run is still going: the file holds it as far as it has got (the page "
+            "renews it when the run ends)."
+        )
+    st.download_button(
+        "Export run JSON",
+        key="history:export",
+        icon=":material/download:",
+        on_click="ignore",
+        data=json.dumps(store.export_run(run_id), ensure_ascii=False, indent=1),
+        file_name=f"stepwise-run-{hv.short_id(run_id)}.json",
+        mime="application/json",
+    )

@@ -18,11 +18,15 @@ scripted = settings.resolved_provider == "scripted"
 st.subheader("In use")
 st.table(model_view.settings_rows(settings), hide_index=True)
 if scripted:
-    st.info("Runs use the **offline scripted model**: deterministic rules over the bundled "
-            "data, not an LLM. To use a real model, set `OPENAI_BASE_URL` (any "
-            "OpenAI-compatible server) or `OPENAI_API_KEY` before starting the app.")
-st.caption("Settings are read from the environment when the app starts; API keys are never "
-           "shown, stored or exported.")
+    st.info(
+        "Runs use the **offline scripted model**: deterministic rules over the bundled "
+        "data, not an LLM. To use a real model, set `OPENAI_BASE_URL` (any "
+        "OpenAI-compatible server) or `OPENAI_API_KEY` before starting the app."
+    )
+st.caption(
+    "Settings are read from the environment when the app starts; API keys are never "
+    "shown, stored or exported."
+)
 
 
 def _check() -> None:
@@ -31,10 +35,16 @@ def _check() -> None:
 
 
 st.subheader("Test connection")
-st.button("Test connection", on_click=_check, type="primary", disabled=scripted,
-          icon=":material/network_check:", key="model:check",
-          help="Lists the models, tries json_schema, json_object with the schema and a tool "
-               "call, and remembers what works for the runs that follow.")
+st.button(
+    "Test connection",
+    on_click=_check,
+    type="primary",
+    disabled=scripted,
+    icon=":material/network_check:",
+    key="model:check",
+    help="Lists the models, tries json_schema, json_object with the schema and a tool "
+    "call, and remembers what works for the runs that follow.",
+)
 if report := st.session_state.get("model:report"):
     (st.success if report.reachable else st.error)(report.summary().replace("\n", "  \n"))
 
@@ -42,8 +52,12 @@ st.subheader("Learnt about model servers")
 learnt = model_view.learnt_rows(service.modes)
 if learnt:
     st.dataframe(learnt, hide_index=True, width="stretch")
-    if st.button("Forget", key="model:forget", icon=":material/restart_alt:",
-                 help="The next run asks each server again, from json_schema and native tools."):
+    if st.button(
+        "Forget",
+        key="model:forget",
+        icon=":material/restart_alt:",
+        help="The next run asks each server again, from json_schema and native tools.",
+    ):
         service.modes.forget()
         widgets.say("model:flash", "success", "Forgotten: the next run learns again.")
         st.rerun()
@@ -52,9 +66,16 @@ else:
 widgets.flash("model:flash")
 
 with st.expander("Pointing Stepwise at a local server"):
-    st.markdown("Start the app with the variables set, for example "
-                "`OPENAI_BASE_URL=http://localhost:11434/v1 streamlit run app.py`. With "
-                "`STEPWISE_STRUCTURED_OUTPUT=auto` (the default) the first call tries "
-                "json_schema and falls back on a refusal; the same for tools.")
-    st.table([{"Server": name, "Variables": f"`{variables}`", "What auto does": note}
-              for name, variables, note in model_view.SERVERS], hide_index=True)
+    st.markdown(
+        "Start the app with the variables set, for example "
+        "`OPENAI_BASE_URL=http://localhost:11434/v1 streamlit run app.py`. With "
+        "`STEPWISE_STRUCTURED_OUTPUT=auto` (the default) the first call tries "
+        "json_schema and falls back on a refusal; the same for tools."
+    )
+    st.table(
+        [
+            {"Server": name, "Variables": f"`{variables}`", "What auto does": note}
+            for name, variables, note in model_view.SERVERS
+        ],
+        hide_index=True,
+    )

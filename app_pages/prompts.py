@@ -2,54 +2,51 @@
 
 import streamlit as st
 
-import graph.guardrail  # noqa: F401  (registers the guardrail's classifier prompt)
-from graph.design import Design
-from graph.plan_execute.prompts import preview_prompt as plan_execute_preview
-from graph.supervisor_bus.prompts import preview_prompt as bus_preview
-from graph.hierarchical_teams.prompts import preview_prompt as teams_preview
+import graph.kernel.guardrail  # noqa: F401  (registers the guardrail's classifier prompt)
+from graph.kernel.design import Design
 from graph.prompts import PromptError, default_text, prompt_names, template_errors
 from ui import prompt_view as pv
 from ui import services, widgets
 from ui.run_view import run_label
 
 st.title("Prompts")
-st.markdown("Each agent is sent a prompt made from a template. Words in braces, like "
-            "`{user_query}`, are filled in at run time; write a literal brace doubled (`{{`). "
-            "Runs use the **active** version of each prompt: save your edit as a version and make "
-            "it active.")
+st.markdown(
+    "Each agent is sent a prompt made from a template. Words in braces, like "
+    "`{user_query}`, are filled in at run time; write a literal brace doubled (`{{`). "
+    "Runs use the **active** version of each prompt: save your edit as a version and make "
+    "it active."
+)
 
 store = widgets.store_or_stop()
-flash = st.session_state.pop("prompts:flash", None)
-if flash:
-    st.success(flash)
+FLASH = "prompts:flash"
+widgets.flash(FLASH)
 
-SYSTEM = services.current_design().system
-names = prompt_names(SYSTEM) + prompt_names("guardrail") + prompt_names("models")
-st.caption(f"The prompts of the system the saved design uses: **{SYSTEM}** (choose the "
-           "system on the Design page), the guardrail's classifier, used by any system "
-           "when the Design page switches the guardrail and its model classifier on, and the "
-           "two the model adapter adds for servers without json_schema or native tool calls.")
+DESIGN = services.current_design()
+SYSTEM = services.system_of(DESIGN)
+names = SYSTEM.prompt_names() + prompt_names("guardrail") + prompt_names("models")
+st.caption(
+    f"The prompts of the system the saved design uses: **{SYSTEM.name}** (choose the "
+    "system on the Design page), the guardrail's classifier, used by any system "
+    "when the Design page switches the guardrail and its model classifier on, and the "
+    "two the model adapter adds for servers without json_schema or native tool calls."
+)
 chosen = st.session_state.setdefault("prompts:chosen", names[0])
 
 
-def preview_prompt(name: str, text: str, state: dict | None, max_replans: int) -> str:
+def preview_prompt(name: str, text: str, state: dict | None) -> str:
     if name.startswith("guardrail/"):
-        return pv.guardrail_preview(name, text, state, services.current_design())
+        return pv.guardrail_preview(name, text, state, DESIGN)
     if name.startswith("models/"):
         return pv.models_preview(name, text)
-    for prefix, preview in (("hierarchical_teams/", teams_preview),
-                            ("supervisor_bus/", bus_preview)):
-        if name.startswith(prefix):
-            try:
-                return preview(name, text, state)
-            except PromptError:
-                raise
-            except Exception:  # a state of another system's run: fall back to the sample
-                return preview(name, text, None)
-    return plan_execute_preview(name, text, state, max_replans=max_replans)
+    return SYSTEM.preview_prompt(name, text, state, DESIGN)
 
-name = st.selectbox("Prompt", names, index=names.index(chosen) if chosen in names else 0,
-                    format_func=pv.prompt_title)
+
+name = st.selectbox(
+    "Prompt",
+    names,
+    index=names.index(chosen) if chosen in names else 0,
+    format_func=pv.prompt_title,
+)
 st.session_state["prompts:chosen"] = name
 
 active = store.active_prompts().get(name)
@@ -66,39 +63,42 @@ def _set_editor(text: str) -> None:
 def _save() -> None:
     make_active = st.session_state.get(f"prompts:activate:{name}", True)
     try:
-        version = store.save_prompt_version(name, st.session_state.get(f"prompts:label:{name}", ""),
-                                            st.session_state[editor])
+        version = store.save_prompt_version(
+            name, st.session_state.get(f"prompts:label:{name}", ""), st.session_state[editor]
+        )
         if make_active:
             store.set_active_prompt(name, version.id)
     except PromptError as exc:
-        st.session_state["prompts:flash-error"] = str(exc)
+        widgets.say(FLASH, "error", f"Not saved: {exc}")
         return
     st.session_state[f"prompts:label:{name}"] = ""
-    st.session_state["prompts:flash"] = (f"Saved version “{version.label}”"
-                                         + (" and made it active." if make_active else "."))
+    widgets.say(
+        FLASH,
+        "success",
+        f"Saved version “{version.label}”" + (" and made it active." if make_active else "."),
+    )
 
 
 def _activate(version_id: int, label: str, text: str) -> None:
     store.set_active_prompt(name, version_id)
     _set_editor(text)
-    st.session_state["prompts:flash"] = f"Runs now use version “{label}”."
+    widgets.say(FLASH, "success", f"Runs now use version “{label}”.")
 
 
 def _reset() -> None:
     store.set_active_prompt(name, None)
     _set_editor(default_text(name))
-    st.session_state["prompts:flash"] = "Back to the shipped default: runs use it from now on."
+    widgets.say(FLASH, "success", "Back to the shipped default: runs use it from now on.")
 
-
-if problem := st.session_state.pop("prompts:flash-error", None):
-    st.error(f"Not saved: {problem}")
 
 edit_col, preview_col = st.columns(2, gap="large")
 with edit_col:
     st.subheader("Template")
     st.caption(pv.placeholders_help(name))
     if active:
-        st.markdown(f"Active: version **{active.label}**, saved {pv.format_time(active.created_at)}")
+        st.markdown(
+            f"Active: version **{active.label}**, saved {pv.format_time(active.created_at)}"
+        )
     else:
         st.markdown("Active: **the shipped default**")
     text = st.text_area("Template text", key=editor, height=380, label_visibility="collapsed")
@@ -107,27 +107,47 @@ with edit_col:
     for error in errors:
         st.error(error)
     if text != active_text:
-        st.caption("Unsaved changes: runs keep using the active version until you save this one "
-                   "and make it active.")
+        st.caption(
+            "Unsaved changes: runs keep using the active version until you save this one "
+            "and make it active."
+        )
     st.text_input("Version name", key=f"prompts:label:{name}", placeholder="e.g. shorter plans")
     st.checkbox("Make it the active version", value=True, key=f"prompts:activate:{name}")
-    st.button("Save version", type="primary", disabled=bool(errors), on_click=_save,
-              help="Fix the errors above first." if errors else None)
+    st.button(
+        "Save version",
+        type="primary",
+        disabled=bool(errors),
+        on_click=_save,
+        help="Fix the errors above first." if errors else None,
+    )
 
 with preview_col:
     st.subheader("Preview")
-    runs = {r.id: run_label(r) for r in store.runs(limit=20) if r.started_at is not None}
-    source = st.selectbox("Filled in for", [None, *runs],
-                          format_func=lambda rid: "a sample state" if rid is None
-                          else f"a step of run {runs[rid]}")
+    # runs of the system whose prompts these are (the model prompts serve every system)
+    runs = {
+        r.id: run_label(r)
+        for r in store.runs(limit=40)
+        if r.started_at is not None
+        and (r.system == SYSTEM.name or "/" in name and not name.startswith(SYSTEM.name + "/"))
+    }
+    source = st.selectbox(
+        "Filled in for",
+        [None, *runs],
+        format_func=lambda rid: "a sample state" if rid is None else f"a step of run {runs[rid]}",
+    )
     state = None
     if source:
         record = store.run(source)
-        states = pv.past_states(services.compiled_graph(Design.model_validate(record.design)), source)
+        states = pv.past_states(
+            services.compiled_graph(Design.model_validate(record.design)), source
+        )
         if states:
-            picked = st.selectbox("State", range(len(states)),
-                                  index=pv.fitting_state(states, pv.prompt_node(name)),
-                                  format_func=lambda i: states[i][0])
+            picked = st.selectbox(
+                "State",
+                range(len(states)),
+                index=pv.fitting_state(states, SYSTEM.prompt_node(name)),
+                format_func=lambda i: states[i][0],
+            )
             state = states[picked][1]
         else:
             st.caption("This run kept no states to preview; showing the sample state.")
@@ -135,11 +155,9 @@ with preview_col:
         st.info("The preview comes back when the template is valid.")
     else:
         try:
-            max_replans = services.current_design().max_replans
-            preview = preview_prompt(name, text, state, max_replans=max_replans)
+            preview = preview_prompt(name, text, state)
             if text != active_text:
-                changed = pv.changed_lines(preview_prompt(name, active_text, state,
-                                                          max_replans=max_replans), preview)
+                changed = pv.changed_lines(preview_prompt(name, active_text, state), preview)
                 with st.container(key="prompt-preview-changes"):
                     st.caption("What your edit changes in the prompt sent (− active, + edited):")
                     st.code(changed or "(no visible change)", language="diff", wrap_lines=True)
@@ -151,9 +169,17 @@ with preview_col:
 st.subheader("Versions")
 versions = store.prompt_versions(name)
 if versions:
-    st.table([{"Version": v.label, "Saved at": pv.format_time(v.created_at),
-               "Active": "active" if active and v.id == active.id else ""} for v in versions],
-             hide_index=True)
+    st.table(
+        [
+            {
+                "Version": v.label,
+                "Saved at": pv.format_time(v.created_at),
+                "Active": "active" if active and v.id == active.id else "",
+            }
+            for v in versions
+        ],
+        hide_index=True,
+    )
 else:
     st.caption("No saved versions of this prompt yet: runs use the shipped default.")
 
@@ -164,12 +190,19 @@ if versions:
     is_active = bool(active and active.id == picked.id)
 with st.container(horizontal=True):
     if versions:
-        st.button("Make active", disabled=bool(invalid) or is_active, on_click=_activate,
-                  args=(picked.id, picked.label, picked.text),
-                  help="; ".join(invalid) or ("It is the active version." if is_active else None))
+        st.button(
+            "Make active",
+            disabled=bool(invalid) or is_active,
+            on_click=_activate,
+            args=(picked.id, picked.label, picked.text),
+            help="; ".join(invalid) or ("It is the active version." if is_active else None),
+        )
         st.button("Load into the editor", on_click=_set_editor, args=(picked.text,))
-    st.button("Reset to shipped default", on_click=_reset,
-              help="Runs use the shipped text again; saved versions are kept.")
+    st.button(
+        "Reset to shipped default",
+        on_click=_reset,
+        help="Runs use the shipped text again; saved versions are kept.",
+    )
 
 st.subheader("Compare two texts")
 texts = {"editor": ("the editor", text), "default": ("the shipped default", default_text(name))}

@@ -8,9 +8,9 @@ from here too (approve, next, continue, resume).
 
 import streamlit as st
 
+from graph.kernel.system import get_system
 from graph.prompts import PromptError
-from graph.systems import get_system
-from ui import run_panel, services, teaching_view, widgets
+from ui import lessons_view, run_panel, services, widgets
 from ui.run_view import run_label
 
 st.title("Run")
@@ -26,9 +26,11 @@ def _use_example(question: str) -> None:
 
 def _start() -> None:
     try:
-        run_id = services.service().start(st.session_state.get("run:question", ""),
-                                          services.run_design(),
-                                          step_mode=st.session_state.get("run:step-mode", False))
+        run_id = services.service().start(
+            st.session_state.get("run:question", ""),
+            services.run_design(),
+            step_mode=st.session_state.get("run:step-mode", False),
+        )
     except (ValueError, PromptError) as exc:
         st.session_state["run:error"] = str(exc)
         return
@@ -41,24 +43,39 @@ def _select() -> None:
     st.query_params["run"] = st.session_state["run:selected"]
 
 
-st.text_area("Question", key="run:question", height=80,
-             placeholder="Ask about the stocks in the database (MSFT, AMZN, IBM, GOOG, AAPL, "
-             "2000-2010) or about events in the bundled documents.")
+st.text_area(
+    "Question",
+    key="run:question",
+    height=80,
+    placeholder="Ask about the stocks in the database (MSFT, AMZN, IBM, GOOG, AAPL, "
+    "2000-2010) or about events in the bundled documents.",
+)
 st.caption("Or try an example:")
 for column, example in zip(st.columns(len(EXAMPLES)), EXAMPLES):
-    column.button(example, on_click=_use_example, args=(example,), width="stretch", wrap=True,
-                  key=f"run:example:{EXAMPLES.index(example)}")
+    column.button(
+        example,
+        on_click=_use_example,
+        args=(example,),
+        width="stretch",
+        wrap=True,
+        key=f"run:example:{EXAMPLES.index(example)}",
+    )
 go, stepping, about = st.columns([1, 1, 4], vertical_alignment="center")
 go.button("Run", type="primary", on_click=_start, icon=":material/play_arrow:")
-stepping.checkbox("Step mode", key="run:step-mode",
-                  help="Pause before every node: the page shows which node comes next and the "
-                       "state it will read; Next runs one node, Continue runs to the end.")
-about.caption(f"With the saved design: {', '.join(design.enabled_agents) or 'no agents'}; "
-              f"{system.limits(design)}; model: {services.settings().model_label}.")
+stepping.checkbox(
+    "Step mode",
+    key="run:step-mode",
+    help="Pause before every node: the page shows which node comes next and the "
+    "state it will read; Next runs one node, Continue runs to the end.",
+)
+about.caption(
+    f"With the saved design: {', '.join(design.enabled_agents) or 'no agents'}; "
+    f"{system.limits(design)}; model: {services.settings().model_label}."
+)
 if problem := st.session_state.pop("run:error", None):
     st.error(problem)
 
-teaching_view.expander()
+lessons_view.expanders()
 
 runs = store.runs(limit=50)
 labels = {r.id: run_label(r) for r in runs}
@@ -71,8 +88,9 @@ if not labels:
 if st.session_state.get("run:selected") not in labels:
     st.session_state["run:selected"] = wanted if wanted in labels else next(iter(labels))
 st.divider()
-run_id = st.selectbox("Run to watch", list(labels), key="run:selected",
-                      format_func=labels.get, on_change=_select)
+run_id = st.selectbox(
+    "Run to watch", list(labels), key="run:selected", format_func=labels.get, on_change=_select
+)
 st.session_state["run:last"] = run_id
 st.query_params["run"] = run_id
 

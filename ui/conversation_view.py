@@ -1,11 +1,11 @@
-"""A run as a conversation (seed 003), for every hosted system: the user's messages and
+"""A run as a conversation (docs/systems/conversations.md), for every hosted system: the user's messages and
 what became of each (checked by the guardrail, queued, refused with its reason,
 answered), a box to send a follow-up, the top-level agents' memory (active, hibernated,
 finished, where each resumes), tool results the guardrail flagged and the hooks that
 fired.
 
 It reads only the generic ``conversation`` key of the run's snapshot
-(``graph.conversation.conversation_snapshot``), so a new system needs nothing here.
+(``graph.kernel.conversation.conversation_snapshot``), so a new system needs nothing here.
 The row builders are plain functions, testable without Streamlit.
 """
 
@@ -15,7 +15,7 @@ from datetime import datetime
 
 import streamlit as st
 
-from graph.store import Store
+from graph.service.store import Store
 from ui import services, widgets
 
 # what each turn status means, as the user reads it: (badge colour, words)
@@ -42,8 +42,14 @@ def turn_badge(turn: dict) -> str:
 
 
 def check_rows(turn: dict) -> list[dict]:
-    return [{"Check": c.get("check", ""), "Result": "passed" if c.get("passed") else "failed",
-             "Detail": c.get("detail", "")} for c in turn.get("checks") or []]
+    return [
+        {
+            "Check": c.get("check", ""),
+            "Result": "passed" if c.get("passed") else "failed",
+            "Detail": c.get("detail", ""),
+        }
+        for c in turn.get("checks") or []
+    ]
 
 
 def _when(ts) -> str:
@@ -55,12 +61,16 @@ def agent_rows(convo: dict) -> list[dict]:
     rows = []
     for agent, memory in (convo.get("agent_memory") or {}).items():
         step = memory.get("step")
-        rows.append({"Agent": agent,
-                     "Status": AGENT_STATUS.get(memory.get("status"), memory.get("status") or ""),
-                     "Last node": memory.get("last_node") or "",
-                     "Resumes at": memory.get("resume_at") or "",
-                     "Step": "" if step is None else str(step),
-                     "Updated": _when(memory.get("updated_at"))})
+        rows.append(
+            {
+                "Agent": agent,
+                "Status": AGENT_STATUS.get(memory.get("status"), memory.get("status") or ""),
+                "Last node": memory.get("last_node") or "",
+                "Resumes at": memory.get("resume_at") or "",
+                "Step": "" if step is None else str(step),
+                "Updated": _when(memory.get("updated_at")),
+            }
+        )
     return rows
 
 
@@ -71,8 +81,10 @@ def flag_lines(convo: dict) -> list[str]:
         where = ", ".join(p for p in (flag.get("node"), flag.get("tool")) if p)
         step = f"Step {flag['step']}" if flag.get("step") is not None else "A tool result"
         excerpt = " ".join((flag.get("excerpt") or "").split())
-        lines.append(f"{step} ({where}): instructions aimed at the agents found: “{excerpt}” "
-                     f"(pattern `{flag.get('pattern', '')}`)")
+        lines.append(
+            f"{step} ({where}): instructions aimed at the agents found: “{excerpt}” "
+            f"(pattern `{flag.get('pattern', '')}`)"
+        )
     return lines
 
 
@@ -80,11 +92,20 @@ def hook_rows(convo: dict) -> list[dict]:
     """Every hook that fired; the error column only when a fallback hook caught one."""
     log = convo.get("hook_log") or []
     errors = any(h.get("error") for h in log)
-    return [{"When": _when(h.get("at")), "Event": h.get("event", ""), "Node": h.get("node") or "",
-             "Target": h.get("target", ""), "Resume": "yes" if h.get("resume") else "no",
-             "Went to": h.get("goto", ""), "Rule": h.get("rule") or "(guardrail switch)",
-             "Step": "" if h.get("step") is None else str(h["step"]),
-             **({"Error": h.get("error", "")} if errors else {})} for h in log]
+    return [
+        {
+            "When": _when(h.get("at")),
+            "Event": h.get("event", ""),
+            "Node": h.get("node") or "",
+            "Target": h.get("target", ""),
+            "Resume": "yes" if h.get("resume") else "no",
+            "Went to": h.get("goto", ""),
+            "Rule": h.get("rule") or "(guardrail switch)",
+            "Step": "" if h.get("step") is None else str(h["step"]),
+            **({"Error": h.get("error", "")} if errors else {}),
+        }
+        for h in log
+    ]
 
 
 def refused_sends(store: Store, run_id: str) -> list[str]:
@@ -111,8 +132,10 @@ def show(store: Store, view, key: str, chat: bool = True) -> None:
     convo = conversation(view.snapshot)
     run_id = view.record.id
     if lines := flag_lines(convo):
-        st.warning("**The guardrail flagged tool results**\n\n"
-                   + "\n".join(f"- {line}" for line in lines), icon=":material/flag:")
+        st.warning(
+            "**The guardrail flagged tool results**\n\n" + "\n".join(f"- {line}" for line in lines),
+            icon=":material/flag:",
+        )
 
     st.subheader("Conversation")
     turns = convo.get("turns") or []
@@ -125,22 +148,29 @@ def show(store: Store, view, key: str, chat: bool = True) -> None:
             st.warning(line)
     if chat:
         with st.container(key=f"{key}-chat"):
-            st.chat_input("Send a follow-up message", key=f"{key}:chat",
-                          on_submit=_send, args=(run_id, key))
+            st.chat_input(
+                "Send a follow-up message", key=f"{key}:chat", on_submit=_send, args=(run_id, key)
+            )
             widgets.flash(f"{key}:chat-flash")
-        st.caption("The message goes to the same run, in the same thread"
-                   + (": the guardrail checks it first." if view.record.design.get("guardrail")
-                      else ".")
-                   + " While the run works, it waits as queued and starts when the current "
-                     "work finishes.")
+        st.caption(
+            "The message goes to the same run, in the same thread"
+            + (": the guardrail checks it first." if view.record.design.get("guardrail") else ".")
+            + " While the run works, it waits as queued and starts when the current "
+            "work finishes."
+        )
     else:
         st.caption("Send a follow-up from the Run page.")
 
     agents, hooks = st.columns(2, gap="large")
     with agents:
-        _table("Agents", agent_rows(convo), f"{key}-agents", "No agent has run yet.",
-               "An agent hibernates when another takes over, keeping where it stopped: it "
-               "resumes at that node and step.")
+        _table(
+            "Agents",
+            agent_rows(convo),
+            f"{key}-agents",
+            "No agent has run yet.",
+            "An agent hibernates when another takes over, keeping where it stopped: it "
+            "resumes at that node and step.",
+        )
     with hooks:
         _table("Hooks that fired", hook_rows(convo), f"{key}-hooks", "None.")
 

@@ -11,12 +11,12 @@ from __future__ import annotations
 import json
 from datetime import datetime
 
-from graph.design import Design, DesignError, export_design, import_design
-import graph.guardrail  # noqa: F401  (registers the guardrail's prompt)
-from graph.hooks import HookError
+import graph.kernel.guardrail  # noqa: F401  (registers the guardrail's prompt)
+from graph.kernel.design import Design, DesignError, export_design, import_design
+from graph.kernel.hooks import HookError
+from graph.kernel.system import get_system
 from graph.prompts import default_text, prompt_names
-from graph.store import Store
-from graph.systems import get_system
+from graph.service.store import Store
 
 
 def design_file(store: Store, design: Design) -> str:
@@ -34,7 +34,7 @@ def import_design_file(store: Store, raw: bytes) -> tuple[Design, str]:
         raise DesignError(f"The file is not JSON text: {exc}.") from None
     design = import_design(data)
     try:  # hooks name nodes and agents: only building the graph tells if they exist
-        get_system(design.system).module().build_graph(design)
+        get_system(design.system).build_graph(design)
     except HookError as exc:
         raise DesignError(str(exc)) from None
     label = f"imported {datetime.now():%Y-%m-%d %H:%M}"
@@ -52,6 +52,9 @@ def import_design_file(store: Store, raw: bytes) -> tuple[Design, str]:
             store.set_active_prompt(name, version.id)
             changed.append(f"{name.rsplit('/', 1)[-1]} (version “{label}”)")
     store.save_design(design.model_copy(update={"prompts": {}}))
-    prompts = ("Active prompts changed: " + ", ".join(changed) + "."
-               if changed else "The active prompts already matched the file.")
+    prompts = (
+        "Active prompts changed: " + ", ".join(changed) + "."
+        if changed
+        else "The active prompts already matched the file."
+    )
     return design, prompts

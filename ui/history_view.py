@@ -8,19 +8,11 @@ from __future__ import annotations
 import json
 from datetime import datetime
 
-from pydantic import ValidationError
-
-from graph.plan_execute.agents import AGENT_NAMES
-from graph.plan_execute.planner import Plan, check_plan
-from graph.store import RunRecord
+from graph.kernel.system import System, systems
+from graph.service.store import RunRecord
 from ui.run_view import format_duration
 
 NONE = "—"
-# The timeline's columns, and the state field each one shows (highlighted when it changed).
-FIELD_COLUMNS = {"current_step": "Step", "plan": "Plan", "agent_query": "Agent query",
-                 "last_reason": "Last reason", "replan_flag": "Replan flag",
-                 "replan_attempts": "Replan attempts", "step_status": "Step status",
-                 "step_results": "Results", "human_request": "Asks a human"}
 
 
 def short_id(run_id: str | None) -> str:
@@ -29,13 +21,14 @@ def short_id(run_id: str | None) -> str:
 
 def clip(text: str, limit: int = 90) -> str:
     text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[:limit - 1] + "…"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def agents_label(design: dict) -> str:
     enabled = (design or {}).get("enabled_agents") or []
-    if list(enabled) == list(AGENT_NAMES):
-        return f"all {len(AGENT_NAMES)} agents"
+    system = systems().get((design or {}).get("system") or "")
+    if system is not None and list(enabled) == list(system.agents):
+        return f"all {len(system.agents)} agents"
     return ", ".join(enabled) or "no agents"
 
 
@@ -43,18 +36,28 @@ def prompts_label(versions: dict, labels: dict[int, str]) -> str:
     """Which stored prompt versions a run used; the rest were the shipped defaults."""
     if not versions:
         return "shipped defaults"
-    return ", ".join(f"{name.rsplit('/', 1)[-1]}: {labels.get(vid, f'#{vid}')}"
-                     for name, vid in sorted(versions.items()))
+    return ", ".join(
+        f"{name.rsplit('/', 1)[-1]}: {labels.get(vid, f'#{vid}')}"
+        for name, vid in sorted(versions.items())
+    )
 
 
 def history_rows(runs: list[RunRecord], labels: dict[int, str]) -> list[dict]:
-    return [{"Run": short_id(r.id), "Question": r.question, "Status": r.status,
-             "Parent": f"fork of {short_id(r.parent_run)}" if r.parent_run else "",
-             "Steps": r.step_count, "Replans": r.replan_count,
-             "Duration": format_duration(r.duration_s), "Agents": agents_label(r.design),
-             "Prompts": prompts_label(r.prompt_versions, labels),
-             "Started": datetime.fromtimestamp(r.created_at).strftime("%Y-%m-%d %H:%M:%S")}
-            for r in runs]
+    return [
+        {
+            "Run": short_id(r.id),
+            "Question": r.question,
+            "Status": r.status,
+            "Parent": f"fork of {short_id(r.parent_run)}" if r.parent_run else "",
+            "Steps": r.step_count,
+            "Replans": r.replan_count,
+            "Duration": format_duration(r.duration_s),
+            "Agents": agents_label(r.design),
+            "Prompts": prompts_label(r.prompt_versions, labels),
+            "Started": datetime.fromtimestamp(r.created_at).strftime("%Y-%m-%d %H:%M:%S"),
+        }
+        for r in runs
+    ]
 
 
 def show_value(value) -> str:
@@ -91,40 +94,47 @@ def name_fork_origin(timeline: list[dict], parent_run: str | None) -> list[dict]
     return [{**timeline[0], "node": f"fork of {short_id(parent_run)}"}, *timeline[1:]]
 
 
-def _cell(field: str, value) -> str:
-    """One timeline cell: the plan_execute fields in their short forms, any other
-    system's fields as one clipped line."""
-    if field == "plan":
+def _cell(value) -> str:
+    """One timeline cell in short form: a plan as its agents, a per-step map as
+    step: value pairs, a flag as yes / no, anything else as one clipped line."""
+    if (
+        isinstance(value, dict)
+        and value
+        and all(isinstance(v, dict) and "agent" in v for v in value.values())
+    ):  # a plan
         return _plan_summary(value)
-    if field in ("replan_attempts", "step_status"):
-        return _per_step(value)
-    if field == "step_results":
-        return "steps " + ", ".join(sorted(value, key=int)) if value else NONE
-    if field == "replan_flag":
+    if isinstance(value, dict) and value and all(str(k).isdigit() for k in value):
+        if all(isinstance(v, (int, str)) and len(str(v)) < 20 for v in value.values()):
+            return _per_step(value)
+        return "steps " + ", ".join(sorted(value, key=int))
+    if isinstance(value, bool):
         return "yes" if value else "no"
-    if field == "current_step":
-        return NONE if value is None else str(value)
+    if value is None:
+        return NONE
     return clip(show_value(value))
 
 
-def timeline_rows(timeline: list[dict]) -> list[dict]:
+def timeline_rows(timeline: list[dict], system: System) -> list[dict]:
     """One row per checkpoint: the node that produced it, what runs next, which of the
     system's state fields changed, their values at that point, and the last message."""
     rows = []
     for point in timeline:
-        row = {"#": point["index"], "After": point["node"],
-               "Next": ", ".join(point["next"]) or "(end)",
-               "Changed": ", ".join(point["diff"]) or ("(first)" if not point["index"] else NONE)}
+        row = {
+            "#": point["index"],
+            "After": point["node"],
+            "Next": ", ".join(point["next"]) or "(end)",
+            "Changed": ", ".join(point["diff"]) or ("(first)" if not point["index"] else NONE),
+        }
         for name, value in point["fields"].items():
-            row[FIELD_COLUMNS.get(name, name)] = _cell(name, value)
+            row[system.field_label(name)] = _cell(value)
         row["Last message"] = clip(point["messages"][-1], 120) if point["messages"] else NONE
         rows.append(row)
     return rows
 
 
-def changed_columns(point: dict) -> list[str]:
+def changed_columns(point: dict, system: System) -> list[str]:
     """The timeline columns to highlight for a checkpoint: the fields that changed."""
-    return [FIELD_COLUMNS.get(f, f) for f in point["diff"]]
+    return [system.field_label(f) for f in point["diff"]]
 
 
 def diff_rows(diff: dict) -> list[dict]:
@@ -133,17 +143,32 @@ def diff_rows(diff: dict) -> list[dict]:
     rows = []
     for name, change in diff.items():
         before, after = change.get("before"), change.get("after")
-        if isinstance(before, (dict, type(None))) and isinstance(after, (dict, type(None))) \
-                and (before or after) and name != "human_request":
+        if (
+            isinstance(before, (dict, type(None)))
+            and isinstance(after, (dict, type(None)))
+            and (before or after)
+            and name != "human_request"
+        ):
             before, after = before or {}, after or {}
             for key in sorted(set(before) | set(after), key=lambda k: (len(str(k)), str(k))):
                 if before.get(key) != after.get(key):
-                    rows.append({"Field": name, "Key": str(key),
-                                 "Before": clip(show_value(before.get(key)), 200),
-                                 "After": clip(show_value(after.get(key)), 200)})
+                    rows.append(
+                        {
+                            "Field": name,
+                            "Key": str(key),
+                            "Before": clip(show_value(before.get(key)), 200),
+                            "After": clip(show_value(after.get(key)), 200),
+                        }
+                    )
         else:
-            rows.append({"Field": name, "Key": "", "Before": clip(show_value(before), 200),
-                         "After": clip(show_value(after), 200)})
+            rows.append(
+                {
+                    "Field": name,
+                    "Key": "",
+                    "Before": clip(show_value(before), 200),
+                    "After": clip(show_value(after), 200),
+                }
+            )
     return rows
 
 
@@ -159,31 +184,6 @@ def checkpoint_label(point: dict) -> str:
     return label + (f" · step {step}" if step else "")
 
 
-def editable_fields(point: dict) -> list[str]:
+def editable_fields(point: dict, system: System) -> list[str]:
     """The state fields a fork may change at this checkpoint (those the system has)."""
-    return [f for f in ("plan", "agent_query") if f in point["fields"]]
-
-
-def parse_plan(text: str, enabled: list[str] | None, system: str = "plan_execute") -> dict:
-    """A plan typed as JSON, checked like the Planner's own: ValueError says what is wrong."""
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"The plan is not valid JSON: {exc.msg} (line {exc.lineno}, "
-                         f"column {exc.colno}).") from None
-    if system != "plan_execute":  # another system's plan: its own nodes check it
-        if not isinstance(data, dict):
-            raise ValueError("The plan must be a JSON object.")
-        return data
-    try:
-        plan = Plan.model_validate(data)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"] if p != "root") or "the plan"
-        raise ValueError(f"The plan does not have the right shape at {where}: {first['msg']}. "
-                         'Write {"1": {"agent": "...", "action": "..."}, "2": ...}.') from None
-    try:
-        check_plan(plan, enabled)
-    except ValueError as exc:
-        raise ValueError(f"The plan cannot run: {exc}.") from None
-    return plan.as_map()
+    return [f for f in system.fork_fields if f in point["fields"]]

@@ -10,49 +10,75 @@ from graph.settings import Settings
 
 # How to point Stepwise at the usual local servers: the variables, and what to expect.
 SERVERS = (
-    ("Ollama", "OPENAI_BASE_URL=http://localhost:11434/v1 STEPWISE_PLANNER_MODEL=llama3.2 "
-               "STEPWISE_WORKER_MODEL=llama3.2",
-     "takes json_schema (structured outputs); tool calling native for models that have it"),
-    ("llama.cpp / llama-cpp-python", "OPENAI_BASE_URL=http://localhost:8000/v1",
-     "llama-cpp-python's server refuses json_schema with HTTP 500: auto uses json_object with "
-     "the schema (grammar-constrained); tools it cannot call go in the prompt"),
-    ("vLLM", "OPENAI_BASE_URL=http://localhost:8000/v1 STEPWISE_PLANNER_MODEL=<served model>",
-     "takes json_schema (guided decoding); tool calling native when started with "
-     "--enable-auto-tool-choice"),
-    ("LM Studio", "OPENAI_BASE_URL=http://localhost:1234/v1",
-     "takes json_schema; tools native or prompted, depending on the model"),
+    (
+        "Ollama",
+        "OPENAI_BASE_URL=http://localhost:11434/v1 STEPWISE_PLANNER_MODEL=llama3.2 "
+        "STEPWISE_WORKER_MODEL=llama3.2",
+        "takes json_schema (structured outputs); tool calling native for models that have it",
+    ),
+    (
+        "llama.cpp / llama-cpp-python",
+        "OPENAI_BASE_URL=http://localhost:8000/v1",
+        "llama-cpp-python's server refuses json_schema with HTTP 500: auto uses json_object with "
+        "the schema (grammar-constrained); tools it cannot call go in the prompt",
+    ),
+    (
+        "vLLM",
+        "OPENAI_BASE_URL=http://localhost:8000/v1 STEPWISE_PLANNER_MODEL=<served model>",
+        "takes json_schema (guided decoding); tool calling native when started with "
+        "--enable-auto-tool-choice",
+    ),
+    (
+        "LM Studio",
+        "OPENAI_BASE_URL=http://localhost:1234/v1",
+        "takes json_schema; tools native or prompted, depending on the model",
+    ),
 )
 
 
 def settings_rows(settings: Settings) -> list[dict]:
     """The model settings in use, as the page lists them; never a key's value."""
     scripted = settings.resolved_provider == "scripted"
-    rows = [("Endpoint", "offline scripted model (no server)" if scripted else
-             settings.openai_base_url or "https://api.openai.com/v1 (OpenAI)")]
+    rows = [
+        (
+            "Endpoint",
+            "offline scripted model (no server)"
+            if scripted
+            else settings.openai_base_url or "https://api.openai.com/v1 (OpenAI)",
+        )
+    ]
     if not scripted:
-        rows += [("Planner / Executor / supervisors", settings.planner_model),
-                 ("Agents with tools", settings.worker_model),
-                 ("API key (OPENAI_API_KEY)", "set" if settings.openai_api_key else "unset"),
-                 ("Structured output (STEPWISE_STRUCTURED_OUTPUT)", settings.structured_output),
-                 ("Tool calling (STEPWISE_TOOL_CALLING)", settings.tool_calling),
-                 ("Tokens per reply (STEPWISE_MAX_TOKENS)", str(settings.max_tokens)),
-                 ("Timeout per request (STEPWISE_REQUEST_TIMEOUT)",
-                  f"{settings.request_timeout_s:g} s")]
+        rows += [
+            ("Planner / Executor / supervisors", settings.planner_model),
+            ("Agents with tools", settings.worker_model),
+            ("API key (OPENAI_API_KEY)", "set" if settings.openai_api_key else "unset"),
+            ("Structured output (STEPWISE_STRUCTURED_OUTPUT)", settings.structured_output),
+            ("Tool calling (STEPWISE_TOOL_CALLING)", settings.tool_calling),
+            ("Tokens per reply (STEPWISE_MAX_TOKENS)", str(settings.max_tokens)),
+            ("Timeout per request (STEPWISE_REQUEST_TIMEOUT)", f"{settings.request_timeout_s:g} s"),
+        ]
     return [{"Setting": k, "Value": v} for k, v in rows]
 
 
 def learnt_rows(modes: ModeBook) -> list[dict]:
     """What each server/model pair was found to accept, and why, newest first."""
     rows = []
-    for (server, model), learnt in sorted(modes.all().items(),
-                                          key=lambda kv: -(kv[1].updated_at or 0)):
-        rows.append({
-            "Server": server, "Model": model,
-            "Structured output": describe_structured(learnt.structured) if learnt.structured
-            else "not asked yet",
-            "Why": learnt.structured_note,
-            "Tool calling": describe_tools(learnt.tools) if learnt.tools else "not asked yet",
-            "Why (tools)": learnt.tools_note,
-            "Learnt": datetime.fromtimestamp(learnt.updated_at).strftime("%Y-%m-%d %H:%M:%S")
-            if learnt.updated_at else ""})
+    for (server, model), learnt in sorted(
+        modes.all().items(), key=lambda kv: -(kv[1].updated_at or 0)
+    ):
+        rows.append(
+            {
+                "Server": server,
+                "Model": model,
+                "Structured output": describe_structured(learnt.structured)
+                if learnt.structured
+                else "not asked yet",
+                "Why": learnt.structured_note,
+                "Tool calling": describe_tools(learnt.tools) if learnt.tools else "not asked yet",
+                "Why (tools)": learnt.tools_note,
+                "Learnt": datetime.fromtimestamp(learnt.updated_at).strftime("%Y-%m-%d %H:%M:%S")
+                if learnt.updated_at
+                else "",
+            }
+        )
     return rows

@@ -7,9 +7,6 @@ from datetime import datetime
 
 from graph.prompts import prompt_spec
 
-_WORKER_PROMPTS = ("web_researcher", "data_researcher", "chart_generator", "chart_summarizer",
-                   "synthesizer")
-
 
 def short_name(name: str) -> str:
     return name.split("/", 1)[-1]
@@ -29,16 +26,6 @@ def placeholders_help(name: str) -> str:
     return text
 
 
-def prompt_node(name: str) -> str | None:
-    """The graph node that sends this prompt, to pick a fitting past state to preview."""
-    short = short_name(name)
-    if short.startswith("planner"):
-        return "planner"
-    if short == "executor":
-        return "executor"
-    return short if short in _WORKER_PROMPTS else None
-
-
 def past_states(compiled, run_id: str) -> list[tuple[str, dict]]:
     """A run's checkpoints, oldest first, each labelled by its step and the node run next."""
     found = []
@@ -46,8 +33,6 @@ def past_states(compiled, run_id: str) -> list[tuple[str, dict]]:
         if not snap.next:
             continue
         values = dict(snap.values)
-        if not values.get("plan") and "planner" not in snap.next:
-            continue
         step = values.get("current_step") or 1
         found.append((f"step {step}, before {' + '.join(snap.next)} ran", values))
     found.reverse()
@@ -63,16 +48,22 @@ def fitting_state(states: list[tuple[str, dict]], node: str | None) -> int:
 
 
 def text_diff(old: str, new: str, old_label: str, new_label: str) -> str:
-    return "".join(difflib.unified_diff(old.splitlines(keepends=True),
-                                        new.splitlines(keepends=True),
-                                        fromfile=old_label, tofile=new_label))
+    return "".join(
+        difflib.unified_diff(
+            old.splitlines(keepends=True),
+            new.splitlines(keepends=True),
+            fromfile=old_label,
+            tofile=new_label,
+        )
+    )
 
 
 def changed_lines(old: str, new: str) -> str:
     """Only the lines that differ, marked - and +: what an edit does to the prompt sent."""
     lines = difflib.unified_diff(old.splitlines(), new.splitlines(), lineterm="", n=0)
-    return "\n".join(line for line in lines
-                     if line[:1] in "+-" and not line.startswith(("+++", "---")))
+    return "\n".join(
+        line for line in lines if line[:1] in "+-" and not line.startswith(("+++", "---"))
+    )
 
 
 def format_time(ts: float) -> str:
@@ -85,31 +76,35 @@ GUARDRAIL_SAMPLE = "How did IBM's stock do in 2008?"
 def guardrail_preview(name: str, text: str, state: dict | None, design) -> str:
     """The guardrail's classifier prompt filled in for the design's enabled agents and a
     message: the latest of a past run's conversation, else a sample follow-up."""
+    from graph.kernel.system import get_system
     from graph.prompts import render
-    from graph.systems import get_system
 
     turns = sorted(((state or {}).get("turns") or {}).values(), key=lambda t: t.get("at") or 0)
     message = turns[-1]["text"] if turns else GUARDRAIL_SAMPLE
-    catalog = get_system(design.system).agents()
-    agents = "\n".join(f"- {n}: {getattr(catalog.get(n), 'description', '')}"
-                       for n in design.enabled_agents) or "- (none)"
+    catalog = get_system(design.system).agents
+    agents = (
+        "\n".join(
+            f"- {n}: {getattr(catalog.get(n), 'description', '')}" for n in design.enabled_agents
+        )
+        or "- (none)"
+    )
     return render(name, text, {"message": message, "agents": agents})
 
 
 def models_preview(name: str, text: str) -> str:
     """A model-adapter prompt filled in as a server without the feature receives it: the
-    tool-calling rules for the data researcher's tool, the JSON shape of a plan."""
+    tool-calling rules for the SQL tool, the JSON shape of the guardrail's verdict."""
     from langchain_core.utils.function_calling import convert_to_openai_tool
 
+    from graph.kernel.guardrail import Verdict
     from graph.models import tool_prompting
     from graph.models.structured import shape_text, tight_schema
-    from graph.plan_execute.agents import plannable
-    from graph.plan_execute.planner import Plan
     from graph.prompts import PromptSet
     from graph.tools.database import open_database, sql_tool
 
     prompts = PromptSet({name: text})
     if name == tool_prompting.PROMPT:
-        return tool_prompting.instructions([convert_to_openai_tool(sql_tool(open_database(), 5))],
-                                           prompts)
-    return shape_text(tight_schema(Plan, {"agent": plannable(None)}), prompts)
+        return tool_prompting.instructions(
+            [convert_to_openai_tool(sql_tool(open_database(), 5))], prompts
+        )
+    return shape_text(tight_schema(Verdict), prompts)

@@ -1,6 +1,7 @@
 """One run, as the Run and History pages show it: its status and the actions it allows
-(stop, resume, next, continue, decide), its step table with decisions and accounting,
-the answer, the graph, the plan's history and the messages.
+(stop, resume, next, continue, decide, edit the request), the parts its system shows
+(``System.panels``: a plan's steps and history, a message bus, subtasks...), the model
+use, the conversation, the answer, the graph and the messages.
 
 While the run goes, only this part of the page is redrawn (a fragment polling the
 store). A run that waits for a human or is paused in step mode is not polled; a small
@@ -14,12 +15,19 @@ import time
 
 import streamlit as st
 
-from graph.design import Design
-from graph.runs import pending_nodes
-from graph.store import Store
-from ui import approvals, bus_view, conversation_view, services, teams_view, widgets
-from ui.run_view import (POLL_S, WATCH_S, filter_messages, load_run_view, message_filters,
-                         node_role, paused_state_rows, run_mode, usage_summary)
+from graph.kernel.checkpoints import pending_nodes
+from graph.kernel.design import Design
+from graph.service.store import Store
+from ui import approvals, conversation_view, services, widgets
+from ui.run_view import (
+    POLL_S,
+    WATCH_S,
+    filter_messages,
+    load_run_view,
+    message_filters,
+    run_mode,
+    usage_summary,
+)
 
 RESUMABLE = ("interrupted", "failed", "cancelled")
 
@@ -35,8 +43,8 @@ def show(store: Store, run_id: str, key: str, seen_status: str | None = None) ->
         return
     status = seen_status or record.status
     mode = run_mode(status)
-    if teams_view.is_teams(None, record.design) and mode in ("live", "waiting", "paused"):
-        teams_view.edit_control(store, run_id, key)
+    if services.system_of(record.design).can_edit_request and mode in ("live", "waiting", "paused"):
+        _edit_control(store, run_id, key)
     st.fragment(run_every=POLL_S if mode == "live" else None)(_panel)(store, run_id, mode, key)
     if mode in ("waiting", "paused"):
         st.fragment(run_every=WATCH_S)(_watch)(store, run_id, status, store.latest_seq(run_id))
@@ -94,37 +102,39 @@ def _panel(store: Store, run_id: str, mode: str, key: str) -> None:
     with facts:
         widgets.run_status(view)
     if mode == "live":
-        actions.button("Stop", on_click=_stop, args=(run_id, key), icon=":material/stop:",
-                       key=f"{key}:stop")
+        actions.button(
+            "Stop", on_click=_stop, args=(run_id, key), icon=":material/stop:", key=f"{key}:stop"
+        )
     elif status in RESUMABLE and (upcoming or upcoming is None):
         # Unknown (unreadable checkpoint) still offers Resume: the service says why if not.
-        actions.button("Resume", on_click=_resume, args=(run_id, key), type="primary",
-                       icon=":material/play_arrow:", key=f"{key}:resume",
-                       help="Go on from the last checkpoint" + (
-                           f": {', '.join(upcoming)} runs next." if upcoming else "."))
+        actions.button(
+            "Resume",
+            on_click=_resume,
+            args=(run_id, key),
+            type="primary",
+            icon=":material/play_arrow:",
+            key=f"{key}:resume",
+            help="Go on from the last checkpoint"
+            + (f": {', '.join(upcoming)} runs next." if upcoming else "."),
+        )
     widgets.flash(f"{key}:flash")
     widgets.notices(view)
 
     if status == "waiting":
         st.subheader("Waiting for your decision")
         for item in store.pending_interrupts(run_id):
-            approvals.approval_card({"run_id": run_id, "question": view.record.question, **item},
-                                    key=f"{key}:approval:{item['id']}", flash_key=f"{key}:flash",
-                                    design=view.record.design)
+            approvals.approval_card(
+                {"run_id": run_id, "question": view.record.question, **item},
+                key=f"{key}:approval:{item['id']}",
+                flash_key=f"{key}:flash",
+                design=view.record.design,
+            )
     elif status == "paused":
-        _paused(run_id, upcoming, values, key)
+        _paused(view, run_id, upcoming, values, key)
 
-    bus = bus_view.is_bus(view.snapshot, view.record.design)
-    teams = teams_view.is_teams(view.snapshot, view.record.design)
-    if bus:
-        _bus_tables(view, key)
-    elif teams:
-        teams_view.show(store, view, key)
-    else:
-        st.subheader("Steps")
-        widgets.step_table(view)
-    # a bus or teams run has no first plan: its round 0 is not "planning"
-    st.markdown(usage_summary(view.total, None if bus or teams else view.usage.get(0)))
+    for panel in view.panels:
+        widgets.panel(panel, key)
+    st.markdown(usage_summary(view.total, view.usage.get(0), view.system.before_first_step))
     conversation_view.show(store, view, key, chat=key == "run")
     left, right = st.columns(2, gap="large")
     with left:
@@ -137,77 +147,100 @@ def _panel(store: Store, run_id: str, mode: str, key: str) -> None:
             st.caption(f"The graph of this run cannot be drawn: {graph_problem}")
         else:
             active = upcoming[0] if upcoming and mode != "ended" else None
-            widgets.design_graph(compiled, active=active, taken=view.taken)
-            st.caption("Orange: the node running now (or next, when the run waits) and the "
-                       "edges taken so far.")
-
-    if not bus and not teams:
-        st.subheader("Plan history")
-        widgets.plan_history(view)
+            widgets.design_graph(compiled, view.system, active=active, taken=view.taken)
+            st.caption(
+                "Orange: the node running now (or next, when the run waits) and the "
+                "edges taken so far."
+            )
 
     st.subheader("Messages")
     messages = store.messages(run_id)
     steps, agents = message_filters(messages)
     by_step, by_agent = st.columns(2)
-    step = by_step.selectbox("Step", [None, *steps], key=f"{key}:msg-step",
-                             format_func=lambda s: "all steps" if s is None else f"step {s}")
-    agent = by_agent.selectbox("Agent", [None, *agents], key=f"{key}:msg-agent",
-                               format_func=lambda a: "all agents" if a is None else a)
+    step = by_step.selectbox(
+        "Step",
+        [None, *steps],
+        key=f"{key}:msg-step",
+        format_func=lambda s: "all steps" if s is None else f"step {s}",
+    )
+    agent = by_agent.selectbox(
+        "Agent",
+        [None, *agents],
+        key=f"{key}:msg-agent",
+        format_func=lambda a: "all agents" if a is None else a,
+    )
     widgets.message_list(filter_messages(messages, step, agent))
 
 
-def _bus_tables(view, key: str) -> None:
-    """supervisor_bus: the message bus in place of the plan steps, then the registry of
-    outstanding requests, the dead letters and the supervisor's decisions."""
-    snapshot = view.snapshot
-    st.subheader("Message bus")
-    st.caption("Every message on the append-only bus, in order. *Consumed by*: the inboxes "
-               "that have handled it (each at most once, even after a replay); *time to "
-               "answer*: from a request to its result or error.")
-    rows = bus_view.bus_rows(snapshot)
-    with st.container(key=f"{key}-bus"):
-        if rows:
-            st.table(rows, hide_index=True)
-        elif view.live:
-            st.info("The supervisor is reading the question…")
-        else:
-            st.info("This run has no messages on its bus.")
-    registry, dead = st.columns(2, gap="large")
-    with registry:
-        st.subheader("Outstanding requests")
-        pending = bus_view.outstanding_rows(snapshot, live=view.live)
-        if pending:
-            st.table(pending, hide_index=True)
-        else:
-            st.caption("None: every request sent has been answered or escalated.")
-    with dead:
-        st.subheader("Dead letters")
-        letters = bus_view.dead_letter_rows(snapshot)
-        if letters:
-            st.table(letters, hide_index=True)
-        else:
-            st.caption("None: no request timed out.")
-    st.subheader("Supervisor's decisions")
-    decisions = bus_view.decision_rows(snapshot)
-    if decisions:
-        st.caption("Each decision is also a `status` message on the bus: the last one says "
-                   "where the run stands.")
-        st.table(decisions, hide_index=True)
-    else:
-        st.caption("No decision yet.")
-
-
-def _paused(run_id: str, upcoming: tuple[str, ...], values: dict, key: str) -> None:
+def _paused(view, run_id: str, upcoming: tuple[str, ...], values: dict, key: str) -> None:
     """Step mode: which node runs next, what it will read, and the buttons to go on."""
     with st.container(border=True, key=f"{key}-paused"):
         node = upcoming[0] if upcoming else "?"
-        st.markdown(f"**Paused in step mode. Next node: `{node}`** — it {node_role(node)}.")
+        st.markdown(
+            f"**Paused in step mode. Next node: `{node}`** — it {view.system.node_role(node)}."
+        )
         st.caption("The state it will read:")
-        st.table(paused_state_rows(values), hide_index=True)
+        st.table(
+            [
+                {"Field": name, "Value": "" if value is None else str(value)}
+                for name, value in view.system.paused_fields(values)
+            ],
+            hide_index=True,
+        )
         step, run_on, _ = st.columns([1, 1, 4])
-        step.button("Next", type="primary", on_click=_resume, args=(run_id, key, True),
-                    icon=":material/skip_next:", key=f"{key}:next", width="stretch",
-                    help="Run this one node, then pause again.")
-        run_on.button("Continue", on_click=_resume, args=(run_id, key, False),
-                      icon=":material/fast_forward:", key=f"{key}:continue", width="stretch",
-                      help="Run to the end without pausing (a decision may still be asked).")
+        step.button(
+            "Next",
+            type="primary",
+            on_click=_resume,
+            args=(run_id, key, True),
+            icon=":material/skip_next:",
+            key=f"{key}:next",
+            width="stretch",
+            help="Run this one node, then pause again.",
+        )
+        run_on.button(
+            "Continue",
+            on_click=_resume,
+            args=(run_id, key, False),
+            icon=":material/fast_forward:",
+            key=f"{key}:continue",
+            width="stretch",
+            help="Run to the end without pausing (a decision may still be asked).",
+        )
+
+
+def _edit(run_id: str, key: str) -> None:
+    text = (st.session_state.get(f"{key}:edit-text") or "").strip()
+    try:
+        services.service().edit_request(run_id, text)
+    except (ValueError, KeyError) as exc:
+        widgets.say(f"{key}:flash", "error", str(exc))
+        return
+    system = services.system_of(services.store().run(run_id).design)
+    widgets.say(f"{key}:flash", "success", f"Request edited: {system.edited}")
+
+
+def _edit_control(store: Store, run_id: str, key: str) -> None:
+    """The "Edit request" control, while the run goes or waits: outside the polling
+    fragment, so what the user types is not disturbed by the refreshes."""
+    snapshot = store.snapshot(run_id) or {}
+    record = store.run(run_id)
+    current = snapshot.get("request") or (record.question if record else "")
+    with st.container(border=True, key=f"{key}-edit-request"):
+        st.markdown(f"**Request** (revision {snapshot.get('request_revision') or 0}): {current}")
+        st.text_area(
+            "Edit the request while the run goes",
+            value=current,
+            key=f"{key}:edit-text",
+            height=80,
+            help="The run replans at once: finished work is kept (never redone), "
+            "what the new text no longer asks for is cancelled with the reason, "
+            "new work is added.",
+        )
+        st.button(
+            "Edit request",
+            key=f"{key}:edit",
+            on_click=_edit,
+            args=(run_id, key),
+            icon=":material/edit_note:",
+        )

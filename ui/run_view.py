@@ -10,34 +10,38 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from graph.accounting import Usage, format_cost, model_modes, usage_by_step
+from graph.kernel.accounting import Usage, format_cost, model_modes, usage_by_step
+from graph.kernel.checkpoints import pending_nodes
+from graph.kernel.render import taken_edges
+from graph.kernel.system import Panel, RunFacts, System, get_system
 from graph.models.modes import describe_structured, describe_tools
-from graph.render import taken_edges
-from graph.runs import pending_nodes
+from graph.service.store import LIVE_STATUSES, SETTLED_STATUSES, RunRecord, Store
 from graph.settings import get_settings
-from graph.store import LIVE_STATUSES, SETTLED_STATUSES, RunRecord, Store
 
 POLL_S = 0.5  # how often the Run page rereads the store while a run is live
 WATCH_S = 1.0  # how often a page looks for a decision taken elsewhere (another tab, a timeout)
 
 ENDED_STEP = ("done", "skipped", "failed")
 ACCOUNTING_COLUMNS = ("LLM calls", "Tokens in", "Tokens out", "LLM time", "Cost")
-TABLE_COLUMNS = ("Step", "Agent", "Action", "Status", "Decision", "Replans", "Duration",
-                 *ACCOUNTING_COLUMNS)
-DECISION_WORDS = {"approve": "approved", "edit": "approved with an edited query",
-                  "reject": "rejected", "skip": "skipped", "retry": "retry asked"}
+DECISION_WORDS = {
+    "approve": "approved",
+    "edit": "approved with an edited query",
+    "reject": "rejected",
+    "skip": "skipped",
+    "retry": "retry asked",
+}
 
 
 @dataclass
 class RunView:
     record: RunRecord
-    rows: list[dict]  # the step table, one dict per step, keys TABLE_COLUMNS
+    system: System  # the run's system: it says what to show
     snapshot: dict
+    facts: RunFacts  # what the store knows beyond the state, for the system's panels
+    panels: list[Panel]
     nodes_run: list[str]
     taken: list[tuple[str, str]]
     latest_seq: int
-    durations: dict[int, float] = field(default_factory=dict)
-    decisions: list[dict] = field(default_factory=list)  # a human's (or a timeout's) answers
     usage: dict[int | None, Usage] = field(default_factory=dict)  # per step; 0: the first plan
     total: Usage = field(default_factory=Usage)
     modes: dict = field(default_factory=dict)  # how the model server was asked, and why
@@ -48,8 +52,13 @@ class RunView:
         return self.record.is_live
 
     @property
-    def plan_history(self) -> list[dict]:
-        return self.snapshot.get("plan_history") or []
+    def header(self) -> list[str]:
+        """The run's figures in words, as its system counts them."""
+        return self.system.facts(
+            self.snapshot,
+            self.snapshot.get("counts")
+            or {"steps": self.record.step_count, "replans": self.record.replan_count},
+        )
 
 
 def step_durations(state_events: list[dict], end_ts: float | None) -> dict[int, float]:
@@ -98,8 +107,9 @@ def decision_records(update_events: list[dict]) -> list[dict]:
     found = []
     for event in update_events:
         if event.get("node") == "human" and not event.get("namespace"):
-            found += [r for r in (event.get("data") or {}).get("approvals") or []
-                      if isinstance(r, dict)]
+            found += [
+                r for r in (event.get("data") or {}).get("approvals") or [] if isinstance(r, dict)
+            ]
     return found
 
 
@@ -119,71 +129,107 @@ def usage_cells(usage: Usage | None) -> dict:
     if usage is None or not usage.calls:
         return dict.fromkeys(ACCOUNTING_COLUMNS, "–")
     # text, like the "–" of a step without calls: one type per column
-    return {"LLM calls": str(usage.calls), "Tokens in": f"{usage.input_tokens:,}",
-            "Tokens out": f"{usage.output_tokens:,}", "LLM time": f"{usage.latency_s:.2f} s",
-            "Cost": format_cost(usage.cost)}
+    return {
+        "LLM calls": str(usage.calls),
+        "Tokens in": f"{usage.input_tokens:,}",
+        "Tokens out": f"{usage.output_tokens:,}",
+        "LLM time": f"{usage.latency_s:.2f} s",
+        "Cost": format_cost(usage.cost),
+    }
 
 
-def usage_summary(total: Usage, planning: Usage | None) -> str:
-    """The run's totals in one line; the first plan's call(s) belong to no step."""
+def usage_summary(total: Usage, before: Usage | None, label: str | None = None) -> str:
+    """The run's totals in one line; ``label`` names the calls made before step 1 (the
+    first plan's), which belong to no step."""
     if not total.calls:
         return "No model call yet."
     cost = format_cost(total.cost)
     if total.cost is None:
         cost += f" (no price for {', '.join(sorted(total.unpriced))})"
-    text = (f"**Run totals:** {total.calls} LLM call(s) · {total.input_tokens:,} tokens in · "
-            f"{total.output_tokens:,} tokens out · {total.latency_s:.2f} s in the model · "
-            f"cost {cost}")
-    if planning is not None and planning.calls:
-        text += (f" — including the first plan, written before step 1: {planning.calls} "
-                 f"call(s), {planning.input_tokens + planning.output_tokens:,} tokens")
+    text = (
+        f"**Run totals:** {total.calls} LLM call(s) · {total.input_tokens:,} tokens in · "
+        f"{total.output_tokens:,} tokens out · {total.latency_s:.2f} s in the model · "
+        f"cost {cost}"
+    )
+    if label and before is not None and before.calls:
+        text += (
+            f" — including {label}: {before.calls} "
+            f"call(s), {before.input_tokens + before.output_tokens:,} tokens"
+        )
     return text
 
 
-def table_rows(snapshot: dict | None, durations: dict[int, float],
-               decisions: list[dict] | None = None,
-               usage: dict[int | None, Usage] | None = None) -> list[dict]:
+def step_cells(
+    durations: dict[int, float], decisions: list[dict], usage: dict[int | None, Usage]
+) -> dict[int, dict[str, str]]:
+    """Per step, the cells every step table carries: the human decisions, the time it
+    took and its model use, in words."""
     by_step: dict[int, list[str]] = {}
-    for record in decisions or []:
+    for record in decisions:
         by_step.setdefault(record.get("step"), []).append(decision_label(record))
-    rows = []
-    for row in (snapshot or {}).get("rows") or []:
-        if "step" not in row:  # hierarchical_teams' subtasks have their own table
-            continue
-        # another system's rows (a request on supervisor_bus's bus) name the work "task"
-        rows.append({"Step": row["step"], "Agent": row["agent"],
-                     "Action": row.get("action", row.get("task", "")),
-                     "Status": row["status"], "Decision": "; ".join(by_step.get(row["step"], [])),
-                     "Replans": row.get("replans", 0),
-                     "Duration": format_duration(durations.get(row["step"])),
-                     **usage_cells((usage or {}).get(row["step"]))})
-    return rows
+    steps = {*durations, *by_step, *(k for k in usage if isinstance(k, int))}
+    return {
+        step: {
+            "Decision": "; ".join(by_step.get(step, [])),
+            "Duration": format_duration(durations.get(step)),
+            **usage_cells(usage.get(step)),
+        }
+        for step in steps
+    }
 
 
-def load_run_view(store: Store, run_id: str, now: float | None = None,
-                  prices: dict | None = None) -> RunView | None:
+def guardrail_marks(snapshot: dict, guardrail: bool) -> dict[int, str] | None:
+    """Per step, the guardrail's mark when the run has the guardrail on (or has flags): a
+    step whose tool results carried instructions aimed at the agents is flagged."""
+    flags = ((snapshot or {}).get("conversation") or {}).get("guardrail_flags") or []
+    if not (guardrail or flags):
+        return None
+    counts: dict = {}
+    for flag in flags:
+        counts[flag.get("step")] = counts.get(flag.get("step"), 0) + 1
+    return {step: "⚑ flagged" if n == 1 else f"⚑ flagged ×{n}" for step, n in counts.items()}
+
+
+def load_run_view(
+    store: Store, run_id: str, now: float | None = None, prices: dict | None = None
+) -> RunView | None:
     """Everything the run's live part of the page needs, in a handful of store reads."""
     record = store.run(run_id)
     if record is None:
         return None
+    system = get_system(record.system)
     snapshot = store.snapshot(run_id) or {}
     end_ts = record.finished_at if not record.is_live else (now or time.time())
     if not record.is_live and end_ts is None:
         end_ts = record.started_at
     events = store.events(run_id, kinds=("state", "update", "custom"))
     durations = step_durations([e for e in events if e["kind"] == "state"], end_ts)
-    updates = [e for e in events if e["kind"] == "update" and not e["namespace"]]
-    nodes = [e["node"] for e in updates]
-    decisions = decision_records(updates)
+    updates = [e for e in events if e["kind"] == "update"]
+    top = [e for e in updates if not e["namespace"]]
+    nodes = [e["node"] for e in top]
     custom = [e for e in events if e["kind"] == "custom"]
     usage, total = usage_by_step(custom, get_settings().prices if prices is None else prices)
-    rows = flag_column(table_rows(snapshot, durations, decisions, usage), snapshot,
-                       bool((record.design or {}).get("guardrail")))
-    return RunView(record=record, rows=rows,
-                   snapshot=snapshot, nodes_run=nodes, taken=taken_edges(nodes),
-                   latest_seq=store.latest_seq(run_id),
-                   durations=durations, decisions=decisions, usage=usage, total=total,
-                   modes=model_modes(custom), notices=run_notices(snapshot, custom))
+    facts = RunFacts(
+        live=record.is_live,
+        cells=step_cells(durations, decision_records(top), usage),
+        blank={"Decision": "", "Duration": "", **usage_cells(None)},
+        flags=guardrail_marks(snapshot, bool((record.design or {}).get("guardrail"))),
+        updates=updates,
+    )
+    return RunView(
+        record=record,
+        system=system,
+        snapshot=snapshot,
+        facts=facts,
+        panels=system.panels(snapshot, facts),
+        nodes_run=nodes,
+        taken=taken_edges(nodes),
+        latest_seq=store.latest_seq(run_id),
+        usage=usage,
+        total=total,
+        modes=model_modes(custom),
+        notices=run_notices(snapshot, custom),
+    )
 
 
 def run_notices(snapshot: dict, custom_events: list[dict]) -> list[str]:
@@ -191,7 +237,11 @@ def run_notices(snapshot: dict, custom_events: list[dict]) -> list[str]:
     model adapter noted on its calls (a fallback, a repeated tool call), once each."""
     notes = list(snapshot.get("notices") or [])
     for event in custom_events:
-        call = (event.get("data") or {}).get("llm_call") if isinstance(event.get("data"), dict) else None
+        call = (
+            (event.get("data") or {}).get("llm_call")
+            if isinstance(event.get("data"), dict)
+            else None
+        )
         notes += (call or {}).get("notes") or []
     return list(dict.fromkeys(notes))
 
@@ -200,36 +250,20 @@ def modes_text(modes: dict) -> str:
     """How a run asked its model server, in words, with why it is not the strongest way:
     "Structured output: json_object with the schema — The server refused json_schema …"."""
     parts = []
-    for kind, title, describe in (("structured", "Structured output", describe_structured),
-                                  ("tools", "Tool calling", describe_tools)):
+    for kind, title, describe in (
+        ("structured", "Structured output", describe_structured),
+        ("tools", "Tool calling", describe_tools),
+    ):
         used = (modes or {}).get(kind) or {}
         if used:
-            parts.append(f"{title}: " + "; ".join(
-                describe(mode) + (f" — {why.split('; used ')[0].rstrip('.')}" if why else "")
-                for mode, why in used.items()))
+            parts.append(
+                f"{title}: "
+                + "; ".join(
+                    describe(mode) + (f" — {why.split('; used ')[0].rstrip('.')}" if why else "")
+                    for mode, why in used.items()
+                )
+            )
     return " · ".join(parts)
-
-
-def flag_column(rows: list[dict], snapshot: dict, guardrail: bool) -> list[dict]:
-    """A "Guardrail" column after the status when the run has the guardrail on (or has
-    flags): a step whose tool results carried instructions aimed at the agents is marked."""
-    flags = ((snapshot or {}).get("conversation") or {}).get("guardrail_flags") or []
-    if not (guardrail or flags):
-        return rows
-    counts: dict = {}
-    for flag in flags:
-        counts[flag.get("step")] = counts.get(flag.get("step"), 0) + 1
-    marked = []
-    for row in rows:
-        n = counts.get(row["Step"], 0)
-        mark = "" if not n else "⚑ flagged" if n == 1 else f"⚑ flagged ×{n}"
-        cells = {}
-        for name, value in row.items():
-            cells[name] = value
-            if name == "Status":
-                cells["Guardrail"] = mark
-        marked.append(cells)
-    return marked
 
 
 def next_nodes(compiled, run_id: str) -> tuple[str, ...]:
@@ -246,11 +280,6 @@ def run_label(record: RunRecord) -> str:
     return f"{when} · {question}"  # the status is shown beside the run, always fresh
 
 
-def plan_history_rows(version: dict) -> list[dict]:
-    return [{"Step": int(key), "Agent": block.get("agent", "?"), "Action": block.get("action", "")}
-            for key, block in sorted((version.get("plan") or {}).items(), key=lambda kv: int(kv[0]))]
-
-
 def message_filters(messages: list[dict]) -> tuple[list[int], list[str]]:
     """The steps and agents the run's messages belong to, for the filter boxes."""
     steps = sorted({m["step"] for m in messages if isinstance(m.get("step"), int)})
@@ -259,8 +288,11 @@ def message_filters(messages: list[dict]) -> tuple[list[int], list[str]]:
 
 
 def filter_messages(messages: list[dict], step: int | None, agent: str | None) -> list[dict]:
-    return [m for m in messages
-            if (step is None or m.get("step") == step) and (agent is None or m.get("agent") == agent)]
+    return [
+        m
+        for m in messages
+        if (step is None or m.get("step") == step) and (agent is None or m.get("agent") == agent)
+    ]
 
 
 def message_title(message: dict) -> str:
@@ -270,10 +302,11 @@ def message_title(message: dict) -> str:
         title = "approval timeout · default decision" if name == "timeout" else "human · decision"
         return title + (f" (step {message['step']})" if message.get("step") is not None else "")
     if kind == "human":
-        title = {"user": "user · question",
-                 "agent_query": f"executor → {agent} · the step's request",
-                 "synthesizer_prompt": "prompt sent to the synthesizer"}.get(
-                     name, f"{name or 'human'} · request")
+        title = {
+            "user": "user · question",
+            "agent_query": f"{agent}'s request · what the agent was asked",
+            "synthesizer_prompt": f"prompt sent to {agent}",
+        }.get(name, f"{name or 'human'} · request")
     elif kind == "ai":
         title = f"{name or agent or 'model'} · model reply"
         if message.get("tool_calls"):
@@ -286,35 +319,3 @@ def message_title(message: dict) -> str:
     if agent:
         where.append(agent)
     return title + (f" ({', '.join(where)})" if where else "")
-
-
-# What each node does with the state when it runs next (step mode explains the pause).
-NODE_ROLES = {
-    "planner": "writes the plan from the question, or revises the current step when "
-               "replan_flag is set, reading last_reason",
-    "executor": "reads the plan, current_step and the step's result, then picks the agent "
-                "to run (writing agent_query), asks for a replan, or moves on",
-    "human": "stops and asks a person to decide on the step in human_request",
-}
-
-
-def node_role(node: str) -> str:
-    return NODE_ROLES.get(node, "runs the current step: it receives agent_query and writes "
-                                "its result for the executor")
-
-
-def paused_state_rows(values: dict) -> list[dict]:
-    """The fields the next node reads, as a two-column table."""
-    plan = values.get("plan") or {}
-    step = values.get("current_step")
-    block = plan.get(str(step)) or {}
-    plan_step = f"{block.get('agent')}: {block.get('action')}" if block else "(no plan yet)"
-    rows = [("current_step", step), ("plan step", plan_step),
-            ("agent_query", values.get("agent_query")), ("last_reason", values.get("last_reason")),
-            ("replan_flag", values.get("replan_flag")),
-            ("replan_attempts", values.get("replan_attempts") or {})]
-    if values.get("human_request"):
-        request = values["human_request"]
-        rows.append(("human_request", f"{request.get('kind')} of step {request.get('step')} "
-                                      f"({request.get('agent')}): {request.get('reason')}"))
-    return [{"Field": name, "Value": "" if value is None else str(value)} for name, value in rows]

@@ -11,11 +11,12 @@ from pathlib import Path
 
 import streamlit as st
 
-from graph.design import Design
-from graph.run_service import RunService
+from graph.kernel.design import Design
+from graph.kernel.system import System, get_system
+from graph.service.experiments import ExperimentRunner
+from graph.service.run_service import RunService
+from graph.service.store import Store
 from graph.settings import Settings, get_settings
-from graph.store import Store
-from graph.systems import get_system
 
 
 def settings() -> Settings:
@@ -46,11 +47,21 @@ def service() -> RunService:
     return _service(_home())
 
 
+def experiments() -> ExperimentRunner:
+    """The experiment runner over that run service (its own bounded pools)."""
+    return ExperimentRunner.of(service())
+
+
+def system_of(design: Design | dict | None) -> System:
+    """The hosted system a design (or a stored design's dict) belongs to."""
+    name = design.system if isinstance(design, Design) else (design or {}).get("system")
+    return get_system(name or Design().system)
+
+
 @st.cache_resource(show_spinner=False, max_entries=32)
 def _compiled(design_json: str, home: str):
     design = Design.model_validate_json(design_json)
-    return get_system(design.system).module().build_graph(
-        design, checkpointer=_service(home).checkpointer)
+    return get_system(design.system).build_graph(design, checkpointer=_service(home).checkpointer)
 
 
 def compiled_graph(design: Design):

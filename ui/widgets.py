@@ -7,12 +7,14 @@ import time
 
 import streamlit as st
 
-from graph.plan_execute.agents import AGENTS
+from graph.kernel.system import Panel, System
 from ui import services
-from ui.run_view import RunView, message_title, modes_text, plan_history_rows
+from ui.run_view import RunView, message_title, modes_text
 
 MESSAGES_SHOWN = 40
 MESSAGE_CHARS = 1200
+
+
 def sidebar() -> None:
     """The model in use and where everything is kept, on every page."""
     with st.sidebar:
@@ -20,10 +22,11 @@ def sidebar() -> None:
         st.caption("Model in use")
         st.markdown(f"**{settings.model_label}**")
         if settings.resolved_provider == "scripted":
-            st.caption("Deterministic rules over the bundled data: no API key or network. "
-                       "Set OPENAI_BASE_URL or OPENAI_API_KEY to use a real model.")
-        st.page_link("app_pages/model.py", icon=":material/memory:",
-                     label="Model settings")
+            st.caption(
+                "Deterministic rules over the bundled data: no API key or network. "
+                "Set OPENAI_BASE_URL or OPENAI_API_KEY to use a real model."
+            )
+        st.page_link("app_pages/model.py", icon=":material/memory:", label="Model settings")
         st.caption("Store")
         try:
             store = services.store()
@@ -32,11 +35,16 @@ def sidebar() -> None:
             st.error(f"The store cannot be opened: {exc}")
             return
         st.markdown(f"`{store.path}`")
-        st.caption(f"open · {len(live)} run(s) in progress" if live else "open · no run in progress")
+        st.caption(
+            f"open · {len(live)} run(s) in progress" if live else "open · no run in progress"
+        )
         waiting = len(store.runs(status="waiting", limit=1000))
         if waiting:
-            st.page_link("app_pages/approvals.py", icon=":material/front_hand:",
-                         label=f"{waiting} run(s) waiting for a decision")
+            st.page_link(
+                "app_pages/approvals.py",
+                icon=":material/front_hand:",
+                label=f"{waiting} run(s) waiting for a decision",
+            )
 
 
 def notices(view: RunView) -> None:
@@ -47,8 +55,9 @@ def notices(view: RunView) -> None:
 
 
 def say(flash_key: str, kind: str, text: str) -> None:
-    """Leave a message ("success" or "error") for the page's next run to show: a
-    callback's outcome, shown by ``flash`` where the page wants it."""
+    """Leave a message ("success", "warning" or "error") for the page's next run to show:
+    a callback's outcome, shown by ``flash`` where the page wants it. The one way the
+    pages report what a button did."""
     st.session_state[flash_key] = (kind, text, time.time())
 
 
@@ -63,7 +72,7 @@ def flash(flash_key: str, keep_s: float = 0) -> None:
         del st.session_state[flash_key]
         if keep_s:
             return
-    (st.success if kind == "success" else st.error)(text)
+    {"success": st.success, "warning": st.warning}.get(kind, st.error)(text)
 
 
 def store_or_stop():
@@ -75,19 +84,10 @@ def store_or_stop():
         st.stop()
 
 
-def design_graph(compiled, *, active: str | None = None, taken=()) -> None:
-    from graph.render import to_dot
+def design_graph(compiled, system: System, *, active: str | None = None, taken=()) -> None:
+    from graph.kernel.render import to_dot
 
-    st.graphviz_chart(to_dot(compiled, active=active, taken=taken), width="stretch")
-
-
-def graph_legend(compiled) -> None:
-    legend = ("Dashed: a route the node may choose. Blue: back to the executor; green: fixed "
-              "chain; red: ends the run.")
-    if "human" in compiled.get_graph().nodes:
-        legend += (" The human node asks a person to approve a flagged step, or one at its "
-                   "replan cap, before it goes on.")
-    st.caption(legend)
+    st.graphviz_chart(to_dot(compiled, system, active=active, taken=taken), width="stretch")
 
 
 def run_status(view: RunView) -> None:
@@ -96,18 +96,7 @@ def run_status(view: RunView) -> None:
     from ui.run_view import format_duration
 
     took = format_duration(record.duration_s)
-    if view.snapshot.get("system") == "supervisor_bus":
-        facts = [f"status **{record.status}**", f"{len(view.rows)} request(s) to agents",
-                 f"{len(view.snapshot.get('bus') or [])} message(s) on the bus"]
-    elif view.snapshot.get("system") == "hierarchical_teams":
-        subtasks = view.snapshot.get("rows") or []
-        facts = [f"status **{record.status}**", f"{len(subtasks)} subtask(s)",
-                 f"{sum(1 for r in subtasks if r['status'] == 'done')} done",
-                 f"{len(view.snapshot.get('plans') or [])} plan(s)",
-                 f"request revision {view.snapshot.get('request_revision') or 0}"]
-    else:
-        facts = [f"status **{record.status}**", f"{len(view.rows)} step(s)",
-                 f"{record.replan_count} replan(s)"]
+    facts = [f"status **{record.status}**", *view.header]
     if record.parent_run:
         facts.append(f"fork of run {record.parent_run[:8]}")
     if took:
@@ -125,36 +114,49 @@ def run_status(view: RunView) -> None:
     # waiting / paused: the run panel shows what it waits for and the buttons to go on
 
 
-STATUS_STYLE = {"pending": ":gray[pending]", "running": ":blue[**running**]",
-                "waiting": ":violet[**waiting**]",
-                "done": ":green[done]", "replanned": ":orange[**replanned**]",
-                "skipped": ":gray[skipped]", "failed": ":red[**failed**]"}
+STATUS_STYLE = {
+    "pending": ":gray[pending]",
+    "running": ":blue[**running**]",
+    "waiting": ":violet[**waiting**]",
+    "delegated": ":blue[**delegated**]",
+    "done": ":green[done]",
+    "replanned": ":orange[**replanned**]",
+    "skipped": ":gray[skipped]",
+    "failed": ":red[**failed**]",
+    "cancelled": ":orange[**cancelled**]",
+}
 
 
-def step_table(view: RunView) -> None:
-    if view.rows:
-        st.table([{**row, "Status": STATUS_STYLE.get(row["Status"], row["Status"])}
-                  for row in view.rows], hide_index=True)
-    elif view.live:
-        st.info("The Planner is writing the plan…")
-    else:
-        st.info("This run has no plan steps.")
-
-
-def plan_history(view: RunView) -> None:
-    history = view.plan_history
-    if not history:
-        st.caption("No plan yet.")
-        return
-    for version in history:
-        reason = version.get("reason") or ""
-        title = f"Plan v{version.get('version')}"
-        if reason and reason != "initial plan":
-            title += f" — replanned at step {version.get('step')}"
-        with st.expander(title, expanded=len(history) > 1 and version is history[-1]):
-            if reason and reason != "initial plan":
-                st.markdown(f"**Why the Executor asked for it:** {reason}")
-            st.table(plan_history_rows(version), hide_index=True)
+def panel(part: Panel, key: str) -> None:
+    """One part of a run's page, as its system laid it out: a table, or collapsible items
+    (each a few lines, a table and messages)."""
+    st.subheader(part.title)
+    if part.caption:
+        st.caption(part.caption)
+    with st.container(key=f"{key}-{part.key}"):
+        if part.rows:
+            rows = part.rows
+            if part.status_column:
+                rows = [
+                    {
+                        **r,
+                        part.status_column: STATUS_STYLE.get(
+                            r[part.status_column], r[part.status_column]
+                        ),
+                    }
+                    for r in rows
+                ]
+            st.table(rows, hide_index=True)
+        for item in part.items:
+            with st.expander(item["label"], expanded=bool(item.get("open"))):
+                if item.get("text"):
+                    st.markdown(item["text"])
+                if item.get("rows"):
+                    st.table(item["rows"], hide_index=True)
+                if "messages" in item:
+                    message_list(item["messages"])
+        if not part.rows and not part.items and part.empty:
+            (st.info if part.empty.endswith("…") else st.caption)(part.empty)
 
 
 def message_list(messages: list[dict]) -> None:
@@ -163,8 +165,10 @@ def message_list(messages: list[dict]) -> None:
         st.caption("No messages match.")
         return
     if len(messages) > MESSAGES_SHOWN:
-        st.caption(f"Showing the last {MESSAGES_SHOWN} of {len(messages)} messages; pick a "
-                   "step or an agent to narrow them down.")
+        st.caption(
+            f"Showing the last {MESSAGES_SHOWN} of {len(messages)} messages; pick a "
+            "step or an agent to narrow them down."
+        )
         messages = messages[-MESSAGES_SHOWN:]
     for message in messages:
         with st.container(border=True):
@@ -178,8 +182,11 @@ def message_list(messages: list[dict]) -> None:
                 with st.expander(f"The whole message ({len(content):,} characters)"):
                     st.text(content)
             for call in message.get("tool_calls") or []:
-                st.code(f"{call['name']}({json.dumps(call['args'], ensure_ascii=False)})",
-                        language="python", wrap_lines=True)
+                st.code(
+                    f"{call['name']}({json.dumps(call['args'], ensure_ascii=False)})",
+                    language="python",
+                    wrap_lines=True,
+                )
 
 
 def final_answer(view: RunView) -> None:
@@ -188,12 +195,7 @@ def final_answer(view: RunView) -> None:
     if answer:
         st.markdown(answer)
     elif view.live or view.record.status in ("waiting", "paused"):
-        st.caption("The final answer appears here when the supervisor finishes the run."
-                   if snapshot.get("system") == "supervisor_bus" else
-                   "The final answer appears here when the lead supervisor has no subtask "
-                   "left: every subtask's result, in plan order."
-                   if snapshot.get("system") == "hierarchical_teams" else
-                   "The final answer appears here when the synthesizer has written it.")
+        st.caption(view.system.answer_pending)
     else:
         st.caption("This run ended without a final answer.")
     citations = snapshot.get("citations") or []
@@ -213,38 +215,3 @@ def _citation(citation: dict) -> str:
         title = f"SQL `{title.removeprefix('SQL: ')}`"
     text = f"[{citation['id']}] {title}".strip()
     return f"- {text} ({url})" if url else f"- {text}"
-
-
-def agent_groups(system: str) -> dict[str, list[str]]:
-    """The agents of a system as the Design page lists them: by team when the system has
-    teams (its catalog's ``TEAMS``), else one unnamed group."""
-    from importlib import import_module
-
-    from graph.systems import get_system
-
-    info = get_system(system)
-    catalog = import_module(info.catalog)
-    agents = info.agents()
-    teams = getattr(catalog, "TEAMS", None)
-    if not teams:
-        return {"": list(agents)}
-    return {team: [n for n, spec in agents.items() if spec.team == team] for team in teams}
-
-
-def group_caption(system: str, group: str) -> str:
-    from importlib import import_module
-
-    from graph.systems import get_system
-
-    team = getattr(import_module(get_system(system).catalog), "TEAMS", {}).get(group)
-    return f"a team that {team.description} On when one of its workers is." if team else ""
-
-
-def agent_caption(name: str, system: str = "plan_execute") -> str:
-    if system == "plan_execute":
-        spec = AGENTS[name]
-        return f"{spec.description} After it: {spec.routing_label}."
-    from graph.systems import get_system
-
-    spec = get_system(system).agents()[name]
-    return f"{spec.description} Tools: {', '.join(spec.tools)}."

@@ -4,6 +4,9 @@ table rows with figures in words ("unknown" cost, "✓ passed", "better").
 
 Kept apart from the page so the rules (what a cell says, which figure goes where) are
 testable, and the page stays a layout of widgets.
+
+Over 400 lines: pure functions only, one per kind of cell or row of the Evals page;
+split further they would only be harder to find.
 """
 
 from __future__ import annotations
@@ -12,22 +15,32 @@ import json
 import re
 from datetime import datetime
 
-from graph.accounting import format_cost
-from graph.evals import (CHECK_KINDS, EVAL_SET_FORMAT, EVAL_SET_VERSION, EvalSet, EvalSetError,
-                         import_eval_set, known_agents)
-from graph.store import ExperimentRecord, PromptVersion
+from graph.kernel.accounting import format_cost
+from graph.kernel.system import default_system, get_system
+from graph.service.eval_sets import (
+    CHECK_KINDS,
+    EVAL_SET_FORMAT,
+    EVAL_SET_VERSION,
+    EvalSet,
+    EvalSetError,
+    import_eval_set,
+    known_agents,
+)
+from graph.service.store import ExperimentRecord, PromptVersion
 
 NONE = "—"
 SHIPPED = "shipped default"
 SHIPPED_ID = 0  # the "version" a variant picks for the shipped text (stored ids start at 1)
-PLANNER = "plan_execute/planner"
-EXECUTOR = "plan_execute/executor"
-VARIANT_PROMPTS = {"planner": PLANNER, "executor": EXECUTOR}
 # The figures of a run, in the order the tables show them, with their column titles.
-FIGURES = {"steps": "steps", "replans": "replans", "llm_calls": "LLM calls",
-           "tokens": "tokens", "cost": "cost", "latency_s": "latency"}
-MARK_COLOURS = {"better": "#d4f4dd", "worse": "#fbd5d5", "same": "#eeeeee",
-                "unknown": "#eeeeee"}
+FIGURES = {
+    "steps": "steps",
+    "replans": "replans",
+    "llm_calls": "LLM calls",
+    "tokens": "tokens",
+    "cost": "cost",
+    "latency_s": "latency",
+}
+MARK_COLOURS = {"better": "#d4f4dd", "worse": "#fbd5d5", "same": "#eeeeee", "unknown": "#eeeeee"}
 RESULT_COLOURS = {"pass": "#d4f4dd", "fail": "#fbd5d5", "mixed": "#fff3b0"}
 
 
@@ -51,19 +64,27 @@ def check_kinds_help() -> str:
 
 def eval_set_text(eval_set: EvalSet) -> str:
     """The eval set as the JSON a person edits: its body (no file header), one check a line."""
+
     def dumps(value) -> str:
         return json.dumps(value, ensure_ascii=False)
 
     questions = []
     for q in eval_set.questions:
-        checks = [dumps({"kind": c.kind} if c.value is None else {"kind": c.kind, "value": c.value})
-                  for c in q.checks]
+        checks = [
+            dumps({"kind": c.kind} if c.value is None else {"kind": c.kind, "value": c.value})
+            for c in q.checks
+        ]
         body = ",\n".join(f"        {c}" for c in checks)
-        questions.append(f'    {{\n      "question": {dumps(q.question)},\n      "checks": ['
-                         + (f"\n{body}\n      " if checks else "") + "]\n    }")
-    return (f'{{\n  "name": {dumps(eval_set.name)},\n'
-            f'  "description": {dumps(eval_set.description)},\n'
-            '  "questions": [\n' + ",\n".join(questions) + "\n  ]\n}\n")
+        questions.append(
+            f'    {{\n      "question": {dumps(q.question)},\n      "checks": ['
+            + (f"\n{body}\n      " if checks else "")
+            + "]\n    }"
+        )
+    return (
+        f'{{\n  "name": {dumps(eval_set.name)},\n'
+        f'  "description": {dumps(eval_set.description)},\n'
+        '  "questions": [\n' + ",\n".join(questions) + "\n  ]\n}\n"
+    )
 
 
 def parse_eval_set_text(text: str) -> EvalSet:
@@ -80,10 +101,15 @@ def parse_eval_set_text(text: str) -> EvalSet:
 
 def question_rows(eval_set: EvalSet) -> list[dict]:
     """One row per question: its number, text and checks in words."""
-    return [{"#": i, "Question": q.question,
-             "Checks": "; ".join(c.label for c in q.checks) or "(no checks: it passes when "
-                                                                "the run ends done)"}
-            for i, q in enumerate(eval_set.questions, start=1)]
+    return [
+        {
+            "#": i,
+            "Question": q.question,
+            "Checks": "; ".join(c.label for c in q.checks)
+            or "(no checks: it passes when the run ends done)",
+        }
+        for i, q in enumerate(eval_set.questions, start=1)
+    ]
 
 
 def eval_set_facts(eval_set: EvalSet) -> str:
@@ -108,8 +134,9 @@ def version_label(version: PromptVersion | None) -> str:
 
 def active_caption(active: dict[str, PromptVersion | None]) -> str:
     """What runs now (role -> its active version, None for the shipped text)."""
-    parts = [f"{role} “{v.label}”" if v else f"{role} shipped default"
-             for role, v in active.items()]
+    parts = [
+        f"{role} “{v.label}”" if v else f"{role} shipped default" for role, v in active.items()
+    ]
     return "Active now, as the Run page runs them: " + ", ".join(parts) + "."
 
 
@@ -128,16 +155,19 @@ def experiment_label(record: ExperimentRecord) -> str:
 
 
 def variant_rows(record: ExperimentRecord, labels: dict[int, str]) -> list[dict]:
-    """What each variant of a recorded experiment ran: its Planner and Executor versions
-    (``labels``: stored version id -> label; a version deleted since shows its id)."""
+    """What each variant of a recorded experiment ran: its versions of the prompts its
+    system tunes (``labels``: stored version id -> label; a version deleted since shows
+    its id)."""
+    tuned = get_system(record.design.get("system") or default_system()).tuned_prompts
     rows = []
     for variant in record.variants:
         versions = variant.get("versions") or {}
         row = {"Variant": variant["name"]}
-        for title, prompt in VARIANT_PROMPTS.items():
+        for title, prompt in tuned.items():
             version_id = versions.get(prompt)
-            row[title.capitalize()] = (SHIPPED if version_id is None
-                                       else labels.get(version_id, f"version {version_id}"))
+            row[title.capitalize()] = (
+                SHIPPED if version_id is None else labels.get(version_id, f"version {version_id}")
+            )
         rows.append(row)
     return rows
 
@@ -197,7 +227,7 @@ def checks_cell(cell: dict) -> str:
 
 def clip(text: str, limit: int = 48) -> str:
     text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[:limit - 1] + "…"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def check_colour(text: str) -> str:
@@ -241,8 +271,11 @@ def check_rows(comparison: dict) -> list[dict]:
     rows = []
     for row in comparison["rows"]:
         for i, label in enumerate(row["checks"]):
-            out = {"#": f"{row['question_index'] + 1}.{i + 1}", "Question": row["question"],
-                   "Check": label}
+            out = {
+                "#": f"{row['question_index'] + 1}.{i + 1}",
+                "Question": row["question"],
+                "Check": label,
+            }
             for variant in comparison["variants"]:
                 out[variant] = check_mark(row["variants"][variant]["checks"][i])
             rows.append(out)
@@ -261,9 +294,12 @@ def summary_rows(comparison: dict) -> list[dict]:
         for variant in comparison["variants"]:
             mine = summary[variant]
             if metric == "pass_rate":
-                out[f"{variant}: mean"] = (f"{figure('pass_rate', mine['pass_rate'])} "
-                                           f"({mine['passed']} of {mine['runs']} runs)"
-                                           if mine["runs"] else NONE)
+                out[f"{variant}: mean"] = (
+                    f"{figure('pass_rate', mine['pass_rate'])} "
+                    f"({mine['passed']} of {mine['runs']} runs)"
+                    if mine["runs"]
+                    else NONE
+                )
                 out[f"{variant}: median"] = ""
             elif not mine["runs"]:
                 out[f"{variant}: mean"] = out[f"{variant}: median"] = NONE
@@ -296,20 +332,36 @@ def summary_sentence(comparison: dict) -> str:
     """The pass rates in one line, baseline first."""
     summary, baseline = comparison["summary"], comparison["baseline"]
     order = [baseline] + [v for v in comparison["variants"] if v != baseline]
-    parts = [f"**{v}** {figure('pass_rate', summary[v]['pass_rate'])} "
-             f"({summary[v]['passed']} of {summary[v]['runs']})" if summary[v]["runs"]
-             else f"**{v}** no finished runs" for v in order]
+    parts = [
+        f"**{v}** {figure('pass_rate', summary[v]['pass_rate'])} "
+        f"({summary[v]['passed']} of {summary[v]['runs']})"
+        if summary[v]["runs"]
+        else f"**{v}** no finished runs"
+        for v in order
+    ]
     return "Runs passed: " + " · ".join(parts)
 
 
-METRIC_LABELS = {"steps": "steps", "replans": "replans", "llm_calls": "LLM calls",
-                 "tokens": "tokens", "cost": "cost ($)", "latency_s": "latency (s)"}
+METRIC_LABELS = {
+    "steps": "steps",
+    "replans": "replans",
+    "llm_calls": "LLM calls",
+    "tokens": "tokens",
+    "cost": "cost ($)",
+    "latency_s": "latency (s)",
+}
 
 
 def chart_records(records: list[dict]) -> list[dict]:
     """distribution_records with readable metric names and question numbers."""
-    return [{**r, "metric": METRIC_LABELS.get(r["metric"], r["metric"]),
-             "question": f"{r['question_index'] + 1}. {r['question']}"} for r in records]
+    return [
+        {
+            **r,
+            "metric": METRIC_LABELS.get(r["metric"], r["metric"]),
+            "question": f"{r['question_index'] + 1}. {r['question']}",
+        }
+        for r in records
+    ]
 
 
 # --------------------------------------------------------------------------- runs
@@ -317,50 +369,55 @@ def chart_records(records: list[dict]) -> list[dict]:
 
 def run_rows(records: list[dict]) -> list[dict]:
     """The experiment's runs (run_records), each with a link to it on the Run page."""
-    return [{"Question": r["question_index"] + 1, "Variant": r["variant"],
-             "Repeat": r["repeat"] + 1, "Status": r["status"],
-             "Passed": NONE if r["passed"] is None else ("✓" if r["passed"] else "✗"),
-             "Steps": r["steps"], "Open": f"run?run={r['run_id']}"} for r in records]
+    return [
+        {
+            "Question": r["question_index"] + 1,
+            "Variant": r["variant"],
+            "Repeat": r["repeat"] + 1,
+            "Status": r["status"],
+            "Passed": NONE if r["passed"] is None else ("✓" if r["passed"] else "✗"),
+            "Steps": r["steps"],
+            "Open": f"run?run={r['run_id']}",
+        }
+        for r in records
+    ]
 
 
 def run_choice_label(record: dict) -> str:
     return f"{record['variant']} · repeat {record['repeat'] + 1} · run {record['run_id'][:8]}"
 
 
-def plan_rows(plan_version: dict) -> list[dict]:
-    plan = plan_version.get("plan") or {}
-    return [{"Step": int(k), "Agent": block.get("agent"), "Action": block.get("action")}
-            for k, block in sorted(plan.items(), key=lambda kv: int(kv[0]))]
-
-
-def plan_title(plan_version: dict) -> str:
-    reason = plan_version.get("reason") or ""
-    title = f"Plan v{plan_version.get('version')}"
-    if reason and reason != "initial plan":
-        title += f" — replanned at step {plan_version.get('step')}: {reason}"
-    return title
-
-
 def decision_rows(decisions: list[dict]) -> list[dict]:
-    """The Executor's decisions, parsed when they were JSON, else its words."""
+    """A router node's decisions: the fields of each when it was JSON, else its words."""
     rows = []
     for d in decisions:
-        if d.get("goto") is not None or d.get("replan") is not None:
-            rows.append({"At step": d.get("step"), "Goes to": d.get("goto") or NONE,
-                         "Replan": "yes" if d.get("replan") else "no",
-                         "Reason": d.get("reason") or ""})
+        row = {"At step": d.get("step")}
+        if d.get("parsed"):
+            row.update(
+                {
+                    k.replace("_", " ").capitalize(): NONE
+                    if v in (None, "")
+                    else clip(v if isinstance(v, str) else json.dumps(v), 300)
+                    for k, v in d["parsed"].items()
+                }
+            )
         else:
-            rows.append({"At step": d.get("step"), "Goes to": NONE, "Replan": NONE,
-                         "Reason": " ".join(str(d.get("content") or "").split())[:300]})
+            row["Reply"] = clip(" ".join(str(d.get("content") or "").split()), 300)
+        rows.append(row)
     return rows
 
 
 def judgement_rows(judgement: dict | None) -> list[dict]:
     if not judgement:
         return []
-    return [{"Score": metric.replace("_", " "), "1-5": value.get("score"),
-             "Why": value.get("reason") or ""}
-            for metric, value in (judgement.get("scores") or {}).items()]
+    return [
+        {
+            "Score": metric.replace("_", " "),
+            "1-5": value.get("score"),
+            "Why": value.get("reason") or "",
+        }
+        for metric, value in (judgement.get("scores") or {}).items()
+    ]
 
 
 def judged_means(judgements: dict[str, list[dict]]) -> list[dict]:

@@ -1,0 +1,12 @@
+"""The Evals page's parts: its three tabs (``sets_tab``, ``experiment_tab``,
+``results_tab``, with the two-runs comparison in ``two_runs``) and the page's data rules
+without Streamlit (``view``). Every session-state key here starts with ``evals:``: the
+Evals page owns them."""
+
+SETS, NEW, RESULTS = "Eval sets", "Run an experiment", "Compare variants"
+TAB = "evals:tab"  # the selected tab; starting an experiment moves to the results
+
+
+def flash_key(tab: str) -> str:
+    """Where a tab's button leaves its message (``widgets.say``) for the tab to show."""
+    return f"evals:flash:{tab}"

@@ -1,0 +1,196 @@
+"""The Run an experiment tab: the eval set, the variants (a version of each prompt the
+design's system tunes), repeats and workers, and the start button."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from graph.service.experiments import ExperimentError, Variant
+from ui import services, widgets
+from ui.evals import NEW, RESULTS, SETS, TAB, flash_key
+from ui.evals import view as ev
+from ui.evals.results_tab import SHOWN
+from ui.evals.sets_tab import PICKED, TO_RUN
+
+FLASH = flash_key(NEW)
+VARIANTS = "evals:variants"  # the ids of the variant rows on screen
+
+
+def _tuned() -> dict[str, str]:
+    """Role -> prompt name: what the variants vary, for the saved design's system."""
+    return services.system_of(services.current_design()).tuned_prompts
+
+
+def show() -> None:
+    widgets.flash(FLASH)
+    store, settings, tuned = services.store(), services.settings(), _tuned()
+    names = store.eval_set_names()
+    if not names:
+        st.info(f"Save an eval set first, on the “{SETS}” tab.")
+        return
+    if st.session_state.get(TO_RUN) not in names:
+        chosen = st.session_state.get(PICKED)
+        st.session_state[TO_RUN] = chosen if chosen in names else names[0]
+    set_name = st.selectbox("Eval set", names, key=TO_RUN)
+    eval_set = store.load_eval_set(set_name)
+
+    st.markdown("**Variants**")
+    st.caption(
+        f"A variant is a version of each of these prompts: "
+        f"{', '.join(tuned.values())} (save versions on the Prompts page). The other "
+        "prompts are the ones the Run page uses."
+    )
+    versions = {
+        role: {v.id: v for v in store.prompt_versions(prompt)} for role, prompt in tuned.items()
+    }
+    now = store.active_prompts()
+    active = {role: now.get(prompt) for role, prompt in tuned.items()}
+    st.caption(ev.active_caption(active))
+    ids = st.session_state.setdefault(VARIANTS, [0, 1])
+    for position, variant_id in enumerate(ids):
+        _variant_row(position, variant_id, versions, active, removable=len(ids) > 2)
+    st.button(
+        "Add a variant", icon=":material/add:", on_click=_add_variant, key="evals:add-variant"
+    )
+
+    name_col, repeats_col, workers_col = st.columns([4, 1, 1])
+    names_typed = [st.session_state.get(f"evals:variant:{i}:name") or "?" for i in ids]
+    name_col.text_input(
+        "Experiment name",
+        key="evals:exp-name",
+        placeholder=ev.experiment_name(set_name, names_typed),
+    )
+    repeats = repeats_col.number_input(
+        "Repeats",
+        min_value=1,
+        max_value=100,
+        value=1,
+        key="evals:repeats",
+        help="How many times each variant runs each question.",
+    )
+    workers = workers_col.number_input(
+        "Runs at once",
+        min_value=1,
+        max_value=64,
+        value=settings.experiment_workers,
+        key="evals:workers",
+        help="The experiment's own pool of workers (default: the "
+        "STEPWISE_EXPERIMENT_WORKERS setting).",
+    )
+    design = services.current_design()
+    total = len(eval_set.questions) * len(ids) * int(repeats)
+    limits = services.system_of(design).limits(design)
+    st.caption(
+        f"{len(eval_set.questions)} question(s) × {len(ids)} variants × {repeats} "
+        f"repeat(s) = **{total} runs**, at most {workers} at a time, on "
+        f"{settings.model_label}, with the saved design ({len(design.enabled_agents)} "
+        f"agents{'; ' + limits if limits else ''}). A run that needs a person's "
+        "approval stops there and counts as not passed."
+    )
+    st.button(
+        "Start the experiment",
+        type="primary",
+        icon=":material/play_arrow:",
+        on_click=_start,
+        args=(set_name,),
+        key="evals:start",
+    )
+
+
+def _variant_row(
+    position: int, variant_id: int, versions: dict, active: dict, removable: bool
+) -> None:
+    key = f"evals:variant:{variant_id}"
+    label = "visible" if position == 0 else "collapsed"
+    columns = st.columns([2, *[4] * len(versions), 1], vertical_alignment="bottom")
+    columns[0].text_input(
+        "Variant name",
+        value=ev.default_variant_name(position),
+        key=f"{key}:name",
+        label_visibility=label,
+    )
+    for column, role in zip(columns[1:-1], versions):
+        options = [ev.SHIPPED_ID, *versions[role]]
+        # The second variant onwards starts from what runs now: the active version, else
+        # the newest saved one (listed first).
+        newest = next(iter(versions[role]), ev.SHIPPED_ID)
+        start = (getattr(active[role], "id", None) or newest) if position > 0 else ev.SHIPPED_ID
+        column.selectbox(
+            f"{role.capitalize()} prompt",
+            options,
+            index=options.index(start),
+            key=f"{key}:{role}",
+            label_visibility=label,
+            format_func=lambda i, r=role: ev.version_label(versions[r].get(i)),
+        )
+    if removable:
+        columns[-1].button(
+            "",
+            icon=":material/close:",
+            key=f"{key}:remove",
+            help="Remove this variant",
+            on_click=_remove_variant,
+            args=(variant_id,),
+        )
+
+
+# --------------------------------------------------------------------------- actions
+
+
+def _add_variant() -> None:
+    ids = st.session_state[VARIANTS]
+    ids.append(max(ids) + 1)
+
+
+def _remove_variant(variant_id: int) -> None:
+    st.session_state[VARIANTS].remove(variant_id)
+
+
+def _variants(tuned: dict[str, str]) -> list[Variant]:
+    """The variants as typed in: a name and a version of each tuned prompt."""
+    variants = []
+    for position, variant_id in enumerate(st.session_state[VARIANTS], start=1):
+        name = (st.session_state.get(f"evals:variant:{variant_id}:name") or "").strip()
+        if not name:
+            raise ExperimentError(f"Variant {position} needs a name.")
+        chosen = [st.session_state.get(f"evals:variant:{variant_id}:{role}") for role in tuned]
+        variants.append(
+            Variant.from_versions(
+                services.store(), name, [c for c in chosen if c not in (None, ev.SHIPPED_ID)]
+            )
+        )
+    return variants
+
+
+def _start(set_name: str) -> None:
+    tuned = _tuned()
+    eval_set = services.store().load_eval_set(set_name)
+    design = services.run_design()  # the saved design, other prompts as the Run page runs them
+    design = design.model_copy(
+        update={"prompts": {n: t for n, t in design.prompts.items() if n not in tuned.values()}}
+    )
+    try:
+        if eval_set is None:
+            raise ExperimentError(f"The eval set “{set_name}” is no longer stored.")
+        variants = _variants(tuned)
+        name = (st.session_state.get("evals:exp-name") or "").strip() or ev.experiment_name(
+            set_name, [v.name for v in variants]
+        )
+        experiment_id = services.experiments().start(
+            name,
+            eval_set,
+            variants,
+            repeats=int(st.session_state["evals:repeats"]),
+            design=design,
+            max_workers=int(st.session_state["evals:workers"]),
+        )
+    except ValueError as exc:  # ExperimentError, a variant name pydantic refuses
+        widgets.say(FLASH, "error", f"Not started: {exc}")
+        return
+    st.session_state[SHOWN] = experiment_id
+    st.session_state[TAB] = RESULTS
+    widgets.say(
+        flash_key(RESULTS),
+        "success",
+        f"Started “{name}”. Its runs are listed in History as they go.",
+    )

@@ -1,0 +1,235 @@
+"""The Compare variants tab: an experiment's progress while it runs, then the summary
+against a baseline, per question and per check, the distributions and the runs."""
+
+from __future__ import annotations
+
+import altair as alt
+import pandas as pd
+import streamlit as st
+
+from graph.service.experiments import ExperimentError, compare, distribution_records, run_records
+from graph.service.store import LIVE_STATUSES
+from ui import services, widgets
+from ui.evals import NEW, RESULTS, flash_key, two_runs
+from ui.evals import view as ev
+
+FLASH = flash_key(RESULTS)
+SHOWN = "evals:experiment"  # the experiment shown
+POLL_S = 1.0  # how often the progress bar rereads the store while an experiment runs
+
+
+def show() -> None:
+    widgets.flash(FLASH)
+    store = services.store()
+    experiments = {r.id: r for r in store.experiments()}
+    if not experiments:
+        st.info(f"No experiment yet: start one on the “{NEW}” tab.")
+        return
+    if st.session_state.get(SHOWN) not in experiments:
+        st.session_state[SHOWN] = next(iter(experiments))
+    experiment_id = st.selectbox(
+        "Experiment",
+        list(experiments),
+        key=SHOWN,
+        format_func=lambda i: ev.experiment_label(experiments[i]),
+    )
+    record = experiments[experiment_id]
+    tuned = services.system_of(record.design).tuned_prompts
+    labels = {v.id: v.label for p in tuned.values() for v in store.prompt_versions(p)}
+    st.table(ev.variant_rows(record, labels), hide_index=True)
+    facts = [
+        f"Status: {record.status}",
+        f"eval set “{record.eval_set.get('name')}”",
+        f"{record.repeats} repeat(s)",
+        f"{record.total} runs",
+        f"at most {record.max_workers} at a time",
+    ]
+    if record.rerun_of and record.rerun_of in experiments:
+        facts.append(f"a rerun of “{experiments[record.rerun_of].name}”")
+    st.caption(" · ".join(facts))
+
+    if record.status == "running":
+        st.fragment(run_every=POLL_S)(_progress)(experiment_id)
+        st.caption("The comparison appears here when every run has finished.")
+        return
+    st.button(
+        "Rerun this experiment",
+        icon=":material/replay:",
+        on_click=_rerun,
+        args=(experiment_id,),
+        key="evals:rerun",
+        help="A new experiment with exactly the recorded prompt texts, design and eval "
+        "set; refused when the model settings differ from the recorded ones.",
+    )
+    _comparison(record)
+
+
+def _progress(experiment_id: str) -> None:
+    done, total = services.experiments().progress(experiment_id)
+    record = services.store().experiment(experiment_id)
+    if record is None or record.status != "running":
+        st.rerun()  # finished or stopped: draw the comparison
+    with st.container(horizontal=True, vertical_alignment="center"):
+        st.progress(done / total if total else 0.0, text=f"{done} of {total} runs finished")
+        st.button(
+            "Stop", icon=":material/stop:", on_click=_stop, args=(experiment_id,), key="evals:stop"
+        )
+
+
+def _live_runs(experiment_id: str) -> int:
+    return sum(
+        1 for r in services.store().experiment_runs(experiment_id) if r["status"] in LIVE_STATUSES
+    )
+
+
+def _settling(experiment_id: str, live: int) -> None:
+    """After a stop, runs end after their current node: redraw when one has."""
+    if _live_runs(experiment_id) != live:
+        st.rerun()
+    st.caption(f"{live} run(s) still stopping…")
+
+
+def _styled(frame: pd.DataFrame, columns: list, colours):
+    return frame.style.map(
+        lambda v: f"background-color: {c}" if (c := colours(v)) else "", subset=columns
+    )
+
+
+def _comparison(record) -> None:
+    store, prices = services.store(), services.settings().prices
+    variants = [v["name"] for v in record.variants]
+    baseline = st.selectbox(
+        "Baseline variant",
+        variants,
+        key=f"evals:baseline:{record.id}",
+        help="Each other variant is marked better, worse or the same as it "
+        "(on means; fewer is better for all but the pass rate).",
+    )
+    data = compare(store, record.id, baseline, prices).as_dict()
+    if record.status == "stopped":
+        counted = sum(s["runs"] for s in data["summary"].values())
+        st.warning(
+            f"This experiment was stopped: {counted} of {record.total} runs ran to their "
+            "end, and the figures count only those."
+        )
+        if live := _live_runs(record.id):
+            st.fragment(run_every=POLL_S)(_settling)(record.id, live)
+
+    st.subheader("Summary")
+    st.markdown(ev.summary_sentence(data))
+    summary = pd.DataFrame(ev.summary_rows(data))
+    marks = [ev.vs_column(v, baseline) for v in variants if v != baseline]
+    with st.container(key="evals-summary"):
+        st.dataframe(_styled(summary, marks, ev.mark_colour), hide_index=True)
+    st.caption(
+        "Each variant's mean against the baseline's: ▲ better, ▼ worse, = same, ? "
+        "unknown (no finished runs, or a model without a price). Fewer steps, replans, "
+        "calls, tokens, dollars and seconds are better, and a higher pass rate; "
+        "latencies within 5% count as the same."
+    )
+    if unpriced := sorted({m for s in data["summary"].values() for m in s["unpriced"]}):
+        st.caption(f"Cost unknown: no price for {', '.join(unpriced)} (set STEPWISE_PRICES).")
+
+    st.subheader("Per question")
+    st.caption(
+        "One row per question, a group of columns per variant (scroll sideways for "
+        "all of them); each figure is the mean over the variant's repeats. Checks: one "
+        "mark per check, numbered as in the table below (✓ passed, ✗ failed, ◐ passed "
+        "in some repeats)."
+    )
+    questions = pd.DataFrame(ev.question_rows_compared(data))
+    questions.columns = pd.MultiIndex.from_tuples(questions.columns)  # a header per variant
+    with st.container(key="evals-comparison"):
+        st.dataframe(questions, hide_index=True)
+    checks = pd.DataFrame(ev.check_rows(data))
+    if not checks.empty:
+        st.caption(
+            "Each check of each question: ✓ passed, ✗ failed, or the share of repeats "
+            "that passed it."
+        )
+        with st.container(key="evals-checks"):
+            st.dataframe(_styled(checks, variants, ev.check_colour), hide_index=True)
+
+    _distributions(record.id, variants)
+    records = run_records(store, record.id, prices)
+    _runs(records)
+    two_runs.show(record, records, baseline)
+    two_runs.judged(record, records)
+
+
+def _distributions(experiment_id: str, variants: list[str]) -> None:
+    found = ev.chart_records(
+        distribution_records(services.store(), experiment_id, services.settings().prices)
+    )
+    if not found:
+        return
+    st.subheader("Distributions")
+    st.caption("Each dot is a run; the boxes span the runs of a variant.")
+    x = alt.X("variant:N", title=None, sort=variants, axis=alt.Axis(labelAngle=0))
+    colour = alt.Color("variant:N", sort=variants, legend=None)
+    box = (
+        alt.Chart()
+        .mark_boxplot(extent="min-max", size=30, opacity=0.35)
+        .encode(x=x, y=alt.Y("value:Q", title=None, axis=alt.Axis(format=",.4~f")), color=colour)
+    )
+    dots = (
+        alt.Chart()
+        .mark_circle(size=55, opacity=0.9)
+        .encode(
+            x=x,
+            y="value:Q",
+            color=colour,
+            tooltip=["variant:N", "question:N", "repeat:Q", alt.Tooltip("value:Q", format=",.4~f")],
+        )
+    )
+    chart = (
+        alt.layer(box, dots, data=pd.DataFrame(found))
+        .properties(width=220, height=170)
+        .facet(
+            facet=alt.Facet("metric:N", title=None, sort=list(ev.METRIC_LABELS.values())), columns=3
+        )
+        .resolve_scale(y="independent")
+    )
+    st.altair_chart(chart)
+
+
+def _runs(records: list[dict]) -> None:
+    st.subheader("Runs")
+    st.caption(
+        "Every run of the experiment is an ordinary run: open it on the Run page, or "
+        "find it in History."
+    )
+    st.dataframe(
+        pd.DataFrame(ev.run_rows(records)),
+        hide_index=True,
+        column_config={
+            "Open": st.column_config.LinkColumn("Open", display_text="on the Run page ↗")
+        },
+    )
+
+
+# --------------------------------------------------------------------------- actions
+
+
+def _stop(experiment_id: str) -> None:
+    cancelled = services.experiments().stop(experiment_id)
+    widgets.say(
+        FLASH,
+        "warning",
+        f"Stopped: {cancelled} run(s) cancelled. The comparison counts the runs that had finished.",
+    )
+
+
+def _rerun(experiment_id: str) -> None:
+    try:
+        new_id = services.experiments().rerun(experiment_id)
+    except (ExperimentError, KeyError) as exc:
+        widgets.say(FLASH, "error", str(exc))
+        return
+    st.session_state[SHOWN] = new_id
+    widgets.say(
+        FLASH,
+        "success",
+        "Rerunning it as a new experiment, with exactly the "
+        "recorded prompt texts, design, eval set and repeats.",
+    )

@@ -1,0 +1,146 @@
+"""Two runs of one question side by side (what their system shows of them, the router's
+decisions, the answers), and the judge's scores of an experiment's runs."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from graph.service.evals import judge_available, judge_run
+from graph.service.experiments import side_by_side
+from ui import services, widgets
+from ui.evals import RESULTS, flash_key
+from ui.evals import view as ev
+
+FLASH = flash_key(RESULTS)
+
+
+def show(record, records: list[dict], baseline: str) -> None:
+    st.subheader("Two runs side by side")
+    questions = record.eval_set.get("questions") or []
+    index = st.selectbox(
+        "Question",
+        range(len(questions)),
+        key=f"evals:pair-q:{record.id}",
+        format_func=lambda i: f"{i + 1}. {questions[i]['question']}",
+    )
+    mine = [r for r in records if r["question_index"] == index and r["status"] != "deleted"]
+    if len(mine) < 2:
+        st.caption("This question has fewer than two runs to compare.")
+        return
+    by_id = {r["run_id"]: r for r in mine}
+    ids = list(by_id)
+    left = next((i for i, r in enumerate(mine) if r["variant"] == baseline), 0)
+    right = next(
+        (i for i, r in enumerate(mine) if r["variant"] != mine[left]["variant"]),
+        1 if left == 0 else 0,
+    )
+    a_col, b_col = st.columns(2, gap="large")
+    run_a = a_col.selectbox(
+        "Left run",
+        ids,
+        index=left,
+        key=f"evals:pair-a:{record.id}:{index}",
+        format_func=lambda i: ev.run_choice_label(by_id[i]),
+    )
+    run_b = b_col.selectbox(
+        "Right run",
+        ids,
+        index=right,
+        key=f"evals:pair-b:{record.id}:{index}",
+        format_func=lambda i: ev.run_choice_label(by_id[i]),
+    )
+    pair = side_by_side(services.store(), run_a, run_b)
+    for column, side in zip((a_col, b_col), ("a", "b")):
+        with column, st.container(key=f"evals-side-{side}"):
+            _side(pair[side], by_id[pair[side]["run_id"]]["variant"], side)
+
+
+def _side(view: dict, variant: str, side: str) -> None:
+    st.markdown(
+        f"**{variant}** · status **{view['status']}** · "
+        f"{view['steps']} step(s) · {view['replans']} replan(s)"
+    )
+    st.page_link(
+        "app_pages/run.py",
+        label="Open it on the Run page",
+        icon=":material/play_circle:",
+        query_params={"run": view["run_id"]},
+    )
+    for part in view["panels"]:
+        widgets.panel(part, key=f"evals-side-{side}")
+    if view["router"]:
+        st.markdown(f"**The {view['router'].replace('_', ' ')}'s decisions**")
+        if view["decisions"]:
+            st.table(ev.decision_rows(view["decisions"]), hide_index=True)
+        else:
+            st.caption("None.")
+    for decision in view["human_decisions"]:
+        st.caption(f"A person decided: {decision}")
+    st.markdown("**Answer**")
+    with st.container(border=True):
+        if view["answer"]:
+            st.markdown(view["answer"])
+        else:
+            st.caption(f"No final answer ({view['status']}: {view['reason']}).")
+    _judgement(view["run_id"])
+
+
+def _judgement(run_id: str) -> None:
+    if found := services.store().judgement(run_id):
+        st.caption(f"Judged by {found['model_label']}:")
+        st.table(ev.judgement_rows(found), hide_index=True)
+    if judge_available(services.settings()):
+        st.button(
+            "Judge this run",
+            icon=":material/gavel:",
+            on_click=_judge,
+            args=([run_id],),
+            key=f"evals:judge:{run_id}",
+        )
+
+
+def judged(record, records: list[dict]) -> None:
+    """The mean judge scores per variant, and the button that judges every run."""
+    st.subheader("Judged quality")
+    store = services.store()
+    counted = [r["run_id"] for r in records if r["counted"]]
+    judgements = {
+        v["name"]: [
+            j
+            for r in records
+            if r["variant"] == v["name"] and r["counted"] and (j := store.judgement(r["run_id"]))
+        ]
+        for v in record.variants
+    }
+    if rows := ev.judged_means(judgements):
+        st.caption("Mean judge scores, 1 (poor) to 5 (good), over the runs judged.")
+        st.table(rows, hide_index=True)
+    if judge_available(services.settings()):
+        st.caption(
+            "A model scores each run's plan quality, plan adherence, execution "
+            "efficiency and logical consistency (the editable prompt judge/gpa)."
+        )
+        st.button(
+            "Judge every run of this experiment",
+            icon=":material/gavel:",
+            on_click=_judge,
+            args=(counted,),
+            key="evals:judge-all",
+            disabled=not counted,
+        )
+    else:
+        st.caption(
+            "Judging plan quality, plan adherence, execution efficiency and logical "
+            "consistency needs a real model: set OPENAI_BASE_URL or OPENAI_API_KEY. The "
+            "offline scripted model cannot judge a run."
+        )
+
+
+def _judge(run_ids: list[str]) -> None:
+    try:
+        for run_id in run_ids:
+            judge_run(services.store(), run_id, settings=services.settings())
+    except Exception as exc:  # JudgeUnavailable, a server that is down, a reply that is no JSON
+        widgets.say(FLASH, "error", f"The judge could not score the run: {exc}")
+        return
+    widgets.say(FLASH, "success", f"Judged {len(run_ids)} run(s).")
