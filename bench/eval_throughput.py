@@ -9,7 +9,7 @@ server: with W workers the wall time should approach sequential time / W. The
 sequential time is the measured wall time at concurrency 1. Prints figures only; the
 target (within 1.3x of ideal at 8 workers) is read, not asserted.
 
-The server runs in its own process (``python -m graph.local_server``), as a model
+The server runs in its own process (``python -m graph.models.fake_server``), as a model
 server would; ``--in-process`` serves it from a thread of this process instead, where
 its request handling competes with the runs for the GIL.
 
@@ -35,16 +35,17 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-os.environ.setdefault("STEPWISE_HOME", tempfile.mkdtemp(prefix="stepwise-bench-"))
+_HOME = tempfile.TemporaryDirectory(prefix="stepwise-bench-")  # removed when the bench exits
+os.environ.setdefault("STEPWISE_HOME", _HOME.name)
 
-from graph.design import Design  # noqa: E402
-from graph.evals import EvalQuestion, EvalSet, load_starter  # noqa: E402
-from graph.experiments import Variant, run_records  # noqa: E402
-from graph.local_server import LocalOpenAIServer  # noqa: E402
-from graph.run_service import RunService  # noqa: E402
-from graph.scripted import ScriptedChatModel  # noqa: E402
+from graph.kernel.design import Design  # noqa: E402
+from graph.models.fake_server import LocalOpenAIServer  # noqa: E402
+from graph.models.scripted import ScriptedChatModel  # noqa: E402
+from graph.service.eval_sets import EvalQuestion, EvalSet, load_starter  # noqa: E402
+from graph.service.experiments import ExperimentRunner, Variant, run_records  # noqa: E402
+from graph.service.run_service import RunService  # noqa: E402
+from graph.service.store import Store  # noqa: E402
 from graph.settings import Settings  # noqa: E402
-from graph.store import Store  # noqa: E402
 
 
 def questions(runs: int) -> EvalSet:
@@ -65,9 +66,24 @@ def model_server(delay: float, in_process: bool):
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     process = subprocess.Popen(
-        [sys.executable, "-m", "graph.local_server", "--model", "scripted", "--port", str(port),
-         "--delay", str(delay), "--model-name", "bench"],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        [
+            sys.executable,
+            "-m",
+            "graph.models.fake_server",
+            "--model",
+            "scripted",
+            "--port",
+            str(port),
+            "--delay",
+            str(delay),
+            "--model-name",
+            "bench",
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
     try:
         base_url = process.stdout.readline().strip()
         if not base_url.startswith("http"):
@@ -80,10 +96,14 @@ def model_server(delay: float, in_process: bool):
 
 def measure(service: RunService, eval_set: EvalSet, workers: int) -> tuple[float, list[dict]]:
     started = time.perf_counter()
-    experiment_id = service.start_experiment(f"throughput x{workers}", eval_set,
-                                             [Variant(name="default")], design=Design(),
-                                             max_workers=workers)
-    service.experiments.wait(experiment_id, timeout=3600, poll_s=0.01)
+    experiment_id = ExperimentRunner.of(service).start(
+        f"throughput x{workers}",
+        eval_set,
+        [Variant(name="default")],
+        design=Design(),
+        max_workers=workers,
+    )
+    ExperimentRunner.of(service).wait(experiment_id, timeout=3600, poll_s=0.01)
     wall = time.perf_counter() - started
     return wall, run_records(service.store, experiment_id)
 
@@ -93,40 +113,57 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--runs", type=int, default=40)
     parser.add_argument("--delay", type=float, default=0.2, help="seconds per model request")
     parser.add_argument("--concurrency", default="1,4,8")
-    parser.add_argument("--in-process", action="store_true",
-                        help="serve the model from a thread of this process")
+    parser.add_argument(
+        "--in-process", action="store_true", help="serve the model from a thread of this process"
+    )
     args = parser.parse_args(argv)
     levels = [int(c) for c in args.concurrency.split(",")]
     home = Path(os.environ["STEPWISE_HOME"])
     eval_set = questions(args.runs)
 
     with model_server(args.delay, args.in_process) as base_url:
-        settings = Settings(home=home, openai_base_url=base_url, openai_api_key="bench",
-                            planner_model="bench", worker_model="bench", max_retries=0,
-                            request_timeout_s=120)
+        settings = Settings(
+            home=home,
+            openai_base_url=base_url,
+            openai_api_key="bench",
+            planner_model="bench",
+            worker_model="bench",
+            max_retries=0,
+            request_timeout_s=120,
+        )
         service = RunService(Store.open(settings), settings, timeout_tick_s=0)
         try:
             where = "in this process" if args.in_process else "in its own process"
-            print(f"{args.runs} runs, {args.delay:g} s per model request, real ChatOpenAI over "
-                  f"HTTP to a local server {where} ({base_url}), {os.cpu_count()} CPU(s)")
-            print(f"{'workers':>7} {'wall s':>8} {'ideal s':>8} {'ratio':>6} {'run s':>6} "
-                  f"{'call s':>7} {'packing':>7} {'requests':>8} {'done':>5}")
+            print(
+                f"{args.runs} runs, {args.delay:g} s per model request, real ChatOpenAI over "
+                f"HTTP to a local server {where} ({base_url}), {os.cpu_count()} CPU(s)"
+            )
+            print(
+                f"{'workers':>7} {'wall s':>8} {'ideal s':>8} {'ratio':>6} {'run s':>6} "
+                f"{'call s':>7} {'packing':>7} {'requests':>8} {'done':>5}"
+            )
             sequential = None
             for workers in levels:
                 wall, records = measure(service, eval_set, workers)
                 requests = sum(r["llm_calls"] or 0 for r in records)
                 runs = [r["latency_s"] for r in records if r["latency_s"] is not None]
-                calls = [e["data"]["llm_call"]["latency_s"] for r in records
-                         for e in service.store.events(r["run_id"], kinds=("custom",))]
+                calls = [
+                    e["data"]["llm_call"]["latency_s"]
+                    for r in records
+                    for e in service.store.events(r["run_id"], kinds=("custom",))
+                ]
                 done = sum(1 for r in records if r["status"] == "done")
                 if sequential is None:
                     sequential = wall * workers  # the first level is the reference
                 ideal = sequential / workers
-                print(f"{workers:>7} {wall:>8.2f} {ideal:>8.2f} {wall / ideal:>6.2f} "
-                      f"{statistics.fmean(runs):>6.2f} {statistics.fmean(calls):>7.3f} "
-                      f"{sum(runs) / (workers * wall):>7.2f} {requests:>8} {done:>5}")
+                print(
+                    f"{workers:>7} {wall:>8.2f} {ideal:>8.2f} {wall / ideal:>6.2f} "
+                    f"{statistics.fmean(runs):>6.2f} {statistics.fmean(calls):>7.3f} "
+                    f"{sum(runs) / (workers * wall):>7.2f} {requests:>8} {done:>5}"
+                )
         finally:
             service.shutdown()
+
 
 if __name__ == "__main__":
     main()

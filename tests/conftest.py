@@ -4,7 +4,9 @@ Set before any test imports the engine, because ``get_settings()`` reads the
 environment once per process.
 """
 
+import atexit
 import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -14,12 +16,20 @@ sys.path.insert(0, str(ROOT))
 
 _HOME = tempfile.mkdtemp(prefix="stepwise-test-")
 os.environ["STEPWISE_HOME"] = _HOME
-for _var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "TAVILY_API_KEY", "STEPWISE_PROVIDER",
-             "STEPWISE_STRUCTURED_OUTPUT"):
+atexit.register(shutil.rmtree, _HOME, ignore_errors=True)  # the suite leaves nothing behind
+for _var in (
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "TAVILY_API_KEY",
+    "STEPWISE_PROVIDER",
+    "STEPWISE_STRUCTURED_OUTPUT",
+):
     os.environ.pop(_var, None)
 
 
 import pytest  # noqa: E402
+
+import graph.registry  # noqa: E402,F401  (the shipped systems, as the app and the CLI have them)
 
 
 @pytest.fixture(scope="session")

@@ -7,12 +7,15 @@ They are the real scripted model with one rule changed, so every other reply
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Callable
 
 from langchain_core.messages import AIMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
-from graph.scripted import ScriptedChatModel, _task_prompt
+from graph.models.scripted import ScriptedChatModel, task_prompt
+
+ROOT = Path(__file__).resolve().parent.parent  # the repository
 
 
 class RewritingModel(ScriptedChatModel):
@@ -25,14 +28,17 @@ class RewritingModel(ScriptedChatModel):
     def _generate(self, messages, stop=None, run_manager=None, **kwargs) -> ChatResult:
         result = super()._generate(messages, stop, run_manager, **kwargs)
         message = result.generations[0].message
-        self.calls.append(_task_prompt(messages))
+        self.calls.append(task_prompt(messages))
         if message.tool_calls:
             return result
-        new = self.rewrite(_task_prompt(messages), message.content, len(self.calls))
+        new = self.rewrite(task_prompt(messages), message.content, len(self.calls))
         if new is None:
             return result
-        replaced = AIMessage(content=new, usage_metadata=message.usage_metadata,
-                             response_metadata=message.response_metadata)
+        replaced = AIMessage(
+            content=new,
+            usage_metadata=message.usage_metadata,
+            response_metadata=message.response_metadata,
+        )
         return ChatResult(generations=[ChatGeneration(message=replaced)])
 
 

@@ -59,13 +59,14 @@ def killed_mid_run(home, question: str, nodes: int = 3, delay: float = 0.3) -> s
     import sys
     import time
 
+    from graph.service.store import Store
     from graph.settings import Settings
-    from graph.store import Store
 
     host = Path(__file__).resolve().parents[1] / "support_procs" / "service_host.py"
     env = {**os.environ, "STEPWISE_HOME": str(home), "STEPWISE_SCRIPTED_DELAY": str(delay)}
-    proc = subprocess.Popen([sys.executable, str(host), question], env=env,
-                            stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, str(host), question], env=env, stdout=subprocess.PIPE, text=True
+    )
     try:
         run_id = proc.stdout.readline().strip()
         watch = Store.open(Settings(home=home))

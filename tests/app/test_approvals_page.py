@@ -1,8 +1,8 @@
 """The Approvals page: every pending decision across runs, and each way of answering it."""
 
-from graph.design import Design
-from tests.support import RewritingModel, edit_json, is_executor
+from graph.kernel.design import Design
 from tests.app.support import button, open_page, texts, wait_status
+from tests.support import RewritingModel, edit_json, is_executor
 
 REPORT = "What caused the dot-com crash? Save a report."
 IBM = "Why did IBM sell its PC division? Save a report."
@@ -41,7 +41,11 @@ def test_each_pending_approval_shows_its_run_step_agent_kind_query_reason_and_ag
     query = at.text_area(key=f"{_card_key(service, first)}:query").value
     assert query.startswith("Save the findings so far as a report")
     assert [b.label for b in at.button if b.key.startswith(_card_key(service, second))] == [
-        "Approve", "Approve edited query", "Reject", "Skip"]
+        "Approve",
+        "Approve edited query",
+        "Reject",
+        "Skip",
+    ]
 
 
 def test_approve_runs_the_step_and_the_run_finishes_with_the_decision_recorded(home, services):
@@ -66,8 +70,11 @@ def test_an_edited_query_is_what_the_agent_gets(home, services):
     at.text_area(key=f"{key}:query").input('Save a report titled "Bubble lessons".')
     button(at, "Approve edited query", key).click().run()
     assert service.wait(run_id, timeout=60).status == "done"
-    asked = [m["content"] for m in store.messages(run_id, step=2, agent="report_writer")
-             if m["name"] == "agent_query"]
+    asked = [
+        m["content"]
+        for m in store.messages(run_id, step=2, agent="report_writer")
+        if m["name"] == "agent_query"
+    ]
     assert asked[0].startswith('Save a report titled "Bubble lessons".')
     assert "bubble-lessons" in store.snapshot(run_id)["rows"][1]["result"]
 
@@ -87,7 +94,7 @@ def test_reject_needs_a_reason_then_the_planner_revises_the_step(home, services)
     at = open_page("app_pages/approvals.py")
     key = _card_key(service, run_id)
     button(at, "Reject", key).click().run()
-    assert any("Say why you reject the step" in e.value for e in at.error)
+    assert any("Say why you reject it" in e.value for e in at.error)
     assert store.run(run_id).status == "waiting"
 
     at.text_input(key=f"{key}:reason").input("not before the lawyers read it")
@@ -95,7 +102,8 @@ def test_reject_needs_a_reason_then_the_planner_revises_the_step(home, services)
     assert any(s.value.startswith("Rejected step 2") for s in at.success)
     wait_status(store, run_id, "waiting")  # replanned, and report_writer asks again
     assert store.snapshot(run_id)["plan_history"][-1]["reason"] == (
-        "A human rejected step 2 (report_writer): not before the lawyers read it")
+        "A human rejected step 2 (report_writer): not before the lawyers read it"
+    )
     at.run()
     assert button(at, "Approve", _card_key(service, run_id))  # the new question is listed
 
@@ -144,4 +152,5 @@ def test_answering_an_approval_someone_else_answered_says_it_is_no_longer_pendin
     assert any("no longer pending" in e.value for e in at.error)
     assert service.wait(run_id, timeout=60).status == "done"
     assert [m["content"] for m in store.messages(run_id, agent="human")] == [
-        "Human: skip step 2 (report_writer)."]
+        "Human: skip step 2 (report_writer)."
+    ]

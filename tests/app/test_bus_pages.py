@@ -28,7 +28,7 @@ def test_choosing_the_bus_system_saves_its_design_and_draws_the_supervisor_hub(h
 
 
 def test_prompts_page_lists_the_bus_prompts_with_a_preview_for_a_bus_design(home, services):
-    from graph.design import Design
+    from graph.kernel.design import Design
 
     store, _ = services
     store.save_design(Design(system="supervisor_bus"))
@@ -36,12 +36,20 @@ def test_prompts_page_lists_the_bus_prompts_with_a_preview_for_a_bus_design(home
     options = at.selectbox[0].options
     # the bus's own prompts, the guardrail's classifier and the model adapter's two
     # (listed for every system)
-    assert options and all("supervisor" in o or "researcher" in o or "writer" in o
-                           or "reviewer" in o or "request" in o or "repair" in o
-                           or o.startswith(("classifier — Guardrail", "tool_calling — ",
-                                            "json_shape — ")) for o in options)
+    assert options and all(
+        "supervisor" in o
+        or "researcher" in o
+        or "writer" in o
+        or "reviewer" in o
+        or "request" in o
+        or "repair" in o
+        or o.startswith(("classifier — Guardrail", "tool_calling — ", "json_shape — "))
+        for o in options
+    )
     assert not any(o.startswith(("planner", "executor")) for o in options)
-    assert any("supervisor" in str(c.value) for c in at.code)  # the preview of the supervisor prompt
+    assert any(
+        "supervisor" in str(c.value) for c in at.code
+    )  # the preview of the supervisor prompt
 
 
 def _bus_run(at, question: str) -> str:
@@ -51,15 +59,17 @@ def _bus_run(at, question: str) -> str:
 
 
 def test_a_bus_run_shows_the_bus_registry_dead_letters_and_decisions(home, services):
-    from graph.design import Design
+    from graph.kernel.design import Design
     from tests.app.support import wait_status
 
     store, _ = services
     store.save_design(Design(system="supervisor_bus", approvals={"writer": "never"}))
     at = open_page("app_pages/run.py")
-    assert [b.label for b in at.button][:3] == ["What caused the dot-com crash?",
-                                                "What happened to Apple when it launched the iPhone?",
-                                                "Why did Google go public in 2004?"]
+    assert [b.label for b in at.button][:3] == [
+        "What caused the dot-com crash?",
+        "What happened to Apple when it launched the iPhone?",
+        "Why did Google go public in 2004?",
+    ]
     run_id = _bus_run(at, "What caused the dot-com crash?")
     wait_status(store, run_id, "done")
     at.run()
@@ -70,8 +80,15 @@ def test_a_bus_run_shows_the_bus_registry_dead_letters_and_decisions(home, servi
     for header in ("Message bus", "Outstanding requests", "Dead letters", "Supervisor's decisions"):
         assert header in headers
     bus = at.table[0].value
-    assert list(bus.columns) == ["Id", "From", "To", "Type", "Payload", "Consumed by",
-                                 "Time to answer"]
+    assert list(bus.columns) == [
+        "Id",
+        "From",
+        "To",
+        "Type",
+        "Payload",
+        "Consumed by",
+        "Time to answer",
+    ]
     first = bus.iloc[0]
     assert (first["From"], first["To"], first["Type"]) == ("user", "supervisor", "request")
     assert first["Consumed by"] == "supervisor"
@@ -86,7 +103,7 @@ def test_a_bus_run_shows_the_bus_registry_dead_letters_and_decisions(home, servi
 
 def test_the_teaching_scenario_shows_the_error_the_lost_write_and_the_bus_losing_nothing(home):
     at = open_page("app_pages/run.py")
-    next(b for b in at.button if b.key == "teaching:run").click().run()
+    next(b for b in at.button if b.key == "lesson:supervisor_bus:run").click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert any("InvalidUpdateError" in e.value for e in at.error)
     shown = texts(at)
@@ -103,10 +120,21 @@ def _card_script():
     from ui import approvals
 
     approvals.approval_card(
-        {"id": "i1", "run_id": "r1", "kind": "escalation", "step": 3, "agent": "writer",
-         "query": "Write the answer", "message_id": "m6-abc", "asked_at": time.time(),
-         "reason": "writer did not answer request m6-abc within 0.5 s (waited 0.7 s)."},
-        key="card", flash_key="flash", design={"system": "supervisor_bus"})
+        {
+            "id": "i1",
+            "run_id": "r1",
+            "kind": "escalation",
+            "step": 3,
+            "agent": "writer",
+            "query": "Write the answer",
+            "message_id": "m6-abc",
+            "asked_at": time.time(),
+            "reason": "writer did not answer request m6-abc within 0.5 s (waited 0.7 s).",
+        },
+        key="card",
+        flash_key="flash",
+        design={"system": "supervisor_bus"},
+    )
 
 
 def test_a_bus_escalation_card_says_the_request_timed_out_and_how_to_reassign(home):
@@ -118,23 +146,31 @@ def test_a_bus_escalation_card_says_the_request_timed_out_and_how_to_reassign(ho
     assert "escalation: the request timed out" in shown and "request m6-abc" in shown
     assert "replan cap" not in shown
     assert "reassign" in shown and "dead letter" in shown
-    assert [b.label for b in at.button] == ["Approve", "Approve edited query", "Reject",
-                                            "Skip", "Retry"]
+    assert [b.label for b in at.button] == [
+        "Approve",
+        "Approve edited query",
+        "Reject",
+        "Skip",
+        "Retry",
+    ]
 
 
 def test_the_history_page_shows_a_finished_bus_run_with_its_bus_table(home, services):
-    from graph.design import Design
+    from graph.kernel.design import Design
     from tests.app.support import wait_status
 
     store, service = services
-    run_id = service.start("Why did Google go public in 2004?",
-                           Design(system="supervisor_bus", approvals={"writer": "never"}))
+    run_id = service.start(
+        "Why did Google go public in 2004?",
+        Design(system="supervisor_bus", approvals={"writer": "never"}),
+    )
     wait_status(store, run_id, "done")
     at = open_page("app_pages/history.py", run=run_id)
     headers = [h.value for h in at.subheader]
     assert "Message bus" in headers and "Plan history" not in headers
     bus = next(t.value for t in at.table if "Consumed by" in t.value.columns)
-    assert ((bus["From"] == "supervisor") & (bus["To"] == "writer")
-            & (bus["Type"] == "request")).any()
+    assert (
+        (bus["From"] == "supervisor") & (bus["To"] == "writer") & (bus["Type"] == "request")
+    ).any()
     assert "3 request(s) to agents" in texts(at)
     assert "first plan" not in texts(at)  # plan_execute's wording has no place here

@@ -2,7 +2,7 @@
 
 import json
 
-from graph.design import Design, export_design, import_design
+from graph.kernel.design import Design, export_design, import_design
 from graph.plan_execute.agents import AGENTS
 from graph.prompts import default_text
 from tests.app.support import graph_dots, open_page, texts
@@ -71,7 +71,11 @@ def test_approval_policies_default_to_always_for_side_effects_and_are_saved(home
     at.radio(key="timeout_action").set_value("skip").run()
     saved = store.load_design()
     assert saved.approvals == {"web_researcher": "always", "report_writer": "never"}
-    assert (saved.escalate_at_cap, saved.approval_timeout_s, saved.timeout_action) == (False, 30, "skip")
+    assert (saved.escalate_at_cap, saved.approval_timeout_s, saved.timeout_action) == (
+        False,
+        30,
+        "skip",
+    )
     again = open_page()
     assert again.selectbox(key="approval:report_writer").value == "never"
     assert again.radio(key="timeout_action").value == "skip"
@@ -84,8 +88,9 @@ def _export(at, downloads) -> dict:
 
 def test_the_exported_design_holds_agents_settings_and_active_prompts(home, services, downloads):
     store, _ = services
-    version = store.save_prompt_version("plan_execute/planner", "short",
-                                        default_text("plan_execute/planner") + "\nBe brief.\n")
+    version = store.save_prompt_version(
+        "plan_execute/planner", "short", default_text("plan_execute/planner") + "\nBe brief.\n"
+    )
     store.set_active_prompt("plan_execute/planner", version.id)
     at = open_page()
     at.checkbox(key="agent:chart_generator").uncheck().run()
@@ -102,13 +107,19 @@ def test_the_exported_design_holds_agents_settings_and_active_prompts(home, serv
 def test_importing_a_design_file_makes_it_the_saved_design_and_redraws(home, services):
     store, _ = services
     planner = default_text("plan_execute/planner") + "\nImported rule.\n"
-    document = export_design(Design(enabled_agents=["web_researcher", "synthesizer"],
-                                    max_replans=1, approvals={"synthesizer": "always"},
-                                    timeout_action="skip",
-                                    prompts={"plan_execute/planner": planner}))
+    document = export_design(
+        Design(
+            enabled_agents=["web_researcher", "synthesizer"],
+            max_replans=1,
+            approvals={"synthesizer": "always"},
+            timeout_action="skip",
+            prompts={"plan_execute/planner": planner},
+        )
+    )
     at = open_page()
-    at.file_uploader(key="design:import").upload("team.json", json.dumps(document).encode(),
-                                                "application/json")
+    at.file_uploader(key="design:import").upload(
+        "team.json", json.dumps(document).encode(), "application/json"
+    )
     at.run()
     assert any("Imported team.json: it is now the saved design" in s.value for s in at.success)
     saved = store.load_design()
@@ -129,13 +140,16 @@ def test_a_bad_design_file_is_refused_with_the_reason_and_nothing_changes(home, 
     at.file_uploader(key="design:import").upload("bad.json", json.dumps(bad).encode())
     at.run()
     (error,) = at.error
-    assert error.value.startswith("bad.json was not imported: enabled_agents: unknown agent(s): "
-                                  "cortex_researcher")
+    assert error.value.startswith(
+        "bad.json was not imported: enabled_agents: unknown agent(s): cortex_researcher"
+    )
     assert store.load_design() == before
 
     at.file_uploader(key="design:import").clear().upload("notes.json", b"{not json")
     at.run()
-    assert any("notes.json was not imported: The file is not JSON text" in e.value for e in at.error)
+    assert any(
+        "notes.json was not imported: The file is not JSON text" in e.value for e in at.error
+    )
     other = {"format": "something-else"}
     at.file_uploader(key="design:import").clear().upload("other.json", json.dumps(other).encode())
     at.run()

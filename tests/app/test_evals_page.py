@@ -13,25 +13,36 @@ from langchain_core.messages import AIMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
 import graph.plan_execute  # noqa: F401  (declares the prompts read below)
-from graph.evals import Check, EvalQuestion, EvalSet, import_eval_set, load_starter
-from graph.experiments import Variant, compare
-from graph.local_server import LocalOpenAIServer
+from graph.models.fake_server import LocalOpenAIServer
 from graph.prompts import default_text
+from graph.service.eval_sets import Check, EvalQuestion, EvalSet, import_eval_set, load_starter
+from graph.service.experiments import ExperimentRunner, Variant, compare
 from graph.settings import get_settings
 from tests.app.support import open_page, texts
 
 PAGE = "app_pages/evals.py"
 PLANNER = "plan_execute/planner"
 # The scripted planner plans only the agents named in this line of its prompt.
-NO_DATA_PLANNER = default_text(PLANNER).replace('"agent" must be one of: {agent_names}',
-                                                '"agent" must be one of: web_researcher, synthesizer')
+NO_DATA_PLANNER = default_text(PLANNER).replace(
+    '"agent" must be one of: {agent_names}', '"agent" must be one of: web_researcher, synthesizer'
+)
 CHART = "Which stock in the database grew the most between 2005 and 2009? Chart the prices."
 IBM = "Why did IBM sell its PC division to Lenovo?"
-SMALL = EvalSet(name="small", questions=[
-    EvalQuestion(question=CHART, checks=[Check(kind="answer_contains", value="AAPL"),
-                                         Check(kind="uses_agents", value=["data_researcher"])]),
-    EvalQuestion(question=IBM, checks=[Check(kind="answer_contains", value="kb:ibm-lenovo-2005")]),
-])
+SMALL = EvalSet(
+    name="small",
+    questions=[
+        EvalQuestion(
+            question=CHART,
+            checks=[
+                Check(kind="answer_contains", value="AAPL"),
+                Check(kind="uses_agents", value=["data_researcher"]),
+            ],
+        ),
+        EvalQuestion(
+            question=IBM, checks=[Check(kind="answer_contains", value="kb:ibm-lenovo-2005")]
+        ),
+    ],
+)
 
 
 def _evals():
@@ -53,10 +64,12 @@ def _experiment(services) -> str:
     store, service = services
     version = _no_data_version(store)
     store.save_eval_set(SMALL)
-    experiment_id = service.start_experiment(
-        "small", SMALL, [Variant(name="default"),
-                         Variant.from_versions(store, "no data", [version.id])])
-    assert service.experiments.wait(experiment_id, timeout=120).status == "done"
+    experiment_id = ExperimentRunner.of(service).start(
+        "small",
+        SMALL,
+        [Variant(name="default"), Variant.from_versions(store, "no data", [version.id])],
+    )
+    assert ExperimentRunner.of(service).wait(experiment_id, timeout=120).status == "done"
     return experiment_id
 
 
@@ -88,7 +101,8 @@ def test_a_bad_eval_set_json_shows_the_reason_inline_and_is_not_saved(home, serv
     editor.input(json.dumps(document)).run()
 
     assert [e.value for e in at.error] == [
-        "Not valid: question 2, check 1: max_steps needs a whole number of 0 or more."]
+        "Not valid: question 2, check 1: max_steps needs a whole number of 0 or more."
+    ]
     assert at.button(key="evals:save").disabled
     at.text_area(key="evals:editor:small").input('{"name": "small", "questions": [').run()
     assert at.error[0].value.startswith("Not valid: Not valid JSON:")
@@ -104,8 +118,9 @@ def test_an_edited_eval_set_is_saved_and_a_new_name_saves_a_copy(home, services)
     at.text_area(key="evals:editor:small").input(json.dumps(document)).run()
     assert not at.error
     at.button(key="evals:save").click().run()
-    assert store.load_eval_set("small").questions[1].checks[-1] == Check(kind="max_replans",
-                                                                         value=0)
+    assert store.load_eval_set("small").questions[1].checks[-1] == Check(
+        kind="max_replans", value=0
+    )
 
     document["name"] = "small copy"
     at.text_area(key="evals:editor:small").input(json.dumps(document)).run()
@@ -119,11 +134,13 @@ def test_a_file_that_is_not_an_eval_set_is_refused_with_the_reason(home, service
     store, _ = services
     at = _evals()
     at.file_uploader(key="evals:import").upload(
-        "plan.json", b'{"format": "stepwise-design", "design": {}}', "application/json")
+        "plan.json", b'{"format": "stepwise-design", "design": {}}', "application/json"
+    )
     at.run()
     assert [e.value for e in at.error] == [
-        "plan.json was not imported: Not a Stepwise eval set file (its \"format\" is not "
-        "'stepwise-eval-set')."]
+        'plan.json was not imported: Not a Stepwise eval set file (its "format" is not '
+        "'stepwise-eval-set')."
+    ]
     assert store.eval_set_names() == []
 
 
@@ -159,30 +176,35 @@ def test_an_experiment_of_two_variants_runs_and_its_table_matches_compare(home, 
     assert record.name == "small: default vs no data" and record.total == 4
     assert [v["versions"] for v in record.variants] == [{}, {PLANNER: version.id}]
     assert at.session_state["evals:tab"] == "Compare variants"
-    service.experiments.wait(record.id, timeout=120)
+    ExperimentRunner.of(service).wait(record.id, timeout=120)
     at.run()
     assert not at.exception
 
     comparison = compare(store, record.id, "default", get_settings().prices)
     table = _frame(at, ("default", "result"))
-    assert list(table[("", "Question")]) == ["Which stock in the database grew th…",
-                                             "Why did IBM sell its PC division to…"]
+    assert list(table[("", "Question")]) == [
+        "Which stock in the database grew th…",
+        "Why did IBM sell its PC division to…",
+    ]
     for i, row in enumerate(comparison.rows):
         for variant in ("default", "no data"):
             cell = row["variants"][variant]
             shown = table.iloc[i]
-            assert shown[(variant, "result")] == ("✓ passed" if cell["pass_rate"] == 1
-                                                  else "✗ failed")
+            assert shown[(variant, "result")] == (
+                "✓ passed" if cell["pass_rate"] == 1 else "✗ failed"
+            )
             assert float(shown[(variant, "steps")]) == cell["steps"]
             assert float(shown[(variant, "replans")]) == cell["replans"]
             assert float(shown[(variant, "LLM calls")]) == cell["llm_calls"]
             assert float(shown[(variant, "tokens")].replace(",", "")) == cell["tokens"]
             assert shown[(variant, "cost")] == f"${cell['cost']:.4f}"
             assert float(shown[(variant, "latency")].removesuffix(" s")) == pytest.approx(
-                cell["latency_s"], abs=0.05)
+                cell["latency_s"], abs=0.05
+            )
     # What the runs did, read from the store: only the shipped planner used the database.
-    runs = {(r["variant"], r["question_index"]): r["run_id"]
-            for r in store.experiment_runs(record.id)}
+    runs = {
+        (r["variant"], r["question_index"]): r["run_id"] for r in store.experiment_runs(record.id)
+    }
     assert "data_researcher" in store.nodes_run(runs["default", 0])
     assert "data_researcher" not in store.nodes_run(runs["no data", 0])
     assert table.iloc[0][("default", "result")] == "✓ passed"
@@ -194,13 +216,19 @@ def test_an_experiment_of_two_variants_runs_and_its_table_matches_compare(home, 
     assert summary.loc["pass rate", "no data: mean"] == "50% (1 of 2 runs)"
 
     checks = _frame(at, "Check")
-    assert checks.to_dict("records")[1] == {"#": "1.2", "Question": CHART,
-                                            "Check": "uses data_researcher",
-                                            "default": "✓", "no data": "✗"}
+    assert checks.to_dict("records")[1] == {
+        "#": "1.2",
+        "Question": CHART,
+        "Check": "uses data_researcher",
+        "default": "✓",
+        "no data": "✗",
+    }
     links = _frame(at, "Open")
     assert set(links["Open"]) == {f"run?run={run_id}" for run_id in runs.values()}
     assert {p.proto.query_string for p in at.get("page_link")} >= {
-        f"run={runs['default', 0]}", f"run={runs['no data', 0]}"}  # the two runs side by side
+        f"run={runs['default', 0]}",
+        f"run={runs['no data', 0]}",
+    }  # the two runs side by side
     assert "Judging plan quality" in texts(at)  # the scripted model cannot judge
     assert not [b for b in at.button if (b.key or "").startswith("evals:judge")]
 
@@ -221,8 +249,7 @@ def test_switching_the_baseline_switches_the_better_and_worse_marks(home, servic
     assert summary.loc["replans", "default vs no data"] == "= same"
 
 
-def test_rerun_makes_a_new_experiment_and_is_refused_when_the_model_settings_differ(
-        home, services):
+def test_rerun_makes_a_new_experiment_and_is_refused_when_the_model_settings_differ(home, services):
     store, service = services
     experiment_id = _experiment(services)
     at = _evals()
@@ -230,17 +257,21 @@ def test_rerun_makes_a_new_experiment_and_is_refused_when_the_model_settings_dif
     rerun = store.experiments()[0]
     assert rerun.rerun_of == experiment_id and rerun.name == "small (rerun)"
     assert at.selectbox(key="evals:experiment").value == rerun.id
-    service.experiments.wait(rerun.id, timeout=120)
+    ExperimentRunner.of(service).wait(rerun.id, timeout=120)
 
     recorded = {**store.experiment(experiment_id).settings, "resolved_provider": "openai"}
-    store._write("UPDATE experiments SET settings_json = ? WHERE id = ?",
-                 (json.dumps(recorded), experiment_id))
+    store._write(
+        "UPDATE experiments SET settings_json = ? WHERE id = ?",
+        (json.dumps(recorded), experiment_id),
+    )
     at.selectbox(key="evals:experiment").set_value(experiment_id).run()
     at.button(key="evals:rerun").click().run()
     assert len(store.experiments()) == 2
-    assert at.error[0].value.startswith("Cannot rerun 'small' as it ran: the model settings "
-                                        "differ from the recorded ones (resolved_provider was "
-                                        "'openai', now 'scripted')")
+    assert at.error[0].value.startswith(
+        "Cannot rerun 'small' as it ran: the model settings "
+        "differ from the recorded ones (resolved_provider was "
+        "'openai', now 'scripted')"
+    )
 
 
 def test_a_running_experiment_shows_its_progress_and_stops(home, services, monkeypatch):
@@ -258,7 +289,7 @@ def test_a_running_experiment_shows_its_progress_and_stops(home, services, monke
     at.button(key="evals:stop").click().run()
     assert store.experiment(record.id).status == "stopped"
     assert any(w.value.startswith("Stopped:") for w in at.warning)
-    service.experiments.wait(record.id, timeout=60)
+    ExperimentRunner.of(service).wait(record.id, timeout=60)
     at.run()
     assert any("This experiment was stopped" in w.value for w in at.warning)
     assert not at.get("progress")
@@ -266,10 +297,12 @@ def test_a_running_experiment_shows_its_progress_and_stops(home, services, monke
 
 # ------------------------------------------------------------------ judge
 
-SCORES = {"plan_quality": {"score": 4, "reason": "Sensible steps."},
-          "plan_adherence": {"score": 5, "reason": "Followed the plan."},
-          "execution_efficiency": {"score": 3, "reason": "One wasted call."},
-          "logical_consistency": {"score": 4, "reason": "Answer matches findings."}}
+SCORES = {
+    "plan_quality": {"score": 4, "reason": "Sensible steps."},
+    "plan_adherence": {"score": 5, "reason": "Followed the plan."},
+    "execution_efficiency": {"score": 3, "reason": "One wasted call."},
+    "logical_consistency": {"score": 4, "reason": "Answer matches findings."},
+}
 
 
 class FixedScores(BaseChatModel):
@@ -280,15 +313,19 @@ class FixedScores(BaseChatModel):
         return "fixed-scores"
 
     def _generate(self, messages, stop=None, run_manager=None, **kwargs) -> ChatResult:
-        return ChatResult(generations=[ChatGeneration(message=AIMessage(
-            content=json.dumps(SCORES)))])
+        return ChatResult(
+            generations=[ChatGeneration(message=AIMessage(content=json.dumps(SCORES)))]
+        )
 
 
 def test_with_a_real_model_a_run_is_judged_from_the_page(home, services, monkeypatch):
     store, _ = services
     experiment_id = _experiment(services)  # run on the scripted model
-    run_id = next(r["run_id"] for r in store.experiment_runs(experiment_id)
-                  if r["variant"] == "default" and r["question_index"] == 0)
+    run_id = next(
+        r["run_id"]
+        for r in store.experiment_runs(experiment_id)
+        if r["variant"] == "default" and r["question_index"] == 0
+    )
     with LocalOpenAIServer(FixedScores) as server:
         monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
         monkeypatch.setenv("OPENAI_API_KEY", "test-key")
@@ -299,20 +336,29 @@ def test_with_a_real_model_a_run_is_judged_from_the_page(home, services, monkeyp
     assert store.judgement(run_id)["scores"] == SCORES
     assert any(s.value == "Judged 1 run(s)." for s in at.success)
     judged = next(t.value for t in at.table if "Why" in t.value.columns)
-    assert judged.to_dict("records")[0] == {"Score": "plan quality", "1-5": 4,
-                                            "Why": "Sensible steps."}
+    assert judged.to_dict("records")[0] == {
+        "Score": "plan quality",
+        "1-5": 4,
+        "Why": "Sensible steps.",
+    }
     means = next(t.value for t in at.table if "Runs judged" in t.value.columns)
-    assert means.to_dict("records") == [{"Variant": "default", "Runs judged": 1,
-                                         "plan quality": "4", "plan adherence": "5",
-                                         "execution efficiency": "3",
-                                         "logical consistency": "4"}]
+    assert means.to_dict("records") == [
+        {
+            "Variant": "default",
+            "Runs judged": 1,
+            "plan quality": "4",
+            "plan adherence": "5",
+            "execution efficiency": "3",
+            "logical consistency": "4",
+        }
+    ]
 
 
 # ------------------------------------------------------------------ what the cells say
 
 
 def test_figures_read_as_words_unknown_cost_and_repeats_included():
-    from ui import evals_view as ev
+    from ui.evals import view as ev
 
     assert ev.figure("cost", None) == "unknown" and ev.figure("cost", 0.00123) == "$0.0012"
     assert ev.figure("steps", 2.5) == "2.5" and ev.figure("steps", 3.0) == "3"
@@ -321,13 +367,15 @@ def test_figures_read_as_words_unknown_cost_and_repeats_included():
     assert ev.result_cell(cell) == "1 of 2 passed" and ev.checks_cell(cell) == "✓ ◐ ✗"
     waiting = {"runs": 1, "pass_rate": 0.0, "checks": [1.0], "statuses": ["waiting"]}
     assert ev.result_cell(waiting) == "✗ failed (waiting)"
-    assert ev.result_cell({"runs": 0, "pass_rate": None, "checks": [None],
-                           "statuses": ["cancelled"]}) == "not counted (cancelled)"
+    assert (
+        ev.result_cell({"runs": 0, "pass_rate": None, "checks": [None], "statuses": ["cancelled"]})
+        == "not counted (cancelled)"
+    )
 
 
 def test_the_editor_text_round_trips_and_a_whole_exported_file_may_be_pasted():
-    from graph.evals import export_eval_set
-    from ui import evals_view as ev
+    from graph.service.eval_sets import export_eval_set
+    from ui.evals import view as ev
 
     starter = load_starter()
     text = ev.eval_set_text(starter)

@@ -1,12 +1,12 @@
-"""The Design page's guardrail switches and hooks editor (seed 003), and the guardrail's
+"""The Design page's guardrail switches and hooks editor (docs/systems/conversations.md), and the guardrail's
 classifier prompt on the Prompts page."""
 
 import json
 
 import pytest
 
-from graph.design import Design, DesignError, export_design
-from graph.hooks import HookRule
+from graph.kernel.design import Design, DesignError, export_design
+from graph.kernel.hooks import HookRule
 from tests.app.support import graph_dots, open_page, texts
 from ui.design_io import import_design_file
 
@@ -49,8 +49,12 @@ def test_a_hook_with_an_invalid_target_shows_the_engines_error_and_is_not_saved(
     store, _ = services
     at = _add_hook(open_page(), "after", "planner", "nowhere")
     errors = [e.value for e in at.error]
-    assert any("A hook cannot go to 'nowhere': no such node or agent" in e and "executor" in e
-               and "agents: plan_execute" in e for e in errors), errors
+    assert any(
+        "A hook cannot go to 'nowhere': no such node or agent" in e
+        and "executor" in e
+        and "agents: plan_execute" in e
+        for e in errors
+    ), errors
     assert (store.load_design() or Design()).hooks == []
     assert at.text_input(key="design:hook-target").value == "nowhere"  # the input is kept
 
@@ -80,8 +84,10 @@ def test_the_guardrail_cannot_go_off_while_a_hook_needs_it(home, services):
     at.toggle(key="design:guardrail").set_value(False).run()
     assert store.load_design().guardrail is True
     assert at.toggle(key="design:guardrail").value is True  # the switch shows what is saved
-    assert any("The guardrail was not switched off" in e.value and "'guardrail'" in e.value
-               for e in at.error)
+    assert any(
+        "The guardrail was not switched off" in e.value and "'guardrail'" in e.value
+        for e in at.error
+    )
 
 
 def test_a_fallback_hook_does_not_draw_langgraphs_internal_error_handler(home, services):
@@ -108,7 +114,8 @@ def test_importing_a_design_whose_hook_names_no_node_is_refused_with_the_reason(
 
 
 def test_the_guardrail_classifier_prompt_is_listed_previewed_and_saved_like_the_others(
-        home, services):
+    home, services
+):
     store, _ = services
     at = open_page("app_pages/prompts.py")
     prompt = at.selectbox[0]
@@ -121,8 +128,11 @@ def test_the_guardrail_classifier_prompt_is_listed_previewed_and_saved_like_the_
     assert "How did IBM's stock do in 2008?" in preview[0]  # the sample message
     assert "{message}" not in preview[0]
 
-    editor.input(editor.value.replace("You are the guardrail", "You are the strict guardrail")).run()
+    editor.input(
+        editor.value.replace("You are the guardrail", "You are the strict guardrail")
+    ).run()
     next(b for b in at.button if b.label == "Save version").click().run()
     assert store.active_prompts()["guardrail/classifier"].text.startswith(
-        "You are the strict guardrail")
+        "You are the strict guardrail"
+    )
     assert store.active_prompt_texts()["guardrail/classifier"].startswith("You are the strict")

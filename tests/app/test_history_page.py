@@ -3,15 +3,19 @@ diffs, forks and replays from a checkpoint, export and import of a run."""
 
 import json
 
-from graph.design import Design
+from graph.kernel.design import Design
 from graph.prompts import default_text
 from tests.app.support import button, open_page, texts, wait_status
 
 TESLA = "How did Tesla's stock do in 2008?"
 REPORT = "What caused the dot-com crash? Save a report."
-NEW_PLAN = {"1": {"agent": "web_researcher",
-                  "action": "Search the documents for: the 2008 financial crisis"},
-            "2": {"agent": "synthesizer", "action": "Answer from the findings."}}
+NEW_PLAN = {
+    "1": {
+        "agent": "web_researcher",
+        "action": "Search the documents for: the 2008 financial crisis",
+    },
+    "2": {"agent": "synthesizer", "action": "Answer from the findings."},
+}
 
 
 def _tesla(services) -> str:
@@ -37,19 +41,23 @@ def test_without_runs_the_page_says_where_they_come_from(home):
 def test_runs_are_listed_with_status_design_prompts_counts_and_filtered(home, services):
     store, service = services
     version = store.save_prompt_version(
-        "plan_execute/planner", "terse", default_text("plan_execute/planner") + "\nBe terse.\n")
+        "plan_execute/planner", "terse", default_text("plan_execute/planner") + "\nBe terse.\n"
+    )
     store.set_active_prompt("plan_execute/planner", version.id)
     done = service.start(TESLA, Design(prompts={"plan_execute/planner": version.text}))
     service.wait(done, timeout=60)
-    waiting = service.start(REPORT, Design(enabled_agents=["web_researcher", "report_writer",
-                                                           "synthesizer"]))
+    waiting = service.start(
+        REPORT, Design(enabled_agents=["web_researcher", "report_writer", "synthesizer"])
+    )
     wait_status(store, waiting, "waiting")
     at = _history()
     rows = {r["Question"]: r for r in _runs_table(at).to_dict("records")}
     assert rows[TESLA]["Status"] == "done" and rows[REPORT]["Status"] == "waiting"
     assert rows[TESLA]["Agents"] == "all 6 agents"
     assert rows[REPORT]["Agents"] == "web_researcher, report_writer, synthesizer"
-    assert rows[TESLA]["Prompts"] == "planner: terse" and rows[REPORT]["Prompts"] == "shipped defaults"
+    assert (
+        rows[TESLA]["Prompts"] == "planner: terse" and rows[REPORT]["Prompts"] == "shipped defaults"
+    )
     assert (rows[TESLA]["Steps"], rows[TESLA]["Replans"]) == (2, 1)
     assert rows[TESLA]["Duration"].endswith(" s")
 
@@ -79,7 +87,9 @@ def test_the_timeline_lists_each_checkpoint_and_shows_what_changed(home, service
     at = _history(run_id)
     timeline = at.dataframe[1].value
     assert list(timeline["After"][:4]) == ["input", "__start__", "planner", "executor"]
-    replan = timeline[(timeline["After"] == "executor") & (timeline["Replan flag"] == "yes")].iloc[0]
+    replan = timeline[(timeline["After"] == "executor") & (timeline["Replan flag"] == "yes")].iloc[
+        0
+    ]
     assert replan["Replan attempts"] == "1: 1"
     assert replan["Last reason"].startswith("Step 1 (data_researcher) produced no usable data")
     assert "replan_attempts" in replan["Changed"]
@@ -98,20 +108,23 @@ def test_a_fork_with_an_edited_plan_runs_as_a_new_run_with_that_plan_and_its_par
     at = _history(run_id)
     point = at.selectbox(key=f"history:fork-point:{run_id}").value
     assert at.radio(key="history:fork-change").value == "plan"
-    shown = json.loads(at.text_area(key=f"history:plan:{point}").value)
+    shown = json.loads(at.text_area(key=f"history:change:plan:{point}").value)
     assert shown["1"]["agent"] == "data_researcher"  # the plan at that checkpoint
-    at.text_area(key=f"history:plan:{point}").input(json.dumps(NEW_PLAN)).run()
+    at.text_area(key=f"history:change:plan:{point}").input(json.dumps(NEW_PLAN)).run()
     button(at, "Run on as a new run").click().run()
     new_id = at.selectbox(key="history:selected").value
     assert new_id != run_id
-    assert any(s.value.startswith(f"Started run {new_id[:8]}: a fork of {run_id[:8]}, with your plan")
-               for s in at.success)
+    assert any(
+        s.value.startswith(f"Started run {new_id[:8]}: a fork of {run_id[:8]}, with your plan")
+        for s in at.success
+    )
     record = service.wait(new_id, timeout=60)
     assert record.status == "done", record.reason
     assert (record.parent_run, record.parent_checkpoint) == (run_id, point)
     forked = store.snapshot(new_id)["rows"]
     assert [(r["agent"], r["action"]) for r in forked] == [
-        (step["agent"], step["action"]) for step in NEW_PLAN.values()]
+        (step["agent"], step["action"]) for step in NEW_PLAN.values()
+    ]
     assert [r["replans"] for r in forked] == [0, 0]  # no data_researcher step to replan
     parent = store.snapshot(run_id)["rows"]  # untouched: replanned once, its own actions
     assert parent[0]["replans"] == 1 and parent[0]["action"] != NEW_PLAN["1"]["action"]
@@ -125,11 +138,15 @@ def test_a_plan_that_cannot_run_is_refused_with_the_reason(home, services):
     run_id = _tesla(services)
     at = _history(run_id)
     point = at.selectbox(key=f"history:fork-point:{run_id}").value
-    at.text_area(key=f"history:plan:{point}").input('{"1": {"agent": "astrologer", "action": "x"}}').run()
-    assert any("The plan cannot run: step 1 uses agent 'astrologer', which is not available"
-               in e.value for e in at.error)
+    at.text_area(key=f"history:change:plan:{point}").input(
+        '{"1": {"agent": "astrologer", "action": "x"}}'
+    ).run()
+    assert any(
+        "The plan cannot run: step 1 uses agent 'astrologer', which is not available" in e.value
+        for e in at.error
+    )
     button(at, "Run on as a new run").click().run()
-    at.text_area(key=f"history:plan:{point}").input('{"1": ').run()
+    at.text_area(key=f"history:change:plan:{point}").input('{"1": ').run()
     assert any(e.value.startswith("The plan is not valid JSON") for e in at.error)
     assert len(store.runs()) == 1  # nothing was started
 
@@ -142,14 +159,19 @@ def test_a_fork_with_an_edited_agent_query_reaches_the_agent(home, services):
     before_agent = next(p for p in timeline if p["next"] == ["data_researcher"])
     at.selectbox(key=f"history:fork-point:{run_id}").set_value(before_agent["checkpoint_id"]).run()
     at.radio(key="history:fork-change").set_value("agent_query").run()
-    assert "Read by data_researcher" in texts(at)
+    assert "data_researcher runs next with this agent query" in texts(at)
     query = "Using the stock database, answer: how did Apple's stock do in 2008?"
-    at.text_area(key=f"history:query:{before_agent['checkpoint_id']}").input(query).run()
+    at.text_area(key=f"history:change:agent_query:{before_agent['checkpoint_id']}").input(
+        query
+    ).run()
     button(at, "Run on as a new run").click().run()
     new_id = at.selectbox(key="history:selected").value
     assert service.wait(new_id, timeout=60).status == "done"
-    asked = [m["content"] for m in store.messages(new_id, step=1, agent="data_researcher")
-             if m["name"] == "agent_query"]
+    asked = [
+        m["content"]
+        for m in store.messages(new_id, step=1, agent="data_researcher")
+        if m["name"] == "agent_query"
+    ]
     assert asked[0].startswith(query)
 
 
@@ -162,8 +184,9 @@ def test_replay_from_a_checkpoint_is_a_new_run_going_the_same_way(home, services
     new_id = at.selectbox(key="history:selected").value
     assert service.wait(new_id, timeout=60).status == "done"
     assert store.run(new_id).parent_run == run_id
-    assert [r["agent"] for r in store.snapshot(new_id)["rows"]] == \
-        [r["agent"] for r in store.snapshot(run_id)["rows"]]
+    assert [r["agent"] for r in store.snapshot(new_id)["rows"]] == [
+        r["agent"] for r in store.snapshot(run_id)["rows"]
+    ]
 
 
 def test_an_exported_run_imports_back_as_a_listed_run_with_the_same_steps(home, services):
@@ -172,8 +195,9 @@ def test_an_exported_run_imports_back_as_a_listed_run_with_the_same_steps(home, 
     exported = json.dumps(store.export_run(run_id))  # what "Export run JSON" downloads
     at = _history(run_id)
     assert [b.label for b in at.get("download_button")] == ["Export run JSON"]
-    at.file_uploader(key="history:import").upload("tesla.json", exported.encode(),
-                                                 "application/json")
+    at.file_uploader(key="history:import").upload(
+        "tesla.json", exported.encode(), "application/json"
+    )
     at.run()
     new_id = at.selectbox(key="history:selected").value
     assert new_id != run_id
@@ -185,5 +209,6 @@ def test_an_exported_run_imports_back_as_a_listed_run_with_the_same_steps(home, 
 
     at.file_uploader(key="history:import").clear().upload("junk.json", b'{"format": "x"}')
     at.run()
-    assert any("junk.json cannot be imported: Not a Stepwise run export." in e.value
-               for e in at.error)
+    assert any(
+        "junk.json cannot be imported: Not a Stepwise run export." in e.value for e in at.error
+    )

@@ -1,58 +1,95 @@
 """The History page's data rules, without Streamlit: diffs in words, forkable checkpoints."""
 
-from ui.history_view import (changed_columns, checkpoint_label, diff_rows, editable_fields, forkable,
-                              parse_plan, prompts_label, timeline_rows)
+import pytest
+
+from graph.kernel.design import Design
+from graph.kernel.system import get_system
+from ui.history_view import (
+    changed_columns,
+    checkpoint_label,
+    diff_rows,
+    editable_fields,
+    forkable,
+    prompts_label,
+    timeline_rows,
+)
+
+PLAN_EXECUTE, BUS = get_system("plan_execute"), get_system("supervisor_bus")
 
 
 def test_a_changed_plan_reads_step_by_step_as_agent_and_action():
     before = {"1": {"agent": "data_researcher", "action": "Query the stocks"}}
-    after = {"1": {"agent": "web_researcher", "action": "Search the news", "approval": True},
-             "2": {"agent": "synthesizer", "action": "Answer"}}
+    after = {
+        "1": {"agent": "web_researcher", "action": "Search the news", "approval": True},
+        "2": {"agent": "synthesizer", "action": "Answer"},
+    }
     assert diff_rows({"plan": {"before": before, "after": after}}) == [
-        {"Field": "plan", "Key": "1", "Before": "data_researcher: Query the stocks",
-         "After": "web_researcher: Search the news [asks approval]"},
-        {"Field": "plan", "Key": "2", "Before": "—", "After": "synthesizer: Answer"}]
+        {
+            "Field": "plan",
+            "Key": "1",
+            "Before": "data_researcher: Query the stocks",
+            "After": "web_researcher: Search the news [asks approval]",
+        },
+        {"Field": "plan", "Key": "2", "Before": "—", "After": "synthesizer: Answer"},
+    ]
     assert diff_rows({"agent_query": {"before": None, "after": "Find X"}}) == [
-        {"Field": "agent_query", "Key": "", "Before": "—", "After": "Find X"}]
+        {"Field": "agent_query", "Key": "", "Before": "—", "After": "Find X"}
+    ]
 
 
 def test_only_checkpoints_between_the_input_and_the_end_can_be_forked():
-    timeline = [{"index": 0, "node": "input", "next": ["__start__"], "fields": {}},
-                {"index": 1, "node": "__start__", "next": ["planner"], "fields": {}},
-                {"index": 2, "node": "planner", "next": ["executor"], "fields": {"current_step": 1}},
-                {"index": 3, "node": "synthesizer", "next": [], "fields": {}}]
+    timeline = [
+        {"index": 0, "node": "input", "next": ["__start__"], "fields": {}},
+        {"index": 1, "node": "__start__", "next": ["planner"], "fields": {}},
+        {"index": 2, "node": "planner", "next": ["executor"], "fields": {"current_step": 1}},
+        {"index": 3, "node": "synthesizer", "next": [], "fields": {}},
+    ]
     assert [p["index"] for p in forkable(timeline)] == [1, 2]
     assert checkpoint_label(timeline[2]) == "#2 after planner · next: executor · step 1"
     assert checkpoint_label(timeline[3]) == "#3 after synthesizer · the end"
 
 
 def test_a_typed_plan_must_be_json_of_numbered_steps_with_enabled_agents():
-    plan = parse_plan('{"1": {"agent": "synthesizer", "action": "Answer"}}', ["synthesizer"])
+    design = Design(enabled_agents=["synthesizer"])
+    plan = PLAN_EXECUTE.check_fork_change(
+        "plan", '{"1": {"agent": "synthesizer", "action": "Answer"}}', design
+    )
     assert plan["1"]["agent"] == "synthesizer"
-    for text, message in (("[1, 2]", "does not have the right shape"),
-                          ('{"2": {"agent": "synthesizer", "action": "A"}}', 'step keys must be "1"'),
-                          ('{"1": {"agent": "web_researcher", "action": "A"}}', "not available"),
-                          ("{", "not valid JSON")):
-        try:
-            parse_plan(text, ["synthesizer"])
-        except ValueError as exc:
-            assert message in str(exc), (text, str(exc))
-        else:
-            raise AssertionError(f"{text} was accepted")
+    for text, message in (
+        ("[1, 2]", "does not have the right shape"),
+        ('{"2": {"agent": "synthesizer", "action": "A"}}', 'step keys must be "1"'),
+        ('{"1": {"agent": "web_researcher", "action": "A"}}', "not available"),
+        ("{", "not valid JSON"),
+    ):
+        with pytest.raises(ValueError, match=message):
+            PLAN_EXECUTE.check_fork_change("plan", text, design)
+
+
+def test_a_fork_may_change_only_the_fields_the_system_names():
+    with pytest.raises(ValueError, match="cannot change 'registry'"):
+        BUS.check_fork_change("registry", "{}", Design(system="supervisor_bus"))
 
 
 def test_prompt_versions_are_named_by_their_labels():
     assert prompts_label({}, {}) == "shipped defaults"
-    assert prompts_label({"plan_execute/planner": 3, "plan_execute/executor": 9},
-                         {3: "terse"}) == "executor: #9, planner: terse"
+    assert (
+        prompts_label({"plan_execute/planner": 3, "plan_execute/executor": 9}, {3: "terse"})
+        == "executor: #9, planner: terse"
+    )
 
 
 def test_the_timeline_shows_whatever_fields_the_runs_system_keeps():
-    point = {"index": 1, "node": "supervisor", "next": ["researcher"],
-             "fields": {"current_step": 2, "outstanding": {"m1": {"to": "researcher"}}},
-             "diff": {"outstanding": {"before": {}, "after": {"m1": {"to": "researcher"}}}},
-             "messages": ["[supervisor] routing"]}
-    (row,) = timeline_rows([point])
-    assert row["outstanding"] == '{"m1": {"to": "researcher"}}' and row["Step"] == "2"
-    assert changed_columns(point) == ["outstanding"]
-    assert editable_fields(point) == []
+    point = {
+        "index": 1,
+        "node": "supervisor",
+        "next": ["researcher"],
+        "fields": {"current_step": 2, "outstanding": {"m1": {"to": "researcher"}}},
+        "diff": {"outstanding": {"before": {}, "after": {"m1": {"to": "researcher"}}}},
+        "messages": ["[supervisor] routing"],
+    }
+    (row,) = timeline_rows([point], BUS)
+    outstanding = BUS.field_label("outstanding")
+    assert row[outstanding] == '{"m1": {"to": "researcher"}}'
+    assert row[BUS.field_label("current_step")] == "2"
+    assert changed_columns(point, BUS) == [outstanding]
+    assert editable_fields(point, BUS) == []

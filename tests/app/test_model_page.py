@@ -4,9 +4,9 @@ which modes the run used."""
 
 from __future__ import annotations
 
-from graph.design import Design
-from graph.local_server import LocalOpenAIServer
-from graph.scripted import ScriptedChatModel
+from graph.kernel.design import Design
+from graph.models.fake_server import LocalOpenAIServer
+from graph.models.scripted import ScriptedChatModel
 from graph.settings import get_settings
 from tests.app.support import button, open_page, texts, wait_status
 
@@ -38,8 +38,9 @@ def _services():
 
 
 def test_test_connection_reports_what_the_server_supports_and_remembers_it(home, monkeypatch):
-    with LocalOpenAIServer(ScriptedChatModel, structured="json_object", tools="ignore",
-                           refusal_status=500) as server:
+    with LocalOpenAIServer(
+        ScriptedChatModel, structured="json_object", tools="ignore", refusal_status=500
+    ) as server:
         url = server.base_url
         _point_at(monkeypatch, url)
         at = open_page(PAGE)
@@ -83,11 +84,18 @@ def test_the_run_header_says_which_modes_the_run_used(home, monkeypatch):
         wait_status(store, run_id, "done")
         at = open_page("app_pages/run.py", run=run_id)
     header = "\n".join(str(c.value) for c in at.caption)
-    assert ("Structured output: json_object with the schema — The server refused json_schema "
-            "(HTTP 400 naming response_format) · ") in header
-    assert header.endswith("Tool calling: tool calls written as JSON in the reply (prompted) — "
-                           "The model answered in prose where a tool call was needed") or \
-        "Tool calling: tool calls written as JSON in the reply (prompted) — The model " \
-        "answered in prose where a tool call was needed" in header
+    assert (
+        "Structured output: json_object with the schema — The server refused json_schema "
+        "(HTTP 400 naming response_format) · "
+    ) in header
+    assert (
+        header.endswith(
+            "Tool calling: tool calls written as JSON in the reply (prompted) — "
+            "The model answered in prose where a tool call was needed"
+        )
+        or "Tool calling: tool calls written as JSON in the reply (prompted) — The model "
+        "answered in prose where a tool call was needed"
+        in header
+    )
     notices = next(e for e in at.expander if e.label.startswith("Notices ("))
     assert "The server refused json_schema" in str(notices.markdown[0].value)

@@ -90,7 +90,7 @@ def test_diff_shows_what_the_edit_changed_against_the_default(home):
 
 
 def test_preview_for_a_step_of_a_past_run_uses_that_runs_state(home, services):
-    from graph.design import Design
+    from graph.kernel.design import Design
 
     _, service = services
     question = "How did Tesla's stock do in 2008?"

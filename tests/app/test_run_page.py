@@ -4,12 +4,14 @@ import re
 
 import pytest
 
-from graph.design import Design
+from graph.kernel.design import Design
 from graph.settings import get_settings
-from tests.app.support import button, killed_mid_run, graph_dots, open_page, texts, wait_status
+from tests.app.support import button, graph_dots, killed_mid_run, open_page, texts, wait_status
 
 REPORT = "What caused the dot-com crash? Save a report."
-CHART_QUESTION = "Which stock in the database grew the most between 2005 and 2009? Chart the prices."
+CHART_QUESTION = (
+    "Which stock in the database grew the most between 2005 and 2009? Chart the prices."
+)
 TESLA = "How did Tesla's stock do in 2008?"
 
 
@@ -52,11 +54,26 @@ def test_a_run_shows_its_steps_answer_citations_chart_and_graph(home, services):
     assert service.wait(run_id, timeout=60).status == "done"
     at.run()
     steps = at.table[0].value
-    assert list(steps.columns) == ["Step", "Agent", "Action", "Status", "Decision", "Replans",
-                                   "Duration", "LLM calls", "Tokens in", "Tokens out",
-                                   "LLM time", "Cost"]
-    assert list(steps["Agent"]) == ["data_researcher", "data_researcher", "chart_generator",
-                                    "synthesizer"]
+    assert list(steps.columns) == [
+        "Step",
+        "Agent",
+        "Action",
+        "Status",
+        "Decision",
+        "Replans",
+        "Duration",
+        "LLM calls",
+        "Tokens in",
+        "Tokens out",
+        "LLM time",
+        "Cost",
+    ]
+    assert list(steps["Agent"]) == [
+        "data_researcher",
+        "data_researcher",
+        "chart_generator",
+        "synthesizer",
+    ]
     assert {_plain(s) for s in steps["Status"]} == {"done"}
     assert all(d.endswith(" s") for d in steps["Duration"])
     shown = texts(at)
@@ -87,8 +104,10 @@ def test_plan_history_shows_each_replan_with_the_executors_reason(home, services
     at = open_page("app_pages/run.py")
     titles = [e.label for e in at.expander]
     assert "Plan v1" in titles and "Plan v2 — replanned at step 1" in titles
-    assert "**Why the Executor asked for it:** Step 1 (data_researcher) produced no usable data" \
+    assert (
+        "**Why the Executor asked for it:** Step 1 (data_researcher) produced no usable data"
         in texts(at)
+    )
     assert list(at.table[0].value["Replans"]) == [1, 0]
 
 
@@ -98,8 +117,13 @@ def test_messages_can_be_filtered_by_step_and_agent(home, services):
     at = open_page("app_pages/run.py")
     at.selectbox(key="run:msg-step").set_value(3).run()
     at.selectbox(key="run:msg-agent").set_value("chart_generator").run()
-    titles = [m.value for m in at.markdown if m.value.startswith("**") and " · " in m.value
-              and not m.value.startswith("**Run totals:**")]
+    titles = [
+        m.value
+        for m in at.markdown
+        if m.value.startswith("**")
+        and " · " in m.value
+        and not m.value.startswith("**Run totals:**")
+    ]
     assert titles and all("(step 3, chart_generator)" in t for t in titles)
     assert any("make_chart(" in c.value for c in at.code)
 
@@ -118,8 +142,10 @@ def test_a_failed_run_says_why_in_words_without_a_traceback(home, services):
     run_id = _start(at, CHART_QUESTION)
     assert service.wait(run_id, timeout=60).status == "failed"
     at.run()
-    assert any(e.value.startswith("The run failed: Stopped at the recursion limit (5 node runs)")
-               for e in at.error)
+    assert any(
+        e.value.startswith("The run failed: Stopped at the recursion limit (5 node runs)")
+        for e in at.error
+    )
     assert not at.exception
     assert "Traceback" not in texts(at)
 
@@ -162,7 +188,8 @@ def test_the_steps_table_counts_each_steps_model_calls_tokens_time_and_cost(home
 
 
 def test_a_waiting_run_is_decided_inline_and_the_decision_shows_in_table_and_messages(
-        home, services):
+    home, services
+):
     store, service = services
     at = open_page("app_pages/run.py")
     run_id = _start(at, REPORT)
@@ -183,8 +210,9 @@ def test_a_waiting_run_is_decided_inline_and_the_decision_shows_in_table_and_mes
     assert [_plain(s) for s in steps["Status"]] == ["done", "done", "done"]
     at.selectbox(key="run:msg-agent").set_value("human").run()
     assert "**human · decision (step 2)**" in [m.value for m in at.markdown]
-    assert 'Human: edit step 2 (report_writer) with the query: Save a report titled "Inline"..' \
-        in [t.value for t in at.text]
+    assert 'Human: edit step 2 (report_writer) with the query: Save a report titled "Inline"..' in [
+        t.value for t in at.text
+    ]
 
 
 def test_a_rejected_step_shows_rejected_with_the_reason_in_the_table(home, services):
@@ -237,8 +265,10 @@ def test_a_run_killed_mid_step_shows_interrupted_and_resume_finishes_it(home):
     # A real process runs the run and is SIGKILLed mid-way; the app starts after it.
     run_id = killed_mid_run(home, CHART_QUESTION, nodes=3)
     at = open_page("app_pages/run.py", run=run_id)
-    assert any("The run was interrupted: The app stopped while this run was in progress." in w.value
-               for w in at.warning)
+    assert any(
+        "The run was interrupted: The app stopped while this run was in progress." in w.value
+        for w in at.warning
+    )
     _button(at, "Resume").click().run()
     from ui import services
 

@@ -1,10 +1,21 @@
 """The Run page's data rules, without Streamlit: step durations, message titles,
 decisions and accounting in the step table, the state a paused run will read."""
 
-from graph.accounting import Usage
-from ui.run_view import (decision_label, decision_records, format_duration, message_title,
-                         paused_state_rows, run_mode, step_durations, table_rows, usage_cells,
-                         usage_summary)
+from graph.kernel.accounting import Usage
+from graph.kernel.system import RunFacts, get_system
+from ui.run_view import (
+    decision_label,
+    decision_records,
+    format_duration,
+    message_title,
+    run_mode,
+    step_cells,
+    step_durations,
+    usage_cells,
+    usage_summary,
+)
+
+PLAN_EXECUTE = get_system("plan_execute")
 
 
 def _state(ts: float, **statuses: str) -> dict:
@@ -13,11 +24,13 @@ def _state(ts: float, **statuses: str) -> dict:
 
 
 def test_a_step_is_timed_from_its_first_run_to_its_end_across_a_replan():
-    events = [_state(0.0, s1="pending", s2="pending"),
-              _state(1.0, s1="running", s2="pending"),
-              _state(2.0, s1="replanned", s2="pending"),
-              _state(4.0, s1="running", s2="pending"),
-              _state(5.5, s1="done", s2="running")]
+    events = [
+        _state(0.0, s1="pending", s2="pending"),
+        _state(1.0, s1="running", s2="pending"),
+        _state(2.0, s1="replanned", s2="pending"),
+        _state(4.0, s1="running", s2="pending"),
+        _state(5.5, s1="done", s2="running"),
+    ]
     assert step_durations(events, end_ts=7.0) == {1: 4.5, 2: 1.5}
 
 
@@ -34,49 +47,102 @@ def test_durations_read_in_seconds_then_minutes():
 
 
 def test_message_titles_say_who_sent_what_to_whom():
-    assert message_title({"type": "human", "name": "agent_query", "agent": "web_researcher",
-                          "step": 1}) == "executor → web_researcher · the step's request (step 1, web_researcher)"
-    assert message_title({"type": "ai", "name": "data_researcher", "agent": "data_researcher",
-                          "step": 2, "tool_calls": [{"name": "run_sql"}]}) == \
-        "data_researcher · model reply, calling a tool (step 2, data_researcher)"
-    assert message_title({"type": "tool", "name": "run_sql", "agent": "data_researcher",
-                          "step": 2}) == "tool run_sql · result (step 2, data_researcher)"
+    assert (
+        message_title(
+            {"type": "human", "name": "agent_query", "agent": "web_researcher", "step": 1}
+        )
+        == "web_researcher's request · what the agent was asked (step 1, web_researcher)"
+    )
+    assert (
+        message_title(
+            {
+                "type": "ai",
+                "name": "data_researcher",
+                "agent": "data_researcher",
+                "step": 2,
+                "tool_calls": [{"name": "run_sql"}],
+            }
+        )
+        == "data_researcher · model reply, calling a tool (step 2, data_researcher)"
+    )
+    assert (
+        message_title({"type": "tool", "name": "run_sql", "agent": "data_researcher", "step": 2})
+        == "tool run_sql · result (step 2, data_researcher)"
+    )
 
 
 def test_decision_messages_are_titled_as_decisions_by_a_human_or_the_timeout():
-    assert message_title({"type": "human", "name": "human", "agent": "human", "step": 2}) == \
-        "human · decision (step 2)"
-    assert message_title({"type": "human", "name": "timeout", "agent": "human", "step": 2}) == \
-        "approval timeout · default decision (step 2)"
+    assert (
+        message_title({"type": "human", "name": "human", "agent": "human", "step": 2})
+        == "human · decision (step 2)"
+    )
+    assert (
+        message_title({"type": "human", "name": "timeout", "agent": "human", "step": 2})
+        == "approval timeout · default decision (step 2)"
+    )
 
 
 def test_decisions_come_from_the_human_nodes_updates_and_read_in_words():
-    updates = [{"node": "executor", "namespace": "", "data": {"approvals": [{"decision": "x"}]}},
-               {"node": "human", "namespace": "", "data": {"approvals": [
-                   {"kind": "approval", "step": 2, "decision": "reject", "reason": "no",
-                    "by": "human"}]}},
-               {"node": "human", "namespace": "", "data": {"approvals": [
-                   {"kind": "approval", "step": 2, "decision": "skip", "by": "timeout"}]}}]
+    updates = [
+        {"node": "executor", "namespace": "", "data": {"approvals": [{"decision": "x"}]}},
+        {
+            "node": "human",
+            "namespace": "",
+            "data": {
+                "approvals": [
+                    {
+                        "kind": "approval",
+                        "step": 2,
+                        "decision": "reject",
+                        "reason": "no",
+                        "by": "human",
+                    }
+                ]
+            },
+        },
+        {
+            "node": "human",
+            "namespace": "",
+            "data": {
+                "approvals": [{"kind": "approval", "step": 2, "decision": "skip", "by": "timeout"}]
+            },
+        },
+    ]
     records = decision_records(updates)
     assert [decision_label(r) for r in records] == ["rejected (no)", "timed out, skipped"]
-    assert decision_label({"kind": "escalation", "decision": "retry", "by": "human"}) == \
-        "at the cap: retry asked"
-    rows = table_rows({"rows": [{"step": 1, "agent": "a", "action": "x", "status": "done",
-                                 "replans": 0},
-                                {"step": 2, "agent": "b", "action": "y", "status": "skipped",
-                                 "replans": 1}]}, {}, records)
-    assert [r["Decision"] for r in rows] == ["", "rejected (no); timed out, skipped"]
+    assert (
+        decision_label({"kind": "escalation", "decision": "retry", "by": "human"})
+        == "at the cap: retry asked"
+    )
+    facts = RunFacts(cells=step_cells({1: 2.0}, records, {}))
+    snapshot = {
+        "rows": [
+            {"step": 1, "agent": "a", "action": "x", "status": "done", "replans": 0},
+            {"step": 2, "agent": "b", "action": "y", "status": "skipped", "replans": 1},
+        ]
+    }
+    steps = next(p for p in PLAN_EXECUTE.panels(snapshot, facts) if p.key == "steps")
+    assert [r["Decision"] for r in steps.rows] == ["", "rejected (no); timed out, skipped"]
+    assert steps.rows[0]["Duration"] == "2.0 s"
 
 
 def test_accounting_cells_say_unknown_for_an_unpriced_model_and_dash_without_calls():
     priced = Usage()
-    priced.add({"model": "m", "input_tokens": 1200, "output_tokens": 30, "latency_s": 0.5},
-               {"m": (1.0, 2.0)})
-    assert usage_cells(priced) == {"LLM calls": "1", "Tokens in": "1,200", "Tokens out": "30",
-                                   "LLM time": "0.50 s", "Cost": "$0.0013"}
+    priced.add(
+        {"model": "m", "input_tokens": 1200, "output_tokens": 30, "latency_s": 0.5},
+        {"m": (1.0, 2.0)},
+    )
+    assert usage_cells(priced) == {
+        "LLM calls": "1",
+        "Tokens in": "1,200",
+        "Tokens out": "30",
+        "LLM time": "0.50 s",
+        "Cost": "$0.0013",
+    }
     unpriced = Usage()
-    unpriced.add({"model": "local-llama", "input_tokens": 5, "output_tokens": 5,
-                  "latency_s": 0.1}, {})
+    unpriced.add(
+        {"model": "local-llama", "input_tokens": 5, "output_tokens": 5, "latency_s": 0.1}, {}
+    )
     assert usage_cells(unpriced)["Cost"] == "unknown"
     assert set(usage_cells(None).values()) == {"–"}
     assert "cost unknown (no price for local-llama)" in usage_summary(unpriced, None)
@@ -84,24 +150,36 @@ def test_accounting_cells_say_unknown_for_an_unpriced_model_and_dash_without_cal
 
 
 def test_a_paused_run_shows_the_fields_its_next_node_reads():
-    values = {"plan": {"1": {"agent": "web_researcher", "action": "Search X"}},
-              "current_step": 1, "agent_query": "Search X please", "last_reason": "",
-              "replan_flag": False, "replan_attempts": {}}
-    rows = {r["Field"]: r["Value"] for r in paused_state_rows(values)}
-    assert rows == {"current_step": "1", "plan step": "web_researcher: Search X",
-                    "agent_query": "Search X please", "last_reason": "", "replan_flag": "False",
-                    "replan_attempts": "{}"}
-    assert paused_state_rows({})[1] == {"Field": "plan step", "Value": "(no plan yet)"}
+    values = {
+        "plan": {"1": {"agent": "web_researcher", "action": "Search X"}},
+        "current_step": 1,
+        "agent_query": "Search X please",
+        "last_reason": "",
+        "replan_flag": False,
+        "replan_attempts": {},
+    }
+    rows = {name: str(value) for name, value in PLAN_EXECUTE.paused_fields(values)}
+    assert rows == {
+        "current_step": "1",
+        "plan step": "web_researcher: Search X",
+        "agent_query": "Search X please",
+        "last_reason": "",
+        "replan_flag": "False",
+        "replan_attempts": "{}",
+    }
+    assert PLAN_EXECUTE.paused_fields({})[1] == ("plan step", "(no plan yet)")
 
 
 def test_runs_are_polled_while_live_watched_while_settled_else_left_alone():
-    assert [run_mode(s) for s in ("queued", "running", "waiting", "paused", "done",
-                                  "interrupted")] == ["live", "live", "waiting", "paused",
-                                                      "ended", "ended"]
+    assert [
+        run_mode(s) for s in ("queued", "running", "waiting", "paused", "done", "interrupted")
+    ] == ["live", "live", "waiting", "paused", "ended", "ended"]
 
 
 def test_a_step_waiting_for_a_human_is_not_timed_until_it_runs():
-    events = [_state(0.0, s1="done", s2="waiting"),
-              _state(30.0, s1="done", s2="running"),
-              _state(31.0, s1="done", s2="done")]
+    events = [
+        _state(0.0, s1="done", s2="waiting"),
+        _state(30.0, s1="done", s2="running"),
+        _state(31.0, s1="done", s2="done"),
+    ]
     assert step_durations(events, end_ts=40.0)[2] == 1.0

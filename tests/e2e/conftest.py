@@ -11,19 +11,33 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run",
-                 "--disable-quic"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
 SCRIPTED_DELAY_S = "0.4"
+# Where the browser tests leave a screenshot of each page they drive: a temporary folder,
+# so the suite never touches tracked files. scripts/refresh_screenshots.sh points it at
+# docs/screenshots/ to refresh the README's pictures.
+SHOTS = Path(
+    os.environ.get("STEPWISE_SCREENSHOTS") or Path(tempfile.gettempdir()) / "stepwise-screenshots"
+)
 
 
 def _free_port() -> int:
@@ -52,23 +66,43 @@ def app_home(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("e2e-home")
 
 
-def start_app(home: Path, port: int | None = None,
-              env: dict[str, str] | None = None) -> tuple[subprocess.Popen, str]:
+def start_app(
+    home: Path, port: int | None = None, env: dict[str, str] | None = None
+) -> tuple[subprocess.Popen, str]:
     """Start ``streamlit run app.py`` on a loopback port with ``home`` as STEPWISE_HOME (and
     ``env`` on top) and wait until it answers; the process and its URL. The caller stops
     (or kills) it."""
     log = home / "streamlit.log"
     port = port or _free_port()
     extra = env or {}
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "TAVILY_API_KEY", "STEPWISE_PROVIDER")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "TAVILY_API_KEY", "STEPWISE_PROVIDER")
+    }
     env.update(STEPWISE_HOME=str(home), STEPWISE_SCRIPTED_DELAY=SCRIPTED_DELAY_S, **extra)
     with open(log, "a") as out:
         process = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-             "--server.port", str(port), "--server.address", "127.0.0.1",
-             "--browser.gatherUsageStats", "false"],
-            cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+            [
+                sys.executable,
+                "-m",
+                "streamlit",
+                "run",
+                "app.py",
+                "--server.headless",
+                "true",
+                "--server.port",
+                str(port),
+                "--server.address",
+                "127.0.0.1",
+                "--browser.gatherUsageStats",
+                "false",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
     url = f"http://127.0.0.1:{port}"
     try:
         _wait_healthy(url, process, log)
@@ -128,5 +162,10 @@ def page(browser):
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     page = context.new_page()
     page.set_default_timeout(20_000)
+    # ``expect`` does not follow the page's timeout: its own default is 5 s. A fresh
+    # server's first script run imports the engine (2.5 s on an idle machine, over 5 s on
+    # two busy cores), so a first look at a new server failed under load. Every wait for
+    # the page to show something gets the same 20 s as the page's actions.
+    expect.set_options(timeout=20_000)
     yield page
     context.close()

@@ -1,6 +1,6 @@
 """The app in a real browser: design, prompts, a run watched live, a reload mid-run.
 
-Each test leaves a screenshot of its page in docs/screenshots/ for the README.
+Each test leaves a screenshot of its page in ``SHOTS`` (see ``tests/e2e/conftest.py``).
 """
 
 from __future__ import annotations
@@ -11,10 +11,12 @@ from pathlib import Path
 
 from playwright.sync_api import expect
 
-from graph.store import FILE_NAME, Store
+from graph.service.store import FILE_NAME, Store
+from tests.e2e.conftest import SHOTS
 
-SHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
-CHART_QUESTION = "Which stock in the database grew the most between 2005 and 2009? Chart the prices."
+CHART_QUESTION = (
+    "Which stock in the database grew the most between 2005 and 2009? Chart the prices."
+)
 ANSWERED = "answer assembled by rules"  # the scripted synthesizer's closing line
 
 
@@ -135,7 +137,8 @@ def test_reloading_mid_run_finds_the_run_again_and_it_finishes(page, app_url, ap
     page.reload()
     assert f"run={run_id}" in page.url
     expect(page.get_by_role("combobox", name="Run to watch")).to_have_value(
-        re.compile(re.escape(CHART_QUESTION[:40])))
+        re.compile(re.escape(CHART_QUESTION[:40]))
+    )
     # The reloaded page found the run while it was still going, and follows it to its end.
     expect(page.get_by_text(re.compile(r"^status running"))).to_be_visible()
     expect(_answer(page)).to_be_visible(timeout=30_000)

@@ -7,7 +7,8 @@ import re
 
 from playwright.sync_api import expect
 
-from tests.e2e.test_app_in_browser import SHOTS, _click_run, _graph_node
+from tests.e2e.conftest import SHOTS
+from tests.e2e.test_app_in_browser import _click_run, _graph_node
 
 QUESTION = "What caused the dot-com crash?"
 
@@ -18,7 +19,8 @@ def _bus_cells(page) -> list[list[str]]:
 
 
 def test_the_bus_system_chosen_in_the_browser_runs_and_its_bus_table_reads_right(
-        page, fresh_app_url):
+    page, fresh_app_url
+):
     page.goto(fresh_app_url)
     expect(_graph_node(page, "web_researcher")).to_have_count(1)
     expect(_graph_node(page, "supervisor")).to_have_count(0)
@@ -28,8 +30,9 @@ def test_the_bus_system_chosen_in_the_browser_runs_and_its_bus_table_reads_right
     # the agents' checkboxes (the page's switches, st.toggle, share the test id)
     checkboxes = page.locator('[data-testid="stCheckbox"]:not(:has([role="switch"]))')
     expect(checkboxes).to_have_count(3)
-    expect(checkboxes).to_have_text([re.compile("researcher"), re.compile("writer"),
-                                     re.compile("reviewer")])
+    expect(checkboxes).to_have_text(
+        [re.compile("researcher"), re.compile("writer"), re.compile("reviewer")]
+    )
     expect(page.get_by_text("a supervisor with a message bus fits", exact=False)).to_be_visible()
 
     page.goto(f"{fresh_app_url}/run")
@@ -47,16 +50,20 @@ def test_the_bus_system_chosen_in_the_browser_runs_and_its_bus_table_reads_right
 
     expect(page.locator(".st-key-run-bus [data-testid='stTable']").last).to_be_visible()
     cells = _bus_cells(page)
-    header = page.locator(".st-key-run-bus").last.locator(
-        "[data-testid='stTable'] thead th").all_inner_texts()
+    header = (
+        page.locator(".st-key-run-bus")
+        .last.locator("[data-testid='stTable'] thead th")
+        .all_inner_texts()
+    )
     columns = [h.strip() for h in header if h.strip()]
     assert columns == ["Id", "From", "To", "Type", "Payload", "Consumed by", "Time to answer"]
     start = len(cells[0]) - 7  # a leading index cell, if the table draws one
     rows = [r[start:] for r in cells]
     assert rows[0][1:4] == ["user", "supervisor", "request"]
     assert rows[0][5] == "supervisor"
-    assert any(r[1:4] == ["supervisor", "researcher", "request"] and r[6].endswith(" s")
-               for r in rows)
+    assert any(
+        r[1:4] == ["supervisor", "researcher", "request"] and r[6].endswith(" s") for r in rows
+    )
     assert any(r[1:4] == ["researcher", "supervisor", "result"] for r in rows)
     assert any(r[1:4] == ["supervisor", "human", "request"] for r in rows)  # the approval
     assert any(r[1:4] == ["writer", "supervisor", "result"] for r in rows)

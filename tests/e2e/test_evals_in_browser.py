@@ -1,6 +1,6 @@
 """The Evals page in a real browser: an eval set edited as JSON, an experiment of two
 Planner versions started and watched to its end, the comparison table read, and a
-screenshot of it for the README (docs/screenshots/evals.png).
+screenshot of it (evals.png in ``SHOTS``, see ``tests/e2e/conftest.py``).
 
 The server is the test's own (fresh home), so the experiment's runs stay out of the
 other browser tests' History.
@@ -16,21 +16,27 @@ from playwright.sync_api import expect
 
 import graph.plan_execute  # noqa: F401  (declares the prompts read below)
 from graph.prompts import default_text
+from graph.service.store import Store
 from graph.settings import Settings
-from graph.store import Store
+from tests.e2e.conftest import SHOTS
 
-SHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 PLANNER = "plan_execute/planner"
 CHART = "Which stock in the database grew the most between 2005 and 2009? Chart the prices."
 IBM = "Why did IBM sell its PC division to Lenovo?"
-TWO_QUESTIONS = {"name": "two questions", "description": "A chart from the database; a "
-                 "question for the documents.",
-                 "questions": [
-                     {"question": CHART,
-                      "checks": [{"kind": "answer_contains", "value": "AAPL"},
-                                 {"kind": "uses_agents", "value": ["data_researcher"]}]},
-                     {"question": IBM,
-                      "checks": [{"kind": "answer_contains", "value": "kb:ibm-lenovo-2005"}]}]}
+TWO_QUESTIONS = {
+    "name": "two questions",
+    "description": "A chart from the database; a question for the documents.",
+    "questions": [
+        {
+            "question": CHART,
+            "checks": [
+                {"kind": "answer_contains", "value": "AAPL"},
+                {"kind": "uses_agents", "value": ["data_researcher"]},
+            ],
+        },
+        {"question": IBM, "checks": [{"kind": "answer_contains", "value": "kb:ibm-lenovo-2005"}]},
+    ],
+}
 
 
 def _planner_versions(home: Path) -> None:
@@ -40,8 +46,14 @@ def _planner_versions(home: Path) -> None:
     store = Store.open(Settings(home=home))
     text = default_text(PLANNER)
     store.save_prompt_version(PLANNER, "short plans", text + "\nPrefer short plans.\n")
-    store.save_prompt_version(PLANNER, "no data researcher", text.replace(
-        '"agent" must be one of: {agent_names}', '"agent" must be one of: web_researcher, synthesizer'))
+    store.save_prompt_version(
+        PLANNER,
+        "no data researcher",
+        text.replace(
+            '"agent" must be one of: {agent_names}',
+            '"agent" must be one of: web_researcher, synthesizer',
+        ),
+    )
     store.close()
 
 
@@ -76,7 +88,8 @@ def _table(page, key: str) -> tuple[list[str], list[list[str]]]:
 
 
 def test_an_experiment_of_two_planner_versions_runs_from_the_page_and_is_compared(
-        page, fresh_app_url, tmp_path):
+    page, fresh_app_url, tmp_path
+):
     _planner_versions(tmp_path)
     page.goto(fresh_app_url + "/evals")
     page.get_by_role("button", name="Save the starter set").click()
@@ -88,8 +101,7 @@ def test_an_experiment_of_two_planner_versions_runs_from_the_page_and_is_compare
     editor.press("Control+Enter")
     expect(page.get_by_text("Saving stores a new eval set “two questions”")).to_be_visible()
     page.get_by_role("button", name="Save", exact=True).click()
-    expect(page.get_by_text("Saved “two questions”: 2 question(s), 3 check(s).")
-           ).to_be_visible()
+    expect(page.get_by_text("Saved “two questions”: 2 question(s), 3 check(s).")).to_be_visible()
 
     page.get_by_role("tab", name="Run an experiment").click()
     expect(page.locator(".st-key-evals-exp-set input")).to_have_value("two questions")
@@ -97,13 +109,15 @@ def test_an_experiment_of_two_planner_versions_runs_from_the_page_and_is_compare
     _pick(page, "evals-variant-0-planner", _label(page, "evals-variant-0-planner", "short plans"))
     _type(page, "evals-variant-1-name", "no data")
     expect(page.locator(".st-key-evals-variant-1-planner input")).to_have_value(
-        re.compile(r"^no data researcher · saved "))
+        re.compile(r"^no data researcher · saved ")
+    )
     expect(page.get_by_text("2 question(s) × 2 variants × 1 repeat(s) = 4 runs")).to_be_visible()
     page.get_by_role("button", name="Start the experiment").click()
 
     # The page moves to the comparison tab and shows the progress until the runs end.
     expect(page.get_by_role("tab", name="Compare variants")).to_have_attribute(
-        "aria-selected", "true")
+        "aria-selected", "true"
+    )
     expect(page.get_by_text("runs finished")).to_be_visible()
     expect(page.get_by_role("button", name="Stop")).to_be_visible()
     expect(page.locator(".st-key-evals-comparison")).to_be_visible(timeout=120_000)
@@ -111,8 +125,10 @@ def test_an_experiment_of_two_planner_versions_runs_from_the_page_and_is_compare
 
     headers, rows = _table(page, "evals-comparison")
     first, second = (i for i, h in enumerate(headers) if h == "result")  # one per variant
-    assert [r[1] for r in rows] == ["Which stock in the database grew th…",
-                                    "Why did IBM sell its PC division to…"]
+    assert [r[1] for r in rows] == [
+        "Which stock in the database grew th…",
+        "Why did IBM sell its PC division to…",
+    ]
     # Only the Planner that may plan data_researcher answers from the database.
     assert (rows[0][first], rows[0][second]) == ("✓ passed", "✗ failed")
     assert (rows[1][first], rows[1][second]) == ("✓ passed", "✓ passed")

@@ -2,7 +2,7 @@
 forking a run from the History page, exporting and importing it, and walking a run
 node by node in step mode.
 
-Screenshots: docs/screenshots/approvals.png and history.png.
+Screenshots: approvals.png and history.png (in ``SHOTS``).
 """
 
 from __future__ import annotations
@@ -14,15 +14,19 @@ from pathlib import Path
 
 from playwright.sync_api import expect
 
-from graph.store import FILE_NAME, Store
+from graph.service.store import FILE_NAME, Store
 from tests.e2e.test_app_in_browser import _answer, _run_in_url, _shoot
 
 ASK_EACH_STEP = "What caused the dot-com crash? Ask me before each step."
 EDITED = "Search the documents for: the dot-com bubble and the Nasdaq crash of 2000"
 TESLA = "How did Tesla's stock do in 2008?"
-NEW_PLAN = {"1": {"agent": "web_researcher",
-                  "action": "Search the documents for: the 2008 financial crisis"},
-            "2": {"agent": "synthesizer", "action": "Answer from the findings."}}
+NEW_PLAN = {
+    "1": {
+        "agent": "web_researcher",
+        "action": "Search the documents for: the 2008 financial crisis",
+    },
+    "2": {"agent": "synthesizer", "action": "Answer from the findings."},
+}
 QUERY_LABEL = "Query the agent will get (edit it, then Approve edited query)"
 
 
@@ -62,7 +66,8 @@ def _steps_table(page):
 
 
 def test_a_flagged_step_is_approved_with_an_edited_query_on_the_approvals_page(
-        page, app_url, app_home):
+    page, app_url, app_home
+):
     store = _store(app_home)
     run_id = _ask(page, app_url, store, ASK_EACH_STEP)
     _wait_status(store, run_id, "waiting")
@@ -90,10 +95,14 @@ def test_a_flagged_step_is_approved_with_an_edited_query_on_the_approvals_page(
     table = _steps_table(page)
     expect(table).to_contain_text("approved with an edited query")
     expect(_answer(page)).to_be_visible()
-    expect(page.get_by_text(f"Human: edit step 1 (web_researcher) with the query: {EDITED}")) \
-        .to_be_visible()
-    asked = [m["content"] for m in store.messages(run_id, step=1, agent="web_researcher")
-             if m["name"] == "agent_query"]
+    expect(
+        page.get_by_text(f"Human: edit step 1 (web_researcher) with the query: {EDITED}")
+    ).to_be_visible()
+    asked = [
+        m["content"]
+        for m in store.messages(run_id, step=1, agent="web_researcher")
+        if m["name"] == "agent_query"
+    ]
     assert asked[0].startswith(EDITED)
 
 
@@ -104,7 +113,8 @@ def test_a_fork_from_the_history_page_runs_on_with_another_plan(page, app_url, a
 
     page.goto(app_url + f"/history?run={run_id}")
     expect(page.get_by_role("combobox", name="Open a run")).to_have_value(
-        re.compile(rf"^{run_id[:8]} · "))
+        re.compile(rf"^{run_id[:8]} · ")
+    )
     page.get_by_role("tab", name="Checkpoint timeline").click()
     expect(page.get_by_text("Yellow cells changed since the previous checkpoint")).to_be_visible()
     page.get_by_role("tab", name="Fork or replay").click()
@@ -119,12 +129,16 @@ def test_a_fork_from_the_history_page_runs_on_with_another_plan(page, app_url, a
     (fork,) = [r for r in store.runs() if r.id.startswith(short)]
     record = _wait_status(store, fork.id, "done")
     assert record.parent_run == run_id
-    assert [r["action"] for r in store.snapshot(fork.id)["rows"]] == \
-        [s["action"] for s in NEW_PLAN.values()]
-    assert [r["action"] for r in store.snapshot(run_id)["rows"]] != \
-        [s["action"] for s in NEW_PLAN.values()]
+    assert [r["action"] for r in store.snapshot(fork.id)["rows"]] == [
+        s["action"] for s in NEW_PLAN.values()
+    ]
+    assert [r["action"] for r in store.snapshot(run_id)["rows"]] != [
+        s["action"] for s in NEW_PLAN.values()
+    ]
     runs_table = page.locator('[data-testid="stDataFrame"]').first
-    expect(page.get_by_role("combobox", name="Open a run")).to_have_value(re.compile(rf"^{short} · "))
+    expect(page.get_by_role("combobox", name="Open a run")).to_have_value(
+        re.compile(rf"^{short} · ")
+    )
     page.get_by_role("tab", name="Run", exact=True).click()
     expect(_steps_table(page)).to_contain_text("the 2008 financial crisis", timeout=30_000)
     expect(runs_table).to_be_visible()
@@ -165,8 +179,11 @@ def test_a_step_mode_run_is_walked_node_by_node_with_next(page, app_url, app_hom
         if expected_next == "web_researcher":
             expect(paused).to_contain_text("agent_query")
             expect(paused).to_contain_text("Search the documents for: What caused")
-    assert walked == [["planner"], ["planner", "executor"],
-                      ["planner", "executor", "web_researcher"]]
+    assert walked == [
+        ["planner"],
+        ["planner", "executor"],
+        ["planner", "executor", "web_researcher"],
+    ]
     expect(_steps_table(page)).to_contain_text("web_researcher")
     page.get_by_role("button", name="Continue", exact=True).click()
     expect(_answer(page)).to_be_visible(timeout=30_000)

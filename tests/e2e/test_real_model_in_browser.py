@@ -14,13 +14,17 @@ import time
 import pytest
 from playwright.sync_api import expect
 
-from graph.design import Design
+from graph.kernel.design import Design
+from graph.kernel.system import systems
+from graph.service.store import Store
 from graph.settings import Settings
-from graph.store import Store
-from graph.systems import SYSTEMS
 from tests.e2e.conftest import serve
 from tests.e2e.test_app_in_browser import _click_run
 from tests.support_procs.llama_server import MODEL_NAME
+
+SYSTEMS = systems()
+# a run on the 135M model takes minutes: more than the suite's default test timeout
+pytestmark = pytest.mark.timeout(1500)
 
 RUN_S = 600  # the longest one run may take on the 135M model (about 1 to 3 minutes seen)
 DESIGNS = {
@@ -35,9 +39,14 @@ DESIGNS = {
 def real_app(llama, tmp_path_factory):
     """The app on its own home, pointed at the real server as a user would: variables."""
     home = tmp_path_factory.mktemp("real-app")
-    env = {"OPENAI_BASE_URL": llama.base_url, "STEPWISE_PLANNER_MODEL": MODEL_NAME,
-           "STEPWISE_WORKER_MODEL": MODEL_NAME, "STEPWISE_MAX_TOKENS": "512",
-           "STEPWISE_REQUEST_TIMEOUT": "180", "STEPWISE_MAX_RETRIES": "0"}
+    env = {
+        "OPENAI_BASE_URL": llama.base_url,
+        "STEPWISE_PLANNER_MODEL": MODEL_NAME,
+        "STEPWISE_WORKER_MODEL": MODEL_NAME,
+        "STEPWISE_MAX_TOKENS": "512",
+        "STEPWISE_REQUEST_TIMEOUT": "180",
+        "STEPWISE_MAX_RETRIES": "0",
+    }
     with serve(home, env=env) as url:
         yield url, home
 
@@ -74,16 +83,22 @@ def test_an_example_completes_on_a_real_llama_cpp_server(page, real_app, system)
     run_id = _click_run(page)
     status = _finish(page, store, run_id)
     record = store.run(run_id)
-    assert status == "done" or not re.search(r"unusable output|not valid JSON|expected fields",
-                                             record.reason), record.reason
+    assert status == "done" or not re.search(
+        r"unusable output|not valid JSON|expected fields", record.reason
+    ), record.reason
     page.goto(url + f"/run?run={run_id}")
     expect(page.get_by_text(re.compile(rf"^status {status}"))).to_be_visible(timeout=30_000)
-    expect(page.get_by_text(re.compile(
-        r"Structured output: json_object with the schema — The server refused json_schema "
-        r"\(HTTP 500 naming response_format\)")
-    )).to_be_visible()
+    expect(
+        page.get_by_text(
+            re.compile(
+                r"Structured output: json_object with the schema — The server refused json_schema "
+                r"\(HTTP 500 naming response_format\)"
+            )
+        )
+    ).to_be_visible()
     if system == "plan_execute":
-        expect(page.get_by_text(re.compile(r"Tool calling: tool calls written as JSON"))) \
-            .to_be_visible()
+        expect(
+            page.get_by_text(re.compile(r"Tool calling: tool calls written as JSON"))
+        ).to_be_visible()
     page.wait_for_timeout(1500)  # let the page finish drawing
     page.screenshot(path=str(home / f"real-{system}.png"), full_page=False)

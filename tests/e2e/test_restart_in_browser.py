@@ -57,8 +57,11 @@ def test_after_a_sigkill_the_approval_is_still_pending_and_the_killed_run_resume
         assert record.status == "done"
 
         page.goto(url + f"/run?run={busy}")
-        expect(page.get_by_text("The run was interrupted: The app stopped while this run "
-                                "was in progress.")).to_be_visible()
+        expect(
+            page.get_by_text(
+                "The run was interrupted: The app stopped while this run was in progress."
+            )
+        ).to_be_visible()
         page.get_by_role("button", name="Resume").click()
         expect(_answer(page)).to_be_visible(timeout=60_000)
         expect(page.get_by_text(re.compile(r"^status done"))).to_be_visible()

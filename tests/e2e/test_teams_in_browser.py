@@ -3,7 +3,7 @@ a three-intent request run from the Run page, the request edited mid-run while t
 waits for approval of the API health check, the call approved, and the subtask table
 read: the stale subtasks cancelled, the new one done, the final answer shown.
 
-Screenshot: docs/screenshots/teams.png.
+Screenshot: teams.png (in ``SHOTS``).
 """
 
 from __future__ import annotations
@@ -12,11 +12,14 @@ import re
 
 from playwright.sync_api import expect
 
-from graph.store import FILE_NAME, Store
-from tests.e2e.test_app_in_browser import SHOTS, _click_run, _graph_node
+from graph.service.store import FILE_NAME, Store
+from tests.e2e.conftest import SHOTS
+from tests.e2e.test_app_in_browser import _click_run, _graph_node
 
-QUESTION = ("Check that the API is healthy, find reliable news sites about interest rates and "
-            "send their URLs to the API")
+QUESTION = (
+    "Check that the API is healthy, find reliable news sites about interest rates and "
+    "send their URLs to the API"
+)
 EDITED = "Check that the API is healthy and find reliable news sites about copper prices"
 
 
@@ -29,7 +32,8 @@ def _subtasks(page) -> dict[str, list[str]]:
 
 
 def test_a_teams_run_edited_mid_run_cancels_stale_subtasks_and_adds_the_new_one(
-        page, fresh_app_url, tmp_path):
+    page, fresh_app_url, tmp_path
+):
     page.goto(fresh_app_url)
     page.get_by_text("Hierarchical teams", exact=True).click()
     expect(_graph_node(page, "lead_supervisor")).to_have_count(1)
@@ -70,11 +74,16 @@ def test_a_teams_run_edited_mid_run_cancels_stale_subtasks_and_adds_the_new_one(
     page.wait_for_timeout(1000)  # the page redraws once when the run ends
     table = _subtasks(page)
     assert [(i, row[1], row[3]) for i, row in table.items()] == [
-        ("s1", "request_team", "done"), ("s2", "search_team", "cancelled"),
-        ("s3", "request_team", "cancelled"), ("s4", "search_team", "done")]
+        ("s1", "request_team", "done"),
+        ("s2", "search_team", "cancelled"),
+        ("s3", "request_team", "cancelled"),
+        ("s4", "search_team", "done"),
+    ]
     assert table["s2"][5].startswith("Cancelled by the edit to revision 1")
     assert "copper prices" in table["s4"][2]
-    expect(page.get_by_text(re.compile(r"Plan 2 — replan after the request was edited"))).to_be_visible()
+    expect(
+        page.get_by_text(re.compile(r"Plan 2 — replan after the request was edited"))
+    ).to_be_visible()
     expect(page.get_by_role("textbox", name="Edit the request while the run goes")).to_have_count(0)
 
     store = Store(tmp_path / FILE_NAME)

@@ -7,10 +7,10 @@ import time
 
 import pytest
 
-from graph.design import Design
-from graph.run_service import RunService
+from graph.kernel.design import Design
+from graph.service.run_service import RunService
+from graph.service.store import Store
 from graph.settings import Settings, get_settings
-from graph.store import Store
 from graph.tools.database import open_database
 from tests.support_procs import llama_server
 
@@ -26,9 +26,16 @@ def real_settings(llama, tmp_path, monkeypatch) -> Settings:
     monkeypatch.setenv("STEPWISE_HOME", str(tmp_path))
     get_settings.cache_clear()
     open_database.cache_clear()
-    yield Settings(home=tmp_path, provider="openai", openai_base_url=llama.base_url,
-                   planner_model=llama_server.MODEL_NAME, worker_model=llama_server.MODEL_NAME,
-                   max_retries=0, request_timeout_s=180, max_tokens=512)
+    yield Settings(
+        home=tmp_path,
+        provider="openai",
+        openai_base_url=llama.base_url,
+        planner_model=llama_server.MODEL_NAME,
+        worker_model=llama_server.MODEL_NAME,
+        max_retries=0,
+        request_timeout_s=180,
+        max_tokens=512,
+    )
     get_settings.cache_clear()
     open_database.cache_clear()
 
@@ -57,11 +64,17 @@ def drive(service: RunService, run_id: str, timeout: float = 600):
             return record
         if record.status == "waiting" and not service.is_live(run_id):
             for item in service.store.pending_interrupts(run_id):
-                service.decide(run_id, item["id"], ANSWERS.get(item.get("kind"), "approve"),
-                               reason="answered by the test")
+                service.decide(
+                    run_id,
+                    item["id"],
+                    ANSWERS.get(item.get("kind"), "approve"),
+                    reason="answered by the test",
+                )
         time.sleep(0.2)
-    raise AssertionError(f"the run is still {service.store.run(run_id).status} after "
-                         f"{timeout:g} s: {service.store.run(run_id).reason}")
+    raise AssertionError(
+        f"the run is still {service.store.run(run_id).status} after "
+        f"{timeout:g} s: {service.store.run(run_id).reason}"
+    )
 
 
 def design_for(system: str, **changes) -> Design:

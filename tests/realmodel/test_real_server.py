@@ -10,16 +10,21 @@ the format of a reply. The answers of a 135M model are weak; the runs are not.
 from __future__ import annotations
 
 import httpx
+import pytest
 from langchain_core.messages import HumanMessage
 
-from graph.accounting import model_modes
-from graph.evals import judge_run
+from graph.kernel.accounting import model_modes
+from graph.kernel.system import systems
 from graph.models.modes import ModeBook
 from graph.models.server import ServerChatModel
 from graph.models.structured import ask_json
 from graph.plan_execute.executor import ExecutorDecision
-from graph.systems import SYSTEMS
+from graph.service.evals import judge_run
 from tests.realmodel.conftest import FORMAT_WORDS, design_for, drive
+
+SYSTEMS = systems()
+# a run on the 135M model takes minutes: more than the suite's default test timeout
+pytestmark = pytest.mark.timeout(1500)
 
 
 def _sent(requests: list) -> list[dict]:
@@ -29,40 +34,62 @@ def _sent(requests: list) -> list[dict]:
 
 
 def test_auto_falls_back_through_the_real_500_refusal_of_json_schema_and_remembers_it(
-        llama, real_settings, real_store):
+    llama, real_settings, real_store
+):
     requests: list[httpx.Request] = []
 
     def model(book: ModeBook) -> ServerChatModel:
-        return ServerChatModel(model=real_settings.planner_model, base_url=llama.base_url,
-                               api_key="not-needed", max_retries=0, max_tokens=200,
-                               modes=book, http_client=httpx.Client(
-                                   event_hooks={"request": [requests.append]}, timeout=120))
+        return ServerChatModel(
+            model=real_settings.planner_model,
+            base_url=llama.base_url,
+            api_key="not-needed",
+            max_retries=0,
+            max_tokens=200,
+            modes=book,
+            http_client=httpx.Client(event_hooks={"request": [requests.append]}, timeout=120),
+        )
 
-    prompt = ('Decide the next step. "goto" must be one of: data_researcher, planner, end.\n'
-              'Reply with JSON: {"replan": false, "goto": "data_researcher", '
-              '"reason": "Step 1 has not run yet.", "query": "Find AAPL prices in 2007."}')
+    prompt = (
+        'Decide the next step. "goto" must be one of: data_researcher, planner, end.\n'
+        'Reply with JSON: {"replan": false, "goto": "data_researcher", '
+        '"reason": "Step 1 has not run yet.", "query": "Find AAPL prices in 2007."}'
+    )
     enums = {"goto": ["data_researcher", "planner", "end"]}
-    first = ask_json(model(ModeBook(real_store)), prompt, ExecutorDecision, label="The Executor",
-                     repair_prompt=lambda e, r: prompt, enums=enums)
+    first = ask_json(
+        model(ModeBook(real_store)),
+        prompt,
+        ExecutorDecision,
+        label="The Executor",
+        repair_prompt=lambda e, r: prompt,
+        enums=enums,
+    )
     assert first.value.goto in enums["goto"]
-    assert ("The server refused json_schema (HTTP 500 naming response_format); used json_object "
-            "with the schema.") in first.notices
+    assert (
+        "The server refused json_schema (HTTP 500 naming response_format); used json_object "
+        "with the schema."
+    ) in first.notices
     sent = _sent(requests)
     assert [s["response_format"]["type"] for s in sent] == ["json_schema", "json_object"]
     assert sent[1]["response_format"]["schema"]["properties"]["goto"]["enum"] == enums["goto"]
 
     # A restarted process reads what was learnt from the store and never asks json_schema.
     requests.clear()
-    again = ask_json(model(ModeBook(real_store)), prompt, ExecutorDecision, label="The Executor",
-                     repair_prompt=lambda e, r: prompt, enums=enums)
+    again = ask_json(
+        model(ModeBook(real_store)),
+        prompt,
+        ExecutorDecision,
+        label="The Executor",
+        repair_prompt=lambda e, r: prompt,
+        enums=enums,
+    )
     assert not [n for n in again.notices if "refused" in n]
     assert {s["response_format"]["type"] for s in _sent(requests)} == {"json_object"}
 
 
 def _assert_completed(record, store, run_id: str) -> None:
     assert record.status == "done" or (
-        record.status == "failed" and not any(w in record.reason for w in FORMAT_WORDS)), \
-        record.reason
+        record.status == "failed" and not any(w in record.reason for w in FORMAT_WORDS)
+    ), record.reason
     modes = model_modes(store.events(run_id))
     assert set(modes["structured"]) == {"json_object"}, modes  # json_schema was refused
     assert "refused json_schema (HTTP 500" in modes["structured"]["json_object"]
@@ -72,7 +99,8 @@ def _assert_completed(record, store, run_id: str) -> None:
 
 
 def test_plan_execute_completes_on_the_real_model_with_the_guardrail_classifier_on(
-        real_service, real_store):
+    real_service, real_store
+):
     system = SYSTEMS["plan_execute"]
     design = design_for("plan_execute", max_replans=1, guardrail=True, guardrail_classifier=True)
     run_id = real_service.start(system.examples[0], design)
@@ -87,10 +115,15 @@ def test_plan_execute_completes_on_the_real_model_with_the_guardrail_classifier_
         assert set(model_modes(real_store.events(run_id))["tools"]) == {"prompted"}
 
     # The GPA judge scores the run with the same real model.
-    scores = judge_run(real_store, run_id, model=real_service.model("planner"),
-                       settings=real_service.settings)
-    assert set(scores) == {"plan_quality", "plan_adherence", "execution_efficiency",
-                           "logical_consistency"}
+    scores = judge_run(
+        real_store, run_id, model=real_service.model("planner"), settings=real_service.settings
+    )
+    assert set(scores) == {
+        "plan_quality",
+        "plan_adherence",
+        "execution_efficiency",
+        "logical_consistency",
+    }
     assert all(1 <= s["score"] <= 5 for s in scores.values())
     assert real_store.judgement(run_id)["scores"] == scores
 
@@ -113,7 +146,8 @@ def test_hierarchical_teams_completes_on_the_real_model(real_service, real_store
     api = start_demo_api()
     try:
         real_service.settings = real_service.settings.model_copy(
-            update={"teams_api_base": api.base_url})
+            update={"teams_api_base": api.base_url}
+        )
         system = SYSTEMS["hierarchical_teams"]
         run_id = real_service.start(system.examples[0], design_for("hierarchical_teams"))
         record = drive(real_service, run_id)
@@ -142,11 +176,18 @@ def test_a_real_reply_is_read_by_the_prompted_tool_protocol(llama, real_settings
     from graph.tools.knowledge import default_knowledge_base, search_tool
 
     book = ModeBook()
-    model = ServerChatModel(model=real_settings.worker_model, base_url=llama.base_url,
-                            api_key="not-needed", max_retries=0, max_tokens=200, modes=book)
+    model = ServerChatModel(
+        model=real_settings.worker_model,
+        base_url=llama.base_url,
+        api_key="not-needed",
+        max_retries=0,
+        max_tokens=200,
+        modes=book,
+    )
     tool = search_tool(default_knowledge_base())
     reply = model.bind_tools([tool]).invoke(
-        [HumanMessage("Search the documents for the dot-com crash.")])
+        [HumanMessage("Search the documents for the dot-com crash.")]
+    )
     assert reply.tool_calls and reply.tool_calls[0]["name"] == "search_knowledge_base"
     assert isinstance(reply.tool_calls[0]["args"].get("query"), str)
     assert book.get(model.server, model.model_name).tools == "prompted"

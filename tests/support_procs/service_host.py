@@ -8,9 +8,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from graph.design import Design  # noqa: E402
-from graph.run_service import RunService  # noqa: E402
-from graph.store import Store  # noqa: E402
+from graph.kernel.design import Design  # noqa: E402
+from graph.service.run_service import RunService  # noqa: E402
+from graph.service.store import Store  # noqa: E402
 
 service = RunService(Store.open())
 approvals = json.loads(sys.argv[2]) if len(sys.argv) > 2 else {}

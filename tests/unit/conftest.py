@@ -10,9 +10,9 @@ import time
 
 import pytest
 
-from graph.run_service import RunService
+from graph.service.run_service import RunService
+from graph.service.store import Store
 from graph.settings import Settings, get_settings
-from graph.store import Store
 from graph.tools.database import open_database
 
 

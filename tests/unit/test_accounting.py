@@ -2,13 +2,15 @@
 
 import pytest
 
-from graph.accounting import Usage, call_cost, format_cost, usage_by_step
-from graph.local_server import LocalOpenAIServer
-from graph.design import Design
-from graph.plan_execute import build_graph
-from graph.runs import event_record, run_question
-from graph.scripted import ScriptedChatModel
+from graph.kernel.accounting import Usage, call_cost, format_cost, usage_by_step
+from graph.kernel.design import Design
+from graph.models.fake_server import LocalOpenAIServer
+from graph.models.scripted import ScriptedChatModel
+from graph.plan_execute import SYSTEM
+from graph.service.runs import event_record, run_question
 from graph.settings import Settings
+
+build_graph = SYSTEM.build_graph
 
 CALL = {"model": "m", "input_tokens": 1_000, "output_tokens": 500, "latency_s": 0.5}
 
@@ -37,14 +39,21 @@ def run_records(question, settings=None):
     records = []
     design = Design()
     graph = build_graph(design, settings=settings)
-    outcome = run_question(question, design, settings=settings, graph=graph,
-                           on_event=lambda e: records.append(event_record(e)))
+    outcome = run_question(
+        question,
+        design,
+        settings=settings,
+        graph=graph,
+        on_event=lambda e: records.append(event_record(e, "plan_execute")),
+    )
     return outcome, records
 
 
 def test_every_model_call_of_a_run_is_counted_per_step():
-    outcome, records = run_records("What happened to Apple when it launched the iPhone, and how "
-                                   "did its stock price change in 2007?")
+    outcome, records = run_records(
+        "What happened to Apple when it launched the iPhone, and how "
+        "did its stock price change in 2007?"
+    )
     per_step, total = usage_by_step(records, Settings().prices)
     ai_messages = [m for m in outcome.state["messages"] if m.type == "ai"]
     assert total.calls == len(ai_messages)  # planner, executor and every sub-agent turn
@@ -56,9 +65,13 @@ def test_every_model_call_of_a_run_is_counted_per_step():
 
 def test_tokens_reported_by_an_openai_server_are_the_ones_counted():
     with LocalOpenAIServer(ScriptedChatModel, model_name="served-model") as server:
-        settings = Settings(openai_base_url=server.base_url, openai_api_key="k",
-                            planner_model="served-model", worker_model="served-model",
-                            max_retries=0)
+        settings = Settings(
+            openai_base_url=server.base_url,
+            openai_api_key="k",
+            planner_model="served-model",
+            worker_model="served-model",
+            max_retries=0,
+        )
         outcome, records = run_records("What caused the dot-com crash?", settings)
     _, total = usage_by_step(records, settings.prices)
     assert outcome.status == "done"

@@ -5,10 +5,12 @@ from __future__ import annotations
 import pytest
 from langgraph.types import Command
 
-from graph.design import Design
-from graph.plan_execute import build_graph
-from graph.runs import continue_run, run_question
+from graph.kernel.design import Design
+from graph.plan_execute import SYSTEM
+from graph.service.runs import continue_run, run_question
 from tests.support import RewritingModel, edit_json, is_executor
+
+build_graph = SYSTEM.build_graph
 
 REPORT = "What caused the dot-com crash? Save a report."
 
@@ -58,11 +60,17 @@ def test_approving_runs_the_step_and_records_the_decision():
 
 def test_an_edited_query_is_what_the_agent_receives():
     graph, design, outcome = start()
-    done = answer(graph, design, outcome, decision="edit", query='Save a report titled "Edited title".')
+    done = answer(
+        graph, design, outcome, decision="edit", query='Save a report titled "Edited title".'
+    )
     assert done.status == "done"
-    asked = [m.content for m in done.state["messages"]
-             if m.type == "human" and m.name == "agent_query"
-             and m.response_metadata.get("agent") == "report_writer"]
+    asked = [
+        m.content
+        for m in done.state["messages"]
+        if m.type == "human"
+        and m.name == "agent_query"
+        and m.response_metadata.get("agent") == "report_writer"
+    ]
     assert asked[0].startswith('Save a report titled "Edited title".')
     assert "edited-title" in done.state["step_results"]["2"]
 
@@ -101,8 +109,9 @@ def test_planner_flags_are_honoured_only_under_the_planner_policy():
     question = "How did Apple's stock price change in 2007? Ask me before each step."
     graph, design, outcome = start(question)
     assert outcome.status == "waiting"
-    assert outcome.interrupts[0]["reason"] == ("The Planner flagged this step: "
-                                               "The user asked to approve the steps.")
+    assert outcome.interrupts[0]["reason"] == (
+        "The Planner flagged this step: The user asked to approve the steps."
+    )
     graph, design, outcome = start(question, Design(approvals={"data_researcher": "never"}))
     assert outcome.status == "done"
 
@@ -114,8 +123,9 @@ def test_a_step_at_its_replan_cap_escalates_to_a_human_and_retry_grants_one_more
         return None
 
     design = Design(max_replans=1)
-    graph, design, outcome = start("What caused the dot-com crash?", design,
-                                   RewritingModel(rewrite=always_replan))
+    graph, design, outcome = start(
+        "What caused the dot-com crash?", design, RewritingModel(rewrite=always_replan)
+    )
     assert outcome.status == "waiting"
     pending = outcome.interrupts[0]
     assert pending["kind"] == "escalation" and "replan cap (1)" in pending["reason"]

@@ -6,14 +6,20 @@ import socket
 import subprocess
 import sys
 
-from tests.conftest import ROOT
+from tests.support import ROOT
 
 QUESTION = "Which stock in the database grew the most between 2005 and 2009? Chart the prices."
 
 
 def cli(*args, **env):
-    return subprocess.run([sys.executable, "-m", "graph", *args], cwd=ROOT, text=True,
-                          capture_output=True, timeout=120, env={**os.environ, **env})
+    return subprocess.run(
+        [sys.executable, "-m", "graph", *args],
+        cwd=ROOT,
+        text=True,
+        capture_output=True,
+        timeout=120,
+        env={**os.environ, **env},
+    )
 
 
 def test_run_prints_the_plan_each_step_the_chart_and_a_cited_answer():
@@ -29,8 +35,15 @@ def test_run_prints_the_plan_each_step_the_chart_and_a_cited_answer():
 
 
 def test_run_json_prints_the_final_state():
-    result = cli("run", "How did Tesla's stock do in 2008?", "--agents",
-                 "web_researcher,data_researcher,synthesizer", "--max-replans", "1", "--json")
+    result = cli(
+        "run",
+        "How did Tesla's stock do in 2008?",
+        "--agents",
+        "web_researcher,data_researcher,synthesizer",
+        "--max-replans",
+        "1",
+        "--json",
+    )
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
     assert data["status"] == "done"
@@ -43,11 +56,14 @@ def test_a_failed_run_exits_non_zero_with_one_line_saying_why():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    result = cli("run", QUESTION, OPENAI_BASE_URL=f"http://127.0.0.1:{port}/v1",
-                 STEPWISE_MAX_RETRIES="0")
+    result = cli(
+        "run", QUESTION, OPENAI_BASE_URL=f"http://127.0.0.1:{port}/v1", STEPWISE_MAX_RETRIES="0"
+    )
     assert result.returncode == 1
-    assert result.stderr.strip() == (f"error: Could not reach the model server at "
-                                     f"http://127.0.0.1:{port}/v1 after 1 attempt(s): is it running?")
+    assert result.stderr.strip() == (
+        f"error: Could not reach the model server at "
+        f"http://127.0.0.1:{port}/v1 after 1 attempt(s): is it running?"
+    )
     assert "Traceback" not in result.stderr + result.stdout
 
 
@@ -56,7 +72,8 @@ def test_bad_arguments_are_refused_in_one_line():
     assert result.returncode == 2
     assert result.stderr.strip().startswith("error: unknown agent(s): cortex_researcher; known:")
     empty = cli("run", "   ")
-    assert empty.returncode == 2 and empty.stderr.strip() == "error: The question is empty."
+    assert empty.returncode == 2
+    assert empty.stderr.strip() == "error: The question is empty: type a question to run."
 
 
 def test_dot_prints_the_graph_of_the_enabled_agents():
@@ -65,3 +82,70 @@ def test_dot_prints_the_graph_of_the_enabled_agents():
     assert result.stdout.startswith("digraph plan_execute {")
     assert "chart_generator -> executor" in result.stdout
     assert "web_researcher" not in result.stdout and "chart_summarizer" not in result.stdout
+
+
+# --------------------------------------------------------------------------- every system
+
+BUS_QUESTION = "What caused the dot-com crash?"
+
+
+def test_every_hosted_system_is_listed_and_drawn():
+    listed = cli("systems")
+    assert listed.returncode == 0, listed.stderr
+    assert [line.split(":")[0] for line in listed.stdout.splitlines()] == [
+        "plan_execute",
+        "supervisor_bus",
+        "hierarchical_teams",
+    ]
+    teams = cli("dot", "--system", "hierarchical_teams")
+    assert teams.returncode == 0, teams.stderr
+    assert teams.stdout.startswith("digraph hierarchical_teams {")
+    assert "subgraph cluster_search_team {" in teams.stdout
+    bus = cli("dot", "--system", "supervisor_bus", "--agents", "researcher,writer")
+    assert "reviewer" not in bus.stdout and "supervisor -> researcher" in bus.stdout
+    wrong = cli("dot", "--system", "supervisor_bus", "--agents", "synthesizer")
+    assert wrong.returncode == 2 and "unknown agent(s): synthesizer" in wrong.stderr
+
+
+def test_a_bus_run_waits_for_approval_is_answered_followed_up_listed_and_exported(tmp_path):
+    home = {"STEPWISE_HOME": str(tmp_path)}
+    first = cli("run", "--system", "supervisor_bus", BUS_QUESTION, **home)
+    assert first.returncode == 3, first.stderr  # waiting for a human
+    assert "waiting: approval of writer" in first.stderr
+    run_id = first.stderr.split("python -m graph resume ")[1].split()[0]
+
+    answered = cli("resume", run_id, "--decision", "approve", **home)
+    assert answered.returncode == 0, answered.stderr
+    assert "[kb:dotcom-crash]" in answered.stdout
+    assert "done: Finished" in answered.stdout
+
+    follow = cli("send", run_id, "And what happened to Amazon?", **home)
+    assert follow.returncode == 3, follow.stderr  # the writer asks again in the new turn
+    assert "Search the documents for: And what happened to Amazon?" in follow.stdout
+
+    listed = cli("runs", **home)
+    assert listed.returncode == 0
+    (line,) = listed.stdout.splitlines()
+    assert line.startswith(run_id) and "supervisor_bus" in line and "waiting" in line
+
+    target = tmp_path / "run.json"
+    exported = cli("export", run_id, "-o", str(target), **home)
+    assert exported.returncode == 0, exported.stderr
+    document = json.loads(target.read_text())
+    assert document["run"]["id"] == run_id and document["run"]["status"] == "waiting"
+    assert document["run"]["design"]["system"] == "supervisor_bus"
+    assert document["events"] and len(document["snapshot"]["rows"]) >= 4
+
+
+def test_a_teams_run_that_needs_no_http_call_completes_from_the_command_line(tmp_path):
+    result = cli(
+        "run",
+        "--system",
+        "hierarchical_teams",
+        "Find reliable news sites about copper prices",
+        STEPWISE_HOME=str(tmp_path),
+    )
+    assert result.returncode == 0, result.stderr
+    assert "search_team" in result.stdout
+    assert "site:reuters.com+copper+prices" in result.stdout
+    assert "\ndone: " in result.stdout

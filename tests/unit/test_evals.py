@@ -11,27 +11,40 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
-from graph.design import Design
-from graph.evals import (
-    EVAL_SET_FORMAT, Check, EvalQuestion, EvalSet, EvalSetError, JudgeUnavailable, RunResult,
-    evaluate, export_eval_set, import_eval_set, judge_run, load_starter, run_passed)
-from graph.local_server import LocalOpenAIServer
+from graph.kernel.design import Design
+from graph.models.fake_server import LocalOpenAIServer
 from graph.prompts import PromptError, PromptSet, prompt_spec, template_errors
-from graph.run_service import RunService
-from graph.settings import Settings, get_settings
-from graph.store import Store
-from graph.tools.database import open_database
+from graph.service.eval_sets import (
+    EVAL_SET_FORMAT,
+    Check,
+    EvalQuestion,
+    EvalSet,
+    EvalSetError,
+    export_eval_set,
+    import_eval_set,
+    load_starter,
+)
+from graph.service.evals import JudgeUnavailable, RunResult, evaluate, judge_run, run_passed
+from graph.service.store import Store
+from graph.settings import Settings
 
 PRICES = {"priced-model": (1.0, 2.0)}
 
 
-def craft_run(store: Store, run_id: str = "r1", *, status: str = "done",
-              answer: str | None = "The answer names AAPL [sql:1].",
-              nodes: tuple[str, ...] = ("planner", "executor", "data_researcher", "executor",
-                                        "synthesizer"),
-              steps: int = 2, replans: int = 0, chart: bool = False, human: bool = False,
-              calls: tuple[tuple[str, int, int], ...] = (("priced-model", 1000, 500),),
-              question: str = "Which stock grew the most?") -> str:
+def craft_run(
+    store: Store,
+    run_id: str = "r1",
+    *,
+    status: str = "done",
+    answer: str | None = "The answer names AAPL [sql:1].",
+    nodes: tuple[str, ...] = ("planner", "executor", "data_researcher", "executor", "synthesizer"),
+    steps: int = 2,
+    replans: int = 0,
+    chart: bool = False,
+    human: bool = False,
+    calls: tuple[tuple[str, int, int], ...] = (("priced-model", 1000, 500),),
+    question: str = "Which stock grew the most?",
+) -> str:
     """A run written into the store event by event, as a worker would write it."""
     store.create_run(run_id, question, Design(), "crafted")
     store.set_run_status(run_id, "running")
@@ -40,57 +53,114 @@ def craft_run(store: Store, run_id: str = "r1", *, status: str = "done",
     def add(kind, node="", data=None, step=1):
         nonlocal seq
         seq += 1
-        store.append_event(run_id, {"seq": seq, "ts": time.time(), "kind": kind, "node": node,
-                                    "namespace": "", "step": step, "data": data})
+        store.append_event(
+            run_id,
+            {
+                "seq": seq,
+                "ts": time.time(),
+                "kind": kind,
+                "node": node,
+                "namespace": "",
+                "step": step,
+                "data": data,
+            },
+        )
 
     for i, node in enumerate(nodes):
-        add("update", node, {"messages": [{"id": f"m{i}", "type": "ai", "name": node,
-                                           "content": f"{node} did its part", "step": 1,
-                                           "agent": node}]})
+        add(
+            "update",
+            node,
+            {
+                "messages": [
+                    {
+                        "id": f"m{i}",
+                        "type": "ai",
+                        "name": node,
+                        "content": f"{node} did its part",
+                        "step": 1,
+                        "agent": node,
+                    }
+                ]
+            },
+        )
     for model, read, wrote in calls:
-        add("custom", data={"llm_call": {"model": model, "node": "executor", "input_tokens": read,
-                                         "output_tokens": wrote, "latency_s": 0.1}})
+        add(
+            "custom",
+            data={
+                "llm_call": {
+                    "model": model,
+                    "node": "executor",
+                    "input_tokens": read,
+                    "output_tokens": wrote,
+                    "latency_s": 0.1,
+                }
+            },
+        )
     if human:
-        add("update", "human", {"messages": [{"id": "h1", "type": "human", "name": "human",
-                                              "content": "Human: approve step 2 (report_writer).",
-                                              "step": 2, "agent": "human"}]})
-    add("state", data={"rows": [{"step": i + 1} for i in range(steps)],
-                       "replan_attempts": {"1": replans} if replans else {},
-                       "final_answer": answer, "plan_history": [],
-                       "chart_spec": {"mark": "line"} if chart else None})
+        add(
+            "update",
+            "human",
+            {
+                "messages": [
+                    {
+                        "id": "h1",
+                        "type": "human",
+                        "name": "human",
+                        "content": "Human: approve step 2 (report_writer).",
+                        "step": 2,
+                        "agent": "human",
+                    }
+                ]
+            },
+        )
+    add(
+        "state",
+        data={
+            "rows": [{"step": i + 1} for i in range(steps)],
+            "counts": {"steps": steps, "replans": replans},
+            "replan_attempts": {"1": replans} if replans else {},
+            "final_answer": answer,
+            "plan_history": [],
+            "chart_spec": {"mark": "line"} if chart else None,
+        },
+    )
     add("end", data={"status": status, "reason": "crafted"})
     return run_id
 
 
 def results_for(store, checks: list[dict], **run) -> list:
     run_id = craft_run(store, **run)
-    question = EvalQuestion(question="Which stock grew the most?",
-                            checks=[Check.model_validate(c) for c in checks])
+    question = EvalQuestion(
+        question="Which stock grew the most?", checks=[Check.model_validate(c) for c in checks]
+    )
     return evaluate(question, RunResult.from_store(store, run_id, PRICES))
 
 
 # ------------------------------------------------------------------ each check kind
 
 
-@pytest.mark.parametrize("check, run, expected", [
-    ({"kind": "answer_contains", "value": "aapl"}, {}, True),  # ignores case
-    ({"kind": "answer_contains", "value": "MSFT"}, {}, False),
-    ({"kind": "answer_contains", "value": "AAPL"}, {"answer": None}, False),
-    ({"kind": "answer_not_contains", "value": "MSFT"}, {}, True),
-    ({"kind": "answer_not_contains", "value": "AAPL"}, {}, False),
-    ({"kind": "answer_not_contains", "value": "MSFT"}, {"answer": None}, False),
-    ({"kind": "uses_agents", "value": ["data_researcher", "synthesizer"]}, {}, True),
-    ({"kind": "uses_agents", "value": ["web_researcher", "data_researcher"]}, {}, False),
-    ({"kind": "max_steps", "value": 2}, {"steps": 2}, True),
-    ({"kind": "max_steps", "value": 2}, {"steps": 3}, False),
-    ({"kind": "max_replans", "value": 1}, {"replans": 1}, True),
-    ({"kind": "max_replans", "value": 0}, {"replans": 1}, False),
-    ({"kind": "chart_produced"}, {"chart": True}, True),
-    ({"kind": "chart_produced"}, {"chart": False}, False),
-    ({"kind": "no_human_help"}, {}, True),
-    ({"kind": "no_human_help"}, {"human": True}, False),
-    ({"kind": "no_human_help"}, {"status": "waiting", "answer": None}, False),
-])
+@pytest.mark.parametrize(
+    "check, run, expected",
+    [
+        ({"kind": "answer_contains", "value": "aapl"}, {}, True),  # ignores case
+        ({"kind": "answer_contains", "value": "MSFT"}, {}, False),
+        ({"kind": "answer_contains", "value": "AAPL"}, {"answer": None}, False),
+        ({"kind": "answer_not_contains", "value": "MSFT"}, {}, True),
+        ({"kind": "answer_not_contains", "value": "AAPL"}, {}, False),
+        ({"kind": "answer_not_contains", "value": "MSFT"}, {"answer": None}, False),
+        ({"kind": "uses_agents", "value": ["data_researcher", "synthesizer"]}, {}, True),
+        ({"kind": "uses_agents", "value": ["web_researcher", "data_researcher"]}, {}, False),
+        ({"kind": "max_steps", "value": 2}, {"steps": 2}, True),
+        ({"kind": "max_steps", "value": 2}, {"steps": 3}, False),
+        ({"kind": "max_replans", "value": 1}, {"replans": 1}, True),
+        ({"kind": "max_replans", "value": 0}, {"replans": 1}, False),
+        ({"kind": "chart_produced"}, {"chart": True}, True),
+        ({"kind": "chart_produced"}, {"chart": False}, False),
+        ({"kind": "no_human_help"}, {}, True),
+        ({"kind": "no_human_help"}, {"human": True}, False),
+        ({"kind": "no_human_help"}, {"status": "waiting", "answer": None}, False),
+    ],
+)
 def test_each_check_kind_passes_and_fails_on_crafted_runs(store, check, run, expected):
     (result,) = results_for(store, [check], **run)
     assert result.passed is expected, result.detail
@@ -98,9 +168,16 @@ def test_each_check_kind_passes_and_fails_on_crafted_runs(store, check, run, exp
 
 
 def test_a_failed_check_says_what_was_found(store):
-    uses, steps, human = results_for(store, [
-        {"kind": "uses_agents", "value": ["web_researcher"]}, {"kind": "max_steps", "value": 1},
-        {"kind": "no_human_help"}], steps=3, human=True)
+    uses, steps, human = results_for(
+        store,
+        [
+            {"kind": "uses_agents", "value": ["web_researcher"]},
+            {"kind": "max_steps", "value": 1},
+            {"kind": "no_human_help"},
+        ],
+        steps=3,
+        human=True,
+    )
     assert uses.detail.startswith("never ran: web_researcher (ran: data_researcher, synthesizer")
     assert steps.detail == "3 step(s)" and steps.expected == 1
     assert "Human: approve step 2" in human.detail
@@ -112,13 +189,24 @@ def test_a_run_passes_only_when_done_with_every_check_passed(store):
     failed = RunResult.from_store(store, craft_run(store, "b", status="failed"), PRICES)
     question = EvalQuestion(question="q", checks=[Check.model_validate(c) for c in checks])
     assert run_passed(done, evaluate(question, done))
-    assert evaluate(question, failed)[0].passed and not run_passed(failed, evaluate(question, failed))
+    assert evaluate(question, failed)[0].passed and not run_passed(
+        failed, evaluate(question, failed)
+    )
 
 
 def test_run_result_reads_agents_counts_chart_and_human_decisions_from_the_store(store):
-    run = RunResult.from_store(store, craft_run(store, steps=3, replans=2, chart=True, human=True,
-                                                calls=(("priced-model", 1000, 500),
-                                                       ("priced-model", 200, 100))), PRICES)
+    run = RunResult.from_store(
+        store,
+        craft_run(
+            store,
+            steps=3,
+            replans=2,
+            chart=True,
+            human=True,
+            calls=(("priced-model", 1000, 500), ("priced-model", 200, 100)),
+        ),
+        PRICES,
+    )
     assert run.agents_used == ["data_researcher", "synthesizer"]  # no planner/executor/human
     assert (run.steps, run.replans, run.chart) == (3, 2, True)
     assert run.human_decisions == ["Human: approve step 2 (report_writer)."]
@@ -129,8 +217,11 @@ def test_run_result_reads_agents_counts_chart_and_human_decisions_from_the_store
 def test_cost_is_tokens_times_price_and_unknown_when_a_model_has_no_price(store):
     priced = RunResult.from_store(store, craft_run(store, "p"), PRICES)
     assert priced.cost == pytest.approx((1000 * 1.0 + 500 * 2.0) / 1_000_000)
-    mixed = RunResult.from_store(store, craft_run(store, "u", calls=(
-        ("priced-model", 1000, 500), ("mystery-model", 10, 10))), PRICES)
+    mixed = RunResult.from_store(
+        store,
+        craft_run(store, "u", calls=(("priced-model", 1000, 500), ("mystery-model", 10, 10))),
+        PRICES,
+    )
     assert mixed.cost is None and mixed.unpriced == ["mystery-model"]
     assert mixed.tokens == 1520  # tokens still counted
 
@@ -169,8 +260,11 @@ def test_the_starter_set_expectations_hold_on_real_scripted_runs(service):
         service.wait(run_id, timeout=60)
         run = RunResult.from_store(service.store, run_id)
         outcomes[index] = (run, evaluate(question, run))
-    failing = {i: [r.kind for r in results if not r.passed]
-               for i, (_, results) in outcomes.items() if any(not r.passed for r in results)}
+    failing = {
+        i: [r.kind for r in results if not r.passed]
+        for i, (_, results) in outcomes.items()
+        if any(not r.passed for r in results)
+    }
     report = next(i for i, q in enumerate(starter.questions) if "report" in q.question.lower())
     assert failing == {report: ["answer_contains", "no_human_help"]}
     growth_run, _ = outcomes[0]
@@ -197,12 +291,23 @@ def test_check_values_are_validated_with_readable_reasons():
 
 
 def test_an_eval_set_survives_export_and_import_unchanged():
-    original = EvalSet(name="mine", description="two questions", questions=[
-        EvalQuestion(question="How did Tesla's stock do in 2008?",
-                     checks=[Check(kind="max_replans", value=1), Check(kind="no_human_help")]),
-        EvalQuestion(question="Which stock grew the most?",
-                     checks=[Check(kind="uses_agents", value=["data_researcher"]),
-                             Check(kind="answer_not_contains", value="TSLA")])])
+    original = EvalSet(
+        name="mine",
+        description="two questions",
+        questions=[
+            EvalQuestion(
+                question="How did Tesla's stock do in 2008?",
+                checks=[Check(kind="max_replans", value=1), Check(kind="no_human_help")],
+            ),
+            EvalQuestion(
+                question="Which stock grew the most?",
+                checks=[
+                    Check(kind="uses_agents", value=["data_researcher"]),
+                    Check(kind="answer_not_contains", value="TSLA"),
+                ],
+            ),
+        ],
+    )
     document = export_eval_set(original)
     assert document["format"] == EVAL_SET_FORMAT
     text = json.dumps(document)
@@ -211,23 +316,56 @@ def test_an_eval_set_survives_export_and_import_unchanged():
     assert import_eval_set(json.loads(text)) == original
 
 
-@pytest.mark.parametrize("content, message", [
-    ("{not json", "Not a JSON file"),
-    (json.dumps({"format": "stepwise-design", "design": {}}), "Not a Stepwise eval set file"),
-    (json.dumps({"format": EVAL_SET_FORMAT, "version": 99, "eval_set": {}}), "newer"),
-    (json.dumps({"format": EVAL_SET_FORMAT, "version": 1}), "no \"eval_set\""),
-    (json.dumps({"format": EVAL_SET_FORMAT, "version": 1, "eval_set": {
-        "name": "x", "questions": [{"question": "q", "checks": []},
-                                   {"question": "q2", "checks": [{"kind": "answer_is"}]}]}}),
-     "question 2, check 1, kind"),
-    (json.dumps({"format": EVAL_SET_FORMAT, "version": 1, "eval_set": {
-        "name": "x", "questions": [{"question": "q", "checks": [
-            {"kind": "max_steps", "value": "many"}]}]}}),
-     "question 1, check 1: max_steps needs a whole number"),
-    (json.dumps({"format": EVAL_SET_FORMAT, "version": 1, "eval_set": {"name": "x",
-                                                                       "questions": []}}),
-     "questions: List should have at least 1 item"),
-])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ("{not json", "Not a JSON file"),
+        (json.dumps({"format": "stepwise-design", "design": {}}), "Not a Stepwise eval set file"),
+        (json.dumps({"format": EVAL_SET_FORMAT, "version": 99, "eval_set": {}}), "newer"),
+        (json.dumps({"format": EVAL_SET_FORMAT, "version": 1}), 'no "eval_set"'),
+        (
+            json.dumps(
+                {
+                    "format": EVAL_SET_FORMAT,
+                    "version": 1,
+                    "eval_set": {
+                        "name": "x",
+                        "questions": [
+                            {"question": "q", "checks": []},
+                            {"question": "q2", "checks": [{"kind": "answer_is"}]},
+                        ],
+                    },
+                }
+            ),
+            "question 2, check 1, kind",
+        ),
+        (
+            json.dumps(
+                {
+                    "format": EVAL_SET_FORMAT,
+                    "version": 1,
+                    "eval_set": {
+                        "name": "x",
+                        "questions": [
+                            {"question": "q", "checks": [{"kind": "max_steps", "value": "many"}]}
+                        ],
+                    },
+                }
+            ),
+            "question 1, check 1: max_steps needs a whole number",
+        ),
+        (
+            json.dumps(
+                {
+                    "format": EVAL_SET_FORMAT,
+                    "version": 1,
+                    "eval_set": {"name": "x", "questions": []},
+                }
+            ),
+            "questions: List should have at least 1 item",
+        ),
+    ],
+)
 def test_a_bad_eval_set_file_is_refused_saying_what_is_wrong(content, message):
     with pytest.raises(EvalSetError, match=message):
         import_eval_set(content)
@@ -248,10 +386,12 @@ def test_eval_sets_are_saved_listed_loaded_and_deleted_by_name(store):
 
 # ------------------------------------------------------------------ judged quality
 
-FIXED_SCORES = {"plan_quality": {"score": 4, "reason": "Sensible steps."},
-                "plan_adherence": {"score": 5, "reason": "Followed the plan."},
-                "execution_efficiency": {"score": 3, "reason": "One wasted call."},
-                "logical_consistency": {"score": 4, "reason": "Answer matches findings."}}
+FIXED_SCORES = {
+    "plan_quality": {"score": 4, "reason": "Sensible steps."},
+    "plan_adherence": {"score": 5, "reason": "Followed the plan."},
+    "execution_efficiency": {"score": 3, "reason": "One wasted call."},
+    "logical_consistency": {"score": 4, "reason": "Answer matches findings."},
+}
 
 
 class FixedScoresModel(BaseChatModel):
@@ -262,17 +402,19 @@ class FixedScoresModel(BaseChatModel):
         return "fixed-scores"
 
     def _generate(self, messages, stop=None, run_manager=None, **kwargs) -> ChatResult:
-        return ChatResult(generations=[ChatGeneration(
-            message=AIMessage(content=json.dumps(FIXED_SCORES)))])
+        return ChatResult(
+            generations=[ChatGeneration(message=AIMessage(content=json.dumps(FIXED_SCORES)))]
+        )
 
 
 def test_the_judge_prompt_is_registered_and_its_placeholders_validated():
     spec = prompt_spec("judge/gpa")
     assert {"user_query", "plans", "final_answer"} <= spec.required
     assert PromptSet().texts["judge/gpa"]  # the shipped file validates
-    assert any("unknown placeholder {plan_qualty}" in e
-               for e in template_errors("judge/gpa", "{user_query} {plans} {final_answer} "
-                                                     "{plan_qualty}"))
+    assert any(
+        "unknown placeholder {plan_qualty}" in e
+        for e in template_errors("judge/gpa", "{user_query} {plans} {final_answer} {plan_qualty}")
+    )
     with pytest.raises(PromptError, match="missing placeholder {final_answer}"):
         PromptSet({"judge/gpa": "{user_query} {plans}"})
 
@@ -281,8 +423,13 @@ def test_a_run_is_judged_by_a_real_model_over_http(service, store):
     run_id = service.start("How did Tesla's stock do in 2008?", Design())
     service.wait(run_id, timeout=30)
     with LocalOpenAIServer(FixedScoresModel) as server:
-        real = Settings(home=store.path.parent, openai_base_url=server.base_url,
-                        openai_api_key="k", planner_model="judge-model", max_retries=0)
+        real = Settings(
+            home=store.path.parent,
+            openai_base_url=server.base_url,
+            openai_api_key="k",
+            planner_model="judge-model",
+            max_retries=0,
+        )
         scores = judge_run(store, run_id, settings=real)
         (request,) = server.requests
     assert scores == FIXED_SCORES
@@ -298,12 +445,19 @@ def test_the_judge_uses_the_active_version_of_its_prompt(service, store):
     run_id = service.start("Why did IBM sell its PC division to Lenovo?", Design())
     service.wait(run_id, timeout=30)
     version = store.save_prompt_version(
-        "judge/gpa", "terse", 'Score the run. Q: {user_query}\n{plans}\nA: {final_answer}\n'
-                              'JSON only: {{"plan_quality": {{"score": 1, "reason": ""}}}}')
+        "judge/gpa",
+        "terse",
+        "Score the run. Q: {user_query}\n{plans}\nA: {final_answer}\n"
+        'JSON only: {{"plan_quality": {{"score": 1, "reason": ""}}}}',
+    )
     store.set_active_prompt("judge/gpa", version.id)
     with LocalOpenAIServer(FixedScoresModel) as server:
-        real = Settings(home=store.path.parent, openai_base_url=server.base_url,
-                        openai_api_key="k", max_retries=0)
+        real = Settings(
+            home=store.path.parent,
+            openai_base_url=server.base_url,
+            openai_api_key="k",
+            max_retries=0,
+        )
         judge_run(store, run_id, settings=real)
         assert server.requests[0]["messages"][0]["content"].startswith("Score the run. Q: Why")
 

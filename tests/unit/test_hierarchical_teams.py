@@ -1,4 +1,4 @@
-"""hierarchical_teams (issue 7, seeds 002/004): decomposition, dispatch, teams that see only
+"""hierarchical_teams (docs/systems/hierarchical_teams.md): decomposition, dispatch, teams that see only
 their own subtask, approval before real HTTP calls, and edits of the request mid-run.
 
 Real parts throughout: the scripted model, LangGraph with SQLite checkpoints, the run
@@ -15,22 +15,31 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 from langgraph.types import Command
 
-from graph.design import Design
-from graph.hierarchical_teams import LEAD, build_graph, edit_request, initial_state, snapshot, step_rows
+from graph.hierarchical_teams import SYSTEM as TEAMS
 from graph.hierarchical_teams.agents import AGENTS, design_warnings, enabled_teams
 from graph.hierarchical_teams.lead import blocked_reasons, lead_supervisor_node
-from graph.run_service import RunService
-from graph.runs import continue_run, open_checkpointer, run_question
-from graph.scripted import ScriptedChatModel
+from graph.hierarchical_teams.system import LEAD
+from graph.kernel.design import Design
+from graph.models.scripted import ScriptedChatModel
+from graph.service.run_service import RunService
+from graph.service.runs import checkpointer_for, continue_run, run_question
 from graph.tools.demo_api import start_demo_api
 from graph.tools.news import domain_of, find_sites, news_search_url
 from graph.tools.team_api import ApiCall, RefusedCall, check_allowed
 from tests.support import RewritingModel
 from tests.unit.conftest import wait_status
 
-SYSTEM = "hierarchical_teams"
-TWO_INTENTS = ("Check that the API is healthy and find reliable news sites about "
-               "semiconductor tariffs")
+build_graph, edit_request, initial_state = (
+    TEAMS.build_graph,
+    TEAMS.edit_request,
+    TEAMS.initial_state,
+)
+snapshot, step_rows = TEAMS.snapshot, TEAMS.step_rows
+
+NAME = TEAMS.name
+TWO_INTENTS = (
+    "Check that the API is healthy and find reliable news sites about semiconductor tariffs"
+)
 THREE_INTENTS = TWO_INTENTS + ", then send their URLs to the API"
 
 
@@ -47,24 +56,28 @@ def teams_settings(settings, api):
 
 
 def _design(**approvals) -> Design:
-    return Design(system=SYSTEM, approvals=approvals)
+    return Design(system=NAME, approvals=approvals)
 
 
 def _run(question: str, design: Design, settings, **models):
-    graph = build_graph(design, settings=settings, checkpointer=open_checkpointer(settings),
-                        **models)
+    graph = build_graph(
+        design, settings=settings, checkpointer=checkpointer_for(settings), **models
+    )
     events = []
-    outcome = run_question(question, design, settings=settings, graph=graph,
-                           on_event=events.append)
+    outcome = run_question(question, design, settings=settings, graph=graph, on_event=events.append)
     return graph, outcome, events
 
 
 def _approve_all(graph, outcome, design, settings, decision="approve", **extra):
     while outcome.status == "waiting":
         pending = outcome.interrupts[0]
-        outcome = continue_run(graph, Command(resume={pending["id"]: {"decision": decision,
-                                                                      **extra}}),
-                               outcome.thread_id, design, settings=settings)
+        outcome = continue_run(
+            graph,
+            Command(resume={pending["id"]: {"decision": decision, **extra}}),
+            outcome.thread_id,
+            design,
+            settings=settings,
+        )
     return outcome
 
 
@@ -74,7 +87,11 @@ class Recording(ScriptedChatModel):
     seen: list = []
 
     def _generate(self, messages, stop=None, run_manager=None, **kwargs):
-        ns = ((run_manager.metadata or {}).get("langgraph_checkpoint_ns") or "") if run_manager else ""
+        ns = (
+            ((run_manager.metadata or {}).get("langgraph_checkpoint_ns") or "")
+            if run_manager
+            else ""
+        )
         text = "\n".join(str(m.content) for m in messages)
         self.seen.append((ns.split(":")[0], text, kwargs.get("tools")))
         return super()._generate(messages, stop, run_manager, **kwargs)
@@ -84,18 +101,23 @@ class Recording(ScriptedChatModel):
 
 
 def test_a_two_intent_request_becomes_one_subtask_per_team_with_short_unique_ids(
-        teams_settings, api):
+    teams_settings, api
+):
     design = _design(health_checker="never")
     _, outcome, events = _run(TWO_INTENTS, design, teams_settings)
     assert outcome.status == "done", outcome.reason
     rows = outcome.rows
-    assert [(r.id, r.team, r.status) for r in rows] == [("s1", "request_team", "done"),
-                                                       ("s2", "search_team", "done")]
+    assert [(r.id, r.team, r.status) for r in rows] == [
+        ("s1", "request_team", "done"),
+        ("s2", "search_team", "done"),
+    ]
     health, search = rows
     assert "health" in health.instruction and "semiconductor" not in health.instruction
     assert "semiconductor tariffs" in search.instruction and "health" not in search.instruction
     assert '"status": "ok"' in health.result
-    assert "https://news.google.com/search?q=site:reuters.com+semiconductor+tariffs" in search.result
+    assert (
+        "https://news.google.com/search?q=site:reuters.com+semiconductor+tariffs" in search.result
+    )
     # the plan object: in state, and in the run's event log as a custom event
     plans = outcome.state["plans"]
     assert len(plans) == 1 and plans[0]["kind"] == "initial"
@@ -112,19 +134,34 @@ def test_dependencies_are_a_real_field_mapped_to_the_assigned_ids(teams_settings
     _, outcome, _ = _run(THREE_INTENTS, design, teams_settings)
     assert outcome.status == "done", outcome.reason
     assert [(r.id, r.team, r.depends_on) for r in outcome.rows] == [
-        ("s1", "request_team", []), ("s2", "search_team", []), ("s3", "request_team", ["s2"])]
+        ("s1", "request_team", []),
+        ("s2", "search_team", []),
+        ("s3", "request_team", ["s2"]),
+    ]
     # one team owns two subtasks; the sender got the search results it depends on
-    assert api.sites and all(u.startswith("https://news.google.com/search?q=site:")
-                             for u in api.sites)
+    assert api.sites and all(
+        u.startswith("https://news.google.com/search?q=site:") for u in api.sites
+    )
     assert api.count("POST", "/sites") == 1
 
 
 def test_a_plan_for_a_team_that_is_off_is_repaired_once_then_the_run_fails_saying_why(
-        teams_settings):
+    teams_settings,
+):
     def rewrite(prompt, reply, n):
         if '"depends_on"' in prompt and '"subtasks"' in prompt:
-            return json.dumps({"subtasks": [{"id": "a", "team": "legal_team",
-                                             "instruction": "Review it", "depends_on": []}]})
+            return json.dumps(
+                {
+                    "subtasks": [
+                        {
+                            "id": "a",
+                            "team": "legal_team",
+                            "instruction": "Review it",
+                            "depends_on": [],
+                        }
+                    ]
+                }
+            )
         return None
 
     lead = RewritingModel(rewrite=rewrite)
@@ -135,9 +172,12 @@ def test_a_plan_for_a_team_that_is_off_is_repaired_once_then_the_run_fails_sayin
 
 
 def test_a_plan_whose_dependencies_form_a_cycle_is_refused(teams_settings):
-    cycle = {"subtasks": [
-        {"id": "a", "team": "search_team", "instruction": "Find sites", "depends_on": ["b"]},
-        {"id": "b", "team": "request_team", "instruction": "Send them", "depends_on": ["a"]}]}
+    cycle = {
+        "subtasks": [
+            {"id": "a", "team": "search_team", "instruction": "Find sites", "depends_on": ["b"]},
+            {"id": "b", "team": "request_team", "instruction": "Send them", "depends_on": ["a"]},
+        ]
+    }
     lead = RewritingModel(rewrite=lambda p, r, n: json.dumps(cycle) if '"subtasks"' in p else None)
     _, outcome, _ = _run(TWO_INTENTS, _design(), teams_settings, planner_model=lead)
     assert outcome.status == "failed" and "cycle" in outcome.reason
@@ -149,17 +189,23 @@ def test_a_plan_whose_dependencies_form_a_cycle_is_refused(teams_settings):
 def test_a_subtask_whose_dependency_failed_blocks_the_run_with_the_reason(teams_settings, api):
     """search_team's supervisor gives up at once (no worker reports): s1 fails, so s2,
     which needs its sites, can never run; nothing is sent to the API."""
+
     def rewrite(prompt, reply, n):
         if prompt.startswith("You supervise search_team"):
             return json.dumps({"next_worker": "FINISH", "task": "", "reason": "giving up"})
         return None
 
     design = _design(site_requester="never")
-    _, outcome, _ = _run("Find reliable news sites about copper prices, then send their URLs "
-                         "to the API", design, teams_settings,
-                         worker_model=RewritingModel(rewrite=rewrite))
+    _, outcome, _ = _run(
+        "Find reliable news sites about copper prices, then send their URLs to the API",
+        design,
+        teams_settings,
+        worker_model=RewritingModel(rewrite=rewrite),
+    )
     assert outcome.status == "failed"
-    assert outcome.reason.startswith("Stopped: blocked: s2 (request_team) waits on s1, which failed")
+    assert outcome.reason.startswith(
+        "Stopped: blocked: s2 (request_team) waits on s1, which failed"
+    )
     rows = {r.id: r for r in outcome.rows}
     assert rows["s1"].status == "failed"
     assert rows["s2"].status == "pending" and rows["s2"].reason.startswith("Blocked: s2")
@@ -168,17 +214,24 @@ def test_a_subtask_whose_dependency_failed_blocks_the_run_with_the_reason(teams_
 
 def test_blocked_reasons_follow_chains_of_pending_subtasks():
     subtasks = [
-        {"id": "s1", "team": "search_team", "status": "cancelled", "depends_on": [],
-         "reason": "stale"},
+        {
+            "id": "s1",
+            "team": "search_team",
+            "status": "cancelled",
+            "depends_on": [],
+            "reason": "stale",
+        },
         {"id": "s2", "team": "search_team", "status": "pending", "depends_on": ["s1"]},
-        {"id": "s3", "team": "request_team", "status": "pending", "depends_on": ["s2"]}]
+        {"id": "s3", "team": "request_team", "status": "pending", "depends_on": ["s2"]},
+    ]
     reasons = blocked_reasons(subtasks)
     assert reasons["s2"] == "s2 (search_team) waits on s1, which cancelled (stale)"
     assert reasons["s3"] == "s3 (request_team) waits on s1, which cancelled (stale)"
 
 
 def test_several_dispatchable_subtasks_go_to_a_routing_call_and_finish_cancels_the_rest(
-        teams_settings, api):
+    teams_settings, api
+):
     def rewrite(prompt, reply, n):
         if '"next_subtask_id"' in prompt:
             return json.dumps({"next_subtask_id": "FINISH", "reason": "enough for today"})
@@ -187,8 +240,9 @@ def test_several_dispatchable_subtasks_go_to_a_routing_call_and_finish_cancels_t
     lead = RewritingModel(rewrite=rewrite)
     worker = Recording()
     worker.seen = []
-    _, outcome, _ = _run(TWO_INTENTS, _design(), teams_settings, planner_model=lead,
-                         worker_model=worker)
+    _, outcome, _ = _run(
+        TWO_INTENTS, _design(), teams_settings, planner_model=lead, worker_model=worker
+    )
     assert outcome.status == "done", outcome.reason
     assert "FINISH" in outcome.reason and "enough for today" in outcome.reason
     assert [r.status for r in outcome.rows] == ["cancelled", "cancelled"]
@@ -200,28 +254,49 @@ def test_several_dispatchable_subtasks_go_to_a_routing_call_and_finish_cancels_t
 
 def test_a_single_dispatchable_subtask_is_taken_without_a_routing_call(teams_settings):
     lead = RewritingModel(rewrite=lambda p, r, n: None)
-    _, outcome, _ = _run("Find reliable news sites about copper prices", _design(),
-                         teams_settings, planner_model=lead)
+    _, outcome, _ = _run(
+        "Find reliable news sites about copper prices",
+        _design(),
+        teams_settings,
+        planner_model=lead,
+    )
     assert outcome.status == "done"
     assert not any('"next_subtask_id"' in c for c in lead.calls)
     assert outcome.state["routing"][0]["by"] == "direct"
 
 
 def test_the_lead_supervisor_ends_when_nothing_is_pending(teams_settings):
-    state = {"subtasks_planned": True, "request": "x", "current_step": 2,
-             "subtasks": [{"id": "s1", "team": "search_team", "status": "delegated",
-                           "instruction": "Find", "depends_on": []}],
-             "team_results": {"s1": {"status": "done", "result": "ok", "ended_at": 1.0}}}
-    from graph.hierarchical_teams import build_graph as _  # noqa: F401 (registers prompts)
+    state = {
+        "subtasks_planned": True,
+        "request": "x",
+        "current_step": 2,
+        "subtasks": [
+            {
+                "id": "s1",
+                "team": "search_team",
+                "status": "delegated",
+                "instruction": "Find",
+                "depends_on": [],
+            }
+        ],
+        "team_results": {"s1": {"status": "done", "result": "ok", "ended_at": 1.0}},
+    }
+    import graph.hierarchical_teams  # noqa: F401 (registers prompts)
     from graph.hierarchical_teams.deps import Deps
+    from graph.kernel.ledger import SideEffectLedger
     from graph.prompts import PromptSet
-    from graph.tools.reports import SideEffectLedger
 
-    deps = Deps(settings=teams_settings, lead_model=ScriptedChatModel(),
-                worker_model=ScriptedChatModel(), prompts=PromptSet(),
-                ledger=SideEffectLedger(teams_settings.home / "l.sqlite"),
-                enabled=list(AGENTS), teams=enabled_teams(None),
-                nodes=frozenset({LEAD, "search_team", "request_team"}), max_dispatches=8)
+    deps = Deps(
+        settings=teams_settings,
+        lead_model=ScriptedChatModel(),
+        worker_model=ScriptedChatModel(),
+        prompts=PromptSet(),
+        ledger=SideEffectLedger(teams_settings.home / "l.sqlite"),
+        enabled=list(AGENTS),
+        teams=enabled_teams(None),
+        nodes=frozenset({LEAD, "search_team", "request_team"}),
+        max_dispatches=8,
+    )
     command = lead_supervisor_node(state, deps)
     assert command.goto == "__end__"
     assert command.update["outcome"] == "done"
@@ -237,11 +312,16 @@ def test_each_team_model_only_ever_sees_its_own_subtask_vocabulary(teams_setting
     words, and no team ever gets the raw request."""
     lead, worker = Recording(), Recording()
     lead.seen, worker.seen = [], []
-    _, outcome, _ = _run(TWO_INTENTS, _design(health_checker="never"), teams_settings,
-                         planner_model=lead, worker_model=worker)
+    _, outcome, _ = _run(
+        TWO_INTENTS,
+        _design(health_checker="never"),
+        teams_settings,
+        planner_model=lead,
+        worker_model=worker,
+    )
     assert outcome.status == "done", outcome.reason
     by_team: dict[str, list[str]] = {}
-    for team, text, tools in worker.seen:
+    for team, text, _tools in worker.seen:
         by_team.setdefault(team, []).append(text.lower())
     assert set(by_team) == {"request_team", "search_team"}
     assert len(by_team["request_team"]) >= 3 and len(by_team["search_team"]) >= 5
@@ -276,12 +356,12 @@ def test_no_request_reaches_the_api_before_a_human_approves_it(teams_settings, a
     assert outcome.state["approvals"][0]["decision"] == "approve"
 
 
-def test_a_rejected_call_is_never_sent_and_fails_its_subtask_with_the_reason(
-        teams_settings, api):
+def test_a_rejected_call_is_never_sent_and_fails_its_subtask_with_the_reason(teams_settings, api):
     design = _design()
     graph, outcome, _ = _run("Check that the API is healthy", design, teams_settings)
-    outcome = _approve_all(graph, outcome, design, teams_settings, decision="reject",
-                           reason="not during the audit")
+    outcome = _approve_all(
+        graph, outcome, design, teams_settings, decision="reject", reason="not during the audit"
+    )
     assert api.count() == 0
     (row,) = outcome.rows
     assert row.status == "failed" and "not during the audit" in row.reason
@@ -291,8 +371,14 @@ def test_a_rejected_call_is_never_sent_and_fails_its_subtask_with_the_reason(
 def test_an_edited_call_outside_the_allowlist_is_refused_and_not_sent(teams_settings, api):
     design = _design()
     graph, outcome, _ = _run("Check that the API is healthy", design, teams_settings)
-    outcome = _approve_all(graph, outcome, design, teams_settings, decision="edit",
-                           query="GET http://127.0.0.1:9/health")
+    outcome = _approve_all(
+        graph,
+        outcome,
+        design,
+        teams_settings,
+        decision="edit",
+        query="GET http://127.0.0.1:9/health",
+    )
     (row,) = outcome.rows
     assert row.status == "failed" and "outside the allowlisted API base" in row.reason
     assert api.count() == 0
@@ -302,10 +388,15 @@ def test_the_allowlist_admits_only_the_base_urls_origin_and_path():
     base = "http://127.0.0.1:8765/api"
     check_allowed(ApiCall("GET", "http://127.0.0.1:8765/api/health"), base)
     check_allowed(ApiCall("POST", "http://127.0.0.1:8765/api/sites", {"sites": []}), base)
-    for url in ("http://127.0.0.1:8766/api/health", "https://127.0.0.1:8765/api/health",
-                "http://localhost:8765/api/health", "http://127.0.0.1:8765/other",
-                "http://127.0.0.1:8765/apiary", "http://127.0.0.1:8765/api/../admin",
-                "http://evil.example/api/health"):
+    for url in (
+        "http://127.0.0.1:8766/api/health",
+        "https://127.0.0.1:8765/api/health",
+        "http://localhost:8765/api/health",
+        "http://127.0.0.1:8765/other",
+        "http://127.0.0.1:8765/apiary",
+        "http://127.0.0.1:8765/api/../admin",
+        "http://evil.example/api/health",
+    ):
         with pytest.raises(RefusedCall, match="outside the allowlisted API base"):
             check_allowed(ApiCall("GET", url), base)
     with pytest.raises(RefusedCall, match="method 'DELETE'"):
@@ -315,8 +406,7 @@ def test_the_allowlist_admits_only_the_base_urls_origin_and_path():
 def test_a_replay_from_before_the_call_does_not_send_it_twice(teams_settings, store, api):
     service = RunService(store, teams_settings, timeout_tick_s=0)
     try:
-        run_id = service.start("Check that the API is healthy",
-                               _design(health_checker="never"))
+        run_id = service.start("Check that the API is healthy", _design(health_checker="never"))
         wait_status(service, run_id, "done")
         assert api.count("GET", "/health") == 1
         timeline = service.timeline(run_id)
@@ -351,7 +441,8 @@ def test_edit_request_gives_a_new_request_id_and_revision_and_asks_for_a_replan(
 
 
 def test_editing_a_waiting_run_cancels_the_stale_subtask_keeps_the_done_ones_and_adds_the_new(
-        teams_settings, store, api):
+    teams_settings, store, api
+):
     """The run waits for approval of s3 (sending the URLs); the edit drops the sending and
     asks about another topic: s3 is cancelled with the reason, s1 and s2 stay done (not
     run again: the API saw one health check), s4 is added and runs."""
@@ -359,15 +450,24 @@ def test_editing_a_waiting_run_cancels_the_stale_subtask_keeps_the_done_ones_and
     try:
         run_id = service.start(THREE_INTENTS, _design(health_checker="never"))
         wait_status(service, run_id, "waiting")
-        assert [r["status"] for r in store.snapshot(run_id)["rows"]] == ["done", "done",
-                                                                         "delegated"]
-        service.edit_request(run_id, "Check that the API is healthy and find reliable news "
-                                     "sites about interest rates")
+        assert [r["status"] for r in store.snapshot(run_id)["rows"]] == [
+            "done",
+            "done",
+            "delegated",
+        ]
+        service.edit_request(
+            run_id,
+            "Check that the API is healthy and find reliable news sites about interest rates",
+        )
         wait_status(service, run_id, "done")
         snap = store.snapshot(run_id)
         rows = {r["id"]: r for r in snap["rows"]}
         assert [(i, r["status"]) for i, r in rows.items()] == [
-            ("s1", "done"), ("s2", "done"), ("s3", "cancelled"), ("s4", "done")]
+            ("s1", "done"),
+            ("s2", "done"),
+            ("s3", "cancelled"),
+            ("s4", "done"),
+        ]
         assert rows["s3"]["reason"].startswith("Cancelled by the edit to revision 1:")
         assert "interest rates" in rows["s4"]["instruction"] and rows["s4"]["revision"] == 1
         assert api.count("GET", "/health") == 1 and api.count("POST", "/sites") == 0
@@ -376,23 +476,28 @@ def test_editing_a_waiting_run_cancels_the_stale_subtask_keeps_the_done_ones_and
         assert replan["cancelled"][0]["id"] == "s3"
         assert store.pending_interrupts(run_id) == []
         exported = store.export_run(run_id)
-        assert any(e["kind"] == "custom" and "plan" in (e["data"] or {})
-                   and e["data"]["plan"]["kind"] == "replan" for e in exported["events"])
+        assert any(
+            e["kind"] == "custom"
+            and "plan" in (e["data"] or {})
+            and e["data"]["plan"]["kind"] == "replan"
+            for e in exported["events"]
+        )
     finally:
         service.shutdown()
 
 
 def test_editing_a_live_run_mid_subtask_cancels_it_and_never_redoes_finished_work(
-        teams_settings, store, api):
+    teams_settings, store, api
+):
     slow = teams_settings.model_copy(update={"scripted_delay_s": 0.3})
     service = RunService(store, slow, timeout_tick_s=0)
     worker = Recording(delay_s=0.3)
     worker.seen = []
-    service.model_factory = lambda role: worker if role == "worker" else ScriptedChatModel(
-        delay_s=0.3)
+    service.model_factory = lambda role: (
+        worker if role == "worker" else ScriptedChatModel(delay_s=0.3)
+    )
     try:
-        run_id = service.start(TWO_INTENTS, _design(health_checker="never",
-                                                    site_requester="never"))
+        run_id = service.start(TWO_INTENTS, _design(health_checker="never", site_requester="never"))
         deadline = time.time() + 30
         while True:  # s1 done, s2 (the search) handed to its team: edit now
             rows = (store.snapshot(run_id) or {}).get("rows") or []
@@ -400,18 +505,24 @@ def test_editing_a_live_run_mid_subtask_cancels_it_and_never_redoes_finished_wor
                 break
             assert time.time() < deadline, rows
             time.sleep(0.02)
-        service.edit_request(run_id, "Check that the API is healthy and send "
-                                     "https://example.org/markets to the API")
+        service.edit_request(
+            run_id, "Check that the API is healthy and send https://example.org/markets to the API"
+        )
         wait_status(service, run_id, "done")
         rows = {r["id"]: r for r in store.snapshot(run_id)["rows"]}
         assert [(i, r["team"], r["status"]) for i, r in rows.items()] == [
-            ("s1", "request_team", "done"), ("s2", "search_team", "cancelled"),
-            ("s3", "request_team", "done")]
+            ("s1", "request_team", "done"),
+            ("s2", "search_team", "cancelled"),
+            ("s3", "request_team", "done"),
+        ]
         assert "no longer asks for it" in rows["s2"]["reason"]
         assert api.count("GET", "/health") == 1  # s1 was not run again
         assert api.sites == ["https://example.org/markets"]
-        health_calls = [t for team, t, _ in worker.seen
-                        if team == "request_team" and "You are health_checker" in t]
+        health_calls = [
+            t
+            for team, t, _ in worker.seen
+            if team == "request_team" and "You are health_checker" in t
+        ]
         assert len(health_calls) == 1
         events = store.events(run_id, kinds=("custom",))
         assert any(e["data"].get("kind") == "redirect" for e in events)
@@ -422,8 +533,10 @@ def test_editing_a_live_run_mid_subtask_cancels_it_and_never_redoes_finished_wor
 def test_editing_a_run_of_another_system_is_refused(store, settings):
     service = RunService(store, settings, timeout_tick_s=0)
     try:
-        run_id = service.start("What caused the dot-com crash?", Design(system="supervisor_bus",
-                                                                          approvals={"writer": "never"}))
+        run_id = service.start(
+            "What caused the dot-com crash?",
+            Design(system="supervisor_bus", approvals={"writer": "never"}),
+        )
         wait_status(service, run_id, "done")
         with pytest.raises(ValueError, match="no request to edit"):
             service.edit_request(run_id, "Something else")
@@ -434,9 +547,18 @@ def test_editing_a_run_of_another_system_is_refused(store, settings):
 # --------------------------------------------------------------------------- tools
 
 
-@pytest.mark.parametrize("query", [
-    "stock market", "AT&T earnings #1", 'the "magnificent seven"', "Zürich café prices",
-    "a+b = c?", "50% off & more", "日本 経済"])
+@pytest.mark.parametrize(
+    "query",
+    [
+        "stock market",
+        "AT&T earnings #1",
+        'the "magnificent seven"',
+        "Zürich café prices",
+        "a+b = c?",
+        "50% off & more",
+        "日本 経済",
+    ],
+)
 def test_news_search_urls_keep_the_query_string_intact(query):
     url = news_search_url("https://www.reuters.com/markets", query)
     parsed = urlparse(url)
@@ -445,15 +567,19 @@ def test_news_search_urls_keep_the_query_string_intact(query):
     assert parse_qs(parsed.query) == {"q": [f"site:reuters.com {query}"]}
 
 
-def test_news_search_url_has_the_seeds_shape():
-    assert (news_search_url("reuters.com", "stock market")
-            == "https://news.google.com/search?q=site:reuters.com+stock+market")
+def test_news_search_url_has_the_source_designs_shape():
+    assert (
+        news_search_url("reuters.com", "stock market")
+        == "https://news.google.com/search?q=site:reuters.com+stock+market"
+    )
     assert domain_of("https://www.ft.com/markets") == "ft.com"
 
 
 def test_sites_are_picked_by_topic_from_the_bundled_list():
     assert [s["domain"] for s in find_sites("what moves the stock market")][:2] == [
-        "reuters.com", "bloomberg.com"]
+        "reuters.com",
+        "bloomberg.com",
+    ]
     assert "statnews.com" in [s["domain"] for s in find_sites("medicine and health")]
     assert [s["domain"] for s in find_sites("xyzzy")] == ["reuters.com", "apnews.com", "bbc.com"]
 
@@ -482,22 +608,27 @@ def test_the_demo_api_answers_health_and_stores_sites(api):
 def test_side_effecting_workers_ask_by_default_and_teams_follow_their_workers():
     design = _design()
     assert {a: design.approval_policy(a) for a in AGENTS} == {
-        "health_checker": "always", "site_requester": "always", "searcher": "planner",
-        "url_builder": "planner"}
+        "health_checker": "always",
+        "site_requester": "always",
+        "searcher": "planner",
+        "url_builder": "planner",
+    }
     assert enabled_teams(["searcher"]) == ["search_team"]
     assert enabled_teams(["site_requester", "url_builder"]) == ["request_team", "search_team"]
     warnings = " ".join(design_warnings(["url_builder", "site_requester"]))
     assert "url_builder without searcher" in warnings
-    assert any("request_team has no worker" in w for w in design_warnings(["searcher",
-                                                                           "url_builder"]))
+    assert any(
+        "request_team has no worker" in w for w in design_warnings(["searcher", "url_builder"])
+    )
 
 
 def test_the_graph_has_a_subgraph_per_team_that_is_on():
-    graph = build_graph(Design(system=SYSTEM, enabled_agents=["searcher", "url_builder"]))
+    graph = build_graph(Design(system=NAME, enabled_agents=["searcher", "url_builder"]))
     assert set(graph.nodes) == {"__start__", LEAD, "search_team"}
     drawn = graph.get_graph(xray=1)
-    assert {"search_team:supervisor", "search_team:searcher",
-            "search_team:url_builder"} <= set(drawn.nodes)
+    assert {"search_team:supervisor", "search_team:searcher", "search_team:url_builder"} <= set(
+        drawn.nodes
+    )
     full = build_graph(_design()).get_graph(xray=1)
     assert "request_team:call_api" in full.nodes
 
@@ -505,29 +636,39 @@ def test_the_graph_has_a_subgraph_per_team_that_is_on():
 def test_the_snapshot_is_json_safe_and_shows_the_subtask_table(teams_settings):
     _, outcome, _ = _run(TWO_INTENTS, _design(health_checker="never"), teams_settings)
     snap = json.loads(json.dumps(snapshot(outcome.state)))
-    assert snap["system"] == SYSTEM
+    assert snap["system"] == NAME
     assert [r["id"] for r in snap["rows"]] == ["s1", "s2"]
-    assert {"id", "team", "instruction", "status", "depends_on", "result",
-            "duration_s"} <= set(snap["rows"][0])
+    assert {"id", "team", "instruction", "status", "depends_on", "result", "duration_s"} <= set(
+        snap["rows"][0]
+    )
     assert {s["team"] for s in snap["team_steps"]} == {"request_team", "search_team"}
     assert snap["final_answer"] and snap["plans"]
     assert step_rows(outcome.state)[0].duration_s is not None
 
 
 def test_every_plan_object_is_in_the_event_log_and_the_export(service, store):
-    design = Design(system="hierarchical_teams",
-                    approvals={"health_checker": "never", "site_requester": "never"})
-    run_id = service.start("Check the API is healthy and find reliable news sites about what "
-                           "moves the stock market.", design)
+    design = Design(
+        system="hierarchical_teams",
+        approvals={"health_checker": "never", "site_requester": "never"},
+    )
+    run_id = service.start(
+        "Check the API is healthy and find reliable news sites about what moves the stock market.",
+        design,
+    )
     wait_status(service, run_id, "done")
     exported = store.export_run(run_id)
-    plans = [e["data"]["plan"] for e in exported["events"]
-             if e["kind"] == "custom" and isinstance(e["data"], dict) and "plan" in e["data"]]
+    plans = [
+        e["data"]["plan"]
+        for e in exported["events"]
+        if e["kind"] == "custom" and isinstance(e["data"], dict) and "plan" in e["data"]
+    ]
     assert plans, "no plan event in the export"
     teams = {s["team"] for s in plans[0]["subtasks"]}
     assert teams == {"request_team", "search_team"}
     assert all(s["status"] == "pending" for s in plans[0]["subtasks"])
-    assert [s["id"] for s in plans[0]["subtasks"]] == [r["id"] for r in store.snapshot(run_id)["rows"]]
+    assert [s["id"] for s in plans[0]["subtasks"]] == [
+        r["id"] for r in store.snapshot(run_id)["rows"]
+    ]
 
 
 def test_a_redirect_off_the_allowlist_is_reported_not_followed():
@@ -543,7 +684,9 @@ def test_a_redirect_off_the_allowlist_is_reported_not_followed():
             hits.append(self.path)
             if self.path.startswith("/api/health"):
                 self.send_response(302)
-                self.send_header("Location", f"http://127.0.0.1:{self.server.server_port}/elsewhere")
+                self.send_header(
+                    "Location", f"http://127.0.0.1:{self.server.server_port}/elsewhere"
+                )
                 self.end_headers()
             else:
                 self.send_response(200)

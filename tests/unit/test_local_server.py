@@ -16,7 +16,7 @@ from langchain_core.tools import tool
 from langchain_openai import ChatOpenAI
 from pydantic import BaseModel
 
-from graph.local_server import MALFORMED_JSON, PROSE, EchoChatModel, LocalOpenAIServer
+from graph.models.fake_server import MALFORMED_JSON, PROSE, EchoChatModel, LocalOpenAIServer
 
 REPO = Path(__file__).resolve().parents[2]
 JSON_SCHEMA_FORMAT = {
@@ -46,8 +46,13 @@ class ExplodingModel(EchoChatModel):
 
 
 def chat(server: LocalOpenAIServer, **overrides) -> ChatOpenAI:
-    options = dict(base_url=server.base_url, api_key="test-key", model="stepwise-local",
-                   max_retries=0, timeout=5)
+    options = dict(
+        base_url=server.base_url,
+        api_key="test-key",
+        model="stepwise-local",
+        max_retries=0,
+        timeout=5,
+    )
     options.update(overrides)
     return ChatOpenAI(**options)
 
@@ -86,11 +91,16 @@ def test_plain_invoke_echoes_and_records_request(server):
 
 
 def test_system_and_multi_turn_messages(server):
-    reply = chat(server).invoke([("system", "be terse"), ("human", "first"),
-                                 ("ai", "ok"), ("human", "second")])
+    reply = chat(server).invoke(
+        [("system", "be terse"), ("human", "first"), ("ai", "ok"), ("human", "second")]
+    )
     assert reply.content == "second"
     assert [m["role"] for m in server.requests[0]["messages"]] == [
-        "system", "user", "assistant", "user"]
+        "system",
+        "user",
+        "assistant",
+        "user",
+    ]
 
 
 def test_tool_call_round_trip(server):
@@ -108,28 +118,37 @@ def test_tool_call_round_trip(server):
     sent = server.requests[1]["messages"]
     assert sent[1]["tool_calls"][0]["id"] == call["id"]
     assert json.loads(sent[1]["tool_calls"][0]["function"]["arguments"]) == {"query": "find cats"}
-    assert sent[2] == {"role": "tool", "tool_call_id": call["id"],
-                       "content": "results for find cats"}
+    assert sent[2] == {
+        "role": "tool",
+        "tool_call_id": call["id"],
+        "content": "results for find cats",
+    }
 
 
 def test_raw_completion_shape_and_broken_tool_args_in_history(server):
     client = openai.OpenAI(base_url=server.base_url, api_key="test-key", max_retries=0)
-    broken = {"id": "call_x", "type": "function",
-              "function": {"name": "search", "arguments": '{"query": '}}
+    broken = {
+        "id": "call_x",
+        "type": "function",
+        "function": {"name": "search", "arguments": '{"query": '},
+    }
     completion = client.chat.completions.create(
         model="stepwise-local",
         tools=[{"type": "function", "function": {"name": "search", "parameters": {}}}],
-        messages=[{"role": "user", "content": "again"},
-                  {"role": "assistant", "content": None, "tool_calls": [broken]},
-                  {"role": "tool", "tool_call_id": "call_x", "content": "bad arguments"},
-                  {"role": "user", "content": "try again"}],
+        messages=[
+            {"role": "user", "content": "again"},
+            {"role": "assistant", "content": None, "tool_calls": [broken]},
+            {"role": "tool", "tool_call_id": "call_x", "content": "bad arguments"},
+            {"role": "user", "content": "try again"},
+        ],
     )
     assert completion.object == "chat.completion"
     choice = completion.choices[0]
     assert choice.finish_reason == "tool_calls" and choice.message.content is None
     assert json.loads(choice.message.tool_calls[0].function.arguments) == {"query": "try again"}
     assert completion.usage.total_tokens == (
-        completion.usage.prompt_tokens + completion.usage.completion_tokens)
+        completion.usage.prompt_tokens + completion.usage.completion_tokens
+    )
 
 
 def test_tool_choice_none_is_respected(server):
@@ -183,7 +202,10 @@ def test_json_schema_rejected_by_json_object_server():
         assert info.value.status_code == 400
         assert info.value.body == {
             "message": "response_format json_schema is not supported",
-            "type": "invalid_request_error", "param": "response_format", "code": None}
+            "type": "invalid_request_error",
+            "param": "response_format",
+            "code": None,
+        }
         # ...but json mode works there
         structured = chat(srv).with_structured_output(Plan, method="json_mode")
         assert structured.invoke('{"goal": "g", "steps": []}') == Plan(goal="g", steps=[])
@@ -300,21 +322,39 @@ def test_stopped_server_refuses_connections():
     with pytest.raises(openai.APIConnectionError):
         llm.invoke("hi")
     with pytest.raises(openai.APIConnectionError):
-        ChatOpenAI(base_url=f"http://127.0.0.1:{srv.port}/v1", api_key="test-key",
-                   model="stepwise-local", max_retries=0, timeout=5).invoke("hi")
+        ChatOpenAI(
+            base_url=f"http://127.0.0.1:{srv.port}/v1",
+            api_key="test-key",
+            model="stepwise-local",
+            max_retries=0,
+            timeout=5,
+        ).invoke("hi")
 
 
 def test_cli_serves_echo_model():
     proc = subprocess.Popen(
-        [sys.executable, "-m", "graph.local_server", "--model", "echo", "--port", "0",
-         "--structured", "json_object"],
-        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        [
+            sys.executable,
+            "-m",
+            "graph.models.fake_server",
+            "--model",
+            "echo",
+            "--port",
+            "0",
+            "--structured",
+            "json_object",
+        ],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
     )
     try:
         base_url = proc.stdout.readline().strip()
         assert base_url.startswith("http://127.0.0.1:") and base_url.endswith("/v1")
-        llm = ChatOpenAI(base_url=base_url, api_key="test-key", model="stepwise-local",
-                         max_retries=0, timeout=5)
+        llm = ChatOpenAI(
+            base_url=base_url, api_key="test-key", model="stepwise-local", max_retries=0, timeout=5
+        )
         assert llm.invoke("from the cli").content == "from the cli"
         with pytest.raises(openai.BadRequestError):
             llm.invoke("x", response_format=JSON_SCHEMA_FORMAT)

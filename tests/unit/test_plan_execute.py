@@ -1,4 +1,4 @@
-"""The plan_execute system: the seed's routing rules, its known faults, every agent subset."""
+"""The plan_execute system: the source design's routing rules, its known faults, every agent subset."""
 
 from __future__ import annotations
 
@@ -7,14 +7,16 @@ import json
 
 import pytest
 
-from graph.design import Design
-from graph.plan_execute import build_graph, step_rows
+from graph.kernel.design import Design
+from graph.models.scripted import ScriptedChatModel
+from graph.plan_execute import SYSTEM
 from graph.plan_execute.agents import AGENT_NAMES, plannable
 from graph.plan_execute.executor import executor_node
 from graph.plan_execute.planner import Plan, check_plan
-from graph.runs import run_question
-from graph.scripted import ScriptedChatModel
+from graph.service.runs import run_question
 from tests.support import RewritingModel, edit_json, is_executor, is_planner
+
+build_graph, step_rows = SYSTEM.build_graph, SYSTEM.step_rows
 
 EXAMPLE = "Which stock in the database grew the most between 2005 and 2009? Chart the prices."
 TESLA = "How did Tesla's stock do in 2008?"
@@ -23,8 +25,9 @@ TESLA = "How did Tesla's stock do in 2008?"
 def run(question=EXAMPLE, design=None, planner=None, worker=None, events=None):
     design = design or Design()
     graph = build_graph(design, planner_model=planner, worker_model=worker)
-    return run_question(question, design, graph=graph,
-                        on_event=events.append if events is not None else None)
+    return run_question(
+        question, design, graph=graph, on_event=events.append if events is not None else None
+    )
 
 
 def top_nodes(events):
@@ -40,11 +43,24 @@ def test_example_question_plans_runs_charts_and_cites_the_data():
     assert outcome.status == "done", outcome.reason
     state = outcome.state
     assert [r.agent for r in outcome.rows] == [
-        "data_researcher", "data_researcher", "chart_generator", "synthesizer"]
+        "data_researcher",
+        "data_researcher",
+        "chart_generator",
+        "synthesizer",
+    ]
     assert all(r.status == "done" for r in outcome.rows)
-    assert top_nodes(events) == ["planner", "executor", "data_researcher", "executor",
-                                 "data_researcher", "executor", "chart_generator",
-                                 "chart_summarizer", "executor", "synthesizer"]
+    assert top_nodes(events) == [
+        "planner",
+        "executor",
+        "data_researcher",
+        "executor",
+        "data_researcher",
+        "executor",
+        "chart_generator",
+        "chart_summarizer",
+        "executor",
+        "synthesizer",
+    ]
     # The growth query's top row is AAPL: 38.45 (2005-01) -> 210.73 (2009-12) in the bundled data.
     assert "AAPL" in state["final_answer"] and "448.1" in state["final_answer"]
     assert {c["id"] for c in state["citations"]} == {"sql:1", "sql:2"}
@@ -55,8 +71,11 @@ def test_example_question_plans_runs_charts_and_cites_the_data():
 
 def test_sub_agent_messages_are_tagged_with_their_step_and_agent():
     state = run().state
-    sql_calls = [m for m in state["messages"] if getattr(m, "tool_calls", None)
-                 and m.tool_calls[0]["name"] == "run_sql"]
+    sql_calls = [
+        m
+        for m in state["messages"]
+        if getattr(m, "tool_calls", None) and m.tool_calls[0]["name"] == "run_sql"
+    ]
     assert [m.response_metadata["step"] for m in sql_calls] == [1, 2]
     assert {m.response_metadata["agent"] for m in sql_calls} == {"data_researcher"}
 
@@ -74,10 +93,17 @@ def test_planner_starts_at_step_one_with_every_step_pending():
 
 
 def test_executor_sends_a_step_that_has_not_run_to_its_planned_agent():
-    state = {"plan": {"1": {"agent": "web_researcher", "action": "Search the documents for: iPhone."},
-                      "2": {"agent": "synthesizer", "action": "Answer."}},
-             "current_step": 1, "user_query": "iPhone?", "messages": [],
-             "enabled_agents": list(AGENT_NAMES), "step_results": {}}
+    state = {
+        "plan": {
+            "1": {"agent": "web_researcher", "action": "Search the documents for: iPhone."},
+            "2": {"agent": "synthesizer", "action": "Answer."},
+        },
+        "current_step": 1,
+        "user_query": "iPhone?",
+        "messages": [],
+        "enabled_agents": list(AGENT_NAMES),
+        "step_results": {},
+    }
     graph_deps = _deps()
     command = executor_node(state, graph_deps)
     assert command.goto == "web_researcher"
@@ -87,11 +113,17 @@ def test_executor_sends_a_step_that_has_not_run_to_its_planned_agent():
 
 
 def test_executor_moves_to_the_next_step_when_the_current_one_has_a_useful_result():
-    state = {"plan": {"1": {"agent": "web_researcher", "action": "Search: iPhone."},
-                      "2": {"agent": "synthesizer", "action": "Answer."}},
-             "current_step": 1, "user_query": "iPhone?", "messages": [],
-             "enabled_agents": list(AGENT_NAMES),
-             "step_results": {"1": "Findings: Apple launches the iPhone [kb:apple-iphone-2007]"}}
+    state = {
+        "plan": {
+            "1": {"agent": "web_researcher", "action": "Search: iPhone."},
+            "2": {"agent": "synthesizer", "action": "Answer."},
+        },
+        "current_step": 1,
+        "user_query": "iPhone?",
+        "messages": [],
+        "enabled_agents": list(AGENT_NAMES),
+        "step_results": {"1": "Findings: Apple launches the iPhone [kb:apple-iphone-2007]"},
+    }
     command = executor_node(state, _deps())
     assert command.goto == "synthesizer"
     assert command.update["current_step"] == 2
@@ -102,8 +134,14 @@ def test_a_step_without_usable_data_is_replanned_then_rerun_with_the_revised_que
     events = []
     outcome = run(TESLA, events=events)
     assert outcome.status == "done", outcome.reason
-    assert top_nodes(events)[:6] == ["planner", "executor", "data_researcher", "executor",
-                                     "planner", "executor"]
+    assert top_nodes(events)[:6] == [
+        "planner",
+        "executor",
+        "data_researcher",
+        "executor",
+        "planner",
+        "executor",
+    ]
     assert outcome.state["replan_attempts"] == {"1": 1}
     history = outcome.state["plan_history"]
     assert len(history) == 2 and "no usable data" in history[1]["reason"]
@@ -112,7 +150,7 @@ def test_a_step_without_usable_data_is_replanned_then_rerun_with_the_revised_que
 
 
 def test_after_a_replan_the_agent_gets_a_query_from_the_revised_step_not_the_stale_one():
-    # Seed fault: the executor's handshake dispatched with the previous agent_query.
+    # A fault of the source design: the executor's handshake dispatched with the previous agent_query.
     events = []
     run(TESLA, events=events)
     handshake = [e for e in events if e.kind == "update" and e.node == "executor"][2]
@@ -181,7 +219,7 @@ def test_without_a_synthesizer_the_run_ends_after_the_last_step_without_an_answe
     assert [(r.agent, r.status) for r in outcome.rows] == [("data_researcher", "done")] * 2
 
 
-# --------------------------------------------------------------------- the seed's faults
+# --------------------------------------------------------------------- the source design's faults
 
 
 @pytest.mark.parametrize("bad_goto", ["cortex_researcher", "chart_generator", "FINISH"])
@@ -192,7 +230,9 @@ def test_a_goto_to_an_unknown_or_disabled_agent_is_repaired_not_silently_ended(b
         return None
 
     design = Design(enabled_agents=["web_researcher", "data_researcher", "synthesizer"])
-    outcome = run("What caused the dot-com crash?", design, planner=RewritingModel(rewrite=wrong_goto))
+    outcome = run(
+        "What caused the dot-com crash?", design, planner=RewritingModel(rewrite=wrong_goto)
+    )
     assert outcome.status == "done", outcome.reason
     assert any(repr(bad_goto) in n and "following the plan" in n for n in outcome.state["notices"])
     assert outcome.state["final_answer"]
@@ -202,6 +242,7 @@ def test_a_route_langgraph_cannot_follow_is_reported_not_silent():
     # The guard for LangGraph's quiet ending: a graph that stops with no outcome fails loudly.
     from langgraph.graph import START, StateGraph
     from langgraph.types import Command
+
     from graph.plan_execute.state import State
 
     builder = StateGraph(State)
@@ -226,14 +267,17 @@ def test_invalid_plan_json_gets_one_repair_with_the_error_fed_back():
 
 
 def test_plan_json_unusable_twice_fails_the_run_with_a_readable_reason():
-    model = RewritingModel(rewrite=lambda p, r, n: "Sure! Here is the plan." if is_planner(p) else None)
+    model = RewritingModel(
+        rewrite=lambda p, r, n: "Sure! Here is the plan." if is_planner(p) else None
+    )
     outcome = run("What caused the dot-com crash?", planner=model)
     assert outcome.status == "failed"
     assert outcome.reason.startswith("The Planner could not produce a usable plan")
     assert "not valid JSON" in outcome.reason and "Traceback" not in outcome.reason
     # What the model said is kept for the user to read.
     assert [m.content for m in outcome.state["messages"] if m.name == "planner"] == [
-        "Sure! Here is the plan."] * 2
+        "Sure! Here is the plan."
+    ] * 2
 
 
 def test_a_plan_missing_fields_is_repaired_with_the_missing_field_named():
@@ -255,8 +299,8 @@ def test_a_plan_missing_fields_is_repaired_with_the_missing_field_named():
 
 def test_repair_message_names_the_disabled_agent_the_plan_used():
     from graph.models.structured import ask_json
-    from graph.prompts import PromptSet
     from graph.plan_execute.prompts import repair_prompt
+    from graph.prompts import PromptSet
 
     class Sequence(ScriptedChatModel):
         replies: list[str]
@@ -264,27 +308,44 @@ def test_repair_message_names_the_disabled_agent_the_plan_used():
         def _generate(self, messages, stop=None, run_manager=None, **kw):
             from langchain_core.messages import AIMessage
             from langchain_core.outputs import ChatGeneration, ChatResult
+
             self.replies.append(messages[-1].content)
-            text = ('{"1": {"agent": "chart_generator", "action": "chart"}}'
-                    if len(self.replies) == 1 else '{"1": {"agent": "synthesizer", "action": "a"}}')
+            text = (
+                '{"1": {"agent": "chart_generator", "action": "chart"}}'
+                if len(self.replies) == 1
+                else '{"1": {"agent": "synthesizer", "action": "a"}}'
+            )
             return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text))])
 
     model = Sequence(replies=[])
-    reply = ask_json(model, "plan please", Plan, label="The Planner",
-                     repair_prompt=repair_prompt(PromptSet(), "{}"),
-                     check=lambda p: check_plan(p, ["web_researcher", "synthesizer"]))
+    reply = ask_json(
+        model,
+        "plan please",
+        Plan,
+        label="The Planner",
+        repair_prompt=repair_prompt(PromptSet(), "{}"),
+        check=lambda p: check_plan(p, ["web_researcher", "synthesizer"]),
+    )
     assert reply.repaired
     assert "'chart_generator', which is not available" in model.replies[1]
     assert "use only: web_researcher, synthesizer" in model.replies[1]
 
 
-@pytest.mark.parametrize("plan, problem", [
-    ({}, "no steps"),
-    ({"1": {"agent": "synthesizer", "action": "a"}, "3": {"agent": "synthesizer", "action": "b"}},
-     "step keys must be"),
-    ({"1": {"agent": "chart_summarizer", "action": "a"}}, "not available"),
-    ({"1": {"agent": "cortex_researcher", "action": "a"}}, "not available"),
-])
+@pytest.mark.parametrize(
+    "plan, problem",
+    [
+        ({}, "no steps"),
+        (
+            {
+                "1": {"agent": "synthesizer", "action": "a"},
+                "3": {"agent": "synthesizer", "action": "b"},
+            },
+            "step keys must be",
+        ),
+        ({"1": {"agent": "chart_summarizer", "action": "a"}}, "not available"),
+        ({"1": {"agent": "cortex_researcher", "action": "a"}}, "not available"),
+    ],
+)
 def test_check_plan_rejects_bad_plans_with_a_reason(plan, problem):
     with pytest.raises(ValueError, match=problem):
         check_plan(Plan.model_validate(plan), list(AGENT_NAMES))
@@ -296,12 +357,11 @@ def test_a_plan_with_no_steps_twice_fails_readably():
     assert outcome.status == "failed" and "no steps" in outcome.reason
 
 
-def test_recursion_limit_ends_the_run_with_a_reason_and_keeps_partial_results():
-    from graph.runs import open_checkpointer
-    import tempfile
-    from pathlib import Path
+def test_recursion_limit_ends_the_run_with_a_reason_and_keeps_partial_results(tmp_path):
+    from graph.kernel.checkpoints import open_checkpointer
+    from graph.plan_execute import SYSTEM
 
-    saver = open_checkpointer(path=Path(tempfile.mkdtemp()) / "cp.sqlite")
+    saver = open_checkpointer(tmp_path / "cp.sqlite", SYSTEM.state_types)
     design = Design(recursion_limit=6)
     graph = build_graph(design, checkpointer=saver)
     outcome = run_question(EXAMPLE, design, graph=graph)
@@ -322,8 +382,9 @@ def test_executor_unusable_twice_fails_the_run_readably():
 # --------------------------------------------------------------------- every subset
 
 
-SUBSETS = [list(c) for n in range(len(AGENT_NAMES) + 1)
-           for c in itertools.combinations(AGENT_NAMES, n)]
+SUBSETS = [
+    list(c) for n in range(len(AGENT_NAMES) + 1) for c in itertools.combinations(AGENT_NAMES, n)
+]
 
 
 @pytest.mark.parametrize("agents", SUBSETS, ids=lambda a: "+".join(a) or "none")
@@ -352,8 +413,14 @@ def _deps():
     from graph.tools.database import open_database
     from graph.tools.knowledge import default_knowledge_base
 
-    return Deps(settings=get_settings(), planner_model=ScriptedChatModel(),
-                worker_model=ScriptedChatModel(), prompts=PromptSet(),
-                knowledge=default_knowledge_base(), database=open_database(),
-                enabled=list(AGENT_NAMES), max_replans=3,
-                nodes=frozenset({"planner", "executor", *AGENT_NAMES}))
+    return Deps(
+        settings=get_settings(),
+        planner_model=ScriptedChatModel(),
+        worker_model=ScriptedChatModel(),
+        prompts=PromptSet(),
+        knowledge=default_knowledge_base(),
+        database=open_database(),
+        enabled=list(AGENT_NAMES),
+        max_replans=3,
+        nodes=frozenset({"planner", "executor", *AGENT_NAMES}),
+    )

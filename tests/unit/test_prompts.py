@@ -2,11 +2,13 @@
 
 import pytest
 
-from graph.design import Design
-from graph.plan_execute import build_graph
+from graph.kernel.design import Design
+from graph.plan_execute import SYSTEM
 from graph.plan_execute.prompts import preview_prompt
 from graph.prompts import PromptError, PromptSet, default_text, prompt_names, template_errors
-from graph.runs import run_question
+from graph.service.runs import run_question
+
+build_graph = SYSTEM.build_graph
 
 PLANNER = "plan_execute/planner"
 
@@ -28,15 +30,19 @@ def test_an_unknown_placeholder_is_rejected_by_name():
 def test_a_missing_required_placeholder_is_rejected_by_name():
     text = default_text(PLANNER).replace('"{user_query}"', "the question")
     assert template_errors(PLANNER, text) == [
-        f"{PLANNER}: missing placeholder {{user_query}}, which this prompt must use."]
+        f"{PLANNER}: missing placeholder {{user_query}}, which this prompt must use."
+    ]
 
 
-@pytest.mark.parametrize("bad, says", [
-    ("{agent_list} {replan_section} {user_query} {", "Single '{'"),
-    ("{agent_list} {replan_section} {user_query} }", "Single '}'"),
-    ("{agent_list} {replan_section} {user_query} {user_query.upper}", "attribute access"),
-    ("{agent_list} {replan_section} {user_query} {}", "empty placeholder"),
-])
+@pytest.mark.parametrize(
+    "bad, says",
+    [
+        ("{agent_list} {replan_section} {user_query} {", "Single '{'"),
+        ("{agent_list} {replan_section} {user_query} }", "Single '}'"),
+        ("{agent_list} {replan_section} {user_query} {user_query.upper}", "attribute access"),
+        ("{agent_list} {replan_section} {user_query} {}", "empty placeholder"),
+    ],
+)
 def test_malformed_templates_are_rejected_with_a_message(bad, says):
     errors = template_errors(PLANNER, bad)
     assert errors and says in errors[0]
@@ -59,10 +65,14 @@ def test_the_preview_shows_the_edited_text_filled_in():
 
 def test_an_edited_planner_prompt_changes_what_the_scripted_model_plans():
     # The scripted model reads the agent enum from the prompt, like a model would.
-    text = default_text(PLANNER).replace('"agent" must be one of: {agent_names}', '"agent" must be one of: web_researcher, synthesizer')
+    text = default_text(PLANNER).replace(
+        '"agent" must be one of: {agent_names}',
+        '"agent" must be one of: web_researcher, synthesizer',
+    )
     design = Design(prompts={PLANNER: text})
-    outcome = run_question("How did Apple's stock price change in 2007?", design,
-                           graph=build_graph(design))
+    outcome = run_question(
+        "How did Apple's stock price change in 2007?", design, graph=build_graph(design)
+    )
     assert outcome.status == "done"
     assert [r.agent for r in outcome.rows] == ["web_researcher", "synthesizer"]
     default = run_question("How did Apple's stock price change in 2007?", Design())
@@ -70,22 +80,31 @@ def test_an_edited_planner_prompt_changes_what_the_scripted_model_plans():
 
 
 def test_a_design_round_trips_through_its_export():
-    from graph.design import Design, export_design, import_design
+    from graph.kernel.design import Design, export_design, import_design
 
-    design = Design(enabled_agents=["web_researcher", "synthesizer"], max_replans=1,
-                    approvals={"web_researcher": "always"},
-                    prompts={PLANNER: default_text(PLANNER) + "\nBe brief."})
+    design = Design(
+        enabled_agents=["web_researcher", "synthesizer"],
+        max_replans=1,
+        approvals={"web_researcher": "always"},
+        prompts={PLANNER: default_text(PLANNER) + "\nBe brief."},
+    )
     assert import_design(export_design(design)) == design
 
 
-@pytest.mark.parametrize("doc, says", [
-    ({"format": "other"}, "Not a Stepwise design file"),
-    ({"format": "stepwise-design", "design": {"enabled_agents": ["nobody"]}}, "unknown agent"),
-    ({"format": "stepwise-design", "design": {"max_replans": -1}}, "max_replans"),
-    ({"format": "stepwise-design", "design": {"prompts": {PLANNER: "{nope}"}}}, "unknown placeholder {nope}"),
-])
+@pytest.mark.parametrize(
+    "doc, says",
+    [
+        ({"format": "other"}, "Not a Stepwise design file"),
+        ({"format": "stepwise-design", "design": {"enabled_agents": ["nobody"]}}, "unknown agent"),
+        ({"format": "stepwise-design", "design": {"max_replans": -1}}, "max_replans"),
+        (
+            {"format": "stepwise-design", "design": {"prompts": {PLANNER: "{nope}"}}},
+            "unknown placeholder {nope}",
+        ),
+    ],
+)
 def test_a_bad_design_file_is_refused_with_the_reason(doc, says):
-    from graph.design import DesignError, import_design
+    from graph.kernel.design import DesignError, import_design
 
     with pytest.raises(DesignError, match=says):
         import_design(doc)

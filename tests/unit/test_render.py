@@ -1,8 +1,10 @@
 """DOT drawing of compiled graphs."""
 
-from graph.design import Design
-from graph.plan_execute import build_graph
-from graph.render import taken_edges, to_dot
+from graph.kernel.design import Design
+from graph.kernel.render import taken_edges, to_dot
+from graph.plan_execute import SYSTEM
+
+build_graph = SYSTEM.build_graph
 
 
 def test_only_enabled_agents_are_drawn():
@@ -13,10 +15,13 @@ def test_only_enabled_agents_are_drawn():
 
 
 def test_conditional_edges_are_dashed_and_patterns_labelled():
-    dot = to_dot(build_graph(Design()))
+    dot = to_dot(build_graph(Design()), SYSTEM)
     assert "__start__ -> planner\n" in dot  # the one fixed edge is solid
-    assert 'executor -> web_researcher [style=dashed]' in dot
-    assert 'chart_generator -> chart_summarizer [label=chain color="#2ca02c" penwidth=2 style=dashed]' in dot
+    assert "executor -> web_researcher [style=dashed]" in dot
+    assert (
+        'chart_generator -> chart_summarizer [label=chain color="#2ca02c" penwidth=2 style=dashed]'
+        in dot
+    )
     assert 'synthesizer -> __end__ [label=end color="#d62728" style=dashed]' in dot
     assert 'web_researcher -> executor [label=back color="#1f77b4" style=dashed]' in dot
 
@@ -27,21 +32,32 @@ def test_the_active_node_and_taken_edges_are_marked():
     assert 'executor [color="#e65100" fillcolor="#ffd54f" penwidth=3]' in dot
     assert 'executor -> web_researcher [color="#e65100" penwidth=3 style=bold]' in dot
     assert "executor -> synthesizer [style=dashed]" in dot
-    assert taken_edges(path) == [("__start__", "planner"), ("planner", "executor"),
-                                 ("executor", "web_researcher"), ("web_researcher", "executor")]
+    assert taken_edges(path) == [
+        ("__start__", "planner"),
+        ("planner", "executor"),
+        ("executor", "web_researcher"),
+        ("web_researcher", "executor"),
+    ]
 
 
 def test_team_subgraphs_are_drawn_as_clusters_of_their_own_nodes():
-    from graph.hierarchical_teams import build_graph as build_teams
+    from graph.hierarchical_teams import SYSTEM as TEAMS
+
+    build_teams = TEAMS.build_graph
 
     compiled = build_teams(Design(system="hierarchical_teams"))
-    dot = to_dot(compiled, active="search_team",
-                 taken=taken_edges(["lead_supervisor", "request_team", "lead_supervisor"]))
+    dot = to_dot(
+        compiled,
+        active="search_team",
+        taken=taken_edges(["lead_supervisor", "request_team", "lead_supervisor"]),
+    )
     assert "subgraph cluster_request_team {" in dot and "subgraph cluster_search_team {" in dot
     cluster = dot.split("subgraph cluster_search_team {", 1)[1].split("}", 1)[0]
     assert "search_team__searcher [label=searcher]" in cluster
     assert "request_team" not in cluster.replace("label=search_team", "")
     assert "penwidth=3" in cluster  # the active team is outlined
-    assert 'lead_supervisor -> request_team____start__ [color="#e65100" penwidth=3 style=bold]' in dot
+    assert (
+        'lead_supervisor -> request_team____start__ [color="#e65100" penwidth=3 style=bold]' in dot
+    )
     assert "request_team__call_api [label=call_api" in dot
     assert ":" not in "".join(line.split("[")[0] for line in dot.splitlines())  # no port syntax

@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from graph.run_service import RunService
+from graph.kernel.ledger import SideEffectLedger
+from graph.service.run_service import RunService
+from graph.service.store import Store
 from graph.settings import Settings, get_settings
-from graph.store import Store
 from graph.tools.database import open_database
-from graph.tools.reports import SideEffectLedger
-from tests.conftest import ROOT
+from tests.support import ROOT
 from tests.unit.conftest import wait_for
 
 HOST = ROOT / "tests" / "support_procs" / "service_host.py"
@@ -35,10 +35,13 @@ def home(tmp_path, monkeypatch):
     open_database.cache_clear()
 
 
-def host(home: Path, question: str, delay: float, approvals: str = "{}") -> tuple[subprocess.Popen, str]:
+def host(
+    home: Path, question: str, delay: float, approvals: str = "{}"
+) -> tuple[subprocess.Popen, str]:
     env = {**os.environ, "STEPWISE_HOME": str(home), "STEPWISE_SCRIPTED_DELAY": str(delay)}
-    proc = subprocess.Popen([sys.executable, str(HOST), question, approvals], env=env,
-                            stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, str(HOST), question, approvals], env=env, stdout=subprocess.PIPE, text=True
+    )
     run_id = proc.stdout.readline().strip()
     assert run_id, "the host process did not start a run"
     return proc, run_id
@@ -88,11 +91,16 @@ def test_a_pending_approval_survives_a_kill_and_approving_finishes_the_run(home)
 def test_a_side_effect_done_before_a_kill_is_not_repeated_on_resume(home):
     # report_writer never asks here; each scripted call takes 1 s, so the kill lands
     # after save_report wrote its file and before the step's last model call ends.
-    proc, run_id = host(home, "What caused the dot-com crash? Save a report.", delay=1.0,
-                        approvals='{"report_writer": "never"}')
+    proc, run_id = host(
+        home,
+        "What caused the dot-com crash? Save a report.",
+        delay=1.0,
+        approvals='{"report_writer": "never"}',
+    )
     reports = home / "reports"
-    wait_for(lambda: reports.exists() and list(reports.glob("*.md")), timeout=90,
-             what="the report file")
+    wait_for(
+        lambda: reports.exists() and list(reports.glob("*.md")), timeout=90, what="the report file"
+    )
     kill(proc)
     service = new_service(home)
     assert service.store.run(run_id).status == "interrupted"
@@ -103,7 +111,8 @@ def test_a_side_effect_done_before_a_kill_is_not_repeated_on_resume(home):
     # Either LangGraph resumed the sub-agent after its tool call, or the ledger answered
     # the repeated call; both ways the side effect happened once, under one key.
     assert SideEffectLedger(home / "side_effects.sqlite").count(run_id) == 1
-    report_row = next(r for r in service.store.snapshot(run_id)["rows"]
-                      if r["agent"] == "report_writer")
+    report_row = next(
+        r for r in service.store.snapshot(run_id)["rows"] if r["agent"] == "report_writer"
+    )
     assert report_row["result"].startswith("Report saved to")
     service.shutdown()

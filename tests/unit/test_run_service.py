@@ -7,13 +7,11 @@ import time
 
 import pytest
 
-from graph.design import Design
+from graph.kernel.design import Design
+from graph.models.scripted import ScriptedChatModel
 from graph.prompts import PromptError
-from graph.run_service import RunService
-from graph.scripted import ScriptedChatModel
-from graph.settings import Settings, get_settings
-from graph.store import INTERRUPTED_REASON, Store
-from graph.tools.database import open_database
+from graph.service.run_service import RunService
+from graph.service.store import INTERRUPTED_REASON
 
 QUESTION = "Which stock in the database grew the most between 2005 and 2009? Chart the prices."
 
@@ -32,8 +30,10 @@ class BrokenModel(ScriptedChatModel):
     """A model whose every call fails with a multi-line error, like a client traceback."""
 
     def _generate(self, *args, **kwargs):
-        raise RuntimeError("The model server exploded.\nTraceback (most recent call last):\n"
-                           '  File "client.py", line 1, in call\nRuntimeError: boom')
+        raise RuntimeError(
+            "The model server exploded.\nTraceback (most recent call last):\n"
+            '  File "client.py", line 1, in call\nRuntimeError: boom'
+        )
 
 
 @pytest.fixture
@@ -55,7 +55,8 @@ def design() -> Design:
 
 
 def test_the_example_question_ends_done_with_an_answer_a_chart_and_planner_first(
-        make_service, store, settings):
+    make_service, store, settings
+):
     service = make_service()
     run_id = service.start(QUESTION, design())
     assert store.run(run_id).model_label == "offline scripted model"
@@ -114,7 +115,8 @@ def test_a_cancelled_run_keeps_its_events_and_adds_none_after(make_service, stor
 
 
 def test_a_run_whose_model_raises_fails_with_a_readable_reason_and_no_traceback(
-        make_service, store):
+    make_service, store
+):
     service = make_service(model_factory=lambda role: BrokenModel())
     run_id = service.start(QUESTION, design())
     run = service.wait(run_id, timeout=30)
@@ -130,7 +132,7 @@ def test_a_worker_error_outside_the_run_fails_the_run_in_words(make_service, sto
     def broken(*args, **kwargs):
         raise OSError("disk full\nTraceback (most recent call last): ...")
 
-    monkeypatch.setattr("graph.run_service.continue_run", broken)
+    monkeypatch.setattr("graph.service.run_service.continue_run", broken)
     run = service.wait(service.start(QUESTION, design()), timeout=30)
     assert (run.status, run.reason) == ("failed", "disk full")
 
@@ -179,14 +181,20 @@ def test_a_node_whose_writes_were_saved_but_not_applied_still_counts_as_work_to_
     """A process killed after a node finished but before the next checkpoint leaves the
     node's writes pending: ``next`` is empty, the task is not. Stopping a stream right
     after a node's update reproduces that state without a kill."""
-    from graph.plan_execute import build_graph, initial_state
-    from graph.runs import continue_run, open_checkpointer, pending_nodes
+    from graph.plan_execute import SYSTEM
 
-    graph = build_graph(design(), settings=settings, checkpointer=open_checkpointer(settings))
+    build_graph, initial_state = SYSTEM.build_graph, SYSTEM.initial_state
+    from graph.kernel.checkpoints import pending_nodes
+    from graph.service.runs import checkpointer_for, continue_run
+
+    graph = build_graph(design(), settings=settings, checkpointer=checkpointer_for(settings))
     config = {"configurable": {"thread_id": "t-pending"}}
     for namespace, mode, chunk in graph.stream(
-            initial_state(QUESTION, design()), config, subgraphs=True,
-            stream_mode=["updates", "custom", "values"]):
+        initial_state(QUESTION, design()),
+        config,
+        subgraphs=True,
+        stream_mode=["updates", "custom", "values"],
+    ):
         if mode == "updates" and not namespace and "executor" in chunk:
             break
     snapshot = graph.get_state(config)

@@ -5,7 +5,8 @@ from langchain_core.tools import tool
 from pydantic import BaseModel
 
 from graph.models.chat import SCRIPTED_LABEL, make_chat_model, model_label
-from graph.scripted import ScriptedChatModel, count_tokens, write_sql
+from graph.models.scripted import ScriptedChatModel, count_tokens
+from graph.models.scripted.plan_execute import write_sql
 from graph.settings import Settings
 from graph.tools.database import open_database
 
@@ -20,17 +21,22 @@ def test_the_default_model_is_the_scripted_one_and_says_so():
 
 
 def test_a_configured_endpoint_switches_to_chat_openai():
-    model = make_chat_model("worker", Settings(openai_base_url="http://127.0.0.1:9/v1",
-                                               worker_model="w-model"))
+    model = make_chat_model(
+        "worker", Settings(openai_base_url="http://127.0.0.1:9/v1", worker_model="w-model")
+    )
     from langchain_openai import ChatOpenAI
 
     assert isinstance(model, ChatOpenAI) and model.model_name == "w-model"
-    assert Settings(openai_base_url="http://127.0.0.1:9/v1").model_label.endswith("@ http://127.0.0.1:9/v1")
+    assert Settings(openai_base_url="http://127.0.0.1:9/v1").model_label.endswith(
+        "@ http://127.0.0.1:9/v1"
+    )
 
 
 def test_replies_are_deterministic_and_report_counted_usage():
-    prompt = ('Plan: "agent" and "action".\n"agent" must be one of: web_researcher, synthesizer.\n'
-              'User query: "Why did IBM sell its PC division?"')
+    prompt = (
+        'Plan: "agent" and "action".\n"agent" must be one of: web_researcher, synthesizer.\n'
+        'User query: "Why did IBM sell its PC division?"'
+    )
     a, b = ScriptedChatModel().invoke(prompt), ScriptedChatModel().invoke(prompt)
     assert a.content == b.content
     assert a.usage_metadata["input_tokens"] == count_tokens(prompt)
@@ -44,12 +50,21 @@ def test_bound_tools_are_called_with_arguments_drawn_from_the_request():
         return "x"
 
     model = ScriptedChatModel().bind_tools([search_knowledge_base])
-    reply = model.invoke([SystemMessage("You research."),
-                          HumanMessage("Search the documents for: the iPhone launch.")])
+    reply = model.invoke(
+        [
+            SystemMessage("You research."),
+            HumanMessage("Search the documents for: the iPhone launch."),
+        ]
+    )
     assert reply.tool_calls[0]["name"] == "search_knowledge_base"
     assert reply.tool_calls[0]["args"] == {"query": "the iPhone launch"}
-    done = model.invoke([HumanMessage("q"), reply, ToolMessage(
-        "NO RESULTS: the iPhone launch", tool_call_id=reply.tool_calls[0]["id"])])
+    done = model.invoke(
+        [
+            HumanMessage("q"),
+            reply,
+            ToolMessage("NO RESULTS: the iPhone launch", tool_call_id=reply.tool_calls[0]["id"]),
+        ]
+    )
     assert not done.tool_calls and done.content.startswith("No usable results")
 
 
@@ -60,12 +75,18 @@ def test_structured_output_returns_the_schema():
         reason: str
         query: str
 
-    prompt = ('- User query ..............: Why?\n- Current step index ......: 1\n'
-              '- Full plan ...............: {"1": {"agent": "web_researcher", "action": "Search: why"}}\n'
-              '- Result of current step ..: (not run yet)\n"goto": ...')
+    prompt = (
+        "- User query ..............: Why?\n- Current step index ......: 1\n"
+        '- Full plan ...............: {"1": {"agent": "web_researcher", "action": "Search: why"}}\n'
+        '- Result of current step ..: (not run yet)\n"goto": ...'
+    )
     decision = ScriptedChatModel().with_structured_output(Decision).invoke(prompt)
-    assert decision == Decision(replan=False, goto="web_researcher",
-                                reason="Step 1 has not run yet.", query="Search: why (User question: Why?)")
+    assert decision == Decision(
+        replan=False,
+        goto="web_researcher",
+        reason="Step 1 has not run yet.",
+        query="Search: why (User question: Why?)",
+    )
 
 
 def test_written_sql_gives_true_answers_on_the_bundled_data():

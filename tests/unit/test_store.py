@@ -7,10 +7,10 @@ import threading
 
 import pytest
 
-from graph.design import Design
+from graph.kernel.design import Design
 from graph.prompts import PromptError
+from graph.service.store import INTERRUPTED_REASON, Store
 from graph.settings import Settings
-from graph.store import INTERRUPTED_REASON, Store
 
 PLANNER = "plan_execute/planner"
 
@@ -26,22 +26,52 @@ def design(**fields) -> Design:
     return Design(max_replans=2, recursion_limit=60, **fields)
 
 
-def state_record(seq: int, rows: int, attempts: dict, final: str | None = None,
-                 chart: dict | None = None) -> dict:
-    data = {"rows": [{"step": i + 1} for i in range(rows)], "replan_attempts": attempts,
-            "final_answer": final, "chart_spec": chart, "plan": {}}
-    return {"seq": seq, "ts": 1000.0 + seq, "kind": "state", "node": "", "namespace": "",
-            "step": 1, "data": data}
+def state_record(
+    seq: int, rows: int, attempts: dict, final: str | None = None, chart: dict | None = None
+) -> dict:
+    data = {
+        "rows": [{"step": i + 1} for i in range(rows)],
+        "replan_attempts": attempts,
+        "final_answer": final,
+        "chart_spec": chart,
+        "plan": {},
+        "counts": {"steps": rows, "replans": sum(attempts.values())},
+    }
+    return {
+        "seq": seq,
+        "ts": 1000.0 + seq,
+        "kind": "state",
+        "node": "",
+        "namespace": "",
+        "step": 1,
+        "data": data,
+    }
 
 
 def message(mid: str, step: int, agent: str, content: str = "") -> dict:
-    return {"id": mid, "type": "ai", "name": agent, "content": content or mid, "tool_calls": [],
-            "tool_call_id": None, "step": step, "agent": agent, "usage": None}
+    return {
+        "id": mid,
+        "type": "ai",
+        "name": agent,
+        "content": content or mid,
+        "tool_calls": [],
+        "tool_call_id": None,
+        "step": step,
+        "agent": agent,
+        "usage": None,
+    }
 
 
 def update_record(seq: int, node: str, messages: list[dict], namespace: str = "") -> dict:
-    return {"seq": seq, "ts": 1000.0 + seq, "kind": "update", "node": node,
-            "namespace": namespace, "step": None, "data": {"messages": messages}}
+    return {
+        "seq": seq,
+        "ts": 1000.0 + seq,
+        "kind": "update",
+        "node": node,
+        "namespace": namespace,
+        "step": None,
+        "data": {"messages": messages},
+    }
 
 
 def test_design_round_trips_and_survives_a_new_store_on_the_same_file(tmp_path):
@@ -70,8 +100,15 @@ def test_open_uses_the_file_under_settings_home(tmp_path):
 
 def test_a_stored_design_that_no_longer_validates_loads_as_none(store):
     store.save_design(design())
-    bad = json.dumps({"system": "plan_execute", "enabled_agents": ["retired_agent"],
-                      "max_replans": 2, "recursion_limit": 60, "prompts": {}})
+    bad = json.dumps(
+        {
+            "system": "plan_execute",
+            "enabled_agents": ["retired_agent"],
+            "max_replans": 2,
+            "recursion_limit": 60,
+            "prompts": {},
+        }
+    )
     store._write("UPDATE designs SET design_json = ? WHERE name = 'current'", (bad,))
     assert store.load_design() is None
     store._write("UPDATE designs SET design_json = '{not json' WHERE name = 'current'")
@@ -117,13 +154,30 @@ def test_events_are_appended_in_order_and_read_after_a_seq(store):
     store.create_run("r1", "question?", design(), "offline scripted model")
     for seq in range(1, 6):
         store.append_event("r1", update_record(seq, f"node{seq}", []))
-    store.append_event("r1", {"seq": 6, "ts": 2000.0, "kind": "custom", "node": "",
-                              "namespace": "x:1", "step": 2, "data": {"note": "hi"}})
+    store.append_event(
+        "r1",
+        {
+            "seq": 6,
+            "ts": 2000.0,
+            "kind": "custom",
+            "node": "",
+            "namespace": "x:1",
+            "step": 2,
+            "data": {"note": "hi"},
+        },
+    )
     assert [e["seq"] for e in store.events("r1")] == [1, 2, 3, 4, 5, 6]
     after = store.events("r1", after_seq=4)
     assert [e["seq"] for e in after] == [5, 6]
-    assert after[1] == {"seq": 6, "ts": 2000.0, "kind": "custom", "node": "",
-                        "namespace": "x:1", "step": 2, "data": {"note": "hi"}}
+    assert after[1] == {
+        "seq": 6,
+        "ts": 2000.0,
+        "kind": "custom",
+        "node": "",
+        "namespace": "x:1",
+        "step": 2,
+        "data": {"note": "hi"},
+    }
     assert [e["seq"] for e in store.events("r1", kinds=("custom",))] == [6]
     assert store.latest_seq("r1") == 6
     assert store.latest_seq("nope") == 0
@@ -146,9 +200,18 @@ def test_a_state_event_updates_the_run_counts_and_the_latest_snapshot(store):
     assert all("chart_spec" not in e["data"] for e in logged)
     assert logged[-1]["data"]["final_answer"] == "42"
 
-    store.append_event("r1", {"seq": 3, "ts": 5000.0, "kind": "end", "node": "",
-                              "namespace": "", "step": 3,
-                              "data": {"status": "done", "reason": "Finished."}})
+    store.append_event(
+        "r1",
+        {
+            "seq": 3,
+            "ts": 5000.0,
+            "kind": "end",
+            "node": "",
+            "namespace": "",
+            "step": 3,
+            "data": {"status": "done", "reason": "Finished."},
+        },
+    )
     run = store.run("r1")
     assert (run.status, run.reason, run.finished_at) == ("done", "Finished.", 5000.0)
 
@@ -157,14 +220,26 @@ def test_messages_are_filtered_by_step_and_agent_and_deduplicated(store):
     store.create_run("r1", "question?", design(), "offline scripted model")
     store.append_event("r1", update_record(1, "planner", [message("p1", 1, "planner")]))
     # a sub-agent's own copy (inside its namespace) is not the top-level record
-    store.append_event("r1", update_record(2, "model", [message("d1", None, None)],
-                                           namespace="data_researcher:abc"))
-    store.append_event("r1", update_record(3, "data_researcher",
-                                           [message("d1", 1, "data_researcher"),
-                                            message("d2", 1, "data_researcher")]))
-    store.append_event("r1", update_record(4, "data_researcher",
-                                           [message("d2", 1, "data_researcher"),
-                                            message("d3", 2, "data_researcher")]))
+    store.append_event(
+        "r1",
+        update_record(2, "model", [message("d1", None, None)], namespace="data_researcher:abc"),
+    )
+    store.append_event(
+        "r1",
+        update_record(
+            3,
+            "data_researcher",
+            [message("d1", 1, "data_researcher"), message("d2", 1, "data_researcher")],
+        ),
+    )
+    store.append_event(
+        "r1",
+        update_record(
+            4,
+            "data_researcher",
+            [message("d2", 1, "data_researcher"), message("d3", 2, "data_researcher")],
+        ),
+    )
     store.append_event("r1", update_record(5, "executor", [message("e1", 2, "executor")]))
 
     assert [m["id"] for m in store.messages("r1")] == ["p1", "d1", "d2", "d3", "e1"]
@@ -214,8 +289,18 @@ def test_duration_is_measured_from_start_to_finish(store):
     assert run.duration_s is None
     store.set_run_status("a", "running")
     store._write("UPDATE runs SET started_at = 100.0 WHERE id = 'a'")
-    store.append_event("a", {"seq": 1, "ts": 112.5, "kind": "end", "node": "", "namespace": "",
-                             "step": None, "data": {"status": "failed", "reason": "x"}})
+    store.append_event(
+        "a",
+        {
+            "seq": 1,
+            "ts": 112.5,
+            "kind": "end",
+            "node": "",
+            "namespace": "",
+            "step": None,
+            "data": {"status": "failed", "reason": "x"},
+        },
+    )
     assert store.run("a").duration_s == pytest.approx(12.5)
 
 
@@ -258,8 +343,9 @@ def test_four_threads_appending_200_events_each_to_different_runs_all_stored(sto
                 if seq % 10 == 0:
                     store.append_event(run_id, state_record(seq, seq // 10, {}))
                 else:
-                    store.append_event(run_id, update_record(seq, "executor",
-                                                             [message(f"{run_id}-{seq}", 1, "x")]))
+                    store.append_event(
+                        run_id, update_record(seq, "executor", [message(f"{run_id}-{seq}", 1, "x")])
+                    )
                 if seq % 50 == 0:
                     store.events(run_id, after_seq=seq - 5)  # a page reading meanwhile
         except BaseException as exc:  # noqa: BLE001 - reported below

@@ -1,4 +1,4 @@
-"""The supervisor_bus system (seed 001): the bus, inboxes, timeouts, tools by role, teaching."""
+"""The supervisor_bus system (docs/systems/supervisor_bus.md): the bus, inboxes, timeouts, tools by role, teaching."""
 
 from __future__ import annotations
 
@@ -10,36 +10,38 @@ from pathlib import Path
 from typing import ClassVar
 
 import pytest
-
-from tests.unit.conftest import wait_status
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.graph import START, StateGraph
 from langgraph.types import Command
 
-from graph.design import Design, export_design, import_design
+from graph.kernel.checkpoints import checkpoint_timeline, fork_state
+from graph.kernel.design import Design, export_design, import_design
+from graph.kernel.system import coordination_by_size, get_system, systems
+from graph.models.scripted import ScriptedChatModel
 from graph.prompts import default_text, prompt_names, template_errors
-from graph.run_service import RunService
-from graph.runs import (
-    RunEvent, continue_run, event_record, fork_state, open_checkpointer, run_question)
-from graph.scripted import ScriptedChatModel
-from graph.supervisor_bus import build_graph, initial_state, make_deps, snapshot, step_rows
+from graph.service.run_service import RunService
+from graph.service.runs import RunEvent, checkpointer_for, continue_run, event_record, run_question
+from graph.supervisor_bus import SYSTEM as BUS
 from graph.supervisor_bus.agents import AGENT_NAMES, AGENTS, design_warnings
 from graph.supervisor_bus.bus import Outbox, messages
+from graph.supervisor_bus.deps import make_deps
 from graph.supervisor_bus.prompts import preview_prompt
 from graph.supervisor_bus.state import BusState, consumed_field
 from graph.supervisor_bus.teaching import blackboard_vs_bus
 from graph.supervisor_bus.tools import REFUSED, Gate, tools_for
 from graph.supervisor_bus.workers import worker_node
-from graph.systems import SYSTEMS, coordination_by_size, get_system
+from tests.unit.conftest import wait_status
+
+build_graph, initial_state = BUS.build_graph, BUS.initial_state
+snapshot, step_rows = BUS.snapshot, BUS.step_rows
 
 QUESTION = "What caused the dot-com crash?"
-SYSTEM = "supervisor_bus"
+NAME = BUS.name
 
 
 def design(**changes) -> Design:
     """The system's default design, with the writer's approval off unless a test asks."""
-    return Design(system=SYSTEM, approvals=changes.pop("approvals", {"writer": "never"}),
-                  **changes)
+    return Design(system=NAME, approvals=changes.pop("approvals", {"writer": "never"}), **changes)
 
 
 def drafts(home: Path) -> list[Path]:
@@ -47,7 +49,7 @@ def drafts(home: Path) -> list[Path]:
 
 
 def run(settings, d: Design | None = None, question: str = QUESTION, **models):
-    checkpointer = open_checkpointer(settings)
+    checkpointer = checkpointer_for(settings)
     graph = build_graph(d or design(), settings=settings, checkpointer=checkpointer, **models)
     outcome = run_question(question, d or design(), settings=settings, graph=graph)
     return graph, outcome
@@ -65,19 +67,21 @@ def history(graph, thread_id: str) -> list:
 
 
 def test_the_registry_and_a_design_accept_the_supervisor_bus_system():
-    info = get_system(SYSTEM)
-    assert SYSTEMS[SYSTEM] is info and set(info.agents()) == {"researcher", "writer", "reviewer"}
-    d = Design(system=SYSTEM)
+    info = get_system(NAME)
+    assert systems()[NAME] is info is BUS
+    assert set(info.agents) == {"researcher", "writer", "reviewer"}
+    d = Design(system=NAME)
     assert d.enabled_agents == ["researcher", "writer", "reviewer"]
     assert d.approval_policy("writer") == "always"  # it has a side effect
     assert import_design(json.loads(json.dumps(export_design(d)))) == d
     with pytest.raises(ValueError, match="unknown agent"):
-        Design(system=SYSTEM, enabled_agents=["web_researcher"])
-    assert info.module().build_graph is build_graph
+        Design(system=NAME, enabled_agents=["web_researcher"])
 
 
-@pytest.mark.parametrize("enabled", [list(c) for n in range(len(AGENT_NAMES) + 1)
-                                     for c in itertools.combinations(AGENT_NAMES, n)])
+@pytest.mark.parametrize(
+    "enabled",
+    [list(c) for n in range(len(AGENT_NAMES) + 1) for c in itertools.combinations(AGENT_NAMES, n)],
+)
 def test_every_subset_of_its_agents_compiles_and_runs_to_an_end(settings, enabled):
     d = design(enabled_agents=enabled)
     graph, outcome = run(settings, d)
@@ -89,7 +93,7 @@ def test_every_subset_of_its_agents_compiles_and_runs_to_an_end(settings, enable
         assert "[kb:" in outcome.state["final_answer"] or "researcher" not in enabled
 
 
-def test_coordination_by_size_follows_the_seed():
+def test_coordination_by_size_follows_the_source_design():
     assert "direct handoff" in coordination_by_size(2)
     assert all("supervisor with a message bus" in coordination_by_size(n) for n in (3, 4, 5))
     assert "hierarchical teams" in coordination_by_size(6)
@@ -99,14 +103,17 @@ def test_coordination_by_size_follows_the_seed():
 
 
 def test_its_prompts_are_valid_and_render_for_a_sample_state():
-    names = prompt_names(SYSTEM)
-    assert {f"{SYSTEM}/{n}" for n in ("supervisor", "researcher", "writer", "reviewer",
-                                      "request", "repair")} <= set(names)
+    names = prompt_names(NAME)
+    assert {
+        f"{NAME}/{n}"
+        for n in ("supervisor", "researcher", "writer", "reviewer", "request", "repair")
+    } <= set(names)
     for name in names:
         assert template_errors(name, default_text(name)) == []
         assert preview_prompt(name, default_text(name)).strip()
-    assert '"next_agent"' in preview_prompt(f"{SYSTEM}/supervisor",
-                                            default_text(f"{SYSTEM}/supervisor"))
+    assert '"next_agent"' in preview_prompt(
+        f"{NAME}/supervisor", default_text(f"{NAME}/supervisor")
+    )
 
 
 def test_every_agent_has_its_own_inbox_field_in_the_state():
@@ -135,8 +142,15 @@ def test_a_full_offline_run_ends_done_with_a_cited_reviewed_answer(settings):
     # Every decision is a status message from the supervisor, the last one FINISH.
     statuses = [m for m in bus if m.type == "status"]
     assert all(m.from_ == "supervisor" for m in statuses)
-    assert [m.payload["decision"] for m in statuses] == ["researcher", "writer", "reviewer", "FINISH"]
-    assert [d["next_agent"] for d in state["decisions"]] == [m.payload["decision"] for m in statuses]
+    assert [m.payload["decision"] for m in statuses] == [
+        "researcher",
+        "writer",
+        "reviewer",
+        "FINISH",
+    ]
+    assert [d["next_agent"] for d in state["decisions"]] == [
+        m.payload["decision"] for m in statuses
+    ]
     assert state["outstanding"] == {} and state["completed_agents"] == set(AGENTS)
     assert len(drafts(settings.home)) == 1
     # The writer read the researcher's findings from its inbox, not from a shared field.
@@ -159,15 +173,16 @@ def test_the_snapshot_shows_the_bus_registry_and_decisions_as_json(settings):
     # Time left in the registry counts down from the run's timeout.
     waiting = {**outcome.state, "outstanding": {"m9-x": 100.0}, "timeout_s": 30.0}
     assert snapshot(waiting, now=110.0)["outstanding"] == [
-        {"message_id": "m9-x", "to": "?", "sent_at": 100.0, "timeout_s": 30.0, "time_left_s": 20.0}]
+        {"message_id": "m9-x", "to": "?", "sent_at": 100.0, "timeout_s": 30.0, "time_left_s": 20.0}
+    ]
 
 
 def test_run_events_of_this_system_are_json_safe(settings):
     events: list[RunEvent] = []
     d = design()
-    graph = build_graph(d, settings=settings, checkpointer=open_checkpointer(settings))
+    graph = build_graph(d, settings=settings, checkpointer=checkpointer_for(settings))
     run_question(QUESTION, d, settings=settings, graph=graph, on_event=events.append)
-    records = [event_record(e, SYSTEM) for e in events]
+    records = [event_record(e, NAME) for e in events]
     json.dumps(records)
     update = next(r for r in records if r["kind"] == "update" and r["node"] == "researcher")
     assert update["data"]["bus"][0]["from_"] == "researcher"
@@ -175,25 +190,35 @@ def test_run_events_of_this_system_are_json_safe(settings):
 
 
 def test_the_writer_waits_for_a_human_by_default_and_goes_on_when_approved(settings):
-    d = Design(system=SYSTEM)
+    d = Design(system=NAME)
     graph, outcome = run(settings, d)
     assert outcome.status == "waiting"
     (asked,) = outcome.interrupts
     assert {k: asked[k] for k in ("kind", "agent")} == {"kind": "approval", "agent": "writer"}
     assert {"step", "query", "reason", "asked_at"} <= set(asked)
     assert drafts(settings.home) == []  # nothing written before the human said so
-    resumed = continue_run(graph, Command(resume={asked["id"]: {"decision": "approve"}}),
-                           outcome.thread_id, d, settings=settings)
+    resumed = continue_run(
+        graph,
+        Command(resume={asked["id"]: {"decision": "approve"}}),
+        outcome.thread_id,
+        d,
+        settings=settings,
+    )
     assert resumed.status == "done", resumed.reason
     assert len(drafts(settings.home)) == 1
 
 
 def test_an_unusable_decision_on_the_bus_is_refused_and_the_writer_keeps_waiting(settings):
-    d = Design(system=SYSTEM)
+    d = Design(system=NAME)
     graph, outcome = run(settings, d)
     (asked,) = outcome.interrupts
-    after = continue_run(graph, Command(resume={asked["id"]: {"decision": "maybe"}}),
-                         outcome.thread_id, d, settings=settings)
+    after = continue_run(
+        graph,
+        Command(resume={asked["id"]: {"decision": "maybe"}}),
+        outcome.thread_id,
+        d,
+        settings=settings,
+    )
     assert after.status == "waiting"
     assert any("Unusable decision" in n for n in after.state["notices"])
     assert drafts(settings.home) == []
@@ -227,7 +252,9 @@ def test_replaying_from_before_the_writer_writes_no_second_draft(settings):
     replayed = graph.invoke(None, before.config)
     assert replayed["outcome"] == "done"
     assert drafts(settings.home) == []
-    writer_result = next(m for m in messages(replayed) if m.from_ == "writer" and m.type == "result")
+    writer_result = next(
+        m for m in messages(replayed) if m.from_ == "writer" and m.type == "result"
+    )
     assert writer_result.in_reply_to == request.id
     assert "already done for this message: not repeated" in writer_result.payload["draft"]
 
@@ -239,11 +266,19 @@ def test_a_fork_from_before_the_supervisor_routes_to_the_writer_writes_no_second
     draft.unlink()
     original = {m.id for m in requests_to(outcome.state, "writer")}
     # The checkpoint after the researcher answered: the supervisor has yet to decide.
-    after_research = next(s for s in history(graph, outcome.thread_id)
-                          if s.next == ("supervisor",) and s.values.get("completed_agents"))
+    after_research = next(
+        s
+        for s in history(graph, outcome.thread_id)
+        if s.next == ("supervisor",) and s.values.get("completed_agents")
+    )
     fork_id = uuid.uuid4().hex
-    fork_state(graph, outcome.thread_id, after_research.config["configurable"]["checkpoint_id"],
-               fork_id, {})
+    fork_state(
+        graph,
+        outcome.thread_id,
+        after_research.config["configurable"]["checkpoint_id"],
+        fork_id,
+        {},
+    )
     forked = continue_run(graph, None, fork_id, d, settings=settings)
     assert forked.status == "done", forked.reason
     # The same decision at the same point of the same session is the same message...
@@ -252,8 +287,13 @@ def test_a_fork_from_before_the_supervisor_routes_to_the_writer_writes_no_second
     assert drafts(settings.home) == []
     # A fork whose request differs is new work, and does write.
     changed_id = uuid.uuid4().hex
-    fork_state(graph, outcome.thread_id, after_research.config["configurable"]["checkpoint_id"],
-               changed_id, {"session_id": "another-session"})
+    fork_state(
+        graph,
+        outcome.thread_id,
+        after_research.config["configurable"]["checkpoint_id"],
+        changed_id,
+        {"session_id": "another-session"},
+    )
     changed = continue_run(graph, None, changed_id, d, settings=settings)
     assert {m.id for m in requests_to(changed.state, "writer")}.isdisjoint(original)
     assert len(drafts(settings.home)) == 1
@@ -290,15 +330,18 @@ def slow_service(store, settings, slow_writer):
     svc.shutdown()
 
 
-
-
 def test_a_request_past_its_timeout_is_escalated_once_and_a_retry_finishes_the_run(
-        slow_service, settings):
+    slow_service, settings
+):
     service = slow_service
     run_id = service.start(QUESTION, design(bus_timeout_s=0.5))
     wait_status(service, run_id, "waiting")
     (pending,) = service.pending_approvals()
-    assert (pending["run_id"], pending["kind"], pending["agent"]) == (run_id, "escalation", "writer")
+    assert (pending["run_id"], pending["kind"], pending["agent"]) == (
+        run_id,
+        "escalation",
+        "writer",
+    )
     assert pending["query"].startswith("Write the answer") and pending["asked_at"]
     assert "did not answer request" in pending["reason"] and "within 0.5 s" in pending["reason"]
     snap = service.store.snapshot(run_id)
@@ -318,19 +361,32 @@ def test_a_request_past_its_timeout_is_escalated_once_and_a_retry_finishes_the_r
     assert "[kb:dotcom-crash]" in snap["final_answer"]
 
 
-@pytest.mark.parametrize("decision, query, expect", [
-    ("skip", "", "dropped"), ("edit", "reviewer", "reassigned to reviewer")])
+@pytest.mark.parametrize(
+    "decision, query, expect",
+    [("skip", "", "dropped"), ("edit", "reviewer", "reassigned to reviewer")],
+)
 def test_an_escalation_can_be_dropped_or_reassigned_and_is_never_asked_twice(
-        settings, slow_writer, decision, query, expect):
+    settings, slow_writer, decision, query, expect
+):
     d = design(bus_timeout_s=0.5)
-    checkpointer = open_checkpointer(settings)
-    graph = build_graph(d, settings=settings, checkpointer=checkpointer,
-                        planner_model=slow_writer("planner"), worker_model=slow_writer("worker"))
+    checkpointer = checkpointer_for(settings)
+    graph = build_graph(
+        d,
+        settings=settings,
+        checkpointer=checkpointer,
+        planner_model=slow_writer("planner"),
+        worker_model=slow_writer("worker"),
+    )
     outcome = run_question(QUESTION, d, settings=settings, graph=graph)
     assert outcome.status == "waiting"
     (asked,) = outcome.interrupts
-    done = continue_run(graph, Command(resume={asked["id"]: {"decision": decision, "query": query}}),
-                        outcome.thread_id, d, settings=settings)
+    done = continue_run(
+        graph,
+        Command(resume={asked["id"]: {"decision": decision, "query": query}}),
+        outcome.thread_id,
+        d,
+        settings=settings,
+    )
     assert done.status == "done", done.reason
     state = done.state
     (dead,) = state["dead_letters"].values()
@@ -343,8 +399,11 @@ def test_an_escalation_can_be_dropped_or_reassigned_and_is_never_asked_twice(
         assert reassigned.payload["retry_of"] == dead["message_id"]
         assert reassigned.payload["task"].startswith("Write the answer")
     # Replaying from any checkpoint after the escalation never escalates again.
-    after = [s for s in history(graph, outcome.thread_id)
-             if s.values.get("escalated") and s.next == ("supervisor",)]
+    after = [
+        s
+        for s in history(graph, outcome.thread_id)
+        if s.values.get("escalated") and s.next == ("supervisor",)
+    ]
     replayed = graph.invoke(None, after[0].config)
     assert len(requests_to(replayed, "human")) == 1 and replayed["outcome"] == "done"
 
@@ -358,9 +417,17 @@ class ForbiddenToolModel(ScriptedChatModel):
     def _generate(self, messages, stop=None, run_manager=None, tools=None, **kwargs):
         names = [t["function"]["name"] for t in tools or []]
         if "search_knowledge_base" in names and isinstance(messages[-1], HumanMessage):
-            message = AIMessage(content="", tool_calls=[{
-                "name": "write_draft", "args": {"title": "pwned", "body": "x"},
-                "id": "call_forbidden", "type": "tool_call"}])
+            message = AIMessage(
+                content="",
+                tool_calls=[
+                    {
+                        "name": "write_draft",
+                        "args": {"title": "pwned", "body": "x"},
+                        "id": "call_forbidden",
+                        "type": "tool_call",
+                    }
+                ],
+            )
             from langchain_core.outputs import ChatGeneration, ChatResult
 
             return ChatResult(generations=[ChatGeneration(message=message)])
@@ -392,8 +459,9 @@ def test_the_gate_refuses_a_tool_that_exists_but_is_not_the_agents(settings):
     assert refused.status == "error" and refused.content.startswith(REFUSED)
     assert gate.refused == [{"tool": "write_draft", "args": {"title": "t", "body": "b"}}]
     assert drafts(settings.home) == []
-    allowed = gate.execute({"name": "check_citations", "args": {"text": "[kb:dotcom-crash]"},
-                            "id": "2"})
+    allowed = gate.execute(
+        {"name": "check_citations", "args": {"text": "[kb:dotcom-crash]"}, "id": "2"}
+    )
     assert allowed.content.startswith("1 of 1 cited sources exist")
 
 
@@ -405,8 +473,9 @@ def test_two_agents_append_to_the_bus_in_one_super_step_without_error(settings):
     deps = make_deps(d, settings=settings)
     builder = StateGraph(BusState)
     for agent in ("researcher", "reviewer"):
-        builder.add_node(agent, lambda state, config, agent=agent: worker_node(
-            state, config, deps, agent).update)
+        builder.add_node(
+            agent, lambda state, config, agent=agent: worker_node(state, config, deps, agent).update
+        )
         builder.add_edge(START, agent)
     graph = builder.compile()
     state = initial_state(QUESTION, d)
@@ -442,14 +511,15 @@ def test_the_teaching_scenario_loses_writes_on_a_blackboard_and_none_on_the_bus(
 
 
 def test_the_checkpoint_timeline_shows_the_registry_and_inboxes(settings):
-    from graph.runs import checkpoint_timeline
-
     graph, outcome = run(settings)
-    timeline = checkpoint_timeline(graph, outcome.thread_id)
+    timeline = checkpoint_timeline(graph, outcome.thread_id, BUS.timeline_fields)
     json.dumps(timeline)
     writer_row = next(row for row in timeline if row["node"] == "writer")
     (request,) = requests_to(outcome.state, "writer")
     assert writer_row["diff"][consumed_field("writer")] == {"before": [], "after": [request.id]}
-    sent = next(row for row in timeline if row["node"] == "supervisor"
-                and request.id in (row["fields"]["outstanding"] or {}))
+    sent = next(
+        row
+        for row in timeline
+        if row["node"] == "supervisor" and request.id in (row["fields"]["outstanding"] or {})
+    )
     assert sent["next"] == ["writer"]

@@ -6,15 +6,11 @@ import time
 
 import pytest
 
-from graph.design import Design
+from graph.kernel.design import Design
 from tests.unit.conftest import wait_status
 
 REPORT = "What caused the dot-com crash? Save a report."
 TESLA = "How did Tesla's stock do in 2008?"
-
-
-
-
 
 
 def test_pending_approvals_are_listed_across_runs_and_answered_separately(service):
@@ -51,7 +47,9 @@ def test_an_approval_past_its_timeout_gets_the_default_recorded_as_such(service)
     record = service.wait(run_id, timeout=30)
     assert record.status == "done"
     (decision,) = service.store.messages(run_id, agent="human")
-    assert decision["content"].startswith("The approval timed out; applied the default: skip step 2")
+    assert decision["content"].startswith(
+        "The approval timed out; applied the default: skip step 2"
+    )
     assert decision["name"] == "timeout"
     rows = service.store.snapshot(run_id)["rows"]
     assert rows[1]["status"] == "skipped"
@@ -76,17 +74,26 @@ def test_the_timeline_shows_each_checkpoint_with_its_node_fields_and_diff(servic
     timeline = service.timeline(run_id)
     nodes = [row["node"] for row in timeline]
     assert nodes[:4] == ["input", "__start__", "planner", "executor"]
-    replan = next(row for row in timeline if row["fields"]["replan_flag"] and row["node"] == "executor")
+    replan = next(
+        row for row in timeline if row["fields"]["replan_flag"] and row["node"] == "executor"
+    )
     assert replan["diff"]["replan_attempts"] == {"before": {}, "after": {"1": 1}}
-    assert replan["fields"]["last_reason"].startswith("Step 1 (data_researcher) produced no usable data")
+    assert replan["fields"]["last_reason"].startswith(
+        "Step 1 (data_researcher) produced no usable data"
+    )
 
 
 def test_a_fork_with_an_edited_plan_is_a_new_run_that_records_its_parent(service):
     run_id = service.start(TESLA, Design())
     service.wait(run_id, timeout=30)
     after_plan = next(row for row in service.timeline(run_id) if row["node"] == "planner")
-    plan = {"1": {"agent": "web_researcher", "action": "Search the documents for: the 2008 financial crisis"},
-            "2": {"agent": "synthesizer", "action": "Answer from the findings."}}
+    plan = {
+        "1": {
+            "agent": "web_researcher",
+            "action": "Search the documents for: the 2008 financial crisis",
+        },
+        "2": {"agent": "synthesizer", "action": "Answer from the findings."},
+    }
     fork = service.fork(run_id, after_plan["checkpoint_id"], {"plan": plan})
     record = service.wait(fork, timeout=30)
     assert record.status == "done", record.reason
