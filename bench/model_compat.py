@@ -25,7 +25,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-os.environ.setdefault("STEPWISE_HOME", tempfile.mkdtemp(prefix="stepwise-bench-"))
+_HOME = tempfile.TemporaryDirectory(prefix="stepwise-bench-")  # removed when the bench exits
+os.environ.setdefault("STEPWISE_HOME", _HOME.name)
 
 from graph.accounting import usage_by_step  # noqa: E402
 from graph.design import Design  # noqa: E402
@@ -47,8 +48,9 @@ ANSWERS = {"approval": "approve", "escalation": "skip"}
 
 def run_cell(settings: Settings, system: str, limit_s: float) -> dict:
     """One system's first example on ``settings``; how it went."""
-    home = Path(tempfile.mkdtemp(prefix=f"compat-{system}-"))
-    settings = settings.model_copy(update={"home": home})
+    home = tempfile.TemporaryDirectory(prefix=f"stepwise-compat-{system}-",
+                                       ignore_cleanup_errors=True)
+    settings = settings.model_copy(update={"home": Path(home.name)})
     store = Store.open(settings)
     service = RunService(store, settings, timeout_tick_s=0)
     api = None
@@ -82,6 +84,7 @@ def run_cell(settings: Settings, system: str, limit_s: float) -> dict:
         store.close()
         if api is not None:
             api.server.shutdown()
+        home.cleanup()
 
 
 def main() -> None:
@@ -110,21 +113,21 @@ def main() -> None:
                             max_tokens=512)
         report = check_server(settings, ModeBook())
         print(f"server: {about}\nmodel: {model}\n{report.summary()}\n")
-        print(f"{'mode':<32} {'system':<19} {'outcome':<44} {'repaired':<30} "
-              f"{'calls':>5} {'wall':>8}")
+        print("| mode | system | outcome | repaired replies | calls | wall |")
+        print("|---|---|---|---|--:|--:|")
         for mode in args.modes.split(","):
             for system in args.systems.split(","):
                 label = describe_structured(mode)
                 if mode == "json_schema" and not report.json_schema:
-                    print(f"{label:<32} {system:<19} {'refused by the server: not run':<44}")
+                    print(f"| {label} | {system} | refused by the server: not run | | | |")
                     continue
                 cell = run_cell(settings.model_copy(update={"structured_output": mode}),
                                 system, args.limit)
                 outcome = cell["status"] if cell["status"] == "done" else \
-                    f"{cell['status']}: {cell['reason']}"[:44]
-                print(f"{label:<32} {system:<19} {outcome:<44} "
-                      f"{', '.join(cell['repaired']) or '-':<30} {cell['calls']:>5} "
-                      f"{cell['wall_s']:>7.1f}s", flush=True)
+                    f"{cell['status']}: {cell['reason']}"
+                print(f"| {label} | {system} | {outcome} | "
+                      f"{', '.join(cell['repaired']) or '-'} | {cell['calls']} | "
+                      f"{cell['wall_s']:.1f}s |", flush=True)
     finally:
         if server is not None:
             server.stop()
