@@ -23,6 +23,7 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+CACHE_BYTES = 256 << 20  # prompt-state cache of the server (see start())
 MODEL_NAME = "smollm2-135m"
 GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 INSTALL_HINT = (
@@ -96,9 +97,13 @@ def start(port: int | None = None, timeout: float = 180.0, threads: int = 2) -> 
                 str(threads),
                 "--n_threads_batch",
                 str(threads),
-                # keep earlier prompts' states: the agents' prompts share long prefixes
+                # keep earlier prompts' states: the agents' prompts share long prefixes.
+                # Bounded: the cache counts only the model's state, not the logits copied
+                # with it, so its default 2 GiB let the server grow past 15 GB.
                 "--cache",
                 "True",
+                "--cache_size",
+                str(CACHE_BYTES),
                 "--verbose",
                 "False",
             ],
