@@ -28,6 +28,7 @@ from graph.kernel.records import plain
 from graph.kernel.system import get_system, systems
 from graph.models.chat import describe_error
 from graph.settings import Settings, get_settings
+from graph.stopping import Stopped, stoppable
 
 
 @dataclass
@@ -178,37 +179,38 @@ def continue_run(
     if cancel is not None and cancel.is_set():
         control.request_drain("cancel")
     try:
-        stream = graph.stream(
-            run_input,
-            config,
-            stream_mode=["updates", "custom", "values"],
-            subgraphs=True,
-            interrupt_before="*" if step_mode else None,
-            control=control,
-        )
-        for namespace, mode, chunk in stream:
-            ns = "/".join(namespace)
-            if mode == "values":
-                if not namespace:
-                    state = chunk
-                    emit("state", "", "", chunk)
-                continue
-            if mode == "custom":
-                emit("custom", "", ns, chunk)
-            else:
-                for node, update in (chunk or {}).items():
-                    if node == "__interrupt__":
-                        continue  # read from the checkpoint below, with its id
+        with stoppable(cancel):  # Stop reaches model calls and queries in flight
+            stream = graph.stream(
+                run_input,
+                config,
+                stream_mode=["updates", "custom", "values"],
+                subgraphs=True,
+                interrupt_before="*" if step_mode else None,
+                control=control,
+            )
+            for namespace, mode, chunk in stream:
+                ns = "/".join(namespace)
+                if mode == "values":
                     if not namespace:
-                        nodes_run += 1
-                    emit("update", node, ns, update)
-            if cancel is not None and cancel.is_set():
-                control.request_drain("cancel")  # a plain Event cannot ask by itself
-    except GraphDrained:
-        if getattr(cancel, "redirecting", False):
-            status, reason = "redirected", "Stopped to go on elsewhere."
-        else:
+                        state = chunk
+                        emit("state", "", "", chunk)
+                    continue
+                if mode == "custom":
+                    emit("custom", "", ns, chunk)
+                else:
+                    for node, update in (chunk or {}).items():
+                        if node == "__interrupt__":
+                            continue  # read from the checkpoint below, with its id
+                        if not namespace:
+                            nodes_run += 1
+                        emit("update", node, ns, update)
+                if cancel is not None and cancel.is_set():
+                    control.request_drain("cancel")  # a plain Event cannot ask by itself
+    except (GraphDrained, Stopped) as exc:
+        if isinstance(exc, Stopped) or not getattr(cancel, "redirecting", False):
             status, reason = "cancelled", "Cancelled by the user; everything so far is kept."
+        else:
+            status, reason = "redirected", "Stopped to go on elsewhere."
     except GraphRecursionError:
         status = "failed"
         reason = (
