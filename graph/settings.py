@@ -88,6 +88,17 @@ class Settings(BaseSettings):
     # Tools.
     tavily_api_key: SecretStr | None = Field(None, alias="TAVILY_API_KEY")
     sql_max_rows: int = Field(500, alias="STEPWISE_SQL_MAX_ROWS", ge=1, le=100_000)
+    # Budgets of one model-written query: past any of them it is stopped and the model
+    # told why, so a runaway query (a recursive CTE, a huge blob) cannot hold a run.
+    sql_timeout_s: float = Field(5.0, alias="STEPWISE_SQL_TIMEOUT", gt=0, le=3_600)
+    # SQLite virtual-machine steps (about 100 million a second); a question about 560
+    # monthly prices needs a few million at most.
+    sql_max_steps: int = Field(100_000_000, alias="STEPWISE_SQL_MAX_STEPS", ge=10_000)
+    # Bytes one string or blob may grow to inside a query (SQLITE_LIMIT_LENGTH), and
+    # the values of the rows it returns together.
+    sql_max_value_bytes: int = Field(
+        1_000_000, alias="STEPWISE_SQL_MAX_VALUE_BYTES", ge=1_000, le=1_000_000_000
+    )
     data_dir: Path = Field(REPO_ROOT / "data", alias="STEPWISE_DATA_DIR")
     prompts_dir: Path = Field(REPO_ROOT / "prompts", alias="STEPWISE_PROMPTS_DIR")
 

@@ -1,15 +1,18 @@
 """The bundled stock-price database and the read-only SQL tool of ``data_researcher``.
 
-The model writes the SQL; we never trust it. The database is opened read-only by URI
-and with ``PRAGMA query_only``, an authorizer refuses anything but reading, only one
-statement runs, and rows are capped so a careless ``SELECT *`` cannot flood a prompt.
+The model writes the SQL; we never trust it. Each query opens its own connection,
+read-only by URI and with ``PRAGMA query_only``; an authorizer refuses anything but
+reading (and functions that only allocate memory), SQLite's parser lets one statement
+run, values are capped in size, a progress handler stops a query over its time or step
+budget or when the user presses Stop, and rows are capped so a careless ``SELECT *``
+cannot flood a prompt.
 """
 
 from __future__ import annotations
 
 import csv
 import sqlite3
-import threading
+import time
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -19,6 +22,7 @@ from langchain_core.tools import StructuredTool
 from pydantic import Field
 
 from graph.settings import get_settings
+from graph.stopping import Stopped, check_stop, stop_requested
 
 SCHEMA_SQL = """
 CREATE TABLE stocks (
@@ -94,45 +98,145 @@ def build_database(db_path: Path, data_dir: Path) -> Path:
     return db_path
 
 
+@dataclass(frozen=True)
+class QueryBudget:
+    """What one model-written query may spend before it is stopped."""
+
+    timeout_s: float = 5.0
+    max_steps: int = 100_000_000  # SQLite virtual-machine instructions
+    # one string or blob (SQLITE_LIMIT_LENGTH), and all the values of the rows kept
+    max_value_bytes: int = 1_000_000
+
+
+# Functions whose only use in a question about prices is to allocate memory on demand.
+_REFUSED_FUNCTIONS = {"randomblob", "zeroblob"}
+_PROGRESS_EVERY = 10_000  # VM instructions between two checks of the budget and of Stop
+
+
+class _Guard:
+    """One query's authorizer and progress handler: it notes why SQLite was stopped."""
+
+    def __init__(self, budget: QueryBudget):
+        self.budget = budget
+        self.deadline = time.monotonic() + budget.timeout_s
+        self.steps = 0
+        self.why = ""  # "time", "steps", "stop", "function:<name>"
+
+    def authorize(self, action, _arg1, arg2, *_rest) -> int:
+        if action == sqlite3.SQLITE_FUNCTION and (arg2 or "").lower() in _REFUSED_FUNCTIONS:
+            self.why = f"function:{arg2.lower()}"
+            return sqlite3.SQLITE_DENY
+        return sqlite3.SQLITE_OK if action in _READ_ACTIONS else sqlite3.SQLITE_DENY
+
+    def progress(self) -> int:
+        """Non-zero aborts the query (``OperationalError: interrupted``)."""
+        self.steps += _PROGRESS_EVERY
+        if stop_requested():
+            self.why = "stop"
+        elif time.monotonic() > self.deadline:
+            self.why = "time"
+        elif self.steps > self.budget.max_steps:
+            self.why = "steps"
+        return 1 if self.why else 0
+
+    def refusal(self, error: sqlite3.Error) -> QueryRefused:
+        """The error SQLite raised, as a sentence the model can act on."""
+        message = str(error)
+        budget = self.budget
+        if self.why == "time":
+            return QueryRefused(
+                f"The query ran longer than {budget.timeout_s:g} s and was stopped; "
+                "ask for fewer rows or avoid recursive queries."
+            )
+        if self.why == "steps":
+            return QueryRefused(
+                f"The query needed more than {budget.max_steps:,} steps of work and was "
+                "stopped; filter earlier, ask for fewer rows or avoid recursive queries."
+            )
+        if self.why.startswith("function:"):
+            return QueryRefused(
+                f"The function {self.why.removeprefix('function:')}() is not allowed: it "
+                "builds large values in memory and a question about stock prices does not "
+                "need it."
+            )
+        if "too big" in message:
+            return QueryRefused(
+                f"A value in the query grew past {budget.max_value_bytes:,} bytes and was "
+                "refused; build smaller strings."
+            )
+        if "not authorized" in message or "readonly" in message:
+            return QueryRefused("The database is read-only: only SELECT queries may run.")
+        return QueryRefused(f"SQL error: {message}")
+
+
 @dataclass
 class StockDatabase:
+    """The stock database; each query gets its own read-only connection and budget,
+    so a slow query in one run never makes another run wait."""
+
     path: Path
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    budget: QueryBudget = field(default_factory=QueryBudget)
 
     def __post_init__(self):
-        uri = f"{Path(self.path).resolve().as_uri()}?mode=ro"
-        self._conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
-        self._conn.execute("PRAGMA query_only = ON")
-        self._conn.set_authorizer(_authorize)
+        self._uri = f"{Path(self.path).resolve().as_uri()}?mode=ro"
+        self._connect().close()  # a missing or unreadable file fails here, not mid-run
+
+    def _connect(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(self._uri, uri=True)
+        conn.execute("PRAGMA query_only = ON")
+        conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, self.budget.max_value_bytes)
+        return conn
 
     def schema_text(self) -> str:
         """The schema as the model should see it, with the comments that explain the columns."""
         return SCHEMA_SQL.strip()
 
     def query(self, sql: str, max_rows: int) -> QueryResult:
-        sql = sql.strip().rstrip(";").strip()
-        if not sql:
+        """Run one read-only statement; ``Stopped`` if the user pressed Stop meanwhile."""
+        sql = sql.strip()
+        if not sql.rstrip(";").strip():
             raise QueryRefused("Empty SQL.")
-        if not sqlite3.complete_statement(sql + ";") or ";" in sql:
-            raise QueryRefused("Only one SQL statement may run at a time.")
-        with self._lock:
-            try:
-                cursor = self._conn.execute(sql)
-                rows = cursor.fetchmany(max_rows + 1)
-            except sqlite3.DatabaseError as exc:
-                message = str(exc)
-                if "not authorized" in message or "readonly" in message:
-                    raise QueryRefused(
-                        "The database is read-only: only SELECT queries may run."
-                    ) from None
-                raise QueryRefused(f"SQL error: {message}") from None
+        check_stop("the SQL query")
+        guard = _Guard(self.budget)
+        conn = self._connect()
+        try:
+            conn.set_authorizer(guard.authorize)
+            conn.set_progress_handler(guard.progress, _PROGRESS_EVERY)
+            # SQLite's own parser decides what one statement is: a ';' inside a string
+            # or a comment is part of it, a second statement is refused before any runs.
+            cursor = conn.execute(sql)
+            rows = _fetch_within(cursor, max_rows + 1, self.budget.max_value_bytes)
             columns = [d[0] for d in cursor.description or []]
+        except sqlite3.ProgrammingError as exc:
+            if "one statement" in str(exc):
+                raise QueryRefused("Only one SQL statement may run at a time.") from None
+            raise QueryRefused(f"SQL error: {exc}") from None
+        except sqlite3.Error as exc:
+            if guard.why == "stop":
+                raise Stopped("the SQL query") from None
+            raise guard.refusal(exc) from None
+        finally:
+            conn.close()
         truncated = len(rows) > max_rows
-        return QueryResult(sql, columns, [list(r) for r in rows[:max_rows]], truncated, max_rows)
+        shown = sql.rstrip().rstrip(";").rstrip()
+        return QueryResult(shown, columns, [list(r) for r in rows[:max_rows]], truncated, max_rows)
 
 
-def _authorize(action, *_args) -> int:
-    return sqlite3.SQLITE_OK if action in _READ_ACTIONS else sqlite3.SQLITE_DENY
+def _fetch_within(cursor: sqlite3.Cursor, max_rows: int, max_bytes: int) -> list[tuple]:
+    """Up to ``max_rows`` rows, refused once their values add up to more than ``max_bytes``
+    (500 rows of 1 MB values would otherwise land in memory and in a prompt)."""
+    rows, size = [], 0
+    for row in cursor:
+        size += sum(len(v) if isinstance(v, str | bytes) else 8 for v in row)
+        if size > max_bytes:
+            raise QueryRefused(
+                f"The rows of the query came to more than {max_bytes:,} bytes and were "
+                "refused; ask for fewer rows or shorter values."
+            )
+        rows.append(row)
+        if len(rows) == max_rows:
+            break
+    return rows
 
 
 @lru_cache(maxsize=4)
@@ -140,7 +244,10 @@ def open_database(db_path: Path | None = None) -> StockDatabase:
     """The bundled database, built on first use under ``STEPWISE_HOME``."""
     settings = get_settings()
     path = db_path or (settings.home / "stocks.sqlite")
-    return StockDatabase(build_database(path.resolve(), settings.data_dir))
+    budget = QueryBudget(
+        settings.sql_timeout_s, settings.sql_max_steps, settings.sql_max_value_bytes
+    )
+    return StockDatabase(build_database(path.resolve(), settings.data_dir), budget)
 
 
 def sql_tool(db: StockDatabase, max_rows: int) -> StructuredTool:
