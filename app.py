@@ -6,13 +6,21 @@ The entry point only lays out the navigation and the sidebar; each page is a thi
 file in ``app_pages/`` that calls the engine in ``graph/``. (Not ``pages/``: Streamlit
 treats a folder of that name as a legacy multipage app, and a first request for
 ``/run`` on a fresh server would run that page alone, outside this navigation.)
+
+The tab's icon is an SVG file in ``assets/`` (sent inline): a ``:material/...:`` page
+icon makes the browser fetch it from Google's font CDN, which fails offline. The other
+``:material/...:`` icons are drawn with the font Streamlit serves itself.
 """
+
+from pathlib import Path
 
 import streamlit as st
 
 from ui import widgets
 
-st.set_page_config(page_title="Stepwise", page_icon=":material/account_tree:", layout="wide")
+PAGE_ICON = Path(__file__).parent / "assets" / "stepwise-icon.svg"
+
+st.set_page_config(page_title="Stepwise", page_icon=str(PAGE_ICON), layout="wide")
 
 page = st.navigation(
     [

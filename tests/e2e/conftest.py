@@ -69,9 +69,12 @@ def app_home(tmp_path_factory) -> Path:
 def start_app(
     home: Path, port: int | None = None, env: dict[str, str] | None = None
 ) -> tuple[subprocess.Popen, str]:
-    """Start ``streamlit run app.py`` on a loopback port with ``home`` as STEPWISE_HOME (and
-    ``env`` on top) and wait until it answers; the process and its URL. The caller stops
-    (or kills) it."""
+    """Start ``streamlit run app.py`` with ``home`` as STEPWISE_HOME (and ``env`` on top)
+    and wait until it answers; the process and its URL. The caller stops (or kills) it.
+
+    Started as the README starts it, but headless and on a free port: the loopback bind
+    address and the telemetry switch come from .streamlit/config.toml, so the browser
+    tests check the settings a user gets."""
     log = home / "streamlit.log"
     port = port or _free_port()
     extra = env or {}
@@ -93,10 +96,6 @@ def start_app(
                 "true",
                 "--server.port",
                 str(port),
-                "--server.address",
-                "127.0.0.1",
-                "--browser.gatherUsageStats",
-                "false",
             ],
             cwd=ROOT,
             env=env,
