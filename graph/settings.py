@@ -52,6 +52,9 @@ class Settings(BaseSettings):
     tool_calling: ToolMode = Field("auto", alias="STEPWISE_TOOL_CALLING")
     # Tokens a model may write in one reply: bounds a small model that rambles.
     max_tokens: int = Field(1024, alias="STEPWISE_MAX_TOKENS", ge=16, le=200_000)
+    # Characters a run keeps of one model reply (text, or one tool call's arguments); the
+    # rest is cut, saying so (graph/models/capped.py). Bounds the store and checkpoints.
+    max_reply_chars: int = Field(65_536, alias="STEPWISE_MAX_REPLY_CHARS", ge=1024, le=50_000_000)
     request_timeout_s: float = Field(60.0, alias="STEPWISE_REQUEST_TIMEOUT", gt=0)
     max_retries: int = Field(2, alias="STEPWISE_MAX_RETRIES", ge=0, le=10)
     temperature: float = Field(0.0, alias="STEPWISE_TEMPERATURE", ge=0, le=2)

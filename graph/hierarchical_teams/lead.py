@@ -262,11 +262,14 @@ class _Turn:
     def finish(self, outcome: str, reason: str) -> Command:
         answer = final_answer(self.subtasks, self.state.get("request") or "")
         prefix = "Finished" if outcome == "done" else "Stopped"
+        why = f"{prefix}: {reason}"
+        if outcome == "done":  # done only with a result to show, naming what failed
+            outcome, why = done_or_failed(self.subtasks, reason)
         return self.command(
             END,
             final_answer=answer,
             outcome=outcome,
-            outcome_reason=f"{prefix}: {reason}",
+            outcome_reason=why,
             current_subtask_id=None,
         )
 
@@ -514,6 +517,34 @@ def _dispatch(turn: _Turn) -> Command:
         current_inputs=inputs,
         current_call_scope=turn.state.get("session_id") or "",
     )
+
+
+def _named(subtasks: list[dict]) -> str:
+    return "; ".join(
+        f"{s['id']} ({s['team']}): {(s.get('reason') or 'no reason given').rstrip('. ')}"
+        for s in subtasks
+    )
+
+
+def done_or_failed(subtasks: list[dict], reason: str) -> tuple[str, str]:
+    """The outcome of a run whose lead found nothing left to do (``reason``: why, in its
+    words): ``done`` only when some subtask handed back a result, naming the subtasks that
+    failed; else ``failed``, saying that every subtask failed or none produced a result."""
+    answered = [s for s in subtasks if s["status"] == "done" and str(s.get("result") or "").strip()]
+    failed = [s for s in subtasks if s["status"] == "failed"]
+    if not answered:
+        if failed and len(failed) == len(subtasks):
+            return "failed", f"Every subtask failed, so there is no answer: {_named(failed)}."
+        return "failed", (
+            f"No subtask produced a result, so there is no answer ({reason.rstrip('. ')})"
+            + (f"; failed: {_named(failed)}." if failed else ".")
+        )
+    if failed:
+        return "done", (
+            f"Finished: {reason.rstrip('. ')}; {len(failed)} of {len(subtasks)} subtasks "
+            f"failed: {_named(failed)}."
+        )
+    return "done", f"Finished: {reason}"
 
 
 def final_answer(subtasks: list[dict], request: str) -> str:

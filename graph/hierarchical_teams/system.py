@@ -32,6 +32,7 @@ from graph.kernel.design import Design
 from graph.kernel.ledger import side_effect_ledger
 from graph.kernel.system import Ability, ApprovalView, Panel, RunFacts, System, cell
 from graph.kernel.wiring import compile_graph
+from graph.models.capped import capped
 from graph.models.chat import make_chat_model
 from graph.prompts import PromptSet
 from graph.settings import get_settings
@@ -160,8 +161,14 @@ class HierarchicalTeams(System):
         texts = PromptSet(design.prompts)
         deps = Deps(
             settings=settings,
-            lead_model=planner_model or make_chat_model("planner", settings, prompts=texts),
-            worker_model=worker_model or make_chat_model("worker", settings, prompts=texts),
+            lead_model=capped(
+                planner_model or make_chat_model("planner", settings, prompts=texts),
+                settings.max_reply_chars,
+            ),
+            worker_model=capped(
+                worker_model or make_chat_model("worker", settings, prompts=texts),
+                settings.max_reply_chars,
+            ),
             prompts=texts,
             ledger=side_effect_ledger(settings.home),
             enabled=enabled,

@@ -6,18 +6,27 @@ The checkpointer holds each run's state, so a run can be resumed, approved, repl
 forked; the store (``graph.service.store``) holds what happened. Checkpoints load only
 LangGraph's safe types and the types the hosted systems declare (``System.state_types``):
 a checkpoint file cannot make us build arbitrary objects.
+
+Every checkpoint is a whole copy of the state, so one long text (a model's reply, a
+tool's result) was once copied into every later checkpoint of its run. On a file, long
+texts are stored once, keyed by their hash, in a table beside LangGraph's own
+(``stepwise_texts``); a checkpoint holds a short reference instead (``BlobSerializer``).
 """
 
 from __future__ import annotations
 
+import hashlib
 import sqlite3
+import threading
+from collections import OrderedDict
 from pathlib import Path
-from typing import Iterable
+from typing import Any, Callable, Iterable
 
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.types import Command
+from pydantic import BaseModel
 
 from graph.kernel.records import plain
 
@@ -31,13 +40,117 @@ def checkpoint_serializer(types: Iterable[tuple[str, str]] = ()) -> JsonPlusSeri
     return JsonPlusSerializer(allowed_msgpack_modules=tuple(types))
 
 
+# Texts this long or longer are stored once and referenced; so is any text that happens
+# to start like a reference (then no stored text is ever mistaken for one).
+TEXT_MIN_CHARS = 2048
+REFERENCE = "\x00stepwise-text:"
+
+
+def _map_strings(value: Any, change: Callable[[str], str]) -> Any:
+    """``value`` with ``change`` applied to every string inside it (dicts, lists, tuples,
+    sets, pydantic models such as messages); unchanged parts are the same objects, and
+    nothing is modified in place."""
+    if isinstance(value, str):
+        return change(value)
+    if isinstance(value, dict):
+        new = {k: _map_strings(v, change) for k, v in value.items()}
+        return value if all(new[k] is value[k] for k in value) else type(value)(new)
+    if isinstance(value, (list, set, frozenset)) or type(value) is tuple:
+        items = [_map_strings(v, change) for v in value]
+        if all(a is b for a, b in zip(items, value)):
+            return value
+        return items if isinstance(value, list) else type(value)(items)
+    if isinstance(value, BaseModel):
+        changed = {}
+        for name in type(value).model_fields:
+            old = getattr(value, name, None)
+            if (new := _map_strings(old, change)) is not old:
+                changed[name] = new
+        return value.model_copy(update=changed) if changed else value
+    return value
+
+
+class TextStore:
+    """Long texts by their SHA-256, in the checkpoint file's own table, on a connection
+    of its own (LangGraph's saver holds its lock while it serializes)."""
+
+    def __init__(self, path: Path):
+        self.conn = sqlite3.connect(path, check_same_thread=False)
+        self.conn.execute("PRAGMA journal_mode=WAL")
+        self.conn.execute(
+            "CREATE TABLE IF NOT EXISTS stepwise_texts (hash TEXT PRIMARY KEY, text TEXT NOT NULL)"
+        )
+        self.conn.commit()
+        self.lock = threading.Lock()
+        self.cache: OrderedDict[str, str] = OrderedDict()  # recently read texts
+
+    def put(self, texts: dict[str, str]) -> None:
+        """Store ``texts`` ({hash: text}), committed before any checkpoint refers to them."""
+        with self.lock:
+            self.conn.executemany(
+                "INSERT OR IGNORE INTO stepwise_texts (hash, text) VALUES (?, ?)", texts.items()
+            )
+            self.conn.commit()
+
+    def get(self, key: str) -> str:
+        with self.lock:
+            if key in self.cache:
+                self.cache.move_to_end(key)
+                return self.cache[key]
+            row = self.conn.execute(
+                "SELECT text FROM stepwise_texts WHERE hash = ?", (key,)
+            ).fetchone()
+            if row is None:
+                raise ValueError(
+                    f"A checkpoint refers to a stored text ({key[:12]}…) that is not in "
+                    "checkpoints.sqlite: the file was changed outside Stepwise."
+                )
+            self.cache[key] = row[0]
+            if len(self.cache) > 256:
+                self.cache.popitem(last=False)
+            return row[0]
+
+
+class BlobSerializer(JsonPlusSerializer):
+    """LangGraph's serializer (with its allowlist), storing each long text once in a
+    ``TextStore`` and a reference to it in the checkpoint."""
+
+    def __init__(self, texts: TextStore, **kwargs):
+        super().__init__(**kwargs)
+        self.texts = texts
+
+    def dumps_typed(self, obj: Any) -> tuple[str, bytes]:
+        new: dict[str, str] = {}
+
+        def refer(text: str) -> str:
+            if len(text) < TEXT_MIN_CHARS and not text.startswith(REFERENCE):
+                return text
+            key = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+            new[key] = text
+            return REFERENCE + key
+
+        referred = _map_strings(obj, refer)
+        if new:
+            self.texts.put(new)
+        return super().dumps_typed(referred)
+
+    def loads_typed(self, data: tuple[str, bytes]) -> Any:
+        def restore(text: str) -> str:
+            if text.startswith(REFERENCE) and len(text) == len(REFERENCE) + 64:
+                return self.texts.get(text[len(REFERENCE) :])
+            return text
+
+        return _map_strings(super().loads_typed(data), restore)
+
+
 def open_checkpointer(path: Path, types: Iterable[tuple[str, str]] = ()) -> SqliteSaver:
     """LangGraph's SQLite checkpointer on a file (WAL: runs in parallel threads do not
-    block each other)."""
+    block each other), long texts stored once."""
     path.parent.mkdir(parents=True, exist_ok=True)
     conn = sqlite3.connect(path, check_same_thread=False)
     conn.execute("PRAGMA journal_mode=WAL")
-    return SqliteSaver(conn, serde=checkpoint_serializer(types))
+    serde = BlobSerializer(TextStore(path), allowed_msgpack_modules=tuple(types))
+    return SqliteSaver(conn, serde=serde)
 
 
 def memory_checkpointer(types: Iterable[tuple[str, str]] = ()) -> InMemorySaver:

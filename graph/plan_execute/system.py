@@ -23,6 +23,7 @@ from graph.kernel.design import Design
 from graph.kernel.ledger import side_effect_ledger
 from graph.kernel.system import Ability, ApprovalView, Panel, RunFacts, Setting, System
 from graph.kernel.wiring import compile_graph
+from graph.models.capped import capped
 from graph.models.chat import make_chat_model
 from graph.plan_execute import agents, prompts
 from graph.plan_execute.agents import AGENTS, enabled_specs
@@ -187,8 +188,14 @@ class PlanExecute(System):
         texts = PromptSet(design.prompts)
         deps = Deps(
             settings=settings,
-            planner_model=planner_model or make_chat_model("planner", settings, prompts=texts),
-            worker_model=worker_model or make_chat_model("worker", settings, prompts=texts),
+            planner_model=capped(
+                planner_model or make_chat_model("planner", settings, prompts=texts),
+                settings.max_reply_chars,
+            ),
+            worker_model=capped(
+                worker_model or make_chat_model("worker", settings, prompts=texts),
+                settings.max_reply_chars,
+            ),
             prompts=texts,
             knowledge=default_knowledge_base(),
             database=open_database(),

@@ -184,15 +184,19 @@ def synthesizer_node(state: State, config: RunnableConfig, deps: Deps) -> Comman
         for d in state.get("datasets") or []
         if f"[{d['id']}]" in answer
     ]
+    if not answer:  # never claim an answer was written when there is none
+        outcome, why, status = "failed", "The synthesizer returned an empty answer.", "failed"
+    else:
+        outcome, why, status = "done", "Finished: the synthesizer wrote the final answer.", "done"
     return Command(
         update={
             "messages": tag_messages([asked, reply], step, "synthesizer"),
             "final_answer": answer,
             "citations": cited,
             "step_results": {str(step): answer},
-            "step_status": {str(step): "done"},
-            "outcome": "done",
-            "outcome_reason": "Finished: the synthesizer wrote the final answer.",
+            "step_status": {str(step): status},
+            "outcome": outcome,
+            "outcome_reason": why,
         },
         goto=END,
     )

@@ -9,6 +9,7 @@ from langchain_core.language_models import BaseChatModel
 
 from graph.kernel.design import Design
 from graph.kernel.ledger import SideEffectLedger, side_effect_ledger
+from graph.models.capped import capped
 from graph.models.chat import make_chat_model
 from graph.prompts import PromptSet
 from graph.settings import Settings, get_settings
@@ -41,8 +42,14 @@ def make_deps(
     prompts = PromptSet(design.prompts)
     return Deps(
         settings=settings,
-        supervisor_model=planner_model or make_chat_model("planner", settings, prompts=prompts),
-        worker_model=worker_model or make_chat_model("worker", settings, prompts=prompts),
+        supervisor_model=capped(
+            planner_model or make_chat_model("planner", settings, prompts=prompts),
+            settings.max_reply_chars,
+        ),
+        worker_model=capped(
+            worker_model or make_chat_model("worker", settings, prompts=prompts),
+            settings.max_reply_chars,
+        ),
         prompts=prompts,
         knowledge=default_knowledge_base(),
         ledger=side_effect_ledger(settings.home),

@@ -175,23 +175,44 @@ class _Turn:
         return self.command("human")
 
     def finish(self, reason: str, outcome: str = "done") -> Command:
-        answer = final_answer((self.bus + self.out.sent)[int(self.state.get("turn_start") or 0) :])
+        turn = (self.bus + self.out.sent)[int(self.state.get("turn_start") or 0) :]
+        answer = final_answer(turn)
         user = next((m for m in self.bus if m.from_ == "user"), None)
         self.decide("FINISH", "", reason, "supervisor")
         self.out.send("user", "result", {"text": answer}, in_reply_to=user.id if user else None)
         prefix = "Finished" if outcome == "done" else "Stopped"
-        return self.command(
-            END, final_answer=answer, outcome=outcome, outcome_reason=f"{prefix}: {reason}"
+        why = f"{prefix}: {reason}"
+        if outcome == "done" and (missing := missing_answer(turn)):
+            outcome, why = "failed", missing  # never claim an answer nobody wrote
+        return self.command(END, final_answer=answer, outcome=outcome, outcome_reason=why)
+
+
+def _latest_results(bus: list[Message]) -> dict[str, Message]:
+    latest: dict[str, Message] = {}
+    for m in bus:
+        if m.type == "result" and m.from_ in AGENTS:
+            latest[m.from_] = m
+    return latest
+
+
+def missing_answer(bus: list[Message]) -> str:
+    """Why there is no answer to end ``done`` with, in a sentence; "" when there is one."""
+    latest = _latest_results(bus)
+    main = latest.get("writer") or latest.get("researcher")
+    if main is None:
+        return (
+            "The supervisor finished, but no agent produced an answer "
+            "(neither the writer nor the researcher returned a result)."
         )
+    if not str(main.payload.get("text") or "").strip():
+        return f"The supervisor finished, but the {main.from_} returned an empty answer."
+    return ""
 
 
 def final_answer(bus: list[Message]) -> str:
     """The writer's latest draft, else the researcher's latest findings; the reviewer's
     verdict appended when it checked it."""
-    latest: dict[str, Message] = {}
-    for m in bus:
-        if m.type == "result" and m.from_ in AGENTS:
-            latest[m.from_] = m
+    latest = _latest_results(bus)
     main = latest.get("writer") or latest.get("researcher")
     if main is None:
         return "No agent produced an answer."

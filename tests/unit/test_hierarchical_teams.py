@@ -243,7 +243,9 @@ def test_several_dispatchable_subtasks_go_to_a_routing_call_and_finish_cancels_t
     _, outcome, _ = _run(
         TWO_INTENTS, _design(), teams_settings, planner_model=lead, worker_model=worker
     )
-    assert outcome.status == "done", outcome.reason
+    # Nothing ran, so there is no answer: the run says so, with the lead's reason.
+    assert outcome.status == "failed", outcome.reason
+    assert outcome.reason.startswith("No subtask produced a result, so there is no answer")
     assert "FINISH" in outcome.reason and "enough for today" in outcome.reason
     assert [r.status for r in outcome.rows] == ["cancelled", "cancelled"]
     assert all("Not dispatched" in r.reason for r in outcome.rows)
