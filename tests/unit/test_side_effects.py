@@ -22,9 +22,11 @@ from graph.service.run_service import RunService
 from graph.service.store import Store
 from graph.settings import Settings, get_settings
 from graph.tools.database import open_database
+from graph.tools.demo_api import start_demo_api
 from graph.tools.drafts import write_draft_tool
 from graph.tools.reports import save_report_tool
 from tests.support import ROOT
+from tests.unit.conftest import wait_status
 
 DYING_HOST = ROOT / "tests" / "support_procs" / "dying_host.py"
 RUN_ID = "0123456789abcdef0123456789abcdef"  # a run id is 32 hex characters
@@ -215,3 +217,53 @@ def test_a_report_run_killed_between_the_file_and_its_record_writes_it_once(home
     finally:
         service.shutdown()
 
+
+@pytest.mark.parametrize("decision", ["approve", "reject"])
+def test_a_post_cut_off_by_a_kill_is_never_resent_without_a_human(home, decision):
+    """The POST reached the API, then the process died before the ledger knew. The resumed
+    run asks a human (the workers were set to never ask), saying the outcome is unknown;
+    approved, the call goes again under the same Idempotency-Key and the API applies it
+    once; rejected, nothing more is sent."""
+    api = start_demo_api()
+    try:
+        approvals = {"health_checker": "never", "site_requester": "never"}
+        run_id = _die_at(
+            home,
+            "hierarchical_teams",
+            "Find reliable news sites about semiconductor tariffs, then send their URLs to the API",
+            approvals,
+            mark='"stored"',
+            STEPWISE_TEAMS_API_BASE=api.base_url,
+        )
+        assert api.count("POST", "/sites") == 1
+        stored = list(api.sites)
+        settings = Settings(home=home, teams_api_base=api.base_url)
+        service = RunService(Store.open(settings), settings, timeout_tick_s=0)
+        try:
+            service.resume(run_id)
+            wait_status(service, run_id, "waiting", timeout=60)
+            assert api.count("POST") == 1  # not resent on its own
+            (sent,) = [r for r in api.requests if r["method"] == "POST"]
+            key = sent["idempotency_key"]
+            assert len(key) >= 16
+            (pending,) = service.pending_approvals()
+            assert pending["agent"] == "site_requester"
+            assert "outcome of that attempt is unknown" in pending["reason"]
+            service.decide(run_id, pending["id"], decision, reason="checked by hand")
+            finished = service.wait(run_id, timeout=60)
+            rows = {r["id"]: r for r in service.store.snapshot(run_id)["rows"]}
+            posting = next(r for r in rows.values() if "send" in r["instruction"].lower())
+            if decision == "approve":
+                assert finished.status == "done", finished.reason
+                assert api.count("POST", "/sites", key=key) == 2 == api.count("POST")
+                assert posting["status"] == "done"
+            else:
+                assert api.count("POST") == 1
+                assert posting["status"] == "failed"
+                assert "outcome is unknown" in posting["reason"]
+                assert "not sent again" in posting["reason"]
+            assert api.sites == stored  # applied once either way
+        finally:
+            service.shutdown()
+    finally:
+        api.server.shutdown()
