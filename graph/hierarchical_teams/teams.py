@@ -46,7 +46,7 @@ from graph.kernel.approval import HumanDecision, ask_human
 from graph.kernel.messages import FINISH_WORDS, tag_messages
 from graph.models.replies import reply_text
 from graph.models.structured import ModelReplyError, ask_json
-from graph.tools.effects import key_digest
+from graph.tools.effects import Effect, key_digest
 from graph.tools.news import build_news_urls_tool, find_news_sites_tool
 from graph.tools.team_api import ApiCall, RefusedCall, api_base, check_allowed, send
 
@@ -405,11 +405,41 @@ def call_api_node(state: dict, deps: Deps) -> Command:
             }
         )
 
+    def already_sent(found: Effect) -> Command:
+        return report(
+            f"{found.result} (already sent for this subtask: not repeated)",
+            not found.result.startswith("ERROR"),
+        )
+
     try:
         call = ApiCall(call.method, check_allowed(call, base), call.body)
     except RefusedCall as exc:
         return report(str(exc), False)
-    if deps.approvals.get(worker, "always") != "never":
+    found = deps.ledger.entry(call_key(state, call))
+    if found is not None and found.finished:
+        return already_sent(found)
+    if found is not None:  # "sending": a crash came between sending and its answer
+        decision = ask(
+            f"An earlier attempt to send {call.method} {call.url} was cut off (the app "
+            "stopped) before its answer was recorded: the outcome of that attempt is "
+            "unknown, and the API may already have acted on it. Approve to send it again "
+            "(with the same Idempotency-Key, so an API that honours it applies it once), "
+            "or reject it to leave it unsent."
+        )
+        if isinstance(decision, Command):  # not a decision: the same question, asked again
+            return decision
+        recorded(decision, outcome_unknown=True)
+        if decision.decision != "approve":
+            return report(
+                f"{USELESS}: the earlier attempt at {call.describe()} was cut off and its "
+                f"outcome is unknown; it was not sent again ({decision.decision} by "
+                f"{decision.by}: {decision.reason or 'no reason given'}).",
+                False,
+            )
+        update["team_steps"].append(
+            _step(state, "call_api", "approval", f"resend approved by {decision.by}")
+        )
+    elif deps.approvals.get(worker, "always") != "never":
         decision = ask(
             f"{worker} is about to send a real HTTP request with side effects: "
             f"{call.method} {call.url}. Approve to send it, edit the call, or reject it."
@@ -440,6 +470,9 @@ def call_api_node(state: dict, deps: Deps) -> Command:
                 return report(
                     f"{USELESS}: the edited call is unusable ({exc}); nothing was sent.", False
                 )
+            found = deps.ledger.entry(call_key(state, call))
+            if found is not None and found.finished:
+                return already_sent(found)
         update["team_steps"].append(
             _step(
                 state,
@@ -448,34 +481,9 @@ def call_api_node(state: dict, deps: Deps) -> Command:
                 f"{decision.decision} by {decision.by}: {call.describe()}",
             )
         )
+    # Intent first: killed from here until the answer is recorded, the call stays
+    # "sending", and a resumed run asks a human instead of sending it again.
     key = call_key(state, call)
-    found = deps.ledger.entry(key)
-    if found is not None and found.finished:
-        return report(
-            f"{found.result} (already sent for this subtask: not repeated)",
-            not found.result.startswith("ERROR"),
-        )
-    if found is not None:  # "sending": a crash came between sending and its answer
-        decision = ask(
-            f"An earlier attempt to send {call.method} {call.url} was cut off (the app "
-            "stopped) before its answer was recorded: the outcome of that attempt is "
-            "unknown, and the API may already have acted on it. Approve to send it again "
-            "(with the same Idempotency-Key, so an API that honours it applies it once), "
-            "or reject it to leave it unsent."
-        )
-        if isinstance(decision, Command):
-            return decision
-        recorded(decision, outcome_unknown=True)
-        if decision.decision != "approve":
-            return report(
-                f"{USELESS}: the earlier attempt at {call.describe()} was cut off and its "
-                f"outcome is unknown; it was not sent again ({decision.decision} by "
-                f"{decision.by}: {decision.reason or 'no reason given'}).",
-                False,
-            )
-        update["team_steps"].append(
-            _step(state, "call_api", "approval", f"resend approved by {decision.by}")
-        )
     deps.ledger.begin(key, "sending", call.describe())
     result = send(call, base, deps.settings.teams_http_timeout_s, idempotency_key=key_digest(key))
     if result.startswith("ERROR"):

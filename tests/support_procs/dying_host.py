@@ -1,7 +1,8 @@
 """A stand-in app process that dies (SIGKILL, by its own hand) in the window between a
 side effect and its record in the ledger: the moment the ledger is told an effect whose
 key or result contains MARK is finished. It hosts a RunService and starts one run, like
-service_host.py. Usage: dying_host.py SYSTEM QUESTION APPROVALS_JSON MARK
+service_host.py, and approves every call it is asked about. Usage:
+dying_host.py SYSTEM QUESTION APPROVALS_JSON MARK
 
 The kill is placed on the ledger's "finished" calls (``finish``, and ``record`` that
 older code used), so it lands after the file is in place or the request has reached the
@@ -40,6 +41,8 @@ for name in ("finish", "record"):
 service = RunService(Store.open())
 run_id = service.start(question, Design(system=system, approvals=approvals))
 print(run_id, flush=True)
-service.wait(run_id)
+while service.wait(run_id).status == "waiting":  # a human who approves every call
+    for pending in service.pending_approvals():
+        service.decide(run_id, pending["id"], "approve")
 print("the run ended without reaching the marked side effect", flush=True)
 sys.exit(3)

@@ -218,15 +218,17 @@ def test_a_report_run_killed_between_the_file_and_its_record_writes_it_once(home
         service.shutdown()
 
 
-@pytest.mark.parametrize("decision", ["approve", "reject"])
-def test_a_post_cut_off_by_a_kill_is_never_resent_without_a_human(home, decision):
+@pytest.mark.parametrize(
+    ("policy", "decision"), [("never", "approve"), ("never", "reject"), ("always", "approve")]
+)
+def test_a_post_cut_off_by_a_kill_is_never_resent_without_a_human(home, policy, decision):
     """The POST reached the API, then the process died before the ledger knew. The resumed
-    run asks a human (the workers were set to never ask), saying the outcome is unknown;
-    approved, the call goes again under the same Idempotency-Key and the API applies it
-    once; rejected, nothing more is sent."""
+    run asks a human once (even when the workers were set never to ask), saying the
+    outcome is unknown; approved, the call goes again under the same Idempotency-Key and
+    the API applies it once; rejected, nothing more is sent."""
     api = start_demo_api()
     try:
-        approvals = {"health_checker": "never", "site_requester": "never"}
+        approvals = {"health_checker": policy, "site_requester": policy}
         run_id = _die_at(
             home,
             "hierarchical_teams",
@@ -251,8 +253,10 @@ def test_a_post_cut_off_by_a_kill_is_never_resent_without_a_human(home, decision
             assert "outcome of that attempt is unknown" in pending["reason"]
             service.decide(run_id, pending["id"], decision, reason="checked by hand")
             finished = service.wait(run_id, timeout=60)
-            rows = {r["id"]: r for r in service.store.snapshot(run_id)["rows"]}
-            posting = next(r for r in rows.values() if "send" in r["instruction"].lower())
+            snapshot = service.store.snapshot(run_id)
+            posting = next(r for r in snapshot["rows"] if "send" in r["instruction"].lower())
+            (asked,) = [a for a in snapshot["approvals"] if a.get("outcome_unknown")]
+            assert (asked["decision"], asked["reason"]) == (decision, "checked by hand")
             if decision == "approve":
                 assert finished.status == "done", finished.reason
                 assert api.count("POST", "/sites", key=key) == 2 == api.count("POST")
