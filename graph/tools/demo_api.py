@@ -111,11 +111,6 @@ def _handler(api_ref: list) -> type[BaseHTTPRequestHandler]:
                 self._reply(404, {"error": f"no such endpoint: POST {urlsplit(self.path).path}"})
                 return
             key = self.headers.get("Idempotency-Key") or ""
-            with api.lock:
-                first = api.answered.get(key) if key else None
-            if first is not None:
-                self._reply(*first)
-                return
             try:
                 data = json.loads(raw or "{}")
                 sites = data.get("sites") if isinstance(data, dict) else None
@@ -126,11 +121,12 @@ def _handler(api_ref: list) -> type[BaseHTTPRequestHandler]:
             except ValueError as exc:  # JSONDecodeError included
                 self._reply(400, {"error": str(exc)})
                 return
-            with api.lock:
-                api.sites.extend(sites)
-                answer = (201, {"stored": sites, "count": len(sites), "total": len(api.sites)})
-                if key:
-                    api.answered[key] = answer
+            with api.lock:  # a key already applied gets its first answer, nothing stored
+                if not (key and (answer := api.answered.get(key))):
+                    api.sites.extend(sites)
+                    answer = (201, {"stored": sites, "count": len(sites), "total": len(api.sites)})
+                    if key:
+                        api.answered[key] = answer
             self._reply(*answer)
 
     return Handler

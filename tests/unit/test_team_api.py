@@ -187,3 +187,18 @@ def test_a_bad_proposed_url_fails_only_its_call_and_the_other_subtask_runs(setti
     assert (search.team, search.status) == ("search_team", "done")
     for text in (health.reason, outcome.reason or ""):
         assert "Traceback" not in text and "ValueError" not in text and "InvalidURL" not in text
+
+
+def test_a_post_sent_twice_under_one_idempotency_key_is_applied_once():
+    api = start_demo_api()
+    try:
+        call = ApiCall("POST", f"{api.base_url}/sites", {"sites": ["https://apnews.com"]})
+        first = send(call, api.base_url, 5, idempotency_key="k-0123456789abcdef")
+        again = send(call, api.base_url, 5, idempotency_key="k-0123456789abcdef")
+        other = send(call, api.base_url, 5, idempotency_key="k-another-key-000")
+    finally:
+        api.server.shutdown()
+    assert first == again and first.startswith("HTTP 201") and '"total": 1' in first
+    assert '"total": 2' in other
+    assert api.count("POST", "/sites", key="k-0123456789abcdef") == 2
+    assert api.sites == ["https://apnews.com", "https://apnews.com"]
