@@ -48,7 +48,14 @@ from graph.models.replies import reply_text
 from graph.models.structured import ModelReplyError, ask_json
 from graph.tools.effects import Effect, key_digest
 from graph.tools.news import build_news_urls_tool, find_news_sites_tool
-from graph.tools.team_api import ApiCall, RefusedCall, api_base, check_allowed, send
+from graph.tools.team_api import (
+    OUTCOME_UNKNOWN,
+    ApiCall,
+    RefusedCall,
+    api_base,
+    check_allowed,
+    send,
+)
 
 TOOL_ROUNDS = 4
 USELESS = "No usable results"
@@ -486,10 +493,11 @@ def call_api_node(state: dict, deps: Deps) -> Command:
     key = call_key(state, call)
     deps.ledger.begin(key, "sending", call.describe())
     result = send(call, base, deps.settings.teams_http_timeout_s, idempotency_key=key_digest(key))
-    if result.startswith("ERROR"):
-        deps.ledger.forget(key)  # a failed call may be tried again; a sent one never
-    else:
+    if not result.startswith("ERROR"):
         deps.ledger.finish(key, result, "sent")
+    elif OUTCOME_UNKNOWN not in result:
+        deps.ledger.forget(key)  # a failed call may be tried again; a sent one never
+    # else: sent with no answer; it stays "sending", so trying it again asks a human
     return report(result, not result.startswith("ERROR"))
 
 

@@ -140,10 +140,14 @@ class _RefuseRedirects(urllib.request.HTTPRedirectHandler):
 _NO_REDIRECTS = urllib.request.build_opener(_RefuseRedirects)
 
 
+OUTCOME_UNKNOWN = "whether the API acted on it is unknown"
+
+
 def send(call: ApiCall, base: str, timeout_s: float, idempotency_key: str = "") -> str:
     """Send an allowed call to the URL built from its checked parts; the status and body
     as text (an HTTP error, or a request that could not be made, is a result to report,
-    not an exception). ``idempotency_key`` goes in an ``Idempotency-Key`` header, so an
+    not an exception). A request that went out but got no readable answer says
+    ``OUTCOME_UNKNOWN``. ``idempotency_key`` goes in an ``Idempotency-Key`` header, so an
     API that honours it applies a call sent again after a crash only once."""
     url = check_allowed(call, base)
     data = None if call.body is None else json.dumps(call.body).encode()
@@ -152,17 +156,24 @@ def send(call: ApiCall, base: str, timeout_s: float, idempotency_key: str = "") 
         headers["Idempotency-Key"] = idempotency_key
     try:
         request = urllib.request.Request(url, data=data, method=call.method, headers=headers)
+    except ValueError:
+        return f"ERROR: no request could be made for {url}; nothing was sent."
+    try:
         with _NO_REDIRECTS.open(request, timeout=timeout_s) as reply:
             return f"HTTP {reply.status}: {reply.read(4000).decode('utf-8', 'replace')}"
     except urllib.error.HTTPError as exc:
         if 300 <= exc.code < 400:
             return f"ERROR: HTTP {exc.code}: {exc.msg}"
         return f"ERROR: HTTP {exc.code}: {exc.read(2000).decode('utf-8', 'replace')}"
-    except (urllib.error.URLError, TimeoutError, OSError) as exc:
-        reason = getattr(exc, "reason", exc)
-        return f"ERROR: could not reach {url}: {reason}"
-    except (http.client.HTTPException, ValueError):
+    except urllib.error.URLError as exc:  # urllib wraps what fails while sending
+        return f"ERROR: could not reach {url}: {exc.reason}"
+    except TimeoutError:  # sent, then no answer in time
         return (
-            f"ERROR: the request to {url} could not be made or its answer could not be read "
-            "(the server's reply was not valid HTTP, or the URL was unusable)."
+            f"ERROR: the request to {url} was sent but no answer came within {timeout_s:g} s; "
+            f"{OUTCOME_UNKNOWN}."
+        )
+    except (http.client.HTTPException, OSError, ValueError):  # sent, answer unreadable
+        return (
+            f"ERROR: the request to {url} was sent but the server's answer was not valid HTTP "
+            f"(or the connection dropped); {OUTCOME_UNKNOWN}."
         )

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from graph.kernel.design import Design
 from graph.kernel.ledger import SideEffectLedger
 from graph.service.run_service import RunService
 from graph.service.store import Store
@@ -271,3 +272,49 @@ def test_a_post_cut_off_by_a_kill_is_never_resent_without_a_human(home, policy, 
             service.shutdown()
     finally:
         api.server.shutdown()
+
+
+def test_a_call_sent_without_an_answer_is_not_resent_by_a_replay_without_a_human(settings, store):
+    """The API took the request and never answered: whether it acted is unknown, so the
+    call stays "sending"; a replay from before the team asks a human instead of sending
+    it again."""
+    import socket
+    import threading
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    held: list[socket.socket] = []
+
+    def take_and_never_answer():
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            conn.recv(65536)
+            held.append(conn)
+
+    threading.Thread(target=take_and_never_answer, daemon=True).start()
+    base = f"http://127.0.0.1:{listener.getsockname()[1]}"
+    settings = settings.model_copy(update={"teams_api_base": base, "teams_http_timeout_s": 0.5})
+    service = RunService(store, settings, timeout_tick_s=0)
+    try:
+        design = Design(system="hierarchical_teams", approvals={"health_checker": "never"})
+        run_id = service.start("Check that the API is healthy", design)
+        wait_status(service, run_id, "done")
+        (row,) = store.snapshot(run_id)["rows"]
+        assert row["status"] == "failed" and "no answer came within 0.5 s" in row["reason"]
+        assert "is unknown" in row["reason"] and len(held) == 1
+        timeline = service.timeline(run_id)
+        before_team = next(r for r in timeline if r["next"] == ["request_team"])
+        fork_id = service.fork(run_id, before_team["checkpoint_id"])
+        wait_status(service, fork_id, "waiting")
+        (pending,) = service.pending_approvals()
+        assert "outcome of that attempt is unknown" in pending["reason"]
+        assert len(held) == 1  # asked, not resent
+    finally:
+        service.shutdown()
+        listener.close()
+        for conn in held:
+            conn.close()

@@ -21,7 +21,7 @@ from graph.kernel.design import Design
 from graph.models.scripted import ScriptedChatModel
 from graph.service.runs import checkpointer_for, run_question
 from graph.tools.demo_api import start_demo_api
-from graph.tools.team_api import ApiCall, RefusedCall, check_allowed, send
+from graph.tools.team_api import OUTCOME_UNKNOWN, ApiCall, RefusedCall, check_allowed, send
 
 BASE = "http://127.0.0.1:8765/api"
 
@@ -132,6 +132,7 @@ def test_a_reply_that_is_not_http_fails_the_call_in_words():
     finally:
         listener.close()
     assert reply.startswith("ERROR: the request to ") and "was not valid HTTP" in reply
+    assert OUTCOME_UNKNOWN in reply
 
 
 # --------------------------------------------------------------------------- through a run
