@@ -82,7 +82,7 @@ def check_allowed(call: ApiCall, base: str) -> str:
     ``RefusedCall``, saying why, for an unknown method, a URL outside the base, or one
     whose text a server or the HTTP client could read differently than this check does
     (a user name before the host, percent-encoded dots, slashes or control characters,
-    backslashes, spaces, control characters, an invalid port)."""
+    backslashes, spaces, control characters, characters outside ASCII, an invalid port)."""
     if call.method not in METHODS:
         raise RefusedCall(
             f"Refused: method {call.method!r} is not allowed (only {', '.join(METHODS)})."
@@ -92,6 +92,8 @@ def check_allowed(call: ApiCall, base: str) -> str:
         raise _refuse(url, "contains a space or a control character", base)
     if "\\" in url:
         raise _refuse(url, "contains a backslash", base)
+    if not url.isascii():
+        raise _refuse(url, "contains characters outside ASCII (write them percent-encoded)", base)
     if _ENCODED.search(url):
         raise _refuse(
             url, "contains a percent-encoded dot, slash, backslash or control character", base

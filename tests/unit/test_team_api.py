@@ -66,6 +66,8 @@ def recorder():
         ("http://127.0.0.1:8765/api/health\tx", "space or a control character"),
         ("http://127.0.0.1:8765/api/health\r\nX-Injected: 1", "space or a control character"),
         ("http://127.0.0.1:8765/api/./health", "outside the allowlisted API base"),
+        ("http://127.0.0.1:8765/api/h\u00e9alth", "outside ASCII"),
+        ("http://127.0.0.1:8765/api/health\u2028", "space or a control character"),
         ("http://127.0.0.1:99999/api/health", "not a valid URL"),
         ("http://127.0.0.1:port/api/health", "not a valid URL"),
         ("http://[127.0.0.1:8765/api/health", "not a valid URL"),
