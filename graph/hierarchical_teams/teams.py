@@ -9,8 +9,11 @@ request_team's workers make real HTTP calls, which have side effects: a worker's
 model proposes the call (a tool call, not carried out), and the ``call_api`` node
 checks it against the allowlist, asks a human with ``interrupt()`` (the exact method,
 URL and body), and only then sends it. The call is recorded in the side-effect ledger
-under the run and the subtask, so a replay, a retry or a resumed run never sends it
-twice.
+under the run and the subtask, as ``sending`` before it goes out and ``sent`` once its
+answer is in, with an ``Idempotency-Key`` header derived from that key: a replay, a
+retry or a resumed run never sends a sent call twice, and a call a crash left in
+``sending`` (it may or may not have reached the API) is not resent on its own: a human
+is asked, told that the earlier attempt's outcome is unknown.
 
 Over 400 lines: a team's supervisor, workers and approval gate are one compiled subgraph
 and share its state; apart they would each need the others to be read.
@@ -39,12 +42,20 @@ from graph.hierarchical_teams.prompts import (
     worker_prompts,
 )
 from graph.hierarchical_teams.state import TeamInput, TeamOutput, TeamState
-from graph.kernel.approval import ask_human
+from graph.kernel.approval import HumanDecision, ask_human
 from graph.kernel.messages import FINISH_WORDS, tag_messages
 from graph.models.replies import reply_text
 from graph.models.structured import ModelReplyError, ask_json
+from graph.tools.effects import Effect, key_digest
 from graph.tools.news import build_news_urls_tool, find_news_sites_tool
-from graph.tools.team_api import ApiCall, RefusedCall, api_base, check_allowed, send
+from graph.tools.team_api import (
+    OUTCOME_UNKNOWN,
+    ApiCall,
+    RefusedCall,
+    api_base,
+    check_allowed,
+    send,
+)
 
 TOOL_ROUNDS = 4
 USELESS = "No usable results"
@@ -371,12 +382,8 @@ def call_api_node(state: dict, deps: Deps) -> Command:
         )
         return Command(update={k: v for k, v in update.items() if v != []}, goto="supervisor")
 
-    try:
-        check_allowed(call, base)
-    except RefusedCall as exc:
-        return report(str(exc), False)
-    if deps.approvals.get(worker, "always") != "never":
-        decision = ask_human(
+    def ask(reason: str) -> HumanDecision | Command:
+        return ask_human(
             {
                 "kind": "approval",
                 "step": step,
@@ -386,24 +393,67 @@ def call_api_node(state: dict, deps: Deps) -> Command:
                 "query": call.describe(),
                 "call": call.as_dict(),
                 "asked_at": time.time(),
-                "reason": f"{worker} is about to send a real HTTP request with side effects: "
-                f"{call.method} {call.url}. Approve to send it, edit the call, or "
-                "reject it.",
+                "reason": reason,
             },
             node="call_api",
         )
+
+    def recorded(decision: HumanDecision, **extra) -> None:
+        update["approvals"].append(
+            {
+                "kind": "approval",
+                "step": step,
+                "agent": worker,
+                "subtask_id": state.get("current_subtask_id"),
+                "query": call.describe(),
+                **decision.model_dump(),
+                "decided_at": time.time(),
+                **extra,
+            }
+        )
+
+    def already_sent(found: Effect) -> Command:
+        return report(
+            f"{found.result} (already sent for this subtask: not repeated)",
+            not found.result.startswith("ERROR"),
+        )
+
+    try:
+        call = ApiCall(call.method, check_allowed(call, base), call.body)
+    except RefusedCall as exc:
+        return report(str(exc), False)
+    found = deps.ledger.entry(call_key(state, call))
+    if found is not None and found.finished:
+        return already_sent(found)
+    if found is not None:  # "sending": a crash came between sending and its answer
+        decision = ask(
+            f"An earlier attempt to send {call.method} {call.url} was cut off (the app "
+            "stopped) before its answer was recorded: the outcome of that attempt is "
+            "unknown, and the API may already have acted on it. Approve to send it again "
+            "(with the same Idempotency-Key, so an API that honours it applies it once), "
+            "or reject it to leave it unsent."
+        )
         if isinstance(decision, Command):  # not a decision: the same question, asked again
             return decision
-        record = {
-            "kind": "approval",
-            "step": step,
-            "agent": worker,
-            "subtask_id": state.get("current_subtask_id"),
-            "query": call.describe(),
-            **decision.model_dump(),
-            "decided_at": time.time(),
-        }
-        update["approvals"].append(record)
+        recorded(decision, outcome_unknown=True)
+        if decision.decision != "approve":
+            return report(
+                f"{USELESS}: the earlier attempt at {call.describe()} was cut off and its "
+                f"outcome is unknown; it was not sent again ({decision.decision} by "
+                f"{decision.by}: {decision.reason or 'no reason given'}).",
+                False,
+            )
+        update["team_steps"].append(
+            _step(state, "call_api", "approval", f"resend approved by {decision.by}")
+        )
+    elif deps.approvals.get(worker, "always") != "never":
+        decision = ask(
+            f"{worker} is about to send a real HTTP request with side effects: "
+            f"{call.method} {call.url}. Approve to send it, edit the call, or reject it."
+        )
+        if isinstance(decision, Command):  # not a decision: the same question, asked again
+            return decision
+        recorded(decision)
         who = (
             "The approval timed out; the default applied" if decision.by == "timeout" else "A human"
         )
@@ -419,14 +469,17 @@ def call_api_node(state: dict, deps: Deps) -> Command:
             )
         if decision.decision == "edit" and decision.query.strip():
             try:
-                call = _parse_edited(decision.query, call)
-                check_allowed(call, base)
+                edited = _parse_edited(decision.query, call)
+                call = ApiCall(edited.method, check_allowed(edited, base), edited.body)
             except RefusedCall as exc:
                 return report(str(exc), False)
             except ValueError as exc:
                 return report(
                     f"{USELESS}: the edited call is unusable ({exc}); nothing was sent.", False
                 )
+            found = deps.ledger.entry(call_key(state, call))
+            if found is not None and found.finished:
+                return already_sent(found)
         update["team_steps"].append(
             _step(
                 state,
@@ -435,14 +488,16 @@ def call_api_node(state: dict, deps: Deps) -> Command:
                 f"{decision.decision} by {decision.by}: {call.describe()}",
             )
         )
+    # Intent first: killed from here until the answer is recorded, the call stays
+    # "sending", and a resumed run asks a human instead of sending it again.
     key = call_key(state, call)
-    if (done := deps.ledger.recorded(key)) is not None:
-        return report(
-            f"{done} (already sent for this subtask: not repeated)", not done.startswith("ERROR")
-        )
-    result = send(call, base, deps.settings.teams_http_timeout_s)
+    deps.ledger.begin(key, "sending", call.describe())
+    result = send(call, base, deps.settings.teams_http_timeout_s, idempotency_key=key_digest(key))
     if not result.startswith("ERROR"):
-        deps.ledger.record(key, result)  # a failed call may be tried again; a sent one never
+        deps.ledger.finish(key, result, "sent")
+    elif OUTCOME_UNKNOWN not in result:
+        deps.ledger.forget(key)  # a failed call may be tried again; a sent one never
+    # else: sent with no answer; it stays "sending", so trying it again asks a human
     return report(result, not result.startswith("ERROR"))
 
 

@@ -1,10 +1,14 @@
-"""The side-effect ledger: keys of side effects already carried out, in SQLite so they
-survive a crash, a replay and a fork.
+"""The side-effect ledger: each side effect's key and state, in SQLite so they survive a
+crash, a replay and a fork.
 
 A run can be resumed after a crash, which re-executes the node that was in progress; a
 fork or a replay runs nodes again. Each side effect is keyed (run, step or message,
-attempt, call number); a key found here returns the recorded result instead of acting
-twice. Tools reach it through ``graph.tools.effects.Ledger`` (they never import this).
+attempt, call number). Its intent is written *before* the effect (state ``intent`` for a
+file, ``sending`` for an HTTP call, with what is about to happen in ``detail``) and its
+result after (``done`` / ``sent``). A key found done returns the recorded result instead
+of acting twice; a key found mid-way tells the tool a crash hit that window, so it can
+finish the same effect (a file) or ask a human (a call whose outcome is unknown). Tools
+reach it through ``graph.tools.effects.Ledger`` (they never import this).
 """
 
 from __future__ import annotations
@@ -15,9 +19,11 @@ import time
 from functools import lru_cache
 from pathlib import Path
 
+from graph.tools.effects import FINISHED, Effect
+
 
 class SideEffectLedger:
-    """Keys of side effects already carried out, with their results."""
+    """Side effects by key: intended, under way, or carried out (with their results)."""
 
     def __init__(self, path: Path):
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -28,27 +34,81 @@ class SideEffectLedger:
             "CREATE TABLE IF NOT EXISTS side_effects (key TEXT PRIMARY KEY, "
             "result TEXT NOT NULL, at REAL NOT NULL)"
         )
+        self._migrate()
         self.conn.commit()
 
-    def recorded(self, key: str) -> str | None:
+    def _migrate(self) -> None:
+        """Ledgers written before intents were recorded hold finished effects only: their
+        rows become ``done`` with no detail."""
+        columns = {row[1] for row in self.conn.execute("PRAGMA table_info(side_effects)")}
+        if "state" not in columns:
+            self.conn.execute(
+                "ALTER TABLE side_effects ADD COLUMN state TEXT NOT NULL DEFAULT 'done'"
+            )
+        if "detail" not in columns:
+            self.conn.execute("ALTER TABLE side_effects ADD COLUMN detail TEXT NOT NULL DEFAULT ''")
+
+    def entry(self, key: str) -> Effect | None:
         with self._lock:
             row = self.conn.execute(
-                "SELECT result FROM side_effects WHERE key = ?", (key,)
+                "SELECT key, state, detail, result FROM side_effects WHERE key = ?", (key,)
             ).fetchone()
-        return row[0] if row else None
+        return Effect(*row) if row else None
 
-    def record(self, key: str, result: str) -> None:
+    def recorded(self, key: str) -> str | None:
+        """The result of a finished effect (None when absent or not finished)."""
+        found = self.entry(key)
+        return found.result if found and found.state in FINISHED else None
+
+    def begin(self, key: str, state: str, detail: str) -> Effect:
+        """Record the intent to act, before acting; an entry already there (a crash
+        between intent and result, or another thread) is returned unchanged."""
         with self._lock:
             self.conn.execute(
-                "INSERT OR IGNORE INTO side_effects VALUES (?, ?, ?)", (key, result, time.time())
+                "INSERT OR IGNORE INTO side_effects (key, result, at, state, detail) "
+                "VALUES (?, '', ?, ?, ?)",
+                (key, time.time(), state, detail),
+            )
+            self.conn.commit()
+        return self.entry(key)
+
+    def finish(self, key: str, result: str, state: str = "done") -> None:
+        """Record the effect carried out, with its result."""
+        with self._lock:
+            self.conn.execute(
+                "INSERT INTO side_effects (key, result, at, state, detail) "
+                "VALUES (?, ?, ?, ?, '') ON CONFLICT(key) DO UPDATE SET "
+                "result = excluded.result, at = excluded.at, state = excluded.state",
+                (key, result, time.time(), state),
             )
             self.conn.commit()
 
-    def count(self, prefix: str = "") -> int:
+    def forget(self, key: str) -> None:
+        """Drop an intent whose effect is known not to have happened (it may be tried again)."""
         with self._lock:
-            return self.conn.execute(
-                "SELECT COUNT(*) FROM side_effects WHERE key LIKE ?", (prefix + "%",)
-            ).fetchone()[0]
+            self.conn.execute("DELETE FROM side_effects WHERE key = ?", (key,))
+            self.conn.commit()
+
+    def record(self, key: str, result: str) -> None:
+        """Record a finished effect, unless the key is already finished."""
+        with self._lock:
+            self.conn.execute(
+                "INSERT INTO side_effects (key, result, at, state, detail) "
+                "VALUES (?, ?, ?, 'done', '') ON CONFLICT(key) DO UPDATE SET "
+                "result = excluded.result, at = excluded.at, state = 'done' "
+                "WHERE side_effects.state NOT IN ('done', 'sent')",
+                (key, result, time.time()),
+            )
+            self.conn.commit()
+
+    def count(self, prefix: str = "", finished_only: bool = False) -> int:
+        """Entries whose key starts with ``prefix`` (only finished ones if asked)."""
+        sql = "SELECT COUNT(*) FROM side_effects WHERE key LIKE ? ESCAPE '\\'"
+        if finished_only:
+            sql += " AND state IN ('done', 'sent')"
+        pattern = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        with self._lock:
+            return self.conn.execute(sql, (pattern,)).fetchone()[0]
 
 
 @lru_cache(maxsize=8)

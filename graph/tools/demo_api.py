@@ -5,7 +5,9 @@
 in a daemon thread on an ephemeral port of 127.0.0.1, started once per process on first
 use, so the offline default has a real endpoint with real side effects (what a human
 approves is an actual request) without any network. Every request it receives is
-recorded, so tests can count what reached the server.
+recorded, with its ``Idempotency-Key`` header, so tests can count what reached the
+server; a POST whose key was already applied gets the first answer again and stores
+nothing (what an API honouring idempotency keys does with a call resent after a crash).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ class DemoApi:
     started_at: float = field(default_factory=time.time)
     requests: list[dict] = field(default_factory=list)  # every request: method, path, body
     sites: list[str] = field(default_factory=list)  # what POST /sites stored, in order
+    answered: dict[str, tuple[int, dict]] = field(default_factory=dict)  # key -> first answer
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
@@ -34,12 +37,17 @@ class DemoApi:
         host, port = self.server.server_address[:2]
         return f"http://{host}:{port}"
 
-    def count(self, method: str | None = None, path: str | None = None) -> int:
+    def count(
+        self, method: str | None = None, path: str | None = None, key: str | None = None
+    ) -> int:
+        """Requests received, by method, path and Idempotency-Key when given."""
         with self.lock:
             return sum(
                 1
                 for r in self.requests
-                if (method is None or r["method"] == method) and (path is None or r["path"] == path)
+                if (method is None or r["method"] == method)
+                and (path is None or r["path"] == path)
+                and (key is None or r["idempotency_key"] == key)
             )
 
 
@@ -66,6 +74,7 @@ def _handler(api_ref: list) -> type[BaseHTTPRequestHandler]:
                         "method": self.command,
                         "path": urlsplit(self.path).path,
                         "body": body,
+                        "idempotency_key": self.headers.get("Idempotency-Key") or "",
                         "at": time.time(),
                     }
                 )
@@ -101,6 +110,7 @@ def _handler(api_ref: list) -> type[BaseHTTPRequestHandler]:
             if urlsplit(self.path).path.rstrip("/") != "/sites":
                 self._reply(404, {"error": f"no such endpoint: POST {urlsplit(self.path).path}"})
                 return
+            key = self.headers.get("Idempotency-Key") or ""
             try:
                 data = json.loads(raw or "{}")
                 sites = data.get("sites") if isinstance(data, dict) else None
@@ -111,10 +121,13 @@ def _handler(api_ref: list) -> type[BaseHTTPRequestHandler]:
             except ValueError as exc:  # JSONDecodeError included
                 self._reply(400, {"error": str(exc)})
                 return
-            with api.lock:
-                api.sites.extend(sites)
-                total = len(api.sites)
-            self._reply(201, {"stored": sites, "count": len(sites), "total": total})
+            with api.lock:  # a key already applied gets its first answer, nothing stored
+                if not (key and (answer := api.answered.get(key))):
+                    api.sites.extend(sites)
+                    answer = (201, {"stored": sites, "count": len(sites), "total": len(api.sites)})
+                    if key:
+                        api.answered[key] = answer
+            self._reply(*answer)
 
     return Handler
 

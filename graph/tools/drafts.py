@@ -3,7 +3,8 @@
 A message may be handled again after a replay or a fork from an earlier checkpoint.
 ``write_draft`` is keyed by the request message it serves (plus a call number), and
 the ledger remembers keys already carried out, so handling the same message again
-returns the recorded result instead of writing a second file.
+returns the recorded result instead of writing a second file; a crash while writing
+leaves an intent, and the re-run finishes that same file (see ``graph.tools.effects``).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from pathlib import Path
 
 from langchain_core.tools import BaseTool, StructuredTool
 
-from graph.tools.effects import Ledger, slug, write_once
+from graph.tools.effects import Ledger, keyed_path, write_file_once
 
 _CITATION = re.compile(r"\[(kb:[^\]\s]+)\]")
 
@@ -50,16 +51,15 @@ def write_draft_tool(folder: Path, ledger: Ledger, key_prefix: str) -> BaseTool:
 
     def write_draft(title: str, body: str) -> str:
         calls["n"] += 1
-
-        def write() -> str:
-            folder.mkdir(parents=True, exist_ok=True)
-            path = folder / f"{slug(title)}-{slug(key_prefix)[:24]}.md"
-            path.write_text(
-                body if body.startswith("# ") else f"# {title}\n\n{body}\n", encoding="utf-8"
-            )
-            return f"Draft saved to {path}"
-
-        return write_once(ledger, f"{key_prefix}/write_draft/{calls['n']}", "message", write)
+        key = f"{key_prefix}/write_draft/{calls['n']}"
+        return write_file_once(
+            ledger,
+            key,
+            "message",
+            keyed_path(folder, title, key),
+            body if body.startswith("# ") else f"# {title}\n\n{body}\n",
+            "Draft saved to",
+        )
 
     return StructuredTool.from_function(
         write_draft,

@@ -1,6 +1,7 @@
 """``save_report``: report_writer's tool, with a side effect (it writes a file), made
 idempotent by the ledger it is given: a resumed step returns the recorded result instead
-of writing the file a second time."""
+of writing the file a second time, and a step killed while writing finishes the same
+file. Each call has its own file (named after its whole ledger key)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 
 from langchain_core.tools import StructuredTool
 
-from graph.tools.effects import Ledger, slug, write_once
+from graph.tools.effects import Ledger, keyed_path, write_file_once
 
 
 def save_report_tool(folder: Path, ledger: Ledger, key_prefix: str) -> StructuredTool:
@@ -17,14 +18,15 @@ def save_report_tool(folder: Path, ledger: Ledger, key_prefix: str) -> Structure
 
     def save_report(title: str, body: str) -> str:
         calls["n"] += 1
-
-        def write() -> str:
-            folder.mkdir(parents=True, exist_ok=True)
-            path = folder / f"{slug(title)}-{key_prefix.replace('/', '-')[:24]}.md"
-            path.write_text(f"# {title}\n\n{body}\n", encoding="utf-8")
-            return f"Report saved to {path}"
-
-        return write_once(ledger, f"{key_prefix}/save_report/{calls['n']}", "step", write)
+        key = f"{key_prefix}/save_report/{calls['n']}"
+        return write_file_once(
+            ledger,
+            key,
+            "step",
+            keyed_path(folder, title, key),
+            f"# {title}\n\n{body}\n",
+            "Report saved to",
+        )
 
     return StructuredTool.from_function(
         save_report,
