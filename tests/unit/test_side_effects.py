@@ -302,7 +302,8 @@ def test_a_call_sent_without_an_answer_is_not_resent_by_a_replay_without_a_human
     try:
         design = Design(system="hierarchical_teams", approvals={"health_checker": "never"})
         run_id = service.start("Check that the API is healthy", design)
-        wait_status(service, run_id, "done")
+        wait_status(service, run_id, "failed")  # its only subtask failed (item 8)
+        assert "Every subtask failed" in store.run(run_id).reason
         (row,) = store.snapshot(run_id)["rows"]
         assert row["status"] == "failed" and "no answer came within 0.5 s" in row["reason"]
         assert "is unknown" in row["reason"] and len(held) == 1
