@@ -53,6 +53,11 @@ class Settings(BaseSettings):
     # Tokens a model may write in one reply: bounds a small model that rambles.
     max_tokens: int = Field(1024, alias="STEPWISE_MAX_TOKENS", ge=16, le=200_000)
     request_timeout_s: float = Field(60.0, alias="STEPWISE_REQUEST_TIMEOUT", gt=0)
+    # Seconds one model call may take in all, retries included: the read timeout above
+    # starts again with every byte, so a server dripping bytes would hold a run forever.
+    model_call_deadline_s: float = Field(
+        120.0, alias="STEPWISE_MODEL_CALL_DEADLINE", gt=0, le=86_400
+    )
     max_retries: int = Field(2, alias="STEPWISE_MAX_RETRIES", ge=0, le=10)
     temperature: float = Field(0.0, alias="STEPWISE_TEMPERATURE", ge=0, le=2)
     # Seconds the offline scripted model pauses per call: lets a demo or an e2e test

@@ -12,11 +12,13 @@ from typing import Literal
 import openai
 from langchain_core.language_models import BaseChatModel
 
+from graph.models.calls import ModelCallError
 from graph.models.modes import PROCESS_MODES, ModeBook
 from graph.models.scripted import ScriptedChatModel
 from graph.models.server import ServerChatModel
 from graph.prompts import PromptSet
 from graph.settings import Settings, get_settings
+from graph.stopping import Stopped
 
 Role = Literal["planner", "worker"]
 
@@ -43,6 +45,7 @@ def make_chat_model(
         base_url=settings.openai_base_url,
         timeout=settings.request_timeout_s,
         max_retries=settings.max_retries,  # the client's own bounded exponential backoff
+        call_deadline_s=settings.model_call_deadline_s,
         temperature=settings.temperature,
         max_tokens=settings.max_tokens,
         structured_setting=settings.structured_output,
@@ -64,8 +67,16 @@ def model_label(model: BaseChatModel) -> str:
 def describe_error(exc: BaseException, settings: Settings | None = None) -> str:
     """One readable line for an exception that ended a run; never a traceback."""
     settings = settings or get_settings()
+    return _describe(exc, settings)
+
+
+def _describe(exc: BaseException, settings: Settings) -> str:
     server = settings.openai_base_url or "the OpenAI API"
     tries = f"after {settings.max_retries + 1} attempt(s)"
+    if isinstance(exc, (ModelCallError, Stopped)):  # already a sentence
+        return str(exc)
+    if isinstance(exc, RecursionError):
+        return "The run stopped: something it read (a model's reply) was nested too deeply to read."
     if isinstance(exc, openai.APITimeoutError):
         return (
             f"The model server at {server} did not answer within "
