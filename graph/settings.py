@@ -11,8 +11,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from graph.redaction import redact, remember_secrets
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -95,6 +97,24 @@ class Settings(BaseSettings):
     sql_max_rows: int = Field(500, alias="STEPWISE_SQL_MAX_ROWS", ge=1, le=100_000)
     data_dir: Path = Field(REPO_ROOT / "data", alias="STEPWISE_DATA_DIR")
     prompts_dir: Path = Field(REPO_ROOT / "prompts", alias="STEPWISE_PROMPTS_DIR")
+
+    @model_validator(mode="after")
+    def _remember_secrets(self) -> "Settings":
+        """Every configured secret is taken out of any text stored or shown later."""
+        remember_secrets(self.secret_values())
+        return self
+
+    def secret_values(self) -> list[str]:
+        """The configured secrets (API keys), in clear: only for ``redact``."""
+        return [
+            value.get_secret_value()
+            for value in (getattr(self, name) for name in type(self).model_fields)
+            if isinstance(value, SecretStr)
+        ]
+
+    def redact(self, text: str) -> str:
+        """``text`` with this configuration's secrets (and any key-shaped text) taken out."""
+        return redact(text, self.secret_values())
 
     @property
     def resolved_provider(self) -> Literal["scripted", "openai"]:

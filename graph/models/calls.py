@@ -25,6 +25,7 @@ from typing import Any, Callable, TypeVar
 import httpx2 as httpx  # the HTTP library of the openai client (its fork of httpx)
 import openai
 
+from graph.redaction import redact, redact_data
 from graph.stopping import Stopped, stop_requested
 
 T = TypeVar("T")
@@ -144,6 +145,21 @@ def bounded_call(fn: Callable[[], T], *, deadline_s: float, server: str) -> T:
             f"The model server at {server} stopped sending mid-answer: {how}."
         ) from None
     raise error
+
+
+def scrub_error(exc: BaseException, secrets: list[str]) -> None:
+    """Take secrets out of an exception's text, in place: a server's error may echo the
+    request's Authorization header, and a failed node's exception is stored in its
+    checkpoint (by its ``repr``) and may be shown."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        exc.args = tuple(redact(a, secrets) if isinstance(a, str) else a for a in exc.args)
+        if isinstance(getattr(exc, "message", None), str):
+            exc.message = redact(exc.message, secrets)
+        if getattr(exc, "body", None) is not None:
+            exc.body = redact_data(exc.body) if not isinstance(exc.body, str) else redact(exc.body)
+        exc = exc.__cause__ or exc.__context__
 
 
 def unreadable_reply(exc: BaseException) -> str | None:

@@ -17,6 +17,7 @@ from graph.models.modes import PROCESS_MODES, ModeBook
 from graph.models.scripted import ScriptedChatModel
 from graph.models.server import ServerChatModel
 from graph.prompts import PromptSet
+from graph.redaction import remember_secrets
 from graph.settings import Settings, get_settings
 from graph.stopping import Stopped
 
@@ -39,6 +40,7 @@ def make_chat_model(
     settings = settings or get_settings()
     if settings.resolved_provider == "scripted":
         return ScriptedChatModel(delay_s=settings.scripted_delay_s)
+    remember_secrets(settings.secret_values())  # a key in use never reaches a stored text
     return ServerChatModel(
         model=settings.planner_model if role == "planner" else settings.worker_model,
         api_key=settings.openai_api_key or "not-needed",  # local servers accept any key
@@ -65,9 +67,10 @@ def model_label(model: BaseChatModel) -> str:
 
 
 def describe_error(exc: BaseException, settings: Settings | None = None) -> str:
-    """One readable line for an exception that ended a run; never a traceback."""
+    """One readable line for an exception that ended a run; never a traceback, never a
+    secret (a server's error may echo the request's Authorization header)."""
     settings = settings or get_settings()
-    return _describe(exc, settings)
+    return settings.redact(_describe(exc, settings))
 
 
 def _describe(exc: BaseException, settings: Settings) -> str:

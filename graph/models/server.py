@@ -37,6 +37,7 @@ from graph.models import tool_prompting
 from graph.models.calls import (
     ModelCallError,
     bounded_call,
+    scrub_error,
     traced_http_client,
     unreadable_reply,
 )
@@ -131,11 +132,17 @@ class ServerChatModel(ChatOpenAI):
         run_manager=None,
         **kwargs: Any,
     ) -> ChatResult:
-        return bounded_call(
-            lambda: self._generate_adapted(messages, stop, run_manager, **kwargs),
-            deadline_s=self.call_deadline_s,
-            server=self.server,
-        )
+        try:
+            return bounded_call(
+                lambda: self._generate_adapted(messages, stop, run_manager, **kwargs),
+                deadline_s=self.call_deadline_s,
+                server=self.server,
+            )
+        except Exception as exc:
+            # Before the error reaches a checkpoint or a page: it may echo the key.
+            reveal = getattr(self.openai_api_key, "get_secret_value", None)
+            scrub_error(exc, [reveal() if reveal else ""])
+            raise
 
     def _generate_adapted(
         self, messages: list[BaseMessage], stop, run_manager, **kwargs: Any
