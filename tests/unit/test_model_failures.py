@@ -21,7 +21,9 @@ from graph.kernel.system import get_system
 from graph.models.fake_server import LocalOpenAIServer
 from graph.models.modes import PROCESS_MODES
 from graph.models.scripted import ScriptedChatModel
+from graph.service.run_service import RunService
 from graph.service.runs import StopSignal, run_question
+from graph.service.store import Store
 from graph.settings import Settings
 
 QUESTION = "What happened to Apple when it launched the iPhone, and how did its stock price change in 2007?"
@@ -104,6 +106,29 @@ def test_stop_ends_a_run_on_a_dripping_server_within_2_s(tmp_path):
 
 
 @pytest.mark.timeout(60)
+def test_the_apps_stop_button_ends_a_run_on_a_dripping_server_within_2_s(tmp_path):
+    """The same through the app's run service, whose cancel is the Stop button."""
+    with LocalOpenAIServer(ScriptedChatModel) as server:
+        server.inject("drip:2")
+        settings = settings_for(server.base_url, tmp_path)
+        store = Store.open(settings)
+        service = RunService(store, settings, timeout_tick_s=0)
+        try:
+            run_id = service.start(QUESTION, Design())
+            assert wait_until(lambda: server.requests, 10), "the run never called the server"
+            time.sleep(0.5)
+            stopped_at = time.monotonic()
+            assert service.cancel(run_id)
+            ended = wait_until(lambda: store.run(run_id).status == "cancelled", 2.0)
+            took = time.monotonic() - stopped_at
+            record = store.run(run_id)
+        finally:
+            service.shutdown(wait=False)
+            store.close()
+    assert ended, f"the run was {record.status} {took:.1f} s after Stop: {record.reason}"
+
+
+@pytest.mark.timeout(60)
 def test_a_dripping_server_fails_the_run_at_the_call_deadline(tmp_path):
     with LocalOpenAIServer(ScriptedChatModel) as server:
         server.inject("drip:1")
@@ -135,6 +160,17 @@ def test_a_server_that_never_answers_fails_the_run_at_the_call_deadline(tmp_path
         f"The model call to {url} took longer than 1 s, so it was given up "
         "(STEPWISE_MODEL_CALL_DEADLINE)."
     )
+
+
+@pytest.mark.timeout(60)
+def test_an_answer_that_stalls_after_it_began_says_the_server_stopped_sending(tmp_path):
+    with LocalOpenAIServer(ScriptedChatModel) as server:
+        server.inject("drip:100")  # headers, then nothing before the read timeout
+        thread, box = run_in_thread(settings_for(server.base_url, tmp_path, request_timeout_s=0.5))
+        thread.join(timeout=30)
+    outcome = box["outcome"]
+    assert outcome.status == "failed"
+    assert "stopped sending mid-answer: nothing more came" in outcome.reason, outcome.reason
 
 
 def test_an_answer_cut_off_mid_body_says_the_server_stopped_sending(tmp_path):
