@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextvars
 import json
+import os
 import socket
 import threading
 import time
@@ -95,9 +96,16 @@ class _TracedTransport(httpx.HTTPTransport):
         return super().handle_request(request)
 
 
+_PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY")
+
+
 @lru_cache(maxsize=1)
 def traced_http_client() -> httpx.Client:
-    """The HTTP client of every server model: the OpenAI client's defaults, no keep-alive."""
+    """The HTTP client of every server model: the OpenAI client's defaults, no keep-alive.
+    With a proxy in the environment, the client's own (which honours it): Stop and the
+    deadline still end the call at once, only its socket is left to the read timeout."""
+    if any(os.environ.get(v) or os.environ.get(v.lower()) for v in _PROXY_VARIABLES):
+        return openai.DefaultHttpxClient()
     limits = httpx.Limits(max_connections=1000, max_keepalive_connections=0)
     return openai.DefaultHttpxClient(transport=_TracedTransport(limits=limits))
 
