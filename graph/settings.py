@@ -11,8 +11,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from graph.redaction import redact, remember_secrets
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -56,6 +58,11 @@ class Settings(BaseSettings):
     # rest is cut, saying so (graph/models/capped.py). Bounds the store and checkpoints.
     max_reply_chars: int = Field(65_536, alias="STEPWISE_MAX_REPLY_CHARS", ge=1024, le=50_000_000)
     request_timeout_s: float = Field(60.0, alias="STEPWISE_REQUEST_TIMEOUT", gt=0)
+    # Seconds one model call may take in all, retries included: the read timeout above
+    # starts again with every byte, so a server dripping bytes would hold a run forever.
+    model_call_deadline_s: float = Field(
+        120.0, alias="STEPWISE_MODEL_CALL_DEADLINE", gt=0, le=86_400
+    )
     max_retries: int = Field(2, alias="STEPWISE_MAX_RETRIES", ge=0, le=10)
     temperature: float = Field(0.0, alias="STEPWISE_TEMPERATURE", ge=0, le=2)
     # Seconds the offline scripted model pauses per call: lets a demo or an e2e test
@@ -104,6 +111,24 @@ class Settings(BaseSettings):
     )
     data_dir: Path = Field(REPO_ROOT / "data", alias="STEPWISE_DATA_DIR")
     prompts_dir: Path = Field(REPO_ROOT / "prompts", alias="STEPWISE_PROMPTS_DIR")
+
+    @model_validator(mode="after")
+    def _remember_secrets(self) -> "Settings":
+        """Every configured secret is taken out of any text stored or shown later."""
+        remember_secrets(self.secret_values())
+        return self
+
+    def secret_values(self) -> list[str]:
+        """The configured secrets (API keys), in clear: only for ``redact``."""
+        return [
+            value.get_secret_value()
+            for value in (getattr(self, name) for name in type(self).model_fields)
+            if isinstance(value, SecretStr)
+        ]
+
+    def redact(self, text: str) -> str:
+        """``text`` with this configuration's secrets (and any key-shaped text) taken out."""
+        return redact(text, self.secret_values())
 
     @property
     def resolved_provider(self) -> Literal["scripted", "openai"]:

@@ -12,11 +12,14 @@ from typing import Literal
 import openai
 from langchain_core.language_models import BaseChatModel
 
+from graph.models.calls import ModelCallError
 from graph.models.modes import PROCESS_MODES, ModeBook
 from graph.models.scripted import ScriptedChatModel
 from graph.models.server import ServerChatModel
 from graph.prompts import PromptSet
+from graph.redaction import remember_secrets
 from graph.settings import Settings, get_settings
+from graph.stopping import Stopped
 
 Role = Literal["planner", "worker"]
 
@@ -37,12 +40,14 @@ def make_chat_model(
     settings = settings or get_settings()
     if settings.resolved_provider == "scripted":
         return ScriptedChatModel(delay_s=settings.scripted_delay_s)
+    remember_secrets(settings.secret_values())  # a key in use never reaches a stored text
     return ServerChatModel(
         model=settings.planner_model if role == "planner" else settings.worker_model,
         api_key=settings.openai_api_key or "not-needed",  # local servers accept any key
         base_url=settings.openai_base_url,
         timeout=settings.request_timeout_s,
         max_retries=settings.max_retries,  # the client's own bounded exponential backoff
+        call_deadline_s=settings.model_call_deadline_s,
         temperature=settings.temperature,
         max_tokens=settings.max_tokens,
         structured_setting=settings.structured_output,
@@ -62,10 +67,19 @@ def model_label(model: BaseChatModel) -> str:
 
 
 def describe_error(exc: BaseException, settings: Settings | None = None) -> str:
-    """One readable line for an exception that ended a run; never a traceback."""
+    """One readable line for an exception that ended a run; never a traceback, never a
+    secret (a server's error may echo the request's Authorization header)."""
     settings = settings or get_settings()
+    return settings.redact(_describe(exc, settings))
+
+
+def _describe(exc: BaseException, settings: Settings) -> str:
     server = settings.openai_base_url or "the OpenAI API"
     tries = f"after {settings.max_retries + 1} attempt(s)"
+    if isinstance(exc, (ModelCallError, Stopped)):  # already a sentence
+        return str(exc)
+    if isinstance(exc, RecursionError):
+        return "The run stopped: something it read (a model's reply) was nested too deeply to read."
     if isinstance(exc, openai.APITimeoutError):
         return (
             f"The model server at {server} did not answer within "

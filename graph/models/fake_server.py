@@ -23,6 +23,7 @@ import argparse
 import json
 import logging
 import re
+import select
 import socket
 import socketserver
 import sys
@@ -56,8 +57,29 @@ ToolSupport = Literal["native", "refuse", "ignore"]
 
 MALFORMED_JSON = '{"1": {"agent": '
 PROSE = "Sure! Here is the plan you asked for."
-_SIMPLE_FAULTS = frozenset({"http_500", "http_429", "malformed_json", "prose", "disconnect"})
-_CONTENT_FAULTS = {"malformed_json": MALFORMED_JSON, "prose": PROSE}
+# A reply whose JSON is nested far deeper than any parser recurses.
+DEEP_JSON = "[" * 100_000 + "]" * 100_000
+# Misbehaviours of the HTTP answer itself (see ``_misbehave``), as real servers and proxies
+# show them: a body that is not a chat completion, an answer cut off or never sent, an
+# error that echoes the request's Authorization header.
+_BODY_FAULTS = {
+    "body_invalid_utf8": (
+        b'{"id": "chatcmpl-1", "object": "chat.completion", "choices": [{"index": 0, '
+        b'"message": {"role": "assistant", "content": "caf\xe9"}, "finish_reason": "stop"}]}'
+    ),
+    "body_not_json": b"upstream connect error or disconnect/reset before headers",
+    "body_html": b"<html><body><h1>502 Bad Gateway</h1></body></html>",
+    "body_empty": b"",
+    "body_no_choices": b'{"id": "chatcmpl-1", "object": "chat.completion", "model": "m"}',
+    "body_null_choices": b'{"id": "chatcmpl-1", "object": "chat.completion", "choices": null}',
+    "body_empty_choices": b'{"id": "chatcmpl-1", "object": "chat.completion", "choices": []}',
+    "body_deep_nesting": ('{"choices": ' + DEEP_JSON + "}").encode(),
+}
+_WIRE_FAULTS = frozenset({*_BODY_FAULTS, "half_body", "never_answer", "echo_auth"})
+_SIMPLE_FAULTS = frozenset(
+    {"http_500", "http_429", "malformed_json", "prose", "deep_json", "disconnect", *_WIRE_FAULTS}
+)
+_CONTENT_FAULTS = {"malformed_json": MALFORMED_JSON, "prose": PROSE, "deep_json": DEEP_JSON}
 # response_format types each structured mode accepts (real servers differ here).
 _ACCEPTED_FORMATS: dict[str, frozenset[str]] = {
     "json_schema": frozenset({"text", "json_object", "json_schema"}),
@@ -91,16 +113,17 @@ def _parse_fault(fault: str) -> str:
     """Validate one fault name early, so a typo fails in the test, not in the server."""
     if fault in _SIMPLE_FAULTS:
         return fault
-    if fault.startswith("slow:"):
+    if fault.startswith(("slow:", "drip:")):
         try:
-            seconds = float(fault[len("slow:") :])
+            seconds = float(fault.split(":", 1)[1])
         except ValueError:
             pass
         else:
             if seconds >= 0:
                 return fault
     raise ValueError(
-        f"unknown fault {fault!r}; expected one of {sorted(_SIMPLE_FAULTS)} or 'slow:<seconds>'"
+        f"unknown fault {fault!r}; expected one of {sorted(_SIMPLE_FAULTS)}, 'slow:<seconds>' "
+        "or 'drip:<seconds>'"
     )
 
 
@@ -440,6 +463,43 @@ class _Handler(BaseHTTPRequestHandler):
         except OSError as exc:
             raise _ClientGone from exc
 
+    def send_raw(self, body: bytes, length: int, kind: str = "application/json") -> None:
+        """A 200 answer of ``body`` announcing ``length`` bytes (a lie when shorter)."""
+        try:
+            self.send_response(200)
+            self.send_header("Content-Type", kind)
+            self.send_header("Content-Length", str(length))
+            self.end_headers()
+            self.wfile.write(body)
+            self.wfile.flush()
+        except OSError:
+            self.close_connection = True
+
+    def drip(self, body: bytes, every_s: float, stopping: threading.Event) -> None:
+        """Headers at once, then the body one byte every ``every_s`` seconds."""
+        self.send_raw(b"", len(body))
+        for i in range(len(body)):
+            if stopping.wait(every_s):
+                break
+            try:
+                self.wfile.write(body[i : i + 1])
+                self.wfile.flush()
+            except OSError:
+                break
+        self.close_connection = True
+
+    def wait_for_hangup(self, stopping: threading.Event) -> None:
+        """Send nothing, until the client hangs up or the server stops."""
+        while not stopping.wait(0.05):
+            readable, _, _ = select.select([self.connection], [], [], 0)
+            if readable:
+                try:
+                    if not self.connection.recv(1, socket.MSG_PEEK):
+                        break  # the client closed its end
+                except OSError:
+                    break
+        self.close_connection = True
+
     def drop(self) -> None:
         """Close the socket without answering (the ``disconnect`` fault)."""
         self.close_connection = True
@@ -493,6 +553,7 @@ class LocalOpenAIServer:
         self._lock = threading.Lock()
         self._httpd: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
+        self._stopping = threading.Event()  # ends the answers that never end
 
     # -- lifecycle ---------------------------------------------------------- #
 
@@ -501,6 +562,7 @@ class LocalOpenAIServer:
         if self._httpd is not None:
             return self
         self.model = self.model_factory()
+        self._stopping.clear()
         self._httpd = _HTTPServer((self.host, self.port), self)
         self.port = self._httpd.server_address[1]
         self._thread = threading.Thread(
@@ -517,6 +579,7 @@ class LocalOpenAIServer:
         httpd, self._httpd = self._httpd, None
         if httpd is None:
             return
+        self._stopping.set()
         httpd.shutdown()
         httpd.cut_connections()
         httpd.server_close()
@@ -552,9 +615,15 @@ class LocalOpenAIServer:
     def inject(self, *faults: str) -> None:
         """Queue faults; each is consumed by ONE following chat-completion request, in order.
 
-        ``http_500``, ``http_429``, ``malformed_json``, ``prose``, ``slow:<seconds>``,
-        ``disconnect``. Content faults replace the whole answer (tool calls dropped);
-        the model still runs, as it would on a real server.
+        ``http_500``, ``http_429``, ``malformed_json``, ``prose``, ``deep_json``,
+        ``slow:<seconds>``, ``disconnect``. Content faults replace the whole answer (tool
+        calls dropped); the model still runs, as it would on a real server. Wire faults
+        answer without the model: ``body_*`` (a 200 whose body is not a chat completion:
+        invalid UTF-8, not JSON, HTML, empty, no/null/empty choices, nested too deeply),
+        ``half_body`` (half the promised bytes, then the connection closes),
+        ``drip:<seconds>`` (one byte of the answer every so many seconds),
+        ``never_answer`` (headers never come) and ``echo_auth`` (an HTTP 400 whose message
+        repeats the request's Authorization header, as some gateways do).
         """
         parsed = [_parse_fault(f) for f in faults]
         with self._lock:
@@ -572,6 +641,9 @@ class LocalOpenAIServer:
         fault = self._next_fault()
         if fault == "disconnect":
             handler.drop()
+            return
+        if fault in _WIRE_FAULTS or (fault or "").startswith("drip:"):
+            self._misbehave(handler, fault or "")
             return
         delay = self.delay_s + (float(fault[5:]) if fault and fault.startswith("slow:") else 0.0)
         if delay:
@@ -603,6 +675,28 @@ class LocalOpenAIServer:
         else:
             message = runnable.invoke(messages, stop=stop)
             handler._send_json(200, self._completion(message, messages, replacement, request_model))
+
+    def _misbehave(self, handler: _Handler, fault: str) -> None:
+        """Answer with one of the wire faults instead of the model."""
+        if fault == "echo_auth":
+            echoed = handler.headers.get("Authorization", "")
+            raise _APIError(400, f"Malformed request. Headers received: Authorization: {echoed}")
+        if fault == "never_answer":
+            handler.wait_for_hangup(self._stopping)
+            return
+        body = _BODY_FAULTS.get(fault)
+        if body is not None:
+            kind = "text/html" if fault == "body_html" else "application/json"
+            handler.send_raw(body, len(body), kind)
+            return
+        whole = json.dumps(
+            self._completion(AIMessage(content=PROSE), [], None, self.model_name)
+        ).encode()
+        if fault == "half_body":
+            handler.send_raw(whole[: len(whole) // 2], len(whole))
+            handler.drop()
+            return
+        handler.drip(whole, float(fault.split(":", 1)[1]), self._stopping)
 
     def _check_response_format(self, response_format: Any) -> None:
         """Imitate servers with partial structured-output support."""

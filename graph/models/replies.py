@@ -29,12 +29,14 @@ def parse_json_object(text: str) -> object:
         text = fenced.group(1)
     try:
         return json.loads(text)
+    except RecursionError:  # a repair round can fix it: say it like any other bad JSON
+        raise ValueError("the reply's JSON is nested too deeply to read") from None
     except json.JSONDecodeError as first_error:
         start, end = text.find("{"), text.rfind("}")
         if 0 <= start < end:
             try:
                 return json.loads(text[start : end + 1])
-            except json.JSONDecodeError:
+            except (json.JSONDecodeError, RecursionError):
                 pass
         raise ValueError(
             f"the reply is not valid JSON ({first_error.msg} at line "

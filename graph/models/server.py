@@ -14,6 +14,9 @@ never know which server they talk to:
   ``tools``, or a model that answers in prose on an agent's first turn where it must
   call a tool, switches to prompted.
 
+Every call is bounded (``graph.models.calls``): a total deadline, the user's Stop, and a
+reply that is cut off or not a chat completion said in words.
+
 What worked is learnt in a ``ModeBook`` (per server and model, persisted by the run
 service's store) and every reply says which modes it used and why, in
 ``response_metadata["stepwise"]``: the run's accounting records it on each model call,
@@ -31,6 +34,13 @@ from langchain_openai import ChatOpenAI
 from pydantic import Field
 
 from graph.models import tool_prompting
+from graph.models.calls import (
+    ModelCallError,
+    bounded_call,
+    scrub_error,
+    traced_http_client,
+    unreadable_reply,
+)
 from graph.models.modes import (
     OPENAI_API,
     STRUCTURED_FALLBACK,
@@ -100,6 +110,9 @@ class ServerChatModel(ChatOpenAI):
     # Token streaming is not needed by a run, and a prompted tool call is only known once
     # the whole reply is in.
     disable_streaming: Any = True
+    call_deadline_s: float = 120.0  # one call, retries included (STEPWISE_MODEL_CALL_DEADLINE)
+    # The client whose requests a Stop or the deadline can cut (graph.models.calls).
+    http_client: Any = Field(default_factory=traced_http_client, exclude=True)
 
     @property
     def server(self) -> str:
@@ -119,12 +132,45 @@ class ServerChatModel(ChatOpenAI):
         run_manager=None,
         **kwargs: Any,
     ) -> ChatResult:
+        try:
+            return bounded_call(
+                lambda: self._generate_adapted(messages, stop, run_manager, **kwargs),
+                deadline_s=self.call_deadline_s,
+                server=self.server,
+            )
+        except Exception as exc:
+            # Before the error reaches a checkpoint or a page: it may echo the key.
+            reveal = getattr(self.openai_api_key, "get_secret_value", None)
+            scrub_error(exc, [reveal() if reveal else ""])
+            raise
+
+    def _generate_adapted(
+        self, messages: list[BaseMessage], stop, run_manager, **kwargs: Any
+    ) -> ChatResult:
         request = kwargs.pop("json_request", None)
         if kwargs.get("tools"):
             return self._generate_with_tools(messages, stop, run_manager, kwargs)
         if request is not None:
             return self._generate_json(messages, request, stop, run_manager, kwargs)
-        return super()._generate(messages, stop, run_manager, **kwargs)
+        return self._post(messages, stop, run_manager, **kwargs)
+
+    def _post(self, messages: list[BaseMessage], stop, run_manager, **kwargs: Any) -> ChatResult:
+        """One request through ``ChatOpenAI``; a reply it cannot read is said in words."""
+        try:
+            result = super()._generate(messages, stop, run_manager, **kwargs)
+        except openai.APIError:
+            raise
+        except Exception as exc:
+            words = unreadable_reply(exc)
+            if words is None:
+                raise
+            raise ModelCallError(f"The model server at {self.server} {words}.") from None
+        if not result.generations:
+            raise ModelCallError(
+                f"The model server at {self.server} sent a chat completion with an empty "
+                "list of choices (no answer in it)."
+            )
+        return result
 
     # ------------------------------------------------------------------ structured output
 
@@ -143,7 +189,7 @@ class ServerChatModel(ChatOpenAI):
                 else _with_text(messages, shape_text(request["schema"], self.prompts))
             )
             try:
-                result = super()._generate(
+                result = self._post(
                     sent, stop, run_manager, **kwargs, **_format_kwargs(mode, request)
                 )
             except openai.APIStatusError as exc:
@@ -183,7 +229,7 @@ class ServerChatModel(ChatOpenAI):
             why = learnt.tools_note if adaptive else "configured: STEPWISE_TOOL_CALLING=prompted"
             return self._prompted(messages, stop, run_manager, kwargs, why=why)
         try:
-            result = super()._generate(messages, stop, run_manager, **kwargs)
+            result = self._post(messages, stop, run_manager, **kwargs)
         except openai.APIStatusError as exc:
             word = is_refusal(exc, TOOL_WORDS)
             if not (adaptive and word):

@@ -25,6 +25,7 @@ from pydantic import ValidationError
 from graph.kernel.design import Design
 from graph.kernel.system import default_system
 from graph.prompts import PromptError, prompt_names, prompt_spec, template_errors
+from graph.redaction import redact, redact_data
 from graph.service.eval_sets import EvalSet
 from graph.settings import Settings, get_settings
 
@@ -413,6 +414,7 @@ class Store:
     def set_run_status(self, run_id: str, status: str, reason: str = "") -> None:
         if status not in STATUSES:
             raise ValueError(f"Unknown run status {status!r}; one of: {', '.join(STATUSES)}.")
+        reason = redact(reason)  # an echoed server error may carry an API key
         now = time.time()
         if status == "running":
             self._write(
@@ -475,6 +477,7 @@ class Store:
         An "end" event sets the run's final status. A seq not above the latest one (a
         resumed run counts from 1 again) is moved to the end of the log.
         """
+        record = redact_data(record)  # an echoed server error may carry an API key
         kind = record["kind"]
         data = record.get("data")
         logged = data
@@ -630,14 +633,16 @@ class Store:
         record = self.run(run_id)
         if record is None:
             raise KeyError(f"No run {run_id!r}.")
-        return {
-            "format": EXPORT_FORMAT,
-            "schema_version": SCHEMA_VERSION,
-            "exported_at": time.time(),
-            "run": asdict(record),
-            "snapshot": self.snapshot(run_id),
-            "events": self.events(run_id),
-        }
+        return redact_data(
+            {
+                "format": EXPORT_FORMAT,
+                "schema_version": SCHEMA_VERSION,
+                "exported_at": time.time(),
+                "run": asdict(record),
+                "snapshot": self.snapshot(run_id),
+                "events": self.events(run_id),
+            }
+        )
 
     def import_run(self, data: dict) -> str:
         """Load an exported run; it gets a new id if its id is already taken."""

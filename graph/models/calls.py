@@ -1,0 +1,224 @@
+"""One model call, bounded: a total deadline, the user's Stop, and its failures in words.
+
+Why: the HTTP client's read timeout starts again with every byte, so a server dripping
+one byte every few seconds held a call (its run, and the Stop button) for minutes, and a
+server that never answers held it for the timeout times the retries. Here the call runs
+in a worker thread while the caller watches Stop and the deadline; when either comes,
+the caller gives up at once and the call's socket is shut, so the worker ends too.
+
+The socket is found through httpcore's ``trace`` extension (public API) on a client
+without keep-alive: each request opens its own connection, so the connection a call
+waits on is the one it opened. One TCP connect per model call is nothing next to a
+model's answer.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import json
+import os
+import socket
+import threading
+import time
+from functools import lru_cache
+from typing import Any, Callable, TypeVar
+
+import httpx2 as httpx  # the HTTP library of the openai client (its fork of httpx)
+import openai
+
+from graph.redaction import redact, redact_data
+from graph.stopping import Stopped, stop_requested
+
+T = TypeVar("T")
+
+_POLL_S = 0.05  # how often the waiting side looks at Stop and the deadline
+
+
+class ModelCallError(RuntimeError):
+    """A model call that failed, its message already a sentence saying what the server
+    did; the run's reason as it stands."""
+
+
+class _Call:
+    """What one model call has opened, and whether it was given up."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._sockets: list[socket.socket] = []
+        self.abandoned = False
+        self.answer_started = False  # the current attempt's response headers came in
+
+    def trace(self, event: str, info: dict) -> None:
+        """httpcore's trace hook: remember the socket, and when the answer began."""
+        if event == "connection.connect_tcp.complete":
+            stream = info.get("return_value")
+            sock = stream.get_extra_info("socket") if stream is not None else None
+            if sock is not None:
+                with self._lock:
+                    self._sockets.append(sock)
+                    if self.abandoned:
+                        _shut(sock)
+        elif event == "http11.receive_response_headers.complete":
+            self.answer_started = True
+
+    def abandon(self) -> None:
+        """Give the call up: no further attempt starts, and open sockets are shut (which
+        wakes a worker blocked reading them)."""
+        with self._lock:
+            self.abandoned = True
+            sockets, self._sockets = self._sockets, []
+        for sock in sockets:
+            _shut(sock)
+
+
+def _shut(sock: socket.socket) -> None:
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass  # already closed
+
+
+_current_call: contextvars.ContextVar[_Call | None] = contextvars.ContextVar(
+    "stepwise_model_call", default=None
+)
+
+
+class _TracedTransport(httpx.HTTPTransport):
+    """Attaches the current call's trace hook to each request it sends."""
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        call = _current_call.get()
+        if call is not None:
+            if call.abandoned:  # the client's own retry after the call was given up
+                raise httpx.ConnectError("the model call was abandoned", request=request)
+            call.answer_started = False
+            request.extensions = {**request.extensions, "trace": call.trace}
+        return super().handle_request(request)
+
+
+_PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY")
+
+
+@lru_cache(maxsize=1)
+def traced_http_client() -> httpx.Client:
+    """The HTTP client of every server model: the OpenAI client's defaults, no keep-alive.
+    With a proxy in the environment, the client's own (which honours it): Stop and the
+    deadline still end the call at once, only its socket is left to the read timeout."""
+    if any(os.environ.get(v) or os.environ.get(v.lower()) for v in _PROXY_VARIABLES):
+        return openai.DefaultHttpxClient()
+    limits = httpx.Limits(max_connections=1000, max_keepalive_connections=0)
+    return openai.DefaultHttpxClient(transport=_TracedTransport(limits=limits))
+
+
+def bounded_call(fn: Callable[[], T], *, deadline_s: float, server: str) -> T:
+    """``fn()`` (one model call), given up when the user presses Stop (``Stopped``) or
+    after ``deadline_s`` seconds (``ModelCallError``); an answer cut off after it began
+    becomes a ``ModelCallError`` saying so."""
+    call = _Call()
+    context = contextvars.copy_context()  # the run's config, callbacks and Stop signal
+    context.run(_current_call.set, call)
+    outcome: dict[str, Any] = {}
+    done = threading.Event()
+
+    def work() -> None:
+        try:
+            outcome["value"] = context.run(fn)
+        except BaseException as exc:  # handed to the waiting side, raised there
+            outcome["error"] = exc
+        finally:
+            done.set()
+
+    threading.Thread(target=work, name="stepwise-model-call", daemon=True).start()
+    deadline = time.monotonic() + deadline_s
+    while not done.wait(_POLL_S):
+        if stop_requested():
+            call.abandon()
+            raise Stopped("a model call")
+        if time.monotonic() >= deadline:
+            call.abandon()
+            raise ModelCallError(
+                f"The model call to {server} took longer than {deadline_s:g} s, so it was "
+                "given up (STEPWISE_MODEL_CALL_DEADLINE)."
+            )
+    error = outcome.get("error")
+    if error is None:
+        return outcome["value"]
+    if isinstance(error, openai.APIConnectionError) and call.answer_started:
+        how = (
+            "nothing more came before the read timeout"
+            if isinstance(error, openai.APITimeoutError)
+            else "the connection closed before the reply was complete"
+        )
+        raise ModelCallError(
+            f"The model server at {server} stopped sending mid-answer: {how}."
+        ) from None
+    raise error
+
+
+def scrub_error(exc: BaseException, secrets: list[str]) -> None:
+    """Take secrets out of an exception's text, in place: a server's error may echo the
+    request's Authorization header, and a failed node's exception is stored in its
+    checkpoint (by its ``repr``) and may be shown."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        exc.args = tuple(redact(a, secrets) if isinstance(a, str) else a for a in exc.args)
+        if isinstance(getattr(exc, "message", None), str):
+            exc.message = redact(exc.message, secrets)
+        if getattr(exc, "body", None) is not None:
+            exc.body = redact_data(exc.body) if not isinstance(exc.body, str) else redact(exc.body)
+        exc = exc.__cause__ or exc.__context__
+
+
+def unreadable_reply(exc: BaseException) -> str | None:
+    """What was wrong with a reply the client could not read, in words (completing "The
+    model server at ... "), or None when ``exc`` is not about the reply. The body itself
+    says it best when the client kept it (``exc.response``); else the error's kind."""
+    body = getattr(getattr(exc, "response", None), "content", None)
+    if isinstance(body, bytes):
+        return _what_body_is(body)
+    if isinstance(exc, RecursionError):
+        return "sent a reply nested too deeply to read"
+    if isinstance(exc, UnicodeDecodeError):
+        return "sent a reply that is not valid UTF-8 text"
+    if isinstance(exc, json.JSONDecodeError):
+        return _what_body_is(exc.doc.encode())
+    text = str(exc)
+    if isinstance(exc, (KeyError, TypeError)) and "choices" in text:
+        return _NO_CHOICES
+    inner = exc.args[0] if isinstance(exc, ValueError) and exc.args else None
+    if isinstance(inner, dict):  # an "error" object inside an HTTP 200 reply
+        message = inner.get("message") if isinstance(inner.get("message"), str) else ""
+        return "answered with an error instead of a chat completion" + (
+            f": {message}" if message else ""
+        )
+    return None
+
+
+_NO_CHOICES = "sent a chat completion without any choices (no answer in it)"
+
+
+def _what_body_is(body: bytes) -> str:
+    if not body.strip():
+        return "sent an empty reply where a chat completion was expected"
+    try:
+        data = json.loads(body.decode("utf-8"))
+    except UnicodeDecodeError:
+        return "sent a reply that is not valid UTF-8 text"
+    except RecursionError:
+        return "sent a reply nested too deeply to read"
+    except ValueError:
+        return "sent a reply that is not JSON where a chat completion was expected"
+    if not isinstance(data, dict):
+        return "sent JSON that is not a chat completion"
+    if isinstance(data.get("error"), dict):
+        message = data["error"].get("message")
+        return "answered with an error instead of a chat completion" + (
+            f": {message}" if isinstance(message, str) and message else ""
+        )
+    choices = data.get("choices")
+    if choices == []:
+        return "sent a chat completion with an empty list of choices (no answer in it)"
+    if not isinstance(choices, list):
+        return _NO_CHOICES
+    return "sent a chat completion whose parts are not where they belong"

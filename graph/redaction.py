@@ -1,0 +1,74 @@
+"""Secrets taken out of any text before it is stored or shown.
+
+Why: a server's error can echo the request, ``Authorization: Bearer sk-...`` included,
+and that text becomes a run's reason, an event, a checkpoint, an export and a page.
+Every secret Stepwise is configured with is remembered here (``Settings`` registers its
+own when it is made), and ``redact`` replaces those, and anything shaped like a bearer
+token or an OpenAI-style key, with ``[redacted]``.
+
+The bottom layer: it imports nothing of Stepwise, so the store, the model layer and the
+settings can all use it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Iterable
+from typing import Any
+
+REDACTED = "[redacted]"
+_MIN_SECRET = 6  # shorter "secrets" (a placeholder key like "x") would blank ordinary words
+
+_SHAPES = [
+    (re.compile(r"(?i)\b(bearer)\s+[A-Za-z0-9._~+/=-]{16,}"), rf"\1 {REDACTED}"),
+    (re.compile(r"\bsk-[A-Za-z0-9_-]{8,}"), REDACTED),
+]
+
+_known: set[str] = set()
+_known_pattern: re.Pattern | None = None
+_lock = threading.Lock()
+
+
+def _alternation(secrets: Iterable[str]) -> re.Pattern | None:
+    ordered = sorted(set(secrets), key=len, reverse=True)  # a longer secret wins
+    return re.compile("|".join(map(re.escape, ordered))) if ordered else None
+
+
+def remember_secrets(values: Iterable[str | None]) -> None:
+    """Secrets to take out of every text from now on (a configured API key, say)."""
+    found = {v for v in values if v and len(v) >= _MIN_SECRET}
+    # A secret may sit in JSON text with its special characters escaped.
+    found |= {json.dumps(v)[1:-1] for v in found}
+    global _known_pattern
+    if found - _known:
+        with _lock:
+            _known.update(found)
+            _known_pattern = _alternation(_known)
+
+
+def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
+    """``text`` without any remembered secret, any of ``secrets``, or anything shaped like
+    a bearer token or an ``sk-`` key."""
+    if not text:
+        return text
+    extra = {s for s in secrets if s and len(s) >= _MIN_SECRET}
+    known = _alternation(_known | extra) if extra - _known else _known_pattern
+    if known is not None:
+        text = known.sub(REDACTED, text)
+    for pattern, replacement in _SHAPES:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def redact_data(value: Any) -> Any:
+    """``value`` (JSON-like: dicts, lists, strings) with ``redact`` applied to every string
+    in it, keys included."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {redact_data(k): redact_data(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [redact_data(v) for v in value]
+    return value
