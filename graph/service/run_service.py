@@ -11,11 +11,14 @@ one table of live runs; split, that discipline would be spread over several file
 
 from __future__ import annotations
 
+import os
+import socket
 import threading
 import time
 import uuid
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
+from contextlib import contextmanager
 from typing import Callable
 
 from langchain_core.language_models import BaseChatModel
@@ -29,7 +32,13 @@ from graph.models.chat import describe_error, make_chat_model, model_label
 from graph.models.modes import ModeBook
 from graph.prompts import PromptSet
 from graph.service.runs import StopSignal, checkpointer_for, continue_run, event_record
-from graph.service.store import SETTLED_STATUSES, TERMINAL_STATUSES, RunRecord, Store
+from graph.service.store import (
+    LIVE_STATUSES,
+    SETTLED_STATUSES,
+    TERMINAL_STATUSES,
+    RunRecord,
+    Store,
+)
 from graph.settings import Settings, get_settings
 
 ModelFactory = Callable[[str], BaseChatModel]
@@ -50,8 +59,13 @@ class RunService:
         self.store = store
         self.settings = settings or get_settings()
         self.model_factory = model_factory
-        # A run this process did not start cannot be live: its process is gone. (The command
-        # line does not claim them: an app may be running them on the same home.)
+        # Who holds this service's runs in the store: another app process on the same home
+        # leaves a run alone while its owner renews the lease (``_keep_leases``).
+        self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self.lease_s = self.settings.run_lease_s
+        # A live run nobody renews cannot be live: its process is gone. (The command line
+        # does not claim them: an app may be running them on the same home.)
+        self.claim_orphans = claim_orphans
         self.interrupted_at_start = store.mark_interrupted() if claim_orphans else 0
         self.checkpointer = checkpointer_for(self.settings)
         # What the model server accepts, learnt once and kept in the store across restarts.
@@ -72,6 +86,7 @@ class RunService:
             threading.Thread(
                 target=self._watch_timeouts, name="stepwise-approval-timeouts", daemon=True
             ).start()
+        threading.Thread(target=self._keep_leases, name="stepwise-run-leases", daemon=True).start()
 
     def _label(self, planner: BaseChatModel, worker: BaseChatModel) -> str:
         if self.model_factory is None:
@@ -148,6 +163,8 @@ class RunService:
             settings=self.settings,
             parent_run=parent_run,
             parent_checkpoint=parent_checkpoint,
+            owner=self.owner,
+            lease_s=self.lease_s,
         )
         initial = get_system(design.system).initial_state(question, design)
         self._submit(run_id, design, compiled, initial, step_mode, pool=pool)
@@ -224,7 +241,10 @@ class RunService:
                 pass  # the store itself is gone; mark_interrupted will say so next start
         finally:
             with self._lock:
-                self._live.pop(run_id, None)
+                entry = self._live.get(run_id)
+                if entry is not None and entry[1] is cancel:  # not a newer worker's entry
+                    self._live.pop(run_id)
+                    self._release(run_id)
                 leftover = self._redirects.pop(run_id, [])
             for plan, note in leftover:  # left by a worker that failed: apply them now
                 try:
@@ -248,7 +268,60 @@ class RunService:
             if record is not None and record.status not in (*TERMINAL_STATUSES, *SETTLED_STATUSES):
                 self.store.set_run_status(run_id, outcome.status, outcome.reason)
             self._live.pop(run_id, None)
+            self._release(run_id)
             return None
+
+    # ------------------------------------------------------------- leases
+
+    def _release(self, run_id: str) -> None:
+        """Let go of a run this process no longer runs (called under ``_lock``)."""
+        try:
+            self.store.release_run(run_id, self.owner)
+        except Exception:
+            pass  # the store is gone; the lease runs out by itself
+
+    def _held_elsewhere(self, run_id: str) -> str:
+        _, until = self.store.run_lease(run_id)
+        left = max(0.0, (until or 0.0) - time.time())
+        return (
+            "The run is in progress in another app process on this home; it can be taken "
+            f"over only once that process has stopped for {self.lease_s:g} s "
+            f"(in {left:.0f} s at the earliest)."
+        )
+
+    @contextmanager
+    def _holding(self, run_id: str):
+        """Hold the run for this process while it is handed to a worker (ValueError when a
+        live process holds it); let go again if handing it over fails."""
+        if not self.store.claim_run(run_id, self.owner, self.lease_s):
+            raise ValueError(self._held_elsewhere(run_id))
+        try:
+            yield
+        except BaseException:
+            with self._lock:
+                if run_id not in self._live:
+                    self._release(run_id)
+            raise
+
+    def _keep_leases(self) -> None:
+        """The heartbeat: renew the hold on this process's live runs every few seconds;
+        with ``claim_orphans``, also mark runs whose owner stopped renewing interrupted."""
+        tick = min(self.lease_s / 3, 5.0)
+        while True:
+            with self._lock:
+                live = list(self._live)
+            if self._closed and not live:
+                return
+            try:
+                self.store.renew_leases(self.owner, live, self.lease_s)
+                if self.claim_orphans and not self._closed:
+                    self.store.mark_interrupted()
+            except Exception:
+                pass  # the store may be closing; try again next tick
+            if self._closed:
+                time.sleep(tick)  # _stop is set: keep renewing until the last run ends
+            else:
+                self._stop.wait(tick)
 
     def _apply_redirect(self, run_id: str, compiled, plan: Callable, note: str) -> None:
         """Work out the redirect from the run's state now (its next node is only known
@@ -323,13 +396,14 @@ class RunService:
                     entry[1].set()
                     return
             record, design = self._stored(run_id)
-            if record.status in ("queued", "running"):
-                raise ValueError("The run is starting in another process; try again in a moment.")
-            if compiled is None:
-                compiled, _, _ = self._graph(design)
-            self._apply_redirect(run_id, compiled, plan, note)
-            self.store.set_run_status(run_id, "queued", note or "Sent on.")
-            self._submit(run_id, design, compiled, None, False)
+            if record.status in LIVE_STATUSES and self.store.run_lease(run_id)[0] == self.owner:
+                raise ValueError("The run is starting; try again in a moment.")
+            with self._holding(run_id):  # refused while another live process runs it
+                if compiled is None:
+                    compiled, _, _ = self._graph(design)
+                self._apply_redirect(run_id, compiled, plan, note)
+                self.store.set_run_status(run_id, "queued", note or "Sent on.")
+                self._submit(run_id, design, compiled, None, False)
 
     def edit_request(self, run_id: str, text: str) -> None:
         """The human edited the run's request, while it runs or after (a system that
@@ -384,23 +458,36 @@ class RunService:
                 i.id for i in compiled.get_state(config).interrupts
             }:
                 raise ValueError("This approval is no longer pending (already answered?).")
-            self.store.set_run_status(run_id, "queued", f"Decision: {decision}")
-            resume = {
-                interrupt_id: {"decision": decision, "query": query, "reason": reason, "by": by}
-            }
-            self._submit(run_id, design, compiled, Command(resume=resume), False)
+            with self._holding(run_id):  # two processes never both answer it
+                self.store.set_run_status(run_id, "queued", f"Decision: {decision}")
+                resume = {
+                    interrupt_id: {
+                        "decision": decision,
+                        "query": query,
+                        "reason": reason,
+                        "by": by,
+                    }
+                }
+                self._submit(run_id, design, compiled, Command(resume=resume), False)
 
     def resume(self, run_id: str, step_mode: bool = False) -> None:
         """Go on from the last checkpoint: a run interrupted by a crash, or a paused one
         (``step_mode``: one node, then pause again)."""
         record, design = self._stored(run_id)
-        if record.status not in ("interrupted", "paused", "failed", "cancelled"):
+        if self.is_live(run_id) or (
+            record.status in LIVE_STATUSES and self.store.run_lease(run_id)[0] == self.owner
+        ):
+            raise ValueError("The run is already in progress.")
+        # queued/running here: left by a process that stopped renewing its lease (taken
+        # over below) or held by a live one (refused below).
+        if record.status not in ("interrupted", "paused", "failed", "cancelled", *LIVE_STATUSES):
             raise ValueError(f"A {record.status} run cannot be resumed.")
-        compiled, _, _ = self._graph(design)
-        if not pending_nodes(compiled.get_state({"configurable": {"thread_id": run_id}})):
-            raise ValueError("Nothing left to run: the run reached its end.")
-        self.store.set_run_status(run_id, "queued", "Resumed from its last checkpoint.")
-        self._submit(run_id, design, compiled, None, step_mode)
+        with self._holding(run_id):
+            compiled, _, _ = self._graph(design)
+            if not pending_nodes(compiled.get_state({"configurable": {"thread_id": run_id}})):
+                raise ValueError("Nothing left to run: the run reached its end.")
+            self.store.set_run_status(run_id, "queued", "Resumed from its last checkpoint.")
+            self._submit(run_id, design, compiled, None, step_mode)
 
     def apply_timeouts(self, now: float | None = None) -> int:
         """Apply each design's default to approvals older than its timeout; how many."""
@@ -458,6 +545,8 @@ class RunService:
             settings=self.settings,
             parent_run=run_id,
             parent_checkpoint=checkpoint_id,
+            owner=self.owner,
+            lease_s=self.lease_s,
         )
         self._submit(new_id, design, compiled, None, step_mode)
         return new_id
@@ -530,6 +619,7 @@ class RunService:
             never_started = [rid for rid, (future, _) in self._live.items() if future.cancelled()]
             for run_id in never_started:
                 self._live.pop(run_id)
+                self._release(run_id)
         for run_id in never_started:
             self.store.set_run_status(run_id, "cancelled", "Cancelled before it started.")
         if wait:

@@ -28,7 +28,8 @@ from graph.prompts import PromptError, prompt_names, prompt_spec, template_error
 from graph.service.eval_sets import EvalSet
 from graph.settings import Settings, get_settings
 
-SCHEMA_VERSION = 1
+# 2: run leases (owner, lease_until), event keys, queued redirects.
+SCHEMA_VERSION = 2
 FILE_NAME = "stepwise.sqlite"
 
 STATUSES = ("queued", "running", "waiting", "paused", "done", "failed", "cancelled", "interrupted")
@@ -77,7 +78,9 @@ CREATE TABLE IF NOT EXISTS runs (
     replan_count INTEGER NOT NULL DEFAULT 0,
     parent_run TEXT,
     parent_checkpoint TEXT,
-    snapshot_json TEXT
+    snapshot_json TEXT,
+    owner TEXT,
+    lease_until REAL
 );
 CREATE INDEX IF NOT EXISTS runs_by_created ON runs (created_at);
 CREATE INDEX IF NOT EXISTS runs_by_status ON runs (status);
@@ -90,6 +93,7 @@ CREATE TABLE IF NOT EXISTS events (
     namespace TEXT NOT NULL DEFAULT '',
     step INTEGER,
     data_json TEXT NOT NULL,
+    event_key TEXT,
     PRIMARY KEY (run_id, seq)
 );
 CREATE TABLE IF NOT EXISTS eval_sets (
@@ -132,6 +136,23 @@ CREATE TABLE IF NOT EXISTS judgements (
     scores_json TEXT NOT NULL,
     judged_at REAL NOT NULL
 );
+CREATE TABLE IF NOT EXISTS queued_redirects (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    run_id TEXT NOT NULL,
+    spec_json TEXT NOT NULL,
+    note TEXT NOT NULL DEFAULT '',
+    created_at REAL NOT NULL
+);
+"""
+# Columns added after version 1: a file made by an older Stepwise gets them on open.
+_ADDED_COLUMNS = {
+    "runs": (("owner", "TEXT"), ("lease_until", "REAL")),
+    "events": (("event_key", "TEXT"),),
+}
+# Needs the added columns, so it runs after they exist.
+_SCHEMA_AFTER_MIGRATION = """
+CREATE UNIQUE INDEX IF NOT EXISTS events_by_key ON events (run_id, event_key)
+    WHERE event_key IS NOT NULL;
 """
 
 _RUN_COLUMNS = (
@@ -210,6 +231,10 @@ class ExperimentRecord:
         return len(self.eval_set.get("questions") or []) * len(self.variants) * self.repeats
 
 
+# A run nobody holds: no owner, or its owner stopped renewing (the one parameter: now).
+_LEASE_FREE = "(owner IS NULL OR lease_until IS NULL OR lease_until < ?)"
+
+
 def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
 
@@ -233,9 +258,19 @@ class Store:
             self._conn.execute("PRAGMA synchronous=NORMAL")  # WAL: durable enough, much faster
             with self._conn:
                 self._conn.executescript(_SCHEMA)
-                if self._conn.execute("SELECT COUNT(*) FROM schema_version").fetchone()[0] == 0:
-                    self._conn.execute("INSERT INTO schema_version VALUES (?)", (SCHEMA_VERSION,))
+                self._migrate()
+                self._conn.executescript(_SCHEMA_AFTER_MIGRATION)
+                self._conn.execute("DELETE FROM schema_version")
+                self._conn.execute("INSERT INTO schema_version VALUES (?)", (SCHEMA_VERSION,))
                 self._conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+
+    def _migrate(self) -> None:
+        """Bring a file written by an older version up to this one (adds columns only)."""
+        for table, columns in _ADDED_COLUMNS.items():
+            have = {r[1] for r in self._conn.execute(f"PRAGMA table_info({table})")}
+            for name, kind in columns:
+                if name not in have:
+                    self._conn.execute(f"ALTER TABLE {table} ADD COLUMN {name} {kind}")
 
     @classmethod
     def open(cls, settings: Settings | None = None) -> Store:
@@ -388,13 +423,17 @@ class Store:
         parent_run: str | None = None,
         parent_checkpoint: str | None = None,
         settings: Settings | None = None,
+        owner: str | None = None,
+        lease_s: float = 0.0,
     ) -> RunRecord:
         """Record a run before it starts ("queued"), with the design and the prompt versions
-        it runs with; ``settings`` are stored in their public form (secrets as set/unset)."""
+        it runs with; ``settings`` are stored in their public form (secrets as set/unset).
+        ``owner`` holds it for ``lease_s`` from the start, so no other process takes it over
+        before its worker has begun."""
         public = settings.public_dict() if settings is not None else {}
         self._write(
-            f"INSERT INTO runs ({_RUN_COLUMNS}) VALUES "
-            "(?, ?, ?, ?, ?, ?, 'queued', '', ?, ?, NULL, NULL, NULL, 0, 0, ?, ?)",
+            f"INSERT INTO runs ({_RUN_COLUMNS}, owner, lease_until) VALUES "
+            "(?, ?, ?, ?, ?, ?, 'queued', '', ?, ?, NULL, NULL, NULL, 0, 0, ?, ?, ?, ?)",
             (
                 run_id,
                 question,
@@ -406,6 +445,8 @@ class Store:
                 time.time(),
                 parent_run,
                 parent_checkpoint,
+                owner,
+                time.time() + lease_s if owner else None,
             ),
         )
         return self.run(run_id)
@@ -457,13 +498,53 @@ class Store:
             self._conn.execute("DELETE FROM runs WHERE id = ?", (run_id,))
 
     def mark_interrupted(self) -> int:
-        """Runs a dead process left queued or running can never finish: say so."""
+        """Runs a dead process left queued or running can never finish: say so. A run
+        whose owner still renews its lease is live in another process and left alone."""
+        now = time.time()
         cursor = self._write(
-            "UPDATE runs SET status = 'interrupted', reason = ?, finished_at = ? "
-            f"WHERE status IN ({', '.join('?' * len(LIVE_STATUSES))})",
-            (INTERRUPTED_REASON, time.time(), *LIVE_STATUSES),
+            "UPDATE runs SET status = 'interrupted', reason = ?, finished_at = ?, "
+            "owner = NULL, lease_until = NULL "
+            f"WHERE status IN ({', '.join('?' * len(LIVE_STATUSES))}) AND {_LEASE_FREE}",
+            (INTERRUPTED_REASON, now, *LIVE_STATUSES, now),
         )
         return cursor.rowcount
+
+    # ------------------------------------------------------------------ leases
+
+    def claim_run(self, run_id: str, owner: str, lease_s: float) -> bool:
+        """Hold a run for ``owner`` for ``lease_s`` seconds, in one statement so two
+        processes never both win; False when another owner's lease has not run out."""
+        now = time.time()
+        cursor = self._write(
+            "UPDATE runs SET owner = ?, lease_until = ? "
+            f"WHERE id = ? AND (owner = ? OR {_LEASE_FREE})",
+            (owner, now + lease_s, run_id, owner, now),
+        )
+        return cursor.rowcount == 1
+
+    def renew_leases(self, owner: str, run_ids: Iterable[str], lease_s: float) -> int:
+        """The owner's heartbeat: its live runs stay its own for ``lease_s`` more."""
+        run_ids = list(run_ids)
+        if not run_ids:
+            return 0
+        cursor = self._write(
+            "UPDATE runs SET lease_until = ? "
+            f"WHERE owner = ? AND id IN ({', '.join('?' * len(run_ids))})",
+            (time.time() + lease_s, owner, *run_ids),
+        )
+        return cursor.rowcount
+
+    def release_run(self, run_id: str, owner: str) -> None:
+        """The owner no longer runs it (ended, waiting, paused): anyone may act on it."""
+        self._write(
+            "UPDATE runs SET owner = NULL, lease_until = NULL WHERE id = ? AND owner = ?",
+            (run_id, owner),
+        )
+
+    def run_lease(self, run_id: str) -> tuple[str | None, float | None]:
+        """(owner, lease_until) of a run; (None, None) when nobody holds it."""
+        rows = self._query("SELECT owner, lease_until FROM runs WHERE id = ?", (run_id,))
+        return (rows[0]["owner"], rows[0]["lease_until"]) if rows else (None, None)
 
     # ------------------------------------------------------------------ events
 
