@@ -11,6 +11,7 @@ one table of live runs; split, that discipline would be spread over several file
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import threading
@@ -40,8 +41,11 @@ from graph.service.store import (
     Store,
 )
 from graph.settings import Settings, get_settings
+from graph.stopping import Stopped
 
 ModelFactory = Callable[[str], BaseChatModel]
+# Checkpoint metadata key naming the recorded redirect a checkpoint applied.
+REDIRECT_MARK = "stepwise_redirect"
 
 
 class RunService:
@@ -76,8 +80,9 @@ class RunService:
         self._lock = threading.Lock()
         self._decide_lock = threading.Lock()  # a human and the timeout never both answer
         self._live: dict[str, tuple[Future, StopSignal]] = {}
-        # Redirects asked of a live run, taken by its worker when its stream stops.
-        self._redirects: dict[str, list[tuple[Callable, str]]] = {}
+        # Redirects asked of a live run, taken by its worker when its stream stops:
+        # (plan, note, id in the store's queued redirects or None when not recorded).
+        self._redirects: dict[str, list[tuple[Callable, str, int | None]]] = {}
         self._closed = False
         self._stop = threading.Event()
         self.timeout_tick_s = timeout_tick_s
@@ -222,17 +227,7 @@ class RunService:
                 redirect = self._redirect_or_finish(run_id, cancel, outcome)
                 if redirect is None:
                     break
-                try:
-                    self._apply_redirect(run_id, compiled, *redirect)
-                except Exception as exc:  # refused (e.g. a bad hook target): go on as it was
-                    self._log(
-                        run_id,
-                        {
-                            "kind": "redirect_refused",
-                            "note": redirect[1],
-                            "reason": describe_error(exc, self.settings),
-                        },
-                    )
+                self._apply_or_refuse(run_id, compiled, *redirect)
                 run_input, step_mode = None, False
         except Exception as exc:  # a run ends in words, never in a traceback
             try:
@@ -246,15 +241,17 @@ class RunService:
                     self._live.pop(run_id)
                     self._release(run_id)
                 leftover = self._redirects.pop(run_id, [])
-            for plan, note in leftover:  # left by a worker that failed: apply them now
+            for plan, note, redirect_id in leftover:  # left by a worker that failed: apply now
                 try:
                     self.redirect(run_id, plan=plan, note=note)
-                except Exception as exc:
+                    if redirect_id is not None:
+                        self.store.forget_redirect(redirect_id)
+                except Exception as exc:  # kept in the store: a resume applies it
                     self.store.set_run_status(run_id, "failed", describe_error(exc, self.settings))
 
     def _redirect_or_finish(
         self, run_id: str, cancel: StopSignal, outcome
-    ) -> tuple[Callable, str] | None:
+    ) -> tuple[Callable, str, int | None] | None:
         """The next redirect asked of this run; or, with none pending, its final status
         written and the run no longer live, both under the lock ``redirect`` queues with:
         a caller never finds a run that looks ended yet still takes its redirect later."""
@@ -323,12 +320,16 @@ class RunService:
             else:
                 self._stop.wait(tick)
 
-    def _apply_redirect(self, run_id: str, compiled, plan: Callable, note: str) -> None:
+    def _apply_redirect(
+        self, run_id: str, compiled, plan: Callable, note: str, redirect_id: int | None = None
+    ) -> None:
         """Work out the redirect from the run's state now (its next node is only known
-        once its stream has stopped), apply it and log it as an event of the run."""
+        once its stream has stopped), apply it and log it as an event of the run. A
+        recorded redirect marks the checkpoint it writes with its id (``_was_applied``)."""
         snapshot = compiled.get_state({"configurable": {"thread_id": run_id}})
         update, goto = plan(snapshot)
-        redirect_state(compiled, run_id, update, goto)
+        mark = {REDIRECT_MARK: redirect_id} if redirect_id is not None else None
+        redirect_state(compiled, run_id, update, goto, metadata=mark)
         self._log(
             run_id,
             {
@@ -339,6 +340,74 @@ class RunService:
             },
             step=(snapshot.values or {}).get("current_step"),
         )
+
+    def _apply_or_refuse(
+        self, run_id: str, compiled, plan: Callable, note: str, redirect_id: int | None
+    ) -> None:
+        """Apply a queued redirect in the worker; one the run's state refuses (e.g. a bad
+        hook target) is logged and the run goes on as it was. Either way it is done."""
+        try:
+            self._apply_redirect(run_id, compiled, plan, note, redirect_id)
+        except Stopped:
+            raise
+        except Exception as exc:
+            self._log(
+                run_id,
+                {
+                    "kind": "redirect_refused",
+                    "note": note,
+                    "reason": describe_error(exc, self.settings),
+                },
+            )
+        if redirect_id is not None:
+            self.store.forget_redirect(redirect_id)
+
+    def _was_applied(self, run_id: str, redirect_id: int) -> bool:
+        """Whether a recorded redirect already wrote its checkpoint (a crash came after
+        that and before the record was forgotten): applying it again would repeat it."""
+        config = {"configurable": {"thread_id": run_id}}
+        found = self.checkpointer.list(config, filter={REDIRECT_MARK: redirect_id}, limit=1)
+        return next(iter(found), None) is not None
+
+    def _plan_of(self, spec: dict, design: Design, compiled) -> Callable:
+        """Rebuild a redirect's ``plan`` from its recorded ``spec`` (see ``redirect``)."""
+        system = get_system(design.system)
+        kind, text = spec.get("kind"), spec.get("text") or ""
+        if kind == "message":
+            return follow_up_plan(compiled, design, text, system)  # ValueError: empty
+        if kind == "edit":
+            return lambda snapshot: (
+                system.edit_request(dict(snapshot.values or {}), text),
+                system.edit_goto,
+            )
+        if kind == "goto":
+            return lambda _snapshot: (spec.get("update") or {}, spec["goto"])
+        raise ValueError(f"This run has a queued change of an unknown kind ({kind!r}).")
+
+    def _take_queued_redirects(self, run_id: str, design: Design, compiled) -> None:
+        """Redirects recorded for a run whose process stopped before applying them (a
+        follow-up message sent just before a crash): the first is applied now, to the
+        state the run stopped at, the others wait for the run's next stop as they would
+        have; one already applied is only forgotten."""
+        queued = self.store.queued_redirects(run_id)
+        while queued and self._was_applied(run_id, queued[0]["id"]):
+            self.store.forget_redirect(queued.pop(0)["id"])
+        if not queued:
+            return
+        first, rest = queued[0], queued[1:]
+        try:
+            plan = self._plan_of(first["spec"], design, compiled)
+        except ValueError as exc:
+            self._log(
+                run_id, {"kind": "redirect_refused", "note": first["note"], "reason": str(exc)}
+            )
+            self.store.forget_redirect(first["id"])
+        else:
+            self._apply_or_refuse(run_id, compiled, plan, first["note"], first["id"])
+        with self._lock:
+            self._redirects[run_id] = [
+                (self._plan_of(r["spec"], design, compiled), r["note"], r["id"]) for r in rest
+            ]
 
     def _log(self, run_id: str, data: dict, step: int | None = None) -> None:
         """A note of the service's own in the run's event log (a "custom" event)."""
@@ -361,11 +430,14 @@ class RunService:
         keeps its plan and takes the message when it finishes."""
         _, design = self._stored(run_id)
         compiled, _, _ = self._graph(design)
-        plan = follow_up_plan(
-            compiled, design, text, get_system(design.system)
-        )  # ValueError: empty
+        spec = {"kind": "message", "text": text}
+        plan = self._plan_of(spec, design, compiled)  # ValueError: empty
         self.redirect(
-            run_id, plan=plan, note=f"Follow-up message: {text.strip()[:120]}", compiled=compiled
+            run_id,
+            plan=plan,
+            note=f"Follow-up message: {text.strip()[:120]}",
+            compiled=compiled,
+            spec=spec,
         )
 
     def redirect(
@@ -376,22 +448,29 @@ class RunService:
         note: str = "",
         plan: Callable | None = None,
         compiled=None,
+        spec: dict | None = None,
     ) -> None:
         """Send a run on to ``goto`` with ``update`` applied to its state, replacing what
         was next: an edited request, a follow-up message. ``plan(snapshot) -> (update,
         goto)`` instead decides from the state at the moment the run stops. A live run
         stops after the event in progress and goes on in its worker; a settled run
         (done, failed, waiting, paused, interrupted...) goes on in a new worker, on
-        ``compiled`` if the caller has already built the design's graph."""
+        ``compiled`` if the caller has already built the design's graph.
+
+        For a live run the redirect is recorded in the store first (``spec``: JSON data
+        ``_plan_of`` rebuilds the plan from; derived from ``update``/``goto``), so a crash
+        before the run stops does not lose it: ``resume`` applies it."""
         if plan is None:
             if goto is None:
                 raise ValueError("redirect needs a node to go to, or a plan.")
             plan = lambda _snapshot: (update or {}, goto)  # noqa: E731
+            spec = {"kind": "goto", "update": update or {}, "goto": goto}
         with self._decide_lock:
             with self._lock:
                 entry = self._live.get(run_id)
                 if entry is not None:
-                    self._redirects.setdefault(run_id, []).append((plan, note))
+                    redirect_id = self._record_redirect(run_id, spec, note)
+                    self._redirects.setdefault(run_id, []).append((plan, note, redirect_id))
                     entry[1].redirecting = True
                     entry[1].set()
                     return
@@ -415,14 +494,24 @@ class RunService:
             raise ValueError(f"A {design.system} run has no request to edit.")
         # Refuse an empty or unchanged text here, not later in the run's worker.
         system.edit_request({"request": (self.store.snapshot(run_id) or {}).get("request")}, text)
+        spec = {"kind": "edit", "text": text}
         self.redirect(
             run_id,
-            plan=lambda snapshot: (
-                system.edit_request(dict(snapshot.values or {}), text),
-                system.edit_goto,
-            ),
+            plan=self._plan_of(spec, design, None),
             note=f"Request edited: {text.strip()[:120]}",
+            spec=spec,
         )
+
+    def _record_redirect(self, run_id: str, spec: dict | None, note: str) -> int | None:
+        """Record a live run's redirect in the store; None when it has no JSON form (a
+        caller's own ``plan``, an update holding objects): it then lives in memory only."""
+        if spec is None:
+            return None
+        try:
+            json.dumps(spec)
+        except (TypeError, ValueError):
+            return None
+        return self.store.queue_redirect(run_id, spec, note)
 
     # ------------------------------------------------------------- after a pause
 
@@ -484,6 +573,7 @@ class RunService:
             raise ValueError(f"A {record.status} run cannot be resumed.")
         with self._holding(run_id):
             compiled, _, _ = self._graph(design)
+            self._take_queued_redirects(run_id, design, compiled)
             if not pending_nodes(compiled.get_state({"configurable": {"thread_id": run_id}})):
                 raise ValueError("Nothing left to run: the run reached its end.")
             self.store.set_run_status(run_id, "queued", "Resumed from its last checkpoint.")

@@ -495,6 +495,7 @@ class Store:
     def delete_run(self, run_id: str) -> None:
         with self._lock, self._conn:
             self._conn.execute("DELETE FROM events WHERE run_id = ?", (run_id,))
+            self._conn.execute("DELETE FROM queued_redirects WHERE run_id = ?", (run_id,))
             self._conn.execute("DELETE FROM runs WHERE id = ?", (run_id,))
 
     def mark_interrupted(self) -> int:
@@ -545,6 +546,36 @@ class Store:
         """(owner, lease_until) of a run; (None, None) when nobody holds it."""
         rows = self._query("SELECT owner, lease_until FROM runs WHERE id = ?", (run_id,))
         return (rows[0]["owner"], rows[0]["lease_until"]) if rows else (None, None)
+
+    # ------------------------------------------------------------------ queued redirects
+
+    def queue_redirect(self, run_id: str, spec: dict, note: str = "") -> int:
+        """Record a redirect (a follow-up message, an edited request) asked of a live run,
+        before it is applied at the run's next stop: a crash in between does not lose it.
+        ``spec`` is JSON data the run service rebuilds it from; returns its id."""
+        cursor = self._write(
+            "INSERT INTO queued_redirects (run_id, spec_json, note, created_at) "
+            "VALUES (?, ?, ?, ?)",
+            (run_id, json.dumps(spec, ensure_ascii=False), note, time.time()),
+        )
+        return int(cursor.lastrowid)
+
+    def queued_redirects(self, run_id: str) -> list[dict]:
+        """The run's redirects not yet applied, oldest first: {id, spec, note, created_at}."""
+        rows = self._query("SELECT * FROM queued_redirects WHERE run_id = ? ORDER BY id", (run_id,))
+        return [
+            {
+                "id": r["id"],
+                "spec": json.loads(r["spec_json"]),
+                "note": r["note"],
+                "created_at": r["created_at"],
+            }
+            for r in rows
+        ]
+
+    def forget_redirect(self, redirect_id: int) -> None:
+        """A queued redirect was applied (or refused, and logged so): it is done."""
+        self._write("DELETE FROM queued_redirects WHERE id = ?", (int(redirect_id),))
 
     # ------------------------------------------------------------------ events
 
