@@ -32,7 +32,13 @@ from graph.kernel.system import get_system
 from graph.models.chat import describe_error, make_chat_model, model_label
 from graph.models.modes import ModeBook
 from graph.prompts import PromptSet
-from graph.service.runs import StopSignal, checkpointer_for, continue_run, event_record
+from graph.service.runs import (
+    StopSignal,
+    checkpointer_for,
+    continue_run,
+    event_record,
+    missed_updates,
+)
 from graph.service.store import (
     LIVE_STATUSES,
     SETTLED_STATUSES,
@@ -409,6 +415,16 @@ class RunService:
                 (self._plan_of(r["spec"], design, compiled), r["note"], r["id"]) for r in rest
             ]
 
+    def _reconcile_events(self, run_id: str, design: Design, compiled) -> None:
+        """Log the node updates a crash kept out of the event log (saved in the checkpoints,
+        never logged), so the log, the drawn graph and the run's state agree; a run
+        logged before updates were keyed is left as it is."""
+        known = self.store.update_keys(run_id)
+        if known is None:
+            return
+        for event in missed_updates(compiled, run_id, known):
+            self.store.append_event(run_id, event_record(event, design.system))
+
     def _log(self, run_id: str, data: dict, step: int | None = None) -> None:
         """A note of the service's own in the run's event log (a "custom" event)."""
         self.store.append_event(
@@ -480,6 +496,7 @@ class RunService:
             with self._holding(run_id):  # refused while another live process runs it
                 if compiled is None:
                     compiled, _, _ = self._graph(design)
+                self._reconcile_events(run_id, design, compiled)
                 self._apply_redirect(run_id, compiled, plan, note)
                 self.store.set_run_status(run_id, "queued", note or "Sent on.")
                 self._submit(run_id, design, compiled, None, False)
@@ -573,6 +590,7 @@ class RunService:
             raise ValueError(f"A {record.status} run cannot be resumed.")
         with self._holding(run_id):
             compiled, _, _ = self._graph(design)
+            self._reconcile_events(run_id, design, compiled)
             self._take_queued_redirects(run_id, design, compiled)
             if not pending_nodes(compiled.get_state({"configurable": {"thread_id": run_id}})):
                 raise ValueError("Nothing left to run: the run reached its end.")

@@ -585,19 +585,30 @@ class Store:
         A "state" event also becomes the run's latest snapshot (and its counts); in the
         log it is kept without the chart spec, which is large and repeated each step.
         An "end" event sets the run's final status. A seq not above the latest one (a
-        resumed run counts from 1 again) is moved to the end of the log.
+        resumed run counts from 1 again) is moved to the end of the log. An event with a
+        ``key`` already in the log (a node update a resumed run replays) is not stored
+        again: the seq it has is returned. LangGraph's pseudo-nodes are never stored.
         """
         kind = record["kind"]
         data = record.get("data")
+        key = record.get("key")
         logged = data
         if kind == "state" and isinstance(data, dict):
             logged = {k: v for k, v in data.items() if k != "chart_spec"}
         with self._lock, self._conn:
             latest = self._latest_seq(run_id)
+            if kind == "update" and str(record.get("node") or "").startswith("__"):
+                return latest
+            if key is not None and (
+                known := self._conn.execute(
+                    "SELECT seq FROM events WHERE run_id = ? AND event_key = ?", (run_id, key)
+                ).fetchone()
+            ):
+                return known[0]
             seq = int(record["seq"]) if int(record["seq"]) > latest else latest + 1
             self._conn.execute(
-                "INSERT INTO events (run_id, seq, ts, kind, node, namespace, step, data_json) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO events (run_id, seq, ts, kind, node, namespace, step, data_json, "
+                "event_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     run_id,
                     seq,
@@ -607,6 +618,7 @@ class Store:
                     record.get("namespace") or "",
                     record.get("step"),
                     _dumps(logged),
+                    key,
                 ),
             )
             if kind == "state" and isinstance(data, dict):
@@ -659,6 +671,16 @@ class Store:
             "SELECT MAX(seq) FROM events WHERE run_id = ?", (run_id,)
         ).fetchone()
         return row[0] or 0
+
+    def update_keys(self, run_id: str) -> set[str] | None:
+        """The keys of the run's top-level node updates; None when some update has none (a
+        run logged before updates were keyed: its log cannot be matched to checkpoints)."""
+        rows = self._query(
+            "SELECT event_key FROM events WHERE run_id = ? AND kind = 'update' AND namespace = ''",
+            (run_id,),
+        )
+        keys = {r["event_key"] for r in rows}
+        return None if None in keys else keys
 
     def latest_seq(self, run_id: str) -> int:
         with self._lock:
