@@ -5,8 +5,9 @@ here, in background threads that write every event to the store and never touch
 Streamlit. Pages only start, cancel and read. All runs share one LangGraph
 checkpointer (the state, for resume, replay and forks); the store holds what happened.
 
-Over 400 lines: start, resume, redirect, cancel and crash recovery share one lock and
-one table of live runs; split, that discipline would be spread over several files.
+Over 400 lines: start, resume, redirect, cancel, crash recovery and run leases share
+one lock and one table of live runs; split, that discipline would be spread over several
+files.
 """
 
 from __future__ import annotations

@@ -208,6 +208,8 @@ def continue_run(
                 on_event(RunEvent(seq, time.time(), kind, node, namespace, step, data, key))
 
     def task_key(namespace: str, node: str) -> str | None:
+        # Tasks of one name in one superstep (a fan-out) take the ids in start order as
+        # they finish; a replay of their saved writes takes them in the same order.
         ids = task_ids.get(namespace, {}).get(node)
         return update_key(ids.pop(0)) if ids else None
 
