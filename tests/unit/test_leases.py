@@ -29,10 +29,9 @@ MODEL_CALLS: list[int] = []  # one entry per model call really made
 class CountedSlowModel(ScriptedChatModel):
     """The scripted model, slowed down, counting the calls it makes in MODEL_CALLS."""
 
-    delay_s: float = 0.15
+    delay_s: float = 0.25  # slept by ScriptedChatModel itself
 
     def _generate(self, *args, **kwargs):
-        time.sleep(self.delay_s)
         MODEL_CALLS.append(1)
         return super()._generate(*args, **kwargs)
 
@@ -100,7 +99,8 @@ def test_an_old_store_file_gains_the_lease_columns_on_open(tmp_path):
 def two_services(tmp_path):
     """Two run services on one home, as two app processes would be: each its own store
     connection, checkpointer and owner id; a short lease."""
-    settings = Settings(home=tmp_path, provider="scripted", run_lease_s=0.6)
+    # Long enough that a renewal delayed by a busy machine does not let it run out.
+    settings = Settings(home=tmp_path, provider="scripted", run_lease_s=2.0)
     made: list[RunService] = []
 
     def make() -> RunService:
@@ -129,7 +129,7 @@ def test_a_second_service_leaves_a_live_run_alone_and_refuses_to_resume_it(two_s
     with pytest.raises(ValueError, match="in progress in another app process"):
         second.resume(run_id)
     # Longer than the lease: the first keeps renewing it, the second's sweep leaves it.
-    time.sleep(1.5)
+    time.sleep(2.5)
     assert second.store.run(run_id).status == "running"
     with pytest.raises(ValueError, match="in progress in another app process"):
         second.resume(run_id)
@@ -178,8 +178,8 @@ def test_a_killed_app_process_s_run_is_taken_over_only_after_its_lease_and_ends_
     tmp_path, monkeypatch
 ):
     monkeypatch.setenv("STEPWISE_HOME", str(tmp_path))
-    proc, run_id = host(tmp_path, QUESTION, delay=0.3)
-    settings = Settings(home=tmp_path, provider="scripted", run_lease_s=1.0)
+    proc, run_id = host(tmp_path, QUESTION, delay=0.6, lease=2.0)
+    settings = Settings(home=tmp_path, provider="scripted", run_lease_s=2.0)
     watch = Store.open(settings)
     wait_for(lambda: len(watch.nodes_run(run_id)) >= 2, what="the hosted run to be mid-way")
     second = RunService(Store.open(settings), settings, timeout_tick_s=0)
@@ -187,7 +187,7 @@ def test_a_killed_app_process_s_run_is_taken_over_only_after_its_lease_and_ends_
         assert second.interrupted_at_start == 0
         with pytest.raises(ValueError, match="in progress in another app process"):
             second.resume(run_id)
-        time.sleep(2.5)  # over two leases: the host renews, so its run stays its own
+        time.sleep(3.0)  # over a lease: the host renews, so its run stays its own
         assert watch.run(run_id).status == "running"
         kill(proc)
         wait_for(

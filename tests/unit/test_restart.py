@@ -38,13 +38,13 @@ def home(tmp_path, monkeypatch):
 
 
 def host(
-    home: Path, question: str, delay: float, approvals: str = "{}"
+    home: Path, question: str, delay: float, approvals: str = "{}", lease: float = LEASE_S
 ) -> tuple[subprocess.Popen, str]:
     env = {
         **os.environ,
         "STEPWISE_HOME": str(home),
         "STEPWISE_SCRIPTED_DELAY": str(delay),
-        "STEPWISE_RUN_LEASE": str(LEASE_S),
+        "STEPWISE_RUN_LEASE": str(lease),
     }
     proc = subprocess.Popen(
         [sys.executable, str(HOST), question, approvals], env=env, stdout=subprocess.PIPE, text=True
