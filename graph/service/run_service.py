@@ -51,6 +51,22 @@ from graph.settings import Settings, get_settings
 from graph.stopping import Stopped
 
 ModelFactory = Callable[[str], BaseChatModel]
+
+
+def _process_exists(pid: int) -> bool:
+    """Whether a process with this id runs on this machine (signal 0 only checks; not on
+    Windows, where os.kill would end the process: there the lease decides)."""
+    if os.name != "posix":
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # it exists, under another user
+    return True
+
+
 # Checkpoint metadata key naming the recorded redirect a checkpoint applied.
 REDIRECT_MARK = "stepwise_redirect"
 
@@ -77,7 +93,7 @@ class RunService:
         # A live run nobody renews cannot be live: its process is gone. (The command line
         # does not claim them: an app may be running them on the same home.)
         self.claim_orphans = claim_orphans
-        self.interrupted_at_start = store.mark_interrupted() if claim_orphans else 0
+        self.interrupted_at_start = self._mark_orphans() if claim_orphans else 0
         self.checkpointer = checkpointer_for(self.settings)
         # What the model server accepts, learnt once and kept in the store across restarts.
         self.modes = ModeBook(store)
@@ -307,6 +323,18 @@ class RunService:
                     self._release(run_id)
             raise
 
+    def _mark_orphans(self) -> int:
+        """Mark interrupted the live runs nobody holds: their lease ran out, or their
+        owner was a process on this machine that no longer exists (a restarted app
+        need not wait out the lease of the one it replaces)."""
+        host = socket.gethostname()
+        for owner in self.store.live_owners():
+            owner_host, _, rest = owner.partition(":")
+            pid = rest.partition(":")[0]
+            if owner_host == host and pid.isdigit() and not _process_exists(int(pid)):
+                self.store.end_leases(owner)
+        return self.store.mark_interrupted()
+
     def _keep_leases(self) -> None:
         """The heartbeat: renew the hold on this process's live runs every few seconds;
         with ``claim_orphans``, also mark runs whose owner stopped renewing interrupted."""
@@ -319,7 +347,7 @@ class RunService:
             try:
                 self.store.renew_leases(self.owner, live, self.lease_s)
                 if self.claim_orphans and not self._closed:
-                    self.store.mark_interrupted()
+                    self._mark_orphans()
             except Exception:
                 pass  # the store may be closing; try again next tick
             if self._closed:

@@ -542,6 +542,19 @@ class Store:
             (run_id, owner),
         )
 
+    def live_owners(self) -> set[str]:
+        """The owners holding queued or running runs now."""
+        rows = self._query(
+            "SELECT DISTINCT owner FROM runs WHERE owner IS NOT NULL "
+            f"AND status IN ({', '.join('?' * len(LIVE_STATUSES))})",
+            LIVE_STATUSES,
+        )
+        return {r["owner"] for r in rows}
+
+    def end_leases(self, owner: str) -> None:
+        """An owner known to be gone (its process no longer exists): its leases end now."""
+        self._write("UPDATE runs SET lease_until = 0 WHERE owner = ?", (owner,))
+
     def run_lease(self, run_id: str) -> tuple[str | None, float | None]:
         """(owner, lease_until) of a run; (None, None) when nobody holds it."""
         rows = self._query("SELECT owner, lease_until FROM runs WHERE id = ?", (run_id,))

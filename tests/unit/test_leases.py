@@ -205,3 +205,25 @@ def test_a_killed_app_process_s_run_is_taken_over_only_after_its_lease_and_ends_
             kill(proc)
         second.shutdown()
         watch.close()
+
+
+def test_a_restarted_app_takes_over_at_once_the_runs_of_the_dead_process_it_replaces(
+    tmp_path, monkeypatch
+):
+    """Same machine, the owner's process gone: no need to wait out its (default) lease."""
+    monkeypatch.setenv("STEPWISE_HOME", str(tmp_path))
+    proc, run_id = host(tmp_path, QUESTION, delay=0.3, lease=30.0)
+    watch = Store.open(Settings(home=tmp_path))
+    wait_for(lambda: watch.nodes_run(run_id), what="the hosted run to get going")
+    assert watch.run_lease(run_id)[1] > time.time() + 20  # a long lease, still held
+    kill(proc)
+    settings = Settings(home=tmp_path, provider="scripted")
+    service = RunService(Store.open(settings), settings, timeout_tick_s=0)
+    try:
+        assert service.interrupted_at_start == 1
+        assert watch.run(run_id).status == "interrupted"
+        service.resume(run_id)
+        assert service.wait(run_id, timeout=120).status == "done"
+    finally:
+        service.shutdown()
+        watch.close()
