@@ -79,6 +79,11 @@ class Settings(BaseSettings):
         """Configured prices add to (and override) the known ones."""
         return {**DEFAULT_PRICES, **value}
 
+    # Seconds a process holds a run it is running without renewing its hold (it renews
+    # every few seconds while the run is live): another app process on the same home may
+    # take the run over only after that, so one run never runs twice.
+    run_lease_s: float = Field(30.0, alias="STEPWISE_RUN_LEASE", gt=0, le=3600)
+
     # Experiments: how many of an experiment's runs go at once (their own pool, so an
     # experiment never queues the runs people start by hand).
     experiment_workers: int = Field(4, alias="STEPWISE_EXPERIMENT_WORKERS", ge=1, le=64)

@@ -1,8 +1,9 @@
 """Per-step accounting: LLM calls, tokens, latency and cost of a run.
 
 A callback handler, attached to the run's config, sees every chat-model call in every
-node and sub-agent; it reports each call as a ``custom`` stream event, so the call
-lands in the run's event log in order, tagged with the step it belongs to. Cost comes
+node and sub-agent; it reports each call as it ends, to a callback (the run's event log,
+written before the node's result can reach a checkpoint, so a crash never leaves a call
+that happened unrecorded) or else as a ``custom`` stream event. Cost comes
 from the price table in the settings; a model missing from it has an unknown cost
 (shown as unknown, never as zero).
 """
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 from uuid import UUID
 
 from langchain_core.callbacks import BaseCallbackHandler
@@ -19,10 +20,14 @@ from langgraph.config import get_stream_writer
 
 
 class UsageRecorder(BaseCallbackHandler):
-    """Reports each chat-model call (model, tokens, latency) to the graph's stream."""
+    """Reports each chat-model call (model, tokens, latency): to ``on_call(call,
+    namespace)`` when given (namespace: the sub-agent's path, as the stream names it),
+    else to the graph's stream."""
 
-    def __init__(self) -> None:
+    def __init__(self, on_call: Callable[[dict, str], None] | None = None) -> None:
         self._started: dict[UUID, tuple[float, str, str]] = {}
+        self._namespaces: dict[UUID, str] = {}
+        self.on_call = on_call
 
     def on_chat_model_start(
         self, serialized, messages, *, run_id: UUID, metadata=None, invocation_params=None, **kwargs
@@ -39,9 +44,13 @@ class UsageRecorder(BaseCallbackHandler):
             str(model),
             (metadata or {}).get("langgraph_node", ""),
         )
+        # The stream names a sub-agent's events by its task's path minus the task itself.
+        checkpoint_ns = str((metadata or {}).get("langgraph_checkpoint_ns") or "")
+        self._namespaces[run_id] = "/".join(checkpoint_ns.split("|")[:-1])
 
     def on_llm_end(self, response, *, run_id: UUID, **kwargs) -> None:
         started, model, node = self._started.pop(run_id, (time.perf_counter(), "", ""))
+        namespace = self._namespaces.pop(run_id, "")
         message = (
             getattr(response.generations[0][0], "message", None) if response.generations else None
         )
@@ -67,6 +76,9 @@ class UsageRecorder(BaseCallbackHandler):
                 if modes.get(k)
             }
         )
+        if self.on_call is not None:
+            self.on_call(call, namespace)
+            return
         try:
             get_stream_writer()({"llm_call": call})
         except Exception:
@@ -74,6 +86,7 @@ class UsageRecorder(BaseCallbackHandler):
 
     def on_llm_error(self, error, *, run_id: UUID, **kwargs) -> None:
         self._started.pop(run_id, None)
+        self._namespaces.pop(run_id, None)
 
 
 def model_modes(events: list[dict]) -> dict[str, dict[str, str]]:

@@ -166,10 +166,14 @@ def pending_nodes(snapshot) -> tuple[str, ...]:
     return tuple(dict.fromkeys([*snapshot.next, *(t.name for t in snapshot.tasks)]))
 
 
-def redirect_state(graph, thread_id: str, update: dict, goto: str) -> None:
+def redirect_state(
+    graph, thread_id: str, update: dict, goto: str, metadata: dict | None = None
+) -> None:
     """Send a run elsewhere: a new checkpoint with ``update`` applied whose next node is
     ``goto``, replacing whatever was next (even a node waiting for a human, or a team
-    subgraph half way through). Running the thread with None then goes on from there."""
+    subgraph half way through). Running the thread with None then goes on from there.
+    ``metadata`` is saved with that checkpoint (in the same write: the proof it was
+    applied, for a redirect that a crash may leave recorded as still to do)."""
     nodes = set(graph.nodes) - {"__start__"}
     if goto not in nodes:
         raise ValueError(
@@ -177,7 +181,9 @@ def redirect_state(graph, thread_id: str, update: dict, goto: str) -> None:
             f"(nodes: {', '.join(sorted(nodes))})."
         )
     graph.update_state(
-        {"configurable": {"thread_id": thread_id}}, Command(update=update, goto=goto), as_node=goto
+        {"configurable": {"thread_id": thread_id}, "metadata": dict(metadata or {})},
+        Command(update=update, goto=goto),
+        as_node=goto,
     )
 
 

@@ -5,17 +5,22 @@ here, in background threads that write every event to the store and never touch
 Streamlit. Pages only start, cancel and read. All runs share one LangGraph
 checkpointer (the state, for resume, replay and forks); the store holds what happened.
 
-Over 400 lines: start, resume, redirect, cancel and crash recovery share one lock and
-one table of live runs; split, that discipline would be spread over several files.
+Over 400 lines: start, resume, redirect, cancel, crash recovery and run leases share
+one lock and one table of live runs; split, that discipline would be spread over several
+files.
 """
 
 from __future__ import annotations
 
+import json
+import os
+import socket
 import threading
 import time
 import uuid
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
+from contextlib import contextmanager
 from typing import Callable
 
 from langchain_core.language_models import BaseChatModel
@@ -28,11 +33,42 @@ from graph.kernel.system import get_system
 from graph.models.chat import describe_error, make_chat_model, model_label
 from graph.models.modes import ModeBook
 from graph.prompts import PromptSet
-from graph.service.runs import StopSignal, checkpointer_for, continue_run, event_record
-from graph.service.store import SETTLED_STATUSES, TERMINAL_STATUSES, RunRecord, Store
+from graph.service.runs import (
+    StopSignal,
+    checkpointer_for,
+    continue_run,
+    event_record,
+    missed_updates,
+)
+from graph.service.store import (
+    LIVE_STATUSES,
+    SETTLED_STATUSES,
+    TERMINAL_STATUSES,
+    RunRecord,
+    Store,
+)
 from graph.settings import Settings, get_settings
+from graph.stopping import Stopped
 
 ModelFactory = Callable[[str], BaseChatModel]
+
+
+def _process_exists(pid: int) -> bool:
+    """Whether a process with this id runs on this machine (signal 0 only checks; not on
+    Windows, where os.kill would end the process: there the lease decides)."""
+    if os.name != "posix":
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # it exists, under another user
+    return True
+
+
+# Checkpoint metadata key naming the recorded redirect a checkpoint applied.
+REDIRECT_MARK = "stepwise_redirect"
 
 
 class RunService:
@@ -50,9 +86,14 @@ class RunService:
         self.store = store
         self.settings = settings or get_settings()
         self.model_factory = model_factory
-        # A run this process did not start cannot be live: its process is gone. (The command
-        # line does not claim them: an app may be running them on the same home.)
-        self.interrupted_at_start = store.mark_interrupted() if claim_orphans else 0
+        # Who holds this service's runs in the store: another app process on the same home
+        # leaves a run alone while its owner renews the lease (``_keep_leases``).
+        self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self.lease_s = self.settings.run_lease_s
+        # A live run nobody renews cannot be live: its process is gone. (The command line
+        # does not claim them: an app may be running them on the same home.)
+        self.claim_orphans = claim_orphans
+        self.interrupted_at_start = self._mark_orphans() if claim_orphans else 0
         self.checkpointer = checkpointer_for(self.settings)
         # What the model server accepts, learnt once and kept in the store across restarts.
         self.modes = ModeBook(store)
@@ -62,8 +103,9 @@ class RunService:
         self._lock = threading.Lock()
         self._decide_lock = threading.Lock()  # a human and the timeout never both answer
         self._live: dict[str, tuple[Future, StopSignal]] = {}
-        # Redirects asked of a live run, taken by its worker when its stream stops.
-        self._redirects: dict[str, list[tuple[Callable, str]]] = {}
+        # Redirects asked of a live run, taken by its worker when its stream stops:
+        # (plan, note, id in the store's queued redirects or None when not recorded).
+        self._redirects: dict[str, list[tuple[Callable, str, int | None]]] = {}
         self._closed = False
         self._stop = threading.Event()
         self.timeout_tick_s = timeout_tick_s
@@ -72,6 +114,7 @@ class RunService:
             threading.Thread(
                 target=self._watch_timeouts, name="stepwise-approval-timeouts", daemon=True
             ).start()
+        threading.Thread(target=self._keep_leases, name="stepwise-run-leases", daemon=True).start()
 
     def _label(self, planner: BaseChatModel, worker: BaseChatModel) -> str:
         if self.model_factory is None:
@@ -148,6 +191,8 @@ class RunService:
             settings=self.settings,
             parent_run=parent_run,
             parent_checkpoint=parent_checkpoint,
+            owner=self.owner,
+            lease_s=self.lease_s,
         )
         initial = get_system(design.system).initial_state(question, design)
         self._submit(run_id, design, compiled, initial, step_mode, pool=pool)
@@ -205,17 +250,7 @@ class RunService:
                 redirect = self._redirect_or_finish(run_id, cancel, outcome)
                 if redirect is None:
                     break
-                try:
-                    self._apply_redirect(run_id, compiled, *redirect)
-                except Exception as exc:  # refused (e.g. a bad hook target): go on as it was
-                    self._log(
-                        run_id,
-                        {
-                            "kind": "redirect_refused",
-                            "note": redirect[1],
-                            "reason": describe_error(exc, self.settings),
-                        },
-                    )
+                self._apply_or_refuse(run_id, compiled, *redirect)
                 run_input, step_mode = None, False
         except Exception as exc:  # a run ends in words, never in a traceback
             try:
@@ -224,17 +259,22 @@ class RunService:
                 pass  # the store itself is gone; mark_interrupted will say so next start
         finally:
             with self._lock:
-                self._live.pop(run_id, None)
+                entry = self._live.get(run_id)
+                if entry is not None and entry[1] is cancel:  # not a newer worker's entry
+                    self._live.pop(run_id)
+                    self._release(run_id)
                 leftover = self._redirects.pop(run_id, [])
-            for plan, note in leftover:  # left by a worker that failed: apply them now
+            for plan, note, redirect_id in leftover:  # left by a worker that failed: apply now
                 try:
                     self.redirect(run_id, plan=plan, note=note)
-                except Exception as exc:
+                    if redirect_id is not None:
+                        self.store.forget_redirect(redirect_id)
+                except Exception as exc:  # kept in the store: a resume applies it
                     self.store.set_run_status(run_id, "failed", describe_error(exc, self.settings))
 
     def _redirect_or_finish(
         self, run_id: str, cancel: StopSignal, outcome
-    ) -> tuple[Callable, str] | None:
+    ) -> tuple[Callable, str, int | None] | None:
         """The next redirect asked of this run; or, with none pending, its final status
         written and the run no longer live, both under the lock ``redirect`` queues with:
         a caller never finds a run that looks ended yet still takes its redirect later."""
@@ -248,14 +288,83 @@ class RunService:
             if record is not None and record.status not in (*TERMINAL_STATUSES, *SETTLED_STATUSES):
                 self.store.set_run_status(run_id, outcome.status, outcome.reason)
             self._live.pop(run_id, None)
+            self._release(run_id)
             return None
 
-    def _apply_redirect(self, run_id: str, compiled, plan: Callable, note: str) -> None:
+    # ------------------------------------------------------------- leases
+
+    def _release(self, run_id: str) -> None:
+        """Let go of a run this process no longer runs (called under ``_lock``)."""
+        try:
+            self.store.release_run(run_id, self.owner)
+        except Exception:
+            pass  # the store is gone; the lease runs out by itself
+
+    def _held_elsewhere(self, run_id: str) -> str:
+        _, until = self.store.run_lease(run_id)
+        left = max(0.0, (until or 0.0) - time.time())
+        return (
+            "The run is in progress in another app process on this home; it can be taken "
+            f"over only once that process has stopped for {self.lease_s:g} s "
+            f"(in {left:.0f} s at the earliest)."
+        )
+
+    @contextmanager
+    def _holding(self, run_id: str):
+        """Hold the run for this process while it is handed to a worker (ValueError when a
+        live process holds it); let go again if handing it over fails."""
+        if not self.store.claim_run(run_id, self.owner, self.lease_s):
+            raise ValueError(self._held_elsewhere(run_id))
+        try:
+            yield
+        except BaseException:
+            with self._lock:
+                if run_id not in self._live:
+                    self._release(run_id)
+            raise
+
+    def _mark_orphans(self) -> int:
+        """Mark interrupted the live runs nobody holds: their lease ran out, or their
+        owner was a process on this machine that no longer exists (a restarted app
+        need not wait out the lease of the one it replaces)."""
+        host = socket.gethostname()
+        for owner in self.store.live_owners():
+            owner_host, _, rest = owner.partition(":")
+            pid = rest.partition(":")[0]
+            if owner_host == host and pid.isdigit() and not _process_exists(int(pid)):
+                self.store.end_leases(owner)
+        return self.store.mark_interrupted()
+
+    def _keep_leases(self) -> None:
+        """The heartbeat: renew the hold on this process's live runs every few seconds;
+        with ``claim_orphans``, also mark runs whose owner stopped renewing interrupted."""
+        tick = min(self.lease_s / 3, 5.0)
+        while True:
+            with self._lock:
+                live = list(self._live)
+            if self._closed and not live:
+                return
+            try:
+                self.store.renew_leases(self.owner, live, self.lease_s)
+                if self.claim_orphans and not self._closed:
+                    self._mark_orphans()
+            except Exception:
+                pass  # the store may be closing; try again next tick
+            if self._closed:
+                time.sleep(tick)  # _stop is set: keep renewing until the last run ends
+            else:
+                self._stop.wait(tick)
+
+    def _apply_redirect(
+        self, run_id: str, compiled, plan: Callable, note: str, redirect_id: int | None = None
+    ) -> None:
         """Work out the redirect from the run's state now (its next node is only known
-        once its stream has stopped), apply it and log it as an event of the run."""
+        once its stream has stopped), apply it and log it as an event of the run. A
+        recorded redirect marks the checkpoint it writes with its id (``_was_applied``)."""
         snapshot = compiled.get_state({"configurable": {"thread_id": run_id}})
         update, goto = plan(snapshot)
-        redirect_state(compiled, run_id, update, goto)
+        mark = {REDIRECT_MARK: redirect_id} if redirect_id is not None else None
+        redirect_state(compiled, run_id, update, goto, metadata=mark)
         self._log(
             run_id,
             {
@@ -266,6 +375,84 @@ class RunService:
             },
             step=(snapshot.values or {}).get("current_step"),
         )
+
+    def _apply_or_refuse(
+        self, run_id: str, compiled, plan: Callable, note: str, redirect_id: int | None
+    ) -> None:
+        """Apply a queued redirect in the worker; one the run's state refuses (e.g. a bad
+        hook target) is logged and the run goes on as it was. Either way it is done."""
+        try:
+            self._apply_redirect(run_id, compiled, plan, note, redirect_id)
+        except Stopped:
+            raise
+        except Exception as exc:
+            self._log(
+                run_id,
+                {
+                    "kind": "redirect_refused",
+                    "note": note,
+                    "reason": describe_error(exc, self.settings),
+                },
+            )
+        if redirect_id is not None:
+            self.store.forget_redirect(redirect_id)
+
+    def _was_applied(self, run_id: str, redirect_id: int) -> bool:
+        """Whether a recorded redirect already wrote its checkpoint (a crash came after
+        that and before the record was forgotten): applying it again would repeat it."""
+        config = {"configurable": {"thread_id": run_id}}
+        found = self.checkpointer.list(config, filter={REDIRECT_MARK: redirect_id}, limit=1)
+        return next(iter(found), None) is not None
+
+    def _plan_of(self, spec: dict, design: Design, compiled) -> Callable:
+        """Rebuild a redirect's ``plan`` from its recorded ``spec`` (see ``redirect``)."""
+        system = get_system(design.system)
+        kind, text = spec.get("kind"), spec.get("text") or ""
+        if kind == "message":
+            return follow_up_plan(compiled, design, text, system)  # ValueError: empty
+        if kind == "edit":
+            return lambda snapshot: (
+                system.edit_request(dict(snapshot.values or {}), text),
+                system.edit_goto,
+            )
+        if kind == "goto":
+            return lambda _snapshot: (spec.get("update") or {}, spec["goto"])
+        raise ValueError(f"This run has a queued change of an unknown kind ({kind!r}).")
+
+    def _take_queued_redirects(self, run_id: str, design: Design, compiled) -> None:
+        """Redirects recorded for a run whose process stopped before applying them (a
+        follow-up message sent just before a crash): the first is applied now, to the
+        state the run stopped at, the others wait for the run's next stop as they would
+        have; one already applied is only forgotten."""
+        queued = self.store.queued_redirects(run_id)
+        while queued and self._was_applied(run_id, queued[0]["id"]):
+            self.store.forget_redirect(queued.pop(0)["id"])
+        if not queued:
+            return
+        first, rest = queued[0], queued[1:]
+        try:
+            plan = self._plan_of(first["spec"], design, compiled)
+        except ValueError as exc:
+            self._log(
+                run_id, {"kind": "redirect_refused", "note": first["note"], "reason": str(exc)}
+            )
+            self.store.forget_redirect(first["id"])
+        else:
+            self._apply_or_refuse(run_id, compiled, plan, first["note"], first["id"])
+        with self._lock:
+            self._redirects[run_id] = [
+                (self._plan_of(r["spec"], design, compiled), r["note"], r["id"]) for r in rest
+            ]
+
+    def _reconcile_events(self, run_id: str, design: Design, compiled) -> None:
+        """Log the node updates a crash kept out of the event log (saved in the checkpoints,
+        never logged), so the log, the drawn graph and the run's state agree; a run
+        logged before updates were keyed is left as it is."""
+        known = self.store.update_keys(run_id)
+        if known is None:
+            return
+        for event in missed_updates(compiled, run_id, known):
+            self.store.append_event(run_id, event_record(event, design.system))
 
     def _log(self, run_id: str, data: dict, step: int | None = None) -> None:
         """A note of the service's own in the run's event log (a "custom" event)."""
@@ -288,11 +475,14 @@ class RunService:
         keeps its plan and takes the message when it finishes."""
         _, design = self._stored(run_id)
         compiled, _, _ = self._graph(design)
-        plan = follow_up_plan(
-            compiled, design, text, get_system(design.system)
-        )  # ValueError: empty
+        spec = {"kind": "message", "text": text}
+        plan = self._plan_of(spec, design, compiled)  # ValueError: empty
         self.redirect(
-            run_id, plan=plan, note=f"Follow-up message: {text.strip()[:120]}", compiled=compiled
+            run_id,
+            plan=plan,
+            note=f"Follow-up message: {text.strip()[:120]}",
+            compiled=compiled,
+            spec=spec,
         )
 
     def redirect(
@@ -303,33 +493,42 @@ class RunService:
         note: str = "",
         plan: Callable | None = None,
         compiled=None,
+        spec: dict | None = None,
     ) -> None:
         """Send a run on to ``goto`` with ``update`` applied to its state, replacing what
         was next: an edited request, a follow-up message. ``plan(snapshot) -> (update,
         goto)`` instead decides from the state at the moment the run stops. A live run
         stops after the event in progress and goes on in its worker; a settled run
         (done, failed, waiting, paused, interrupted...) goes on in a new worker, on
-        ``compiled`` if the caller has already built the design's graph."""
+        ``compiled`` if the caller has already built the design's graph.
+
+        For a live run the redirect is recorded in the store first (``spec``: JSON data
+        ``_plan_of`` rebuilds the plan from; derived from ``update``/``goto``), so a crash
+        before the run stops does not lose it: ``resume`` applies it."""
         if plan is None:
             if goto is None:
                 raise ValueError("redirect needs a node to go to, or a plan.")
             plan = lambda _snapshot: (update or {}, goto)  # noqa: E731
+            spec = {"kind": "goto", "update": update or {}, "goto": goto}
         with self._decide_lock:
             with self._lock:
                 entry = self._live.get(run_id)
                 if entry is not None:
-                    self._redirects.setdefault(run_id, []).append((plan, note))
+                    redirect_id = self._record_redirect(run_id, spec, note)
+                    self._redirects.setdefault(run_id, []).append((plan, note, redirect_id))
                     entry[1].redirecting = True
                     entry[1].set()
                     return
             record, design = self._stored(run_id)
-            if record.status in ("queued", "running"):
-                raise ValueError("The run is starting in another process; try again in a moment.")
-            if compiled is None:
-                compiled, _, _ = self._graph(design)
-            self._apply_redirect(run_id, compiled, plan, note)
-            self.store.set_run_status(run_id, "queued", note or "Sent on.")
-            self._submit(run_id, design, compiled, None, False)
+            if record.status in LIVE_STATUSES and self.store.run_lease(run_id)[0] == self.owner:
+                raise ValueError("The run is starting; try again in a moment.")
+            with self._holding(run_id):  # refused while another live process runs it
+                if compiled is None:
+                    compiled, _, _ = self._graph(design)
+                self._reconcile_events(run_id, design, compiled)
+                self._apply_redirect(run_id, compiled, plan, note)
+                self.store.set_run_status(run_id, "queued", note or "Sent on.")
+                self._submit(run_id, design, compiled, None, False)
 
     def edit_request(self, run_id: str, text: str) -> None:
         """The human edited the run's request, while it runs or after (a system that
@@ -341,14 +540,24 @@ class RunService:
             raise ValueError(f"A {design.system} run has no request to edit.")
         # Refuse an empty or unchanged text here, not later in the run's worker.
         system.edit_request({"request": (self.store.snapshot(run_id) or {}).get("request")}, text)
+        spec = {"kind": "edit", "text": text}
         self.redirect(
             run_id,
-            plan=lambda snapshot: (
-                system.edit_request(dict(snapshot.values or {}), text),
-                system.edit_goto,
-            ),
+            plan=self._plan_of(spec, design, None),
             note=f"Request edited: {text.strip()[:120]}",
+            spec=spec,
         )
+
+    def _record_redirect(self, run_id: str, spec: dict | None, note: str) -> int | None:
+        """Record a live run's redirect in the store; None when it has no JSON form (a
+        caller's own ``plan``, an update holding objects): it then lives in memory only."""
+        if spec is None:
+            return None
+        try:
+            json.dumps(spec)
+        except (TypeError, ValueError):
+            return None
+        return self.store.queue_redirect(run_id, spec, note)
 
     # ------------------------------------------------------------- after a pause
 
@@ -384,23 +593,38 @@ class RunService:
                 i.id for i in compiled.get_state(config).interrupts
             }:
                 raise ValueError("This approval is no longer pending (already answered?).")
-            self.store.set_run_status(run_id, "queued", f"Decision: {decision}")
-            resume = {
-                interrupt_id: {"decision": decision, "query": query, "reason": reason, "by": by}
-            }
-            self._submit(run_id, design, compiled, Command(resume=resume), False)
+            with self._holding(run_id):  # two processes never both answer it
+                self.store.set_run_status(run_id, "queued", f"Decision: {decision}")
+                resume = {
+                    interrupt_id: {
+                        "decision": decision,
+                        "query": query,
+                        "reason": reason,
+                        "by": by,
+                    }
+                }
+                self._submit(run_id, design, compiled, Command(resume=resume), False)
 
     def resume(self, run_id: str, step_mode: bool = False) -> None:
         """Go on from the last checkpoint: a run interrupted by a crash, or a paused one
         (``step_mode``: one node, then pause again)."""
         record, design = self._stored(run_id)
-        if record.status not in ("interrupted", "paused", "failed", "cancelled"):
+        if self.is_live(run_id) or (
+            record.status in LIVE_STATUSES and self.store.run_lease(run_id)[0] == self.owner
+        ):
+            raise ValueError("The run is already in progress.")
+        # queued/running here: left by a process that stopped renewing its lease (taken
+        # over below) or held by a live one (refused below).
+        if record.status not in ("interrupted", "paused", "failed", "cancelled", *LIVE_STATUSES):
             raise ValueError(f"A {record.status} run cannot be resumed.")
-        compiled, _, _ = self._graph(design)
-        if not pending_nodes(compiled.get_state({"configurable": {"thread_id": run_id}})):
-            raise ValueError("Nothing left to run: the run reached its end.")
-        self.store.set_run_status(run_id, "queued", "Resumed from its last checkpoint.")
-        self._submit(run_id, design, compiled, None, step_mode)
+        with self._holding(run_id):
+            compiled, _, _ = self._graph(design)
+            self._reconcile_events(run_id, design, compiled)
+            self._take_queued_redirects(run_id, design, compiled)
+            if not pending_nodes(compiled.get_state({"configurable": {"thread_id": run_id}})):
+                raise ValueError("Nothing left to run: the run reached its end.")
+            self.store.set_run_status(run_id, "queued", "Resumed from its last checkpoint.")
+            self._submit(run_id, design, compiled, None, step_mode)
 
     def apply_timeouts(self, now: float | None = None) -> int:
         """Apply each design's default to approvals older than its timeout; how many."""
@@ -458,6 +682,8 @@ class RunService:
             settings=self.settings,
             parent_run=run_id,
             parent_checkpoint=checkpoint_id,
+            owner=self.owner,
+            lease_s=self.lease_s,
         )
         self._submit(new_id, design, compiled, None, step_mode)
         return new_id
@@ -530,6 +756,7 @@ class RunService:
             never_started = [rid for rid, (future, _) in self._live.items() if future.cancelled()]
             for run_id in never_started:
                 self._live.pop(run_id)
+                self._release(run_id)
         for run_id in never_started:
             self.store.set_run_status(run_id, "cancelled", "Cancelled before it started.")
         if wait:

@@ -43,6 +43,20 @@ class RunEvent:
     namespace: str  # "" for the top graph, else the sub-agent's path ("web_researcher:<id>")
     step: int | None
     data: Any
+    # A node's update: written once under this key (its LangGraph task id, the same when a
+    # resumed run replays the task's saved writes); None for events that are not replayed.
+    key: str | None = None
+
+
+def update_key(task_id: str) -> str:
+    """The event-log key of the update of the task ``task_id`` (see ``RunEvent.key``)."""
+    return f"update:{task_id}"
+
+
+def is_pseudo_node(name: str) -> bool:
+    """LangGraph's own entries in an update (``__interrupt__``, ``__metadata__``...): not
+    nodes that ran, never stored as steps."""
+    return name.startswith("__")
 
 
 class StopSignal(threading.Event):
@@ -102,7 +116,28 @@ def event_record(event: RunEvent, system: str) -> dict:
         "namespace": event.namespace,
         "step": event.step,
         "data": data,
+        "key": event.key,
     }
+
+
+def missed_updates(graph, thread_id: str, known_keys: set[str]) -> list[RunEvent]:
+    """Top-level node updates the checkpoints hold but the event log lacks: a process
+    killed after a node's writes were saved and before its update was stored. Oldest
+    first, keyed as ``continue_run`` keys them (seq 0: the store puts them at the end)."""
+    config = {"configurable": {"thread_id": thread_id}}
+    found = []
+    for snapshot in reversed(list(graph.get_state_history(config))):
+        for task in snapshot.tasks:
+            key = update_key(task.id)
+            if task.result is None or task.error or is_pseudo_node(task.name):
+                continue  # not finished, failed, or not a node
+            if key not in known_keys:
+                known_keys.add(key)
+                step = (snapshot.values or {}).get("current_step")
+                found.append(
+                    RunEvent(0, time.time(), "update", task.name, "", step, task.result, key)
+                )
+    return found
 
 
 def run_question(
@@ -153,25 +188,40 @@ def continue_run(
     human's decision, or None to go on from the last checkpoint (resume after a crash,
     next step in step mode)."""
     settings = settings or get_settings()
-    config = {
-        "configurable": {"thread_id": thread_id},
-        "recursion_limit": design.recursion_limit,
-        "callbacks": [UsageRecorder()],
-    }  # every model call becomes an llm_call event
     started = time.time()
     seq = first_seq
     state: dict = {}
     nodes_run = 0
     status, reason = "", ""
     extra: dict = {}
+    emitting = threading.Lock()  # model calls report from the nodes' threads
+    # The ids of the tasks each namespace is running, by node name, from the "tasks"
+    # stream: an update is keyed by its task's id, so a replayed one is stored once.
+    task_ids: dict[str, dict[str, list[str]]] = {}
 
-    def emit(kind: str, node: str, namespace: str, data: Any) -> None:
+    def emit(kind: str, node: str, namespace: str, data: Any, key: str | None = None) -> None:
         nonlocal seq
-        seq += 1
-        if on_event:
-            on_event(
-                RunEvent(seq, time.time(), kind, node, namespace, state.get("current_step"), data)
-            )
+        with emitting:
+            seq += 1
+            if on_event:
+                step = state.get("current_step")
+                on_event(RunEvent(seq, time.time(), kind, node, namespace, step, data, key))
+
+    def task_key(namespace: str, node: str) -> str | None:
+        # Tasks of one name in one superstep (a fan-out) take the ids in start order as
+        # they finish; a replay of their saved writes takes them in the same order.
+        ids = task_ids.get(namespace, {}).get(node)
+        return update_key(ids.pop(0)) if ids else None
+
+    config = {
+        "configurable": {"thread_id": thread_id},
+        "recursion_limit": design.recursion_limit,
+        # Every model call becomes an llm_call event, logged as the call ends: before the
+        # node's writes can be checkpointed, so a crash cannot lose a call that happened.
+        "callbacks": [
+            UsageRecorder(on_call=lambda call, ns: emit("custom", "", ns, {"llm_call": call}))
+        ],
+    }
 
     control = RunControl()
     if isinstance(cancel, StopSignal):
@@ -183,7 +233,7 @@ def continue_run(
             stream = graph.stream(
                 run_input,
                 config,
-                stream_mode=["updates", "custom", "values"],
+                stream_mode=["updates", "custom", "values", "tasks"],
                 subgraphs=True,
                 interrupt_before="*" if step_mode else None,
                 control=control,
@@ -195,15 +245,21 @@ def continue_run(
                         state = chunk
                         emit("state", "", "", chunk)
                     continue
+                if mode == "tasks":
+                    if isinstance(chunk, dict) and "triggers" in chunk:  # a task starts
+                        task_ids.setdefault(ns, {}).setdefault(chunk["name"], []).append(
+                            chunk["id"]
+                        )
+                    continue
                 if mode == "custom":
                     emit("custom", "", ns, chunk)
                 else:
                     for node, update in (chunk or {}).items():
-                        if node == "__interrupt__":
-                            continue  # read from the checkpoint below, with its id
+                        if is_pseudo_node(node):
+                            continue  # an interrupt is read from the checkpoint below
                         if not namespace:
                             nodes_run += 1
-                        emit("update", node, ns, update)
+                        emit("update", node, ns, update, task_key(ns, node))
                 if cancel is not None and cancel.is_set():
                     control.request_drain("cancel")  # a plain Event cannot ask by itself
     except (GraphDrained, Stopped) as exc:

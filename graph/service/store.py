@@ -29,7 +29,8 @@ from graph.redaction import redact, redact_data
 from graph.service.eval_sets import EvalSet
 from graph.settings import Settings, get_settings
 
-SCHEMA_VERSION = 1
+# 2: run leases (owner, lease_until), event keys, queued redirects.
+SCHEMA_VERSION = 2
 FILE_NAME = "stepwise.sqlite"
 
 STATUSES = ("queued", "running", "waiting", "paused", "done", "failed", "cancelled", "interrupted")
@@ -78,7 +79,9 @@ CREATE TABLE IF NOT EXISTS runs (
     replan_count INTEGER NOT NULL DEFAULT 0,
     parent_run TEXT,
     parent_checkpoint TEXT,
-    snapshot_json TEXT
+    snapshot_json TEXT,
+    owner TEXT,
+    lease_until REAL
 );
 CREATE INDEX IF NOT EXISTS runs_by_created ON runs (created_at);
 CREATE INDEX IF NOT EXISTS runs_by_status ON runs (status);
@@ -91,6 +94,7 @@ CREATE TABLE IF NOT EXISTS events (
     namespace TEXT NOT NULL DEFAULT '',
     step INTEGER,
     data_json TEXT NOT NULL,
+    event_key TEXT,
     PRIMARY KEY (run_id, seq)
 );
 CREATE TABLE IF NOT EXISTS eval_sets (
@@ -133,6 +137,23 @@ CREATE TABLE IF NOT EXISTS judgements (
     scores_json TEXT NOT NULL,
     judged_at REAL NOT NULL
 );
+CREATE TABLE IF NOT EXISTS queued_redirects (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    run_id TEXT NOT NULL,
+    spec_json TEXT NOT NULL,
+    note TEXT NOT NULL DEFAULT '',
+    created_at REAL NOT NULL
+);
+"""
+# Columns added after version 1: a file made by an older Stepwise gets them on open.
+_ADDED_COLUMNS = {
+    "runs": (("owner", "TEXT"), ("lease_until", "REAL")),
+    "events": (("event_key", "TEXT"),),
+}
+# Needs the added columns, so it runs after they exist.
+_SCHEMA_AFTER_MIGRATION = """
+CREATE UNIQUE INDEX IF NOT EXISTS events_by_key ON events (run_id, event_key)
+    WHERE event_key IS NOT NULL;
 """
 
 _RUN_COLUMNS = (
@@ -211,6 +232,10 @@ class ExperimentRecord:
         return len(self.eval_set.get("questions") or []) * len(self.variants) * self.repeats
 
 
+# A run nobody holds: no owner, or its owner stopped renewing (the one parameter: now).
+_LEASE_FREE = "(owner IS NULL OR lease_until IS NULL OR lease_until < ?)"
+
+
 def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
 
@@ -234,9 +259,19 @@ class Store:
             self._conn.execute("PRAGMA synchronous=NORMAL")  # WAL: durable enough, much faster
             with self._conn:
                 self._conn.executescript(_SCHEMA)
-                if self._conn.execute("SELECT COUNT(*) FROM schema_version").fetchone()[0] == 0:
-                    self._conn.execute("INSERT INTO schema_version VALUES (?)", (SCHEMA_VERSION,))
+                self._migrate()
+                self._conn.executescript(_SCHEMA_AFTER_MIGRATION)
+                self._conn.execute("DELETE FROM schema_version")
+                self._conn.execute("INSERT INTO schema_version VALUES (?)", (SCHEMA_VERSION,))
                 self._conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+
+    def _migrate(self) -> None:
+        """Bring a file written by an older version up to this one (adds columns only)."""
+        for table, columns in _ADDED_COLUMNS.items():
+            have = {r[1] for r in self._conn.execute(f"PRAGMA table_info({table})")}
+            for name, kind in columns:
+                if name not in have:
+                    self._conn.execute(f"ALTER TABLE {table} ADD COLUMN {name} {kind}")
 
     @classmethod
     def open(cls, settings: Settings | None = None) -> Store:
@@ -389,13 +424,17 @@ class Store:
         parent_run: str | None = None,
         parent_checkpoint: str | None = None,
         settings: Settings | None = None,
+        owner: str | None = None,
+        lease_s: float = 0.0,
     ) -> RunRecord:
         """Record a run before it starts ("queued"), with the design and the prompt versions
-        it runs with; ``settings`` are stored in their public form (secrets as set/unset)."""
+        it runs with; ``settings`` are stored in their public form (secrets as set/unset).
+        ``owner`` holds it for ``lease_s`` from the start, so no other process takes it over
+        before its worker has begun."""
         public = settings.public_dict() if settings is not None else {}
         self._write(
-            f"INSERT INTO runs ({_RUN_COLUMNS}) VALUES "
-            "(?, ?, ?, ?, ?, ?, 'queued', '', ?, ?, NULL, NULL, NULL, 0, 0, ?, ?)",
+            f"INSERT INTO runs ({_RUN_COLUMNS}, owner, lease_until) VALUES "
+            "(?, ?, ?, ?, ?, ?, 'queued', '', ?, ?, NULL, NULL, NULL, 0, 0, ?, ?, ?, ?)",
             (
                 run_id,
                 question,
@@ -407,6 +446,8 @@ class Store:
                 time.time(),
                 parent_run,
                 parent_checkpoint,
+                owner,
+                time.time() + lease_s if owner else None,
             ),
         )
         return self.run(run_id)
@@ -456,16 +497,100 @@ class Store:
     def delete_run(self, run_id: str) -> None:
         with self._lock, self._conn:
             self._conn.execute("DELETE FROM events WHERE run_id = ?", (run_id,))
+            self._conn.execute("DELETE FROM queued_redirects WHERE run_id = ?", (run_id,))
             self._conn.execute("DELETE FROM runs WHERE id = ?", (run_id,))
 
     def mark_interrupted(self) -> int:
-        """Runs a dead process left queued or running can never finish: say so."""
+        """Runs a dead process left queued or running can never finish: say so. A run
+        whose owner still renews its lease is live in another process and left alone."""
+        now = time.time()
         cursor = self._write(
-            "UPDATE runs SET status = 'interrupted', reason = ?, finished_at = ? "
-            f"WHERE status IN ({', '.join('?' * len(LIVE_STATUSES))})",
-            (INTERRUPTED_REASON, time.time(), *LIVE_STATUSES),
+            "UPDATE runs SET status = 'interrupted', reason = ?, finished_at = ?, "
+            "owner = NULL, lease_until = NULL "
+            f"WHERE status IN ({', '.join('?' * len(LIVE_STATUSES))}) AND {_LEASE_FREE}",
+            (INTERRUPTED_REASON, now, *LIVE_STATUSES, now),
         )
         return cursor.rowcount
+
+    # ------------------------------------------------------------------ leases
+
+    def claim_run(self, run_id: str, owner: str, lease_s: float) -> bool:
+        """Hold a run for ``owner`` for ``lease_s`` seconds, in one statement so two
+        processes never both win; False when another owner's lease has not run out."""
+        now = time.time()
+        cursor = self._write(
+            "UPDATE runs SET owner = ?, lease_until = ? "
+            f"WHERE id = ? AND (owner = ? OR {_LEASE_FREE})",
+            (owner, now + lease_s, run_id, owner, now),
+        )
+        return cursor.rowcount == 1
+
+    def renew_leases(self, owner: str, run_ids: Iterable[str], lease_s: float) -> int:
+        """The owner's heartbeat: its live runs stay its own for ``lease_s`` more."""
+        run_ids = list(run_ids)
+        if not run_ids:
+            return 0
+        cursor = self._write(
+            "UPDATE runs SET lease_until = ? "
+            f"WHERE owner = ? AND id IN ({', '.join('?' * len(run_ids))})",
+            (time.time() + lease_s, owner, *run_ids),
+        )
+        return cursor.rowcount
+
+    def release_run(self, run_id: str, owner: str) -> None:
+        """The owner no longer runs it (ended, waiting, paused): anyone may act on it."""
+        self._write(
+            "UPDATE runs SET owner = NULL, lease_until = NULL WHERE id = ? AND owner = ?",
+            (run_id, owner),
+        )
+
+    def live_owners(self) -> set[str]:
+        """The owners holding queued or running runs now."""
+        rows = self._query(
+            "SELECT DISTINCT owner FROM runs WHERE owner IS NOT NULL "
+            f"AND status IN ({', '.join('?' * len(LIVE_STATUSES))})",
+            LIVE_STATUSES,
+        )
+        return {r["owner"] for r in rows}
+
+    def end_leases(self, owner: str) -> None:
+        """An owner known to be gone (its process no longer exists): its leases end now."""
+        self._write("UPDATE runs SET lease_until = 0 WHERE owner = ?", (owner,))
+
+    def run_lease(self, run_id: str) -> tuple[str | None, float | None]:
+        """(owner, lease_until) of a run; (None, None) when nobody holds it."""
+        rows = self._query("SELECT owner, lease_until FROM runs WHERE id = ?", (run_id,))
+        return (rows[0]["owner"], rows[0]["lease_until"]) if rows else (None, None)
+
+    # ------------------------------------------------------------------ queued redirects
+
+    def queue_redirect(self, run_id: str, spec: dict, note: str = "") -> int:
+        """Record a redirect (a follow-up message, an edited request) asked of a live run,
+        before it is applied at the run's next stop: a crash in between does not lose it.
+        ``spec`` is JSON data the run service rebuilds it from; returns its id."""
+        cursor = self._write(
+            "INSERT INTO queued_redirects (run_id, spec_json, note, created_at) "
+            "VALUES (?, ?, ?, ?)",
+            (run_id, json.dumps(spec, ensure_ascii=False), note, time.time()),
+        )
+        return int(cursor.lastrowid)
+
+    def queued_redirects(self, run_id: str) -> list[dict]:
+        """The run's redirects not yet applied, oldest first: {id, spec, note, created_at}."""
+        rows = self._query("SELECT * FROM queued_redirects WHERE run_id = ? ORDER BY id", (run_id,))
+        return [
+            {
+                "id": r["id"],
+                "spec": json.loads(r["spec_json"]),
+                "note": r["note"],
+                "created_at": r["created_at"],
+            }
+            for r in rows
+        ]
+
+    def forget_redirect(self, redirect_id: int) -> None:
+        """A queued redirect was applied (or refused, and logged so): it is done."""
+        self._write("DELETE FROM queued_redirects WHERE id = ?", (int(redirect_id),))
 
     # ------------------------------------------------------------------ events
 
@@ -475,20 +600,31 @@ class Store:
         A "state" event also becomes the run's latest snapshot (and its counts); in the
         log it is kept without the chart spec, which is large and repeated each step.
         An "end" event sets the run's final status. A seq not above the latest one (a
-        resumed run counts from 1 again) is moved to the end of the log.
+        resumed run counts from 1 again) is moved to the end of the log. An event with a
+        ``key`` already in the log (a node update a resumed run replays) is not stored
+        again: the seq it has is returned. LangGraph's pseudo-nodes are never stored.
         """
         record = redact_data(record)  # an echoed server error may carry an API key
         kind = record["kind"]
         data = record.get("data")
+        key = record.get("key")
         logged = data
         if kind == "state" and isinstance(data, dict):
             logged = {k: v for k, v in data.items() if k != "chart_spec"}
         with self._lock, self._conn:
             latest = self._latest_seq(run_id)
+            if kind == "update" and str(record.get("node") or "").startswith("__"):
+                return latest
+            if key is not None and (
+                known := self._conn.execute(
+                    "SELECT seq FROM events WHERE run_id = ? AND event_key = ?", (run_id, key)
+                ).fetchone()
+            ):
+                return known[0]
             seq = int(record["seq"]) if int(record["seq"]) > latest else latest + 1
             self._conn.execute(
-                "INSERT INTO events (run_id, seq, ts, kind, node, namespace, step, data_json) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO events (run_id, seq, ts, kind, node, namespace, step, data_json, "
+                "event_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     run_id,
                     seq,
@@ -498,6 +634,7 @@ class Store:
                     record.get("namespace") or "",
                     record.get("step"),
                     _dumps(logged),
+                    key,
                 ),
             )
             if kind == "state" and isinstance(data, dict):
@@ -550,6 +687,16 @@ class Store:
             "SELECT MAX(seq) FROM events WHERE run_id = ?", (run_id,)
         ).fetchone()
         return row[0] or 0
+
+    def update_keys(self, run_id: str) -> set[str] | None:
+        """The keys of the run's top-level node updates; None when some update has none (a
+        run logged before updates were keyed: its log cannot be matched to checkpoints)."""
+        rows = self._query(
+            "SELECT event_key FROM events WHERE run_id = ? AND kind = 'update' AND namespace = ''",
+            (run_id,),
+        )
+        keys = {r["event_key"] for r in rows}
+        return None if None in keys else keys
 
     def latest_seq(self, run_id: str) -> int:
         with self._lock:

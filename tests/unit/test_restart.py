@@ -1,7 +1,8 @@
 """Nothing lost when the process dies: real processes, killed with SIGKILL, restarted.
 
 A host process runs the RunService (as the app does), the test kills it mid-run, and a
-new service on the same STEPWISE_HOME picks the run up from the checkpointer.
+new service on the same STEPWISE_HOME picks the run up from the checkpointer once the
+dead process's lease on it has run out (LEASE_S here, 30 s by default).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from tests.support import ROOT
 from tests.unit.conftest import wait_for
 
 HOST = ROOT / "tests" / "support_procs" / "service_host.py"
+LEASE_S = 1.0  # short, so a killed host's runs are free to take over soon
 
 
 @pytest.fixture
@@ -36,9 +38,14 @@ def home(tmp_path, monkeypatch):
 
 
 def host(
-    home: Path, question: str, delay: float, approvals: str = "{}"
+    home: Path, question: str, delay: float, approvals: str = "{}", lease: float = LEASE_S
 ) -> tuple[subprocess.Popen, str]:
-    env = {**os.environ, "STEPWISE_HOME": str(home), "STEPWISE_SCRIPTED_DELAY": str(delay)}
+    env = {
+        **os.environ,
+        "STEPWISE_HOME": str(home),
+        "STEPWISE_SCRIPTED_DELAY": str(delay),
+        "STEPWISE_RUN_LEASE": str(lease),
+    }
     proc = subprocess.Popen(
         [sys.executable, str(HOST), question, approvals], env=env, stdout=subprocess.PIPE, text=True
     )
@@ -53,7 +60,17 @@ def kill(proc: subprocess.Popen) -> None:
 
 
 def new_service(home: Path) -> RunService:
-    return RunService(Store.open(Settings(home=home)), Settings(home=home))
+    settings = Settings(home=home, run_lease_s=LEASE_S)
+    return RunService(Store.open(settings), settings)
+
+
+def wait_interrupted(service: RunService, run_id: str):
+    """The new service marks a killed host's run interrupted once its lease runs out."""
+    return wait_for(
+        lambda: (r := service.store.run(run_id)).status == "interrupted" and r,
+        timeout=15,
+        what="the killed run to be marked interrupted",
+    )
 
 
 def test_a_run_killed_mid_step_is_interrupted_and_resumes_to_the_end(home):
@@ -62,8 +79,8 @@ def test_a_run_killed_mid_step_is_interrupted_and_resumes_to_the_end(home):
     wait_for(lambda: len(watch.nodes_run(run_id)) >= 3, what="the run to be mid-way")
     kill(proc)
     service = new_service(home)
-    record = service.store.run(run_id)
-    assert record.status == "interrupted" and "stopped while this run" in record.reason
+    record = wait_interrupted(service, run_id)
+    assert "stopped while this run" in record.reason
     done_before = len(service.store.nodes_run(run_id))
     service.resume(run_id)
     finished = service.wait(run_id, timeout=120)
@@ -103,7 +120,7 @@ def test_a_side_effect_done_before_a_kill_is_not_repeated_on_resume(home):
     )
     kill(proc)
     service = new_service(home)
-    assert service.store.run(run_id).status == "interrupted"
+    wait_interrupted(service, run_id)
     service.resume(run_id)
     finished = service.wait(run_id, timeout=120)
     assert finished.status == "done", finished.reason

@@ -9,7 +9,7 @@ import pytest
 
 from graph.kernel.design import Design
 from graph.prompts import PromptError
-from graph.service.store import INTERRUPTED_REASON, Store
+from graph.service.store import INTERRUPTED_REASON, SCHEMA_VERSION, Store
 from graph.settings import Settings
 
 PLANNER = "plan_execute/planner"
@@ -86,7 +86,7 @@ def test_design_round_trips_and_survives_a_new_store_on_the_same_file(tmp_path):
     second = Store(path)
     assert second.load_design() == saved
     assert second.load_design("other") == design()
-    assert second.schema_version == 1
+    assert second.schema_version == SCHEMA_VERSION
     second.close()
 
 

@@ -1,0 +1,70 @@
+"""A stand-in app process that SIGKILLs itself at a chosen point of its run, for the
+event-log tests. Usage: kill_host.py QUESTION TRIGGER CALLS_FILE
+
+Every model call appends a line to CALLS_FILE (the calls really made). TRIGGER says when
+the run's worker thread dies, at the event it is about to store:
+  call:K       the first event after model call K;
+  saved:NODE   the first event once NODE's writes are in the checkpoint;
+  stored:NODE  the same, but after storing that event.
+"""
+
+import os
+import signal
+import sys
+import threading
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from graph.kernel.design import Design  # noqa: E402
+from graph.models.scripted import ScriptedChatModel  # noqa: E402
+from graph.service.run_service import RunService  # noqa: E402
+from graph.service.store import Store  # noqa: E402
+
+QUESTION, TRIGGER, CALLS_FILE = sys.argv[1], sys.argv[2], sys.argv[3]
+KIND, _, WHAT = TRIGGER.partition(":")
+calls_here: list[int] = []
+
+
+class CountingModel(ScriptedChatModel):
+    """The scripted model, writing one line per call it makes to CALLS_FILE."""
+
+    delay_s: float = 0.05
+
+    def _generate(self, *args, **kwargs):
+        result = super()._generate(*args, **kwargs)
+        with open(CALLS_FILE, "a") as calls:
+            calls.write("call\n")
+        calls_here.append(1)
+        return result
+
+
+def node_saved(run_id: str) -> bool:
+    """NODE's writes are in the checkpointer: its task has a result in the latest
+    checkpoint (writes pending) or the one before (the next checkpoint already written)."""
+    config = {"configurable": {"thread_id": run_id}}
+    return any(
+        task.name == WHAT and task.result is not None
+        for snapshot in compiled.get_state_history(config, limit=2)
+        for task in snapshot.tasks
+    )
+
+
+class KillingStore(Store):
+    def append_event(self, run_id: str, record: dict) -> int:
+        if threading.current_thread().name.startswith("stepwise-run"):  # the run's worker
+            due = len(calls_here) >= int(WHAT) if KIND == "call" else node_saved(run_id)
+            if due:
+                if KIND == "stored":
+                    super().append_event(run_id, record)
+                os.kill(os.getpid(), signal.SIGKILL)
+        return super().append_event(run_id, record)
+
+
+service = RunService(KillingStore.open(), model_factory=lambda role: CountingModel())
+design = Design(max_replans=2, recursion_limit=60)
+compiled = service._graph(design)[0]
+run_id = service.start(QUESTION, design)
+print(run_id, flush=True)
+service.wait(run_id)
+print("finished without being killed", flush=True)
