@@ -223,7 +223,7 @@ def load_run_view(
         facts=facts,
         panels=system.panels(snapshot, facts),
         nodes_run=nodes,
-        taken=taken_edges(nodes),
+        taken=taken_edges(nodes, finished=record.status == "done"),
         latest_seq=store.latest_seq(run_id),
         usage=usage,
         total=total,

@@ -100,7 +100,8 @@ def to_dot(
     return dot.source
 
 
-def taken_edges(nodes_run: Iterable[str]) -> list[tuple[str, str]]:
-    """The edges a run took, from the order its top-level nodes ran."""
-    path = ["__start__", *nodes_run]
+def taken_edges(nodes_run: Iterable[str], finished: bool = False) -> list[tuple[str, str]]:
+    """The edges a run took, from the order its top-level nodes ran; a ``finished`` run
+    also took the way from its last node to END."""
+    path = ["__start__", *nodes_run, *(["__end__"] if finished else [])]
     return list(dict.fromkeys(zip(path, path[1:])))

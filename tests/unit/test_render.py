@@ -61,3 +61,27 @@ def test_team_subgraphs_are_drawn_as_clusters_of_their_own_nodes():
     )
     assert "request_team__call_api [label=call_api" in dot
     assert ":" not in "".join(line.split("[")[0] for line in dot.splitlines())  # no port syntax
+
+
+def test_a_finished_run_of_every_system_draws_its_way_to_end_as_taken():
+    from graph.kernel.system import get_system, systems
+    from graph.models.scripted import ScriptedChatModel
+    from graph.service.runs import run_question
+
+    for name in systems():
+        system = get_system(name)
+        design = Design(system=name, approvals={a: "never" for a in system.agents})
+        graph = system.build_graph(
+            design, planner_model=ScriptedChatModel(), worker_model=ScriptedChatModel()
+        )
+        events: list = []
+        outcome = run_question(system.examples[0], design, graph=graph, on_event=events.append)
+        nodes = [e.node for e in events if e.kind == "update" and not e.namespace]
+        assert outcome.status == "done", (name, outcome.reason)
+        dot = to_dot(graph, system=system, taken=taken_edges(nodes, finished=True))
+        into_end = [line for line in dot.splitlines() if "-> __end__" in line]
+        assert any("penwidth=3" in line for line in into_end), (name, into_end)
+        unfinished = to_dot(graph, system=system, taken=taken_edges(nodes))
+        assert not any(
+            "penwidth=3" in line for line in unfinished.splitlines() if "-> __end__" in line
+        )
