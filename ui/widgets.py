@@ -9,6 +9,7 @@ import streamlit as st
 
 from graph.kernel.system import Panel, System
 from ui import services
+from ui.model_text import model_markdown
 from ui.run_view import RunView, message_title, modes_text
 
 MESSAGES_SHOWN = 40
@@ -150,7 +151,7 @@ def panel(part: Panel, key: str) -> None:
         for item in part.items:
             with st.expander(item["label"], expanded=bool(item.get("open"))):
                 if item.get("text"):
-                    st.markdown(item["text"])
+                    model_markdown(item["text"])
                 if item.get("rows"):
                     st.table(item["rows"], hide_index=True)
                 if "messages" in item:
@@ -193,7 +194,7 @@ def final_answer(view: RunView) -> None:
     snapshot = view.snapshot
     answer = snapshot.get("final_answer") or view.record.final_answer
     if answer:
-        st.markdown(answer)
+        model_markdown(answer)
     elif view.live or view.record.status in ("waiting", "paused"):
         st.caption(view.system.answer_pending)
     else:
