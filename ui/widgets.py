@@ -85,10 +85,13 @@ def store_or_stop():
         st.stop()
 
 
-def design_graph(compiled, system: System, *, active: str | None = None, taken=()) -> None:
+def design_graph(
+    compiled, system: System, *, active: str | None = None, taken=(), active_note: str = ""
+) -> None:
     from graph.kernel.render import to_dot
 
-    st.graphviz_chart(to_dot(compiled, system, active=active, taken=taken), width="stretch")
+    dot = to_dot(compiled, system, active=active, taken=taken, active_note=active_note)
+    st.graphviz_chart(dot, width="stretch")
 
 
 def run_status(view: RunView) -> None:

@@ -29,7 +29,13 @@ def test_conditional_edges_are_dashed_and_patterns_labelled():
 def test_the_active_node_and_taken_edges_are_marked():
     path = ["planner", "executor", "web_researcher", "executor"]
     dot = to_dot(build_graph(Design()), active="executor", taken=taken_edges(path))
-    assert 'executor [color="#e65100" fillcolor="#ffd54f" penwidth=3]' in dot
+    # marked by more than colour: a double thick border and a word under its name
+    assert (
+        'executor [label="executor\n▶ running" color="#e65100" fillcolor="#ffd54f" '
+        "penwidth=3 peripheries=2]" in dot
+    )
+    waiting = to_dot(build_graph(Design()), active="executor", active_note="next")
+    assert 'label="executor\n▶ next"' in waiting
     assert 'executor -> web_researcher [color="#e65100" penwidth=3 style=bold]' in dot
     assert "executor -> synthesizer [style=dashed]" in dot
     assert taken_edges(path) == [
