@@ -99,12 +99,13 @@ def run_status(view: RunView) -> None:
     record = view.record
     from ui.run_view import format_duration
 
-    took = format_duration(record.duration_s)
+    took = format_duration(view.work_s if view.work_s is not None else record.duration_s)
     facts = [f"status **{record.status}**", *view.header]
     if record.parent_run:
         facts.append(f"fork of run {record.parent_run[:8]}")
     if took:
-        facts.append(took)
+        facts.append(f"{took} of work")
+    facts += view.idle
     facts.append(record.model_label)
     st.markdown(" · ".join(facts))
     if modes := modes_text(view.modes):
