@@ -13,6 +13,7 @@ ALL_SETTINGS = sorted({s.field for system in SYSTEMS.values() for s in system.se
 WIDGETS = (
     "design:system",
     "recursion_limit",
+    "pace_s",
     "approval_timeout_s",
     "timeout_action",
     *ALL_SETTINGS,
@@ -47,6 +48,7 @@ def _switch_system() -> None:
         system=st.session_state["design:system"],
         prompts=old.prompts,
         recursion_limit=old.recursion_limit,
+        pace_s=old.pace_s,
         max_replans=old.max_replans,
         approval_timeout_s=old.approval_timeout_s,
         timeout_action=old.timeout_action,
@@ -126,11 +128,27 @@ with left:
         help="The most node runs one run may take; a run that reaches "
         "it stops and says so, keeping what it found.",
     )
+    pace = st.number_input(
+        "Pace, seconds per node",
+        min_value=0.0,
+        max_value=10.0,
+        value=saved.pace_s,
+        step=0.5,
+        key="pace_s",
+        help="How long each node's result stays on screen before the next node starts "
+        "(0: as fast as possible). For following a run in class; the Run page can "
+        "change it per run.",
+    )
     st.caption("Model in use")
     st.markdown(f"**{services.settings().model_label}**")
 
 design = saved.model_copy(
-    update={"enabled_agents": enabled, **chosen, "recursion_limit": int(recursion_limit)}
+    update={
+        "enabled_agents": enabled,
+        **chosen,
+        "recursion_limit": int(recursion_limit),
+        "pace_s": float(pace),
+    }
 )
 
 with right:

@@ -26,9 +26,11 @@ def _use_example(question: str) -> None:
 
 def _start() -> None:
     try:
+        design = services.run_design()
+        pace = st.session_state.get("run:pace", design.pace_s)
         run_id = services.service().start(
             st.session_state.get("run:question", ""),
-            services.run_design(),
+            design.model_copy(update={"pace_s": pace}),
             step_mode=st.session_state.get("run:step-mode", False),
         )
     except (ValueError, PromptError) as exc:
@@ -60,13 +62,24 @@ for column, example in zip(st.columns(len(EXAMPLES)), EXAMPLES):
         wrap=True,
         key=f"run:example:{EXAMPLES.index(example)}",
     )
-go, stepping, about = st.columns([1, 1, 4], vertical_alignment="center")
+go, stepping, pacing, about = st.columns([1, 1, 2, 3], vertical_alignment="center")
 go.button("Run", type="primary", on_click=_start, icon=":material/play_arrow:")
 stepping.checkbox(
     "Step mode",
     key="run:step-mode",
     help="Pause before every node: the page shows which node comes next and the "
     "state it will read; Next runs one node, Continue runs to the end.",
+)
+PACES = sorted({0.0, 0.5, 1.0, 2.0, design.pace_s})
+pacing.selectbox(
+    "Pace",
+    PACES,
+    index=PACES.index(design.pace_s),
+    key="run:pace",
+    format_func=lambda s: "as fast as possible" if not s else f"{s:g} s per node",
+    help="How long each node's result stays on screen before the next node starts, so "
+    "a class can follow the run. The design's pace is the default; pauses are not "
+    "counted as work.",
 )
 about.caption(
     f"With the saved design: {', '.join(design.enabled_agents) or 'no agents'}; "

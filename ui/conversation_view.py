@@ -17,6 +17,7 @@ import streamlit as st
 
 from graph.service.store import Store
 from ui import services, widgets
+from ui.model_text import model_markdown
 
 # what each turn status means, as the user reads it: (badge colour, words)
 TURN_STATUS = {
@@ -202,4 +203,4 @@ def _turn(turn: dict) -> None:
             st.markdown(f"**The run failed on this message:** {turn.get('reason') or ''}")
     elif status == "answered" and turn.get("answer"):
         with st.chat_message("assistant"):
-            st.markdown(turn["answer"])
+            model_markdown(turn["answer"])

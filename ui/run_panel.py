@@ -120,38 +120,45 @@ def _panel(store: Store, run_id: str, mode: str, key: str) -> None:
     widgets.flash(f"{key}:flash")
     widgets.notices(view)
 
-    if status == "waiting":
-        st.subheader("Waiting for your decision")
-        for item in store.pending_interrupts(run_id):
-            approvals.approval_card(
-                {"run_id": run_id, "question": view.record.question, **item},
-                key=f"{key}:approval:{item['id']}",
-                flash_key=f"{key}:flash",
-                design=view.record.design,
-            )
-    elif status == "paused":
-        _paused(view, run_id, upcoming, values, key)
-
-    for panel in view.panels:
-        widgets.panel(panel, key)
-    st.markdown(usage_summary(view.total, view.usage.get(0), view.system.before_first_step))
-    conversation_view.show(store, view, key, chat=key == "run")
-    left, right = st.columns(2, gap="large")
-    with left:
-        st.subheader("Answer")
-        with st.container(key=f"{key}-answer"):
-            widgets.final_answer(view)
-    with right:
+    # The controls, the step table and the graph side by side: a class sees the table
+    # change and the graph's marked node move without scrolling.
+    work, drawing = st.columns(2, gap="medium")
+    with work:
+        if status == "waiting":
+            st.subheader("Waiting for your decision")
+            for item in store.pending_interrupts(run_id):
+                approvals.approval_card(
+                    {"run_id": run_id, "question": view.record.question, **item},
+                    key=f"{key}:approval:{item['id']}",
+                    flash_key=f"{key}:flash",
+                    design=view.record.design,
+                )
+        elif status == "paused":
+            _paused(view, run_id, upcoming, values, key)
+        for panel in view.panels:
+            widgets.panel(panel, key)
+    with drawing, st.container(key=f"{key}-graph"):
         st.subheader("Graph")
         if compiled is None:
             st.caption(f"The graph of this run cannot be drawn: {graph_problem}")
         else:
             active = upcoming[0] if upcoming and mode != "ended" else None
-            widgets.design_graph(compiled, view.system, active=active, taken=view.taken)
-            st.caption(
-                "Orange: the node running now (or next, when the run waits) and the "
-                "edges taken so far."
+            widgets.design_graph(
+                compiled,
+                view.system,
+                active=active,
+                taken=view.taken,
+                active_note="running" if mode == "live" else "next",
             )
+            st.caption(
+                "▶ marks the node running now (or next, when the run waits or is paused); "
+                "bold orange edges are the way taken so far."
+            )
+    st.markdown(usage_summary(view.total, view.usage.get(0), view.system.before_first_step))
+    conversation_view.show(store, view, key, chat=key == "run")
+    st.subheader("Answer")
+    with st.container(key=f"{key}-answer"):
+        widgets.final_answer(view)
 
     st.subheader("Messages")
     messages = store.messages(run_id)
@@ -179,34 +186,32 @@ def _paused(view, run_id: str, upcoming: tuple[str, ...], values: dict, key: str
         st.markdown(
             f"**Paused in step mode. Next node: `{node}`** — it {view.system.node_role(node)}."
         )
-        st.caption("The state it will read:")
-        st.table(
-            [
-                {"Field": name, "Value": "" if value is None else str(value)}
-                for name, value in view.system.paused_fields(values)
-            ],
-            hide_index=True,
-        )
-        step, run_on, _ = st.columns([1, 1, 4])
-        step.button(
+        controls = st.container(horizontal=True)
+        controls.button(
             "Next",
             type="primary",
             on_click=_resume,
             args=(run_id, key, True),
             icon=":material/skip_next:",
             key=f"{key}:next",
-            width="stretch",
             help="Run this one node, then pause again.",
         )
-        run_on.button(
+        controls.button(
             "Continue",
             on_click=_resume,
             args=(run_id, key, False),
             icon=":material/fast_forward:",
             key=f"{key}:continue",
-            width="stretch",
             help="Run to the end without pausing (a decision may still be asked).",
         )
+        with st.expander("The state it will read"):
+            st.table(
+                [
+                    {"Field": name, "Value": "" if value is None else str(value)}
+                    for name, value in view.system.paused_fields(values)
+                ],
+                hide_index=True,
+            )
 
 
 def _edit(run_id: str, key: str) -> None:

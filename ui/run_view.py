@@ -46,6 +46,8 @@ class RunView:
     total: Usage = field(default_factory=Usage)
     modes: dict = field(default_factory=dict)  # how the model server was asked, and why
     notices: list[str] = field(default_factory=list)  # engine and model adapter notes
+    work_s: float | None = None  # time spent working: pauses and waits left out
+    idle: list[str] = field(default_factory=list)  # those pauses and waits, in words
 
     @property
     def live(self) -> bool:
@@ -61,9 +63,71 @@ class RunView:
         )
 
 
-def step_durations(state_events: list[dict], end_ts: float | None) -> dict[int, float]:
-    """Seconds each step has taken: from the first state where it runs to the first where
-    it has ended (done, skipped, failed); a step still going counts up to ``end_ts``."""
+IDLE_WORDS = {
+    "waiting": "waited {} for a decision",
+    "paused": "paused {} in step mode",
+    "paced": "held {} by the pace",
+    "between": "idle {} between messages",
+}
+
+
+def idle_spans(events: list[dict], now: float | None = None) -> list[tuple[float, float, str]]:
+    """Spans in which the run did no work, with why: each hold of the pace, and each gap
+    from an "end" event (waiting for a human, paused in step mode, a finished turn) to
+    the run's next event; a run still waiting or paused is idle up to ``now``."""
+    spans: list[tuple[float, float, str]] = []
+    since: tuple[float, str] | None = None
+    for event in events:  # in the order they were logged
+        data = event.get("data") or {}
+        if since is not None:
+            spans.append((since[0], event["ts"], since[1]))
+            since = None
+        if event["kind"] == "end":
+            status = data.get("status") if isinstance(data, dict) else None
+            since = (event["ts"], status if status in ("waiting", "paused") else "between")
+        elif event["kind"] == "custom" and isinstance(data, dict) and "paced" in data:
+            held = data["paced"]
+            spans.append((held["from"], held["from"] + held["seconds"], "paced"))
+    if since is not None and since[1] != "between" and now is not None:
+        spans.append((since[0], now, since[1]))
+    return spans
+
+
+def _idle_within(spans: list[tuple[float, float, str]], start: float, end: float) -> float:
+    return sum(max(0.0, min(end, b) - max(start, a)) for a, b, _ in spans)
+
+
+def work_time(
+    events: list[dict], end_ts: float | None, spans: list[tuple[float, float, str]]
+) -> float | None:
+    """Seconds of work: from the first event to ``end_ts`` (or the last event), less
+    every idle span."""
+    if not events:
+        return None
+    start, end = events[0]["ts"], end_ts if end_ts is not None else events[-1]["ts"]
+    return max(0.0, end - start - _idle_within(spans, start, end))
+
+
+def idle_words(spans: list[tuple[float, float, str]]) -> list[str]:
+    """The idle time in words, by why ("waited 21.0 s for a decision")."""
+    totals: dict[str, float] = {}
+    for a, b, why in spans:
+        totals[why] = totals.get(why, 0.0) + max(0.0, b - a)
+    return [
+        IDLE_WORDS[why].format(format_duration(seconds))
+        for why, seconds in totals.items()
+        if seconds >= 0.05
+    ]
+
+
+def step_durations(
+    state_events: list[dict],
+    end_ts: float | None,
+    idle: list[tuple[float, float, str]] = (),
+) -> dict[int, float]:
+    """Seconds of work each step has taken: from the first state where it runs to the
+    first where it has ended (done, skipped, failed), less the run's idle spans (a pause,
+    a wait for a human); a step still going counts up to ``end_ts``."""
     started: dict[int, float] = {}
     ended: dict[int, float] = {}
     for event in state_events:
@@ -82,7 +146,7 @@ def step_durations(state_events: list[dict], end_ts: float | None) -> dict[int, 
     for step, start in started.items():
         end = ended.get(step, end_ts)
         if end is not None:
-            durations[step] = max(0.0, end - start)
+            durations[step] = max(0.0, end - start - _idle_within(list(idle), start, end))
     return durations
 
 
@@ -202,8 +266,10 @@ def load_run_view(
     end_ts = record.finished_at if not record.is_live else (now or time.time())
     if not record.is_live and end_ts is None:
         end_ts = record.started_at
-    events = store.events(run_id, kinds=("state", "update", "custom"))
-    durations = step_durations([e for e in events if e["kind"] == "state"], end_ts)
+    timeline = store.events(run_id, kinds=("state", "update", "custom", "end"))
+    idle = idle_spans(timeline, now=now or time.time())
+    events = [e for e in timeline if e["kind"] != "end"]
+    durations = step_durations([e for e in events if e["kind"] == "state"], end_ts, idle)
     updates = [e for e in events if e["kind"] == "update"]
     top = [e for e in updates if not e["namespace"]]
     nodes = [e["node"] for e in top]
@@ -223,12 +289,14 @@ def load_run_view(
         facts=facts,
         panels=system.panels(snapshot, facts),
         nodes_run=nodes,
-        taken=taken_edges(nodes),
+        taken=taken_edges(nodes, finished=record.status == "done"),
         latest_seq=store.latest_seq(run_id),
         usage=usage,
         total=total,
         modes=model_modes(custom),
         notices=run_notices(snapshot, custom),
+        work_s=work_time(timeline, end_ts, idle),
+        idle=idle_words(idle),
     )
 
 

@@ -9,6 +9,7 @@ import streamlit as st
 
 from graph.kernel.system import Panel, System
 from ui import services
+from ui.model_text import model_markdown
 from ui.run_view import RunView, message_title, modes_text
 
 MESSAGES_SHOWN = 40
@@ -84,10 +85,13 @@ def store_or_stop():
         st.stop()
 
 
-def design_graph(compiled, system: System, *, active: str | None = None, taken=()) -> None:
+def design_graph(
+    compiled, system: System, *, active: str | None = None, taken=(), active_note: str = ""
+) -> None:
     from graph.kernel.render import to_dot
 
-    st.graphviz_chart(to_dot(compiled, system, active=active, taken=taken), width="stretch")
+    dot = to_dot(compiled, system, active=active, taken=taken, active_note=active_note)
+    st.graphviz_chart(dot, width="stretch")
 
 
 def run_status(view: RunView) -> None:
@@ -95,12 +99,13 @@ def run_status(view: RunView) -> None:
     record = view.record
     from ui.run_view import format_duration
 
-    took = format_duration(record.duration_s)
+    took = format_duration(view.work_s if view.work_s is not None else record.duration_s)
     facts = [f"status **{record.status}**", *view.header]
     if record.parent_run:
         facts.append(f"fork of run {record.parent_run[:8]}")
     if took:
-        facts.append(took)
+        facts.append(f"{took} of work")
+    facts += view.idle
     facts.append(record.model_label)
     st.markdown(" · ".join(facts))
     if modes := modes_text(view.modes):
@@ -150,7 +155,7 @@ def panel(part: Panel, key: str) -> None:
         for item in part.items:
             with st.expander(item["label"], expanded=bool(item.get("open"))):
                 if item.get("text"):
-                    st.markdown(item["text"])
+                    model_markdown(item["text"])
                 if item.get("rows"):
                     st.table(item["rows"], hide_index=True)
                 if "messages" in item:
@@ -193,7 +198,7 @@ def final_answer(view: RunView) -> None:
     snapshot = view.snapshot
     answer = snapshot.get("final_answer") or view.record.final_answer
     if answer:
-        st.markdown(answer)
+        model_markdown(answer)
     elif view.live or view.record.status in ("waiting", "paused"):
         st.caption(view.system.answer_pending)
     else:

@@ -45,6 +45,10 @@ class Design(BaseModel):
     # Human approval, per agent: "always" ask, "never" ask, or ask when the "planner"
     # flags the step. Agents missing here get their default (see approval_policy).
     approvals: dict[str, ApprovalPolicy] = Field(default_factory=dict)
+    # Seconds each node's result stays on screen before the next node starts (0: as fast
+    # as possible): a class can follow a run on a fast model. Pauses count as waiting,
+    # not work.
+    pace_s: float = Field(0.0, ge=0, le=10)
     escalate_at_cap: bool = True  # a step at its replan cap asks a human instead of moving on
     approval_timeout_s: float = Field(600.0, ge=0)  # 0: wait for ever
     timeout_action: Literal["reject", "skip"] = "reject"

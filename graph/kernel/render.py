@@ -38,9 +38,12 @@ def to_dot(
     *,
     active: str | None = None,
     taken: Iterable[tuple[str, str]] = (),
+    active_note: str = "running",
 ) -> str:
     """DOT for a compiled graph. ``system`` styles its own nodes (hubs, gates) and edges
-    (routing patterns); ``active`` is highlighted; ``taken`` edges drawn bold. A node that is
+    (routing patterns); ``active`` is highlighted by more than colour (a double thick
+    border and ``active_note``, e.g. "running" or "next", under its name); ``taken``
+    edges drawn bold. A node that is
     itself a compiled graph (a team) is drawn as a cluster of its own nodes;
     ``active``/``taken`` name it by its top-level name."""
     drawn = compiled.get_graph(xray=1)
@@ -72,7 +75,16 @@ def to_dot(
         if ":" in drawn_id and inner not in TERMINAL:
             attrs["label"] = _short(drawn_id)
         if drawn_id == active:
-            attrs.update({"fillcolor": "#ffd54f", "penwidth": "3", "color": "#e65100"})
+            name = attrs.get("label") or drawn_id.split(":", 1)[-1]
+            attrs.update(
+                {
+                    "fillcolor": "#ffd54f",
+                    "penwidth": "3",
+                    "color": "#e65100",
+                    "peripheries": "2",
+                    "label": f"{name}\n▶ {active_note}" if active_note else name,
+                }
+            )
         return attrs
 
     for node_id_ in drawn.nodes:
@@ -100,7 +112,8 @@ def to_dot(
     return dot.source
 
 
-def taken_edges(nodes_run: Iterable[str]) -> list[tuple[str, str]]:
-    """The edges a run took, from the order its top-level nodes ran."""
-    path = ["__start__", *nodes_run]
+def taken_edges(nodes_run: Iterable[str], finished: bool = False) -> list[tuple[str, str]]:
+    """The edges a run took, from the order its top-level nodes ran; a ``finished`` run
+    also took the way from its last node to END."""
+    path = ["__start__", *nodes_run, *(["__end__"] if finished else [])]
     return list(dict.fromkeys(zip(path, path[1:])))

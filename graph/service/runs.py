@@ -140,6 +140,18 @@ def missed_updates(graph, thread_id: str, known_keys: set[str]) -> list[RunEvent
     return found
 
 
+def _hold(pace_s: float, cancel: threading.Event | None, note: Callable[[dict], None]) -> None:
+    """Keep a node's result on screen ``pace_s`` before the next node starts (the stream
+    is lazy: the next superstep waits for this loop). Stop ends the wait at once; the
+    pause is logged so durations can count work only."""
+    started = time.time()
+    if cancel is not None:
+        cancel.wait(pace_s)
+    else:
+        time.sleep(pace_s)
+    note({"paced": {"from": started, "seconds": round(time.time() - started, 3)}})
+
+
 def run_question(
     question: str,
     design: Design | None = None,
@@ -260,6 +272,8 @@ def continue_run(
                         if not namespace:
                             nodes_run += 1
                         emit("update", node, ns, update, task_key(ns, node))
+                    if not namespace and design.pace_s:
+                        _hold(design.pace_s, cancel, lambda s: emit("custom", "", "", s))
                 if cancel is not None and cancel.is_set():
                     control.request_drain("cancel")  # a plain Event cannot ask by itself
     except (GraphDrained, Stopped) as exc:

@@ -71,8 +71,12 @@ def chart_stats(spec: dict) -> list[dict]:
 
 
 def _stats_text(stats: list[dict]) -> str:
+    """One line per series. A series of one point says so: a caption must not describe a
+    change (first → last) that a single bar does not show."""
     return "\n".join(
-        f"{s['series']}: first {s['first'][1]} at {s['first'][0]}, last {s['last'][1]} at "
+        f"{s['series']}: a single point, {s['first'][1]} at {s['first'][0]} (1 point)"
+        if s["points"] == 1
+        else f"{s['series']}: first {s['first'][1]} at {s['first'][0]}, last {s['last'][1]} at "
         f"{s['last'][0]}, min {s['min'][1]} at {s['min'][0]}, max {s['max'][1]} at "
         f"{s['max'][0]} ({s['points']} points)"
         for s in stats

@@ -174,3 +174,21 @@ def test_the_history_page_shows_a_finished_bus_run_with_its_bus_table(home, serv
     ).any()
     assert "3 request(s) to agents" in texts(at)
     assert "first plan" not in texts(at)  # plan_execute's wording has no place here
+
+
+def test_a_writers_markdown_title_is_not_larger_than_the_pages_headings(home, services):
+    from graph.kernel.design import Design
+    from tests.app.support import wait_status
+
+    store, _ = services
+    store.save_design(Design(system="supervisor_bus", approvals={"writer": "never"}))
+    at = open_page("app_pages/run.py")
+    run_id = _bus_run(at, "What caused the dot-com crash?")
+    wait_status(store, run_id, "done")
+    at.run()
+    shown = [str(m.value) for m in at.markdown]
+    drafts = [m for m in shown if "dot-com" in m.lower() and "#" in m]
+    assert drafts, "the writer's Markdown is on the page"
+    for text in drafts:
+        for line in text.splitlines():
+            assert not line.startswith(("# ", "## ", "### ")), line

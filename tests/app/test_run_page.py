@@ -278,3 +278,24 @@ def test_a_run_killed_mid_step_shows_interrupted_and_resume_finishes_it(home):
     assert not [b for b in at.button if b.label == "Resume"]
     assert "status **done**" in texts(at)
     assert {_plain(s) for s in at.table[0].value["Status"]} == {"done"}
+
+
+def test_the_pace_chosen_on_the_run_page_holds_each_node_and_defaults_to_the_designs(
+    home, services
+):
+    store, service = services
+    store.save_design(Design(pace_s=0.5))
+    at = open_page("app_pages/run.py")
+    pace = at.selectbox(key="run:pace")
+    assert pace.value == 0.5
+    assert "as fast as possible" in pace.options
+    pace.set_value(1.0).run()
+    run_id = _start(at, TESLA)
+    assert service.wait(run_id, timeout=60).status == "done"
+    assert store.run(run_id).design["pace_s"] == 1.0
+    paced = [
+        e["data"]["paced"]["seconds"]
+        for e in store.events(run_id, kinds=("custom",))
+        if "paced" in (e.get("data") or {})
+    ]
+    assert paced and min(paced) >= 0.99

@@ -183,3 +183,51 @@ def test_a_step_waiting_for_a_human_is_not_timed_until_it_runs():
         _state(31.0, s1="done", s2="done"),
     ]
     assert step_durations(events, end_ts=40.0)[2] == 1.0
+
+
+def test_pauses_and_waits_are_left_out_of_work_time_and_said_apart():
+    from ui.run_view import idle_spans, idle_words, work_time
+
+    events = [
+        _state(0.0, s1="running"),
+        {"ts": 1.0, "kind": "end", "data": {"status": "paused"}},
+        _state(31.0, s1="running"),  # Next pressed 30 s later
+        {"ts": 31.5, "kind": "custom", "data": {"paced": {"from": 31.5, "seconds": 2.0}}},
+        _state(34.0, s1="done"),
+        {"ts": 34.0, "kind": "end", "data": {"status": "waiting"}},
+    ]
+    spans = idle_spans(events, now=55.0)
+    assert spans == [(1.0, 31.0, "paused"), (31.5, 33.5, "paced"), (34.0, 55.0, "waiting")]
+    assert work_time(events, 55.0, spans) == 2.0  # 0-1, 31-31.5, 33.5-34
+    assert step_durations([e for e in events if e["kind"] == "state"], 55.0, spans) == {1: 2.0}
+    assert idle_words(spans) == [
+        "paused 30.0 s in step mode",
+        "held 2.0 s by the pace",
+        "waited 21.0 s for a decision",
+    ]
+    finished = [*events[:5], {"ts": 34.0, "kind": "end", "data": {"status": "done"}}]
+    assert idle_spans(finished, now=99.0)[-1] == (31.5, 33.5, "paced")  # done is not idle
+
+
+def test_a_step_mode_run_counts_its_work_not_the_time_it_sat_paused(home, services):
+    import time
+
+    from graph.kernel.design import Design
+    from ui.run_view import load_run_view
+
+    store, service = services
+    run_id = service.start("How did Tesla's stock do in 2008?", Design(), step_mode=True)
+    for _ in range(2):  # two pauses of a second each, as a teacher talks
+        assert service.wait(run_id, timeout=60).status == "paused"
+        time.sleep(1.0)
+        service.resume(run_id, step_mode=True)
+    assert service.wait(run_id, timeout=60).status == "paused"
+    service.resume(run_id)
+    record = service.wait(run_id, timeout=60)
+    assert record.status == "done"
+    view = load_run_view(store, run_id)
+    assert record.duration_s >= 2.0
+    assert view.work_s < record.duration_s - 1.9
+    assert any(w.startswith("paused") and w.endswith("in step mode") for w in view.idle)
+    durations = [c["Duration"] for c in view.facts.cells.values() if c.get("Duration")]
+    assert durations and all(float(d.split()[0]) < 1.0 for d in durations), durations

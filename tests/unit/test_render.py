@@ -29,7 +29,13 @@ def test_conditional_edges_are_dashed_and_patterns_labelled():
 def test_the_active_node_and_taken_edges_are_marked():
     path = ["planner", "executor", "web_researcher", "executor"]
     dot = to_dot(build_graph(Design()), active="executor", taken=taken_edges(path))
-    assert 'executor [color="#e65100" fillcolor="#ffd54f" penwidth=3]' in dot
+    # marked by more than colour: a double thick border and a word under its name
+    assert (
+        'executor [label="executor\n▶ running" color="#e65100" fillcolor="#ffd54f" '
+        "penwidth=3 peripheries=2]" in dot
+    )
+    waiting = to_dot(build_graph(Design()), active="executor", active_note="next")
+    assert 'label="executor\n▶ next"' in waiting
     assert 'executor -> web_researcher [color="#e65100" penwidth=3 style=bold]' in dot
     assert "executor -> synthesizer [style=dashed]" in dot
     assert taken_edges(path) == [
@@ -61,3 +67,27 @@ def test_team_subgraphs_are_drawn_as_clusters_of_their_own_nodes():
     )
     assert "request_team__call_api [label=call_api" in dot
     assert ":" not in "".join(line.split("[")[0] for line in dot.splitlines())  # no port syntax
+
+
+def test_a_finished_run_of_every_system_draws_its_way_to_end_as_taken():
+    from graph.kernel.system import get_system, systems
+    from graph.models.scripted import ScriptedChatModel
+    from graph.service.runs import run_question
+
+    for name in systems():
+        system = get_system(name)
+        design = Design(system=name, approvals={a: "never" for a in system.agents})
+        graph = system.build_graph(
+            design, planner_model=ScriptedChatModel(), worker_model=ScriptedChatModel()
+        )
+        events: list = []
+        outcome = run_question(system.examples[0], design, graph=graph, on_event=events.append)
+        nodes = [e.node for e in events if e.kind == "update" and not e.namespace]
+        assert outcome.status == "done", (name, outcome.reason)
+        dot = to_dot(graph, system=system, taken=taken_edges(nodes, finished=True))
+        into_end = [line for line in dot.splitlines() if "-> __end__" in line]
+        assert any("penwidth=3" in line for line in into_end), (name, into_end)
+        unfinished = to_dot(graph, system=system, taken=taken_edges(nodes))
+        assert not any(
+            "penwidth=3" in line for line in unfinished.splitlines() if "-> __end__" in line
+        )

@@ -128,3 +128,28 @@ def test_save_report_runs_once_per_key_and_says_so_when_asked_again(tmp_path):
         {"title": "Dot-com", "body": "x"}
     )
     assert "not repeated" not in other_attempt and ledger.count("run1/") == 2
+
+
+def _caption_of(rows: list[list], x: str = "symbol") -> tuple[str, str]:
+    """What describe_chart reads from a bar chart of these rows, and the offline
+    model's caption of it."""
+    from graph.models.scripted.plan_execute import _caption
+    from graph.tools.charts import chart_spec, describe_chart_tool
+
+    dataset = {"id": "d1", "columns": [x, "growth_pct"], "rows": rows}
+    facts = describe_chart_tool(chart_spec(dataset, x, "growth_pct", mark="bar")).invoke({})
+    return facts, _caption(facts)
+
+
+def test_a_one_bar_chart_is_described_as_one_bar_not_as_a_change():
+    facts, caption = _caption_of([["AAPL", 131.1]])
+    assert "a single point, 131.1 at AAPL" in facts
+    assert "single bar" in caption and "AAPL" in caption
+    assert "moved from" not in caption and "+0.0%" not in caption
+
+
+def test_bars_over_categories_are_compared_not_read_as_a_change_over_time():
+    _, caption = _caption_of([["AAPL", 131.1], ["IBM", -12.5], ["MSFT", 25.8]])
+    assert caption == "growth_pct is highest at 131.1 (AAPL) and lowest at -12.5 (IBM)."
+    _, over_time = _caption_of([["2005-01-01", 10.0], ["2009-01-01", 20.0]], x="date")
+    assert "moved from 10.0 (2005-01-01) to 20.0 (2009-01-01), +100.0%" in over_time

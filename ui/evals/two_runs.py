@@ -10,6 +10,7 @@ from graph.service.experiments import side_by_side
 from ui import services, widgets
 from ui.evals import RESULTS, flash_key
 from ui.evals import view as ev
+from ui.model_text import model_markdown
 
 FLASH = flash_key(RESULTS)
 
@@ -79,7 +80,7 @@ def _side(view: dict, variant: str, side: str) -> None:
     st.markdown("**Answer**")
     with st.container(border=True):
         if view["answer"]:
-            st.markdown(view["answer"])
+            model_markdown(view["answer"])
         else:
             st.caption(f"No final answer ({view['status']}: {view['reason']}).")
     _judgement(view["run_id"])

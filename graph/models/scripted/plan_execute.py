@@ -351,14 +351,27 @@ def _read_rows(content: str) -> str:
 
 
 def _caption(content: str) -> str:
+    singles = re.findall(r"^(\S+): a single point, ([\d.-]+) at (\S+)", content, re.M)
     rows = re.findall(
-        r"^(\S+): first ([\d.]+) at (\S+), last ([\d.]+) at (\S+), min ([\d.]+) "
-        r"at (\S+), max ([\d.]+) at (\S+)",
+        r"^(\S+): first ([\d.-]+) at (\S+), last ([\d.-]+) at (\S+), min ([\d.-]+) "
+        r"at (\S+), max ([\d.-]+) at (\S+)",
         content,
         re.M,
     )
+    if singles and not rows:
+        bars = "; ".join(f"{name} {value} ({at})" for name, value, at in singles)
+        one = "a single bar" if len(singles) == 1 else f"{len(singles)} single bars"
+        return f"The chart shows {one}: {bars}. There is no change over time to read from it."
     if not rows:
         return "No usable results: the chart has no figures to describe."
+    if not any(re.match(r"\d{4}-\d{2}", r[2]) for r in rows):  # bars over categories
+        best = max(rows, key=lambda r: float(r[7]))
+        worst = min(rows, key=lambda r: float(r[5]))
+        across = f", across {len(rows)} series" if len(rows) > 1 else ""
+        return (
+            f"{best[0]} is highest at {best[7]} ({best[8]}) and lowest at "
+            f"{worst[5]} ({worst[6]}){across}."
+        )
 
     def change(r):
         return (float(r[3]) - float(r[1])) / float(r[1]) * 100

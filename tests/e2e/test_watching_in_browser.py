@@ -1,0 +1,63 @@
+"""Watching a run in class (issue #15): at a projector's 1280×720, a run paced at 1 s per
+node unfolds with the step table and the graph on screen together, and the graph marks
+the running node with more than colour.
+
+Screenshots: watching-1.png … (in ``SHOTS``), frames of the run unfolding.
+"""
+
+from __future__ import annotations
+
+import time
+
+from playwright.sync_api import expect
+
+from tests.e2e.conftest import SHOTS
+
+TESLA = "How did Tesla's stock do in 2008?"
+IN_VIEW = """el => { const r = el.getBoundingClientRect();
+  return r.top < innerHeight && r.bottom > 0 && r.left < innerWidth && r.right > 0; }"""
+MARKED = """() => [...document.querySelectorAll(
+  '.st-key-run-graph [data-testid=stGraphVizChart] svg g.node')]
+  .filter(g => [...g.querySelectorAll('text')].some(t => t.textContent.startsWith('▶')))
+  .map(g => [...g.querySelectorAll('text')].map(t => t.textContent).join(' '))"""
+
+
+def test_a_paced_run_unfolds_with_table_and_graph_in_view_at_1280x720(fresh_app_url, browser):
+    context = browser.new_context(viewport={"width": 1280, "height": 720})
+    page = context.new_page()
+    page.set_default_timeout(20_000)
+    try:
+        page.goto(fresh_app_url + "/run")
+        page.get_by_role("button", name=TESLA).click()
+        page.get_by_role("combobox", name="Pace").click()
+        page.get_by_role("option", name="1 s per node").click()
+        page.get_by_role("button", name="Run", exact=True).click()
+        graph = page.locator(".st-key-run-graph [data-testid=stGraphVizChart] svg")
+        expect(graph).to_be_visible(timeout=20_000)
+        graph.scroll_into_view_if_needed()
+        page.evaluate("window.scrollBy(0, -120)")  # the run's status line above them
+        frames: list[tuple[str, str]] = []
+        deadline = time.time() + 60
+        while time.time() < deadline and len(frames) < 40:
+            table = page.locator("table").first
+            if not table.count() or not graph.count():
+                time.sleep(0.3)
+                continue
+            assert graph.evaluate(IN_VIEW), "the graph left the screen"
+            assert table.evaluate(IN_VIEW), "the step table left the screen"
+            marked = " | ".join(page.evaluate(MARKED))
+            rows = " / ".join(table.locator("tbody tr").all_inner_texts())
+            if not frames or frames[-1] != (marked, rows):
+                frames.append((marked, rows))
+                SHOTS.mkdir(parents=True, exist_ok=True)
+                page.screenshot(path=str(SHOTS / f"watching-{len(frames)}.png"))
+            if "done" in page.locator("p", has_text="status").first.inner_text():
+                break
+            time.sleep(0.25)
+        assert len(frames) >= 5, frames
+        marks = {m for m, _ in frames if m}
+        assert len(marks) >= 3, marks  # the marked node moved through the graph
+        assert all("▶ running" in m or "▶ next" in m for m in marks)
+        assert len({r for _, r in frames}) >= 3  # the table changed as the run went
+    finally:
+        context.close()
