@@ -51,7 +51,6 @@ from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResu
 import graph.registry  # noqa: E402,F401  (registers the systems)
 from graph.kernel.design import Design  # noqa: E402
 from graph.kernel.system import get_system, systems  # noqa: E402
-from graph.models import fake_server  # noqa: E402
 from graph.models.fake_server import LocalOpenAIServer  # noqa: E402
 from graph.models.scripted import ScriptedChatModel  # noqa: E402
 from graph.service.run_service import RunService  # noqa: E402
@@ -273,7 +272,25 @@ CORRUPTIONS: dict[str, Callable[[AIMessage], AIMessage]] = {
     ),
     "null content, no calls": lambda m: AIMessage(content=" \n\t "),
 }
-TRANSPORT = ("http_500", "disconnect", "http_429")
+# Faults of the HTTP answer itself, served by the fake server (graph/models/fake_server.py).
+TRANSPORT = (
+    "http_500",
+    "http_429",
+    "disconnect",
+    "half_body",
+    "never_answer",
+    "drip:1",
+    "deep_json",
+    "body_invalid_utf8",
+    "body_not_json",
+    "body_html",
+    "body_empty",
+    "body_no_choices",
+    "body_null_choices",
+    "body_empty_choices",
+    "body_deep_nesting",
+)
+CALL_DEADLINE_S = 8  # a server that never answers or drips is given up after this
 
 
 class CorruptingModel(ScriptedChatModel):
@@ -306,6 +323,7 @@ def _run_against(
         openai_api_key="sk-chaos-not-a-real-key",
         max_retries=0,
         request_timeout_s=20,
+        model_call_deadline_s=CALL_DEADLINE_S,
         planner_model="stepwise-local",
         worker_model="stepwise-local",
     )
@@ -380,6 +398,7 @@ class HugeReplies(ScriptedChatModel):
     string, so it still parses)."""
 
     pad_bytes: int = 2_000_000
+    pad_json: bool = True  # also JSON replies (plans, routing): the cap then breaks them
 
     def _generate(self, messages, stop=None, run_manager=None, **kwargs) -> ChatResult:
         result = super()._generate(messages, stop=stop, run_manager=run_manager, **kwargs)
@@ -391,6 +410,8 @@ class HugeReplies(ScriptedChatModel):
         except ValueError:
             data = None
         if isinstance(data, dict):
+            if not self.pad_json:
+                return result
             _pad_longest(data, pad)
             text = json.dumps(data)
         elif not message.tool_calls:
@@ -422,40 +443,28 @@ def _pad_longest(data: Any, pad: str) -> None:
 
 
 def disk(work: Path) -> None:
-    for system in systems():
-        home = Path(tempfile.mkdtemp(prefix="disk-", dir=work))
-        server = LocalOpenAIServer(HugeReplies).start()
-        try:
-            status, reason, _, _ = _run_against(
-                server, home, system, get_system(system).examples[0], request_timeout_s=60
+    """Every reply 2 MB longer (JSON ones too: cut to the cap they no longer parse, and the
+    run fails in words), then prose replies only (the run goes to its end)."""
+    for pad_json, which in ((True, "every reply"), (False, "prose replies")):
+        for system in systems():
+            home = Path(tempfile.mkdtemp(prefix="disk-", dir=work))
+            server = LocalOpenAIServer(lambda p=pad_json: HugeReplies(pad_json=p)).start()
+            try:
+                status, reason, _, _ = _run_against(
+                    server, home, system, get_system(system).examples[0], request_timeout_s=60
+                )
+            finally:
+                server.stop()
+            size = _dir_bytes(home)
+            print(
+                f"DISK: {system}, 2 MB added to {which}: {size / 1e6:.1f} MB in "
+                f"STEPWISE_HOME [< 20 MB] ({status}: {reason[:70]})"
             )
-        finally:
-            server.stop()
-        size = _dir_bytes(home)
-        print(
-            f"DISK: {system}: a run with 2 MB replies left {size / 1e6:.1f} MB in "
-            f"STEPWISE_HOME [< 20 MB] ({status}: {reason[:80]})"
-        )
 
 
 # --------------------------------------------------------------------------- secrets
 
 CANARY = "sk-canary-" + "7f3a9c" * 6
-
-
-class EchoingServer(LocalOpenAIServer):
-    """A server whose error echoes the request's headers, Authorization included."""
-
-    def _chat_completion(self, handler, body) -> None:
-        with self._lock:
-            echo = bool(self._faults) and self._faults[0] == "echo"
-            if echo:
-                self._faults.popleft()
-        if echo:
-            raise fake_server._APIError(
-                400, f"Bad request. Headers received: {dict(handler.headers)}"
-            )
-        super()._chat_completion(handler, body)
 
 
 def _page_text(at) -> str:
@@ -497,9 +506,9 @@ def secrets(work: Path) -> None:
     for system in systems():
         for echo in (False, True):
             home = Path(tempfile.mkdtemp(prefix="secret-", dir=work))
-            server = EchoingServer(ScriptedChatModel).start()
+            server = LocalOpenAIServer(ScriptedChatModel).start()
             if echo:
-                server._faults.extend(["slow:0", "echo"])  # the second call is refused
+                server.inject("slow:0", "echo_auth")  # the second call's error echoes the key
             err = io.StringIO()
             with redirect_stderr(err):
                 _, _, _, _ = _run_against(
