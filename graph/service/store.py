@@ -11,6 +11,7 @@ connection and lock, so a transaction never spans modules.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 import threading
@@ -39,6 +40,7 @@ LIVE_STATUSES = ("queued", "running")
 # a human's decision, or paused between nodes in step mode. A restart leaves them be.
 SETTLED_STATUSES = ("waiting", "paused")
 TERMINAL_STATUSES = ("done", "failed", "cancelled", "interrupted")
+SHELVED_TEXT = 4096  # characters: a text this long is stored once, not in every event
 INTERRUPTED_REASON = "The app stopped while this run was in progress."
 EXPORT_FORMAT = "stepwise-run"
 
@@ -96,6 +98,10 @@ CREATE TABLE IF NOT EXISTS events (
     data_json TEXT NOT NULL,
     event_key TEXT,
     PRIMARY KEY (run_id, seq)
+);
+CREATE TABLE IF NOT EXISTS event_texts (
+    sha TEXT PRIMARY KEY,
+    text TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS eval_sets (
     name TEXT PRIMARY KEY,
@@ -622,6 +628,7 @@ class Store:
             ):
                 return known[0]
             seq = int(record["seq"]) if int(record["seq"]) > latest else latest + 1
+            logged = self._shelve(logged)
             self._conn.execute(
                 "INSERT INTO events (run_id, seq, ts, kind, node, namespace, step, data_json, "
                 "event_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -680,7 +687,7 @@ class Store:
         )
         if not rows:
             return []
-        return list((json.loads(rows[0][0]) or {}).get("interrupts") or [])
+        return list((self._load(rows[0][0]) or {}).get("interrupts") or [])
 
     def _latest_seq(self, run_id: str) -> int:
         row = self._conn.execute(
@@ -702,8 +709,48 @@ class Store:
         with self._lock:
             return self._latest_seq(run_id)
 
-    @staticmethod
-    def _event(row: sqlite3.Row) -> dict:
+    def _shelve(self, value: Any) -> Any:
+        """Long texts stored once: every state event repeats the run's messages and
+        results, so a long text would be copied into each. Such a text goes into
+        ``event_texts`` by its hash, and the event holds ``{"$text": hash}``. Called
+        inside a write transaction."""
+        if isinstance(value, str):
+            if len(value) < SHELVED_TEXT:
+                return value
+            sha = hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()
+            self._conn.execute(
+                "INSERT OR IGNORE INTO event_texts (sha, text) VALUES (?, ?)", (sha, value)
+            )
+            return {"$text": sha}
+        if isinstance(value, dict):
+            return {k: self._shelve(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [self._shelve(v) for v in value]
+        return value
+
+    def _load(self, data_json: str) -> Any:
+        """An event's data with its shelved texts put back."""
+        data = json.loads(data_json)
+        if '"$text"' not in data_json:
+            return data
+        texts: dict[str, str] = {}
+
+        def back(value: Any) -> Any:
+            if isinstance(value, dict):
+                if len(value) == 1 and isinstance(value.get("$text"), str):
+                    sha = value["$text"]
+                    if sha not in texts:
+                        row = self._query("SELECT text FROM event_texts WHERE sha = ?", (sha,))
+                        texts[sha] = row[0]["text"] if row else ""
+                    return texts[sha]
+                return {k: back(v) for k, v in value.items()}
+            if isinstance(value, list):
+                return [back(v) for v in value]
+            return value
+
+        return back(data)
+
+    def _event(self, row: sqlite3.Row) -> dict:
         return {
             "seq": row["seq"],
             "ts": row["ts"],
@@ -711,7 +758,7 @@ class Store:
             "node": row["node"],
             "namespace": row["namespace"],
             "step": row["step"],
-            "data": json.loads(row["data_json"]),
+            "data": self._load(row["data_json"]),
         }
 
     def events(
@@ -747,7 +794,7 @@ class Store:
         seen: set[str] = set()
         found = []
         for row in rows:
-            data = json.loads(row["data_json"])
+            data = self._load(row["data_json"])
             if not isinstance(data, dict):
                 continue
             for message in data.get("messages") or []:

@@ -361,3 +361,34 @@ def test_four_threads_appending_200_events_each_to_different_runs_all_stored(sto
         assert [e["seq"] for e in store.events(run_id)] == list(range(1, 201))
         assert store.run(run_id).step_count == 20
         assert len(store.messages(run_id)) == 180
+
+
+def test_a_long_text_repeated_in_every_state_event_is_stored_once(tmp_path):
+    """#14 item 6: each state event repeats the run's results; a long one is kept once."""
+    from graph.service.store import SHELVED_TEXT
+
+    store = Store(tmp_path / "s.sqlite")
+    run_id = "r1"
+    store.create_run(run_id, "q", design(), "offline scripted model")
+    long_text = "finding " * 40_000  # 320 KB
+    for seq in range(1, 21):
+        store.append_event(
+            run_id,
+            {
+                "seq": seq,
+                "kind": "state",
+                "data": {"rows": [], "step_results": {"1": long_text}, "n": seq},
+            },
+        )
+    store.append_event(
+        run_id,
+        {"seq": 21, "kind": "update", "node": "w", "data": {"messages": [{"content": long_text}]}},
+    )
+    states = store.events(run_id, kinds=("state",))
+    assert len(states) == 20 and all(e["data"]["step_results"]["1"] == long_text for e in states)
+    assert store.messages(run_id)[0]["content"] == long_text
+    assert store.snapshot(run_id)["step_results"]["1"] == long_text
+    store.close()
+    size = sum(p.stat().st_size for p in tmp_path.iterdir())
+    assert size < 5 * len(long_text), size  # the text, the snapshot: not 21 copies (6.7 MB)
+    assert len("short") < SHELVED_TEXT
