@@ -143,8 +143,8 @@ def show(store: Store, view, key: str, chat: bool = True) -> None:
     with st.container(key=f"{key}-conversation"):
         if not turns:
             st.caption("This run has no conversation record (it predates conversations).")
-        for turn in turns:
-            _turn(turn)
+        for i, turn in enumerate(turns):
+            _turn(turn, answer_below=i == len(turns) - 1)
         for line in refused_sends(store, run_id):
             st.warning(line)
     if chat:
@@ -187,7 +187,9 @@ def _table(title: str, rows: list[dict], key: str, empty: str, about: str = "") 
         st.caption(empty)
 
 
-def _turn(turn: dict) -> None:
+def _turn(turn: dict, answer_below: bool = False) -> None:
+    """One message and what became of it. The latest answer is not repeated here: it is
+    shown once, under Answer, with its chart and sources."""
     with st.chat_message("user"):
         st.markdown(turn.get("text") or "")
         st.markdown(turn_badge(turn) + (f" · {_when(turn.get('at'))}" if turn.get("at") else ""))
@@ -203,4 +205,7 @@ def _turn(turn: dict) -> None:
             st.markdown(f"**The run failed on this message:** {turn.get('reason') or ''}")
     elif status == "answered" and turn.get("answer"):
         with st.chat_message("assistant"):
-            model_markdown(turn["answer"])
+            if answer_below:
+                st.caption("Answered: the answer is below, under **Answer**.")
+            else:
+                model_markdown(turn["answer"])

@@ -242,6 +242,32 @@ def step_cells(
     }
 
 
+def paused_before(events: list[dict]) -> str:
+    """The node a run paused in step mode runs next (from its last "end" event)."""
+    for event in reversed(events):
+        if event["kind"] == "end":
+            upcoming = (event.get("data") or {}).get("next") or []
+            return ", ".join(upcoming)
+    return ""
+
+
+def paused_rows(panels: list[Panel], upcoming: str) -> list[Panel]:
+    """A run paused before a node does no work: a row its state calls "running" reads
+    "paused — next: <node>", so the table agrees with the header."""
+    if not upcoming:
+        return panels
+    for panel in panels:
+        column = panel.status_column
+        if column:
+            panel.rows = [
+                {**row, column: f"paused — next: {upcoming}"}
+                if row.get(column) == "running"
+                else row
+                for row in panel.rows
+            ]
+    return panels
+
+
 def guardrail_marks(snapshot: dict, guardrail: bool) -> dict[int, str] | None:
     """Per step, the guardrail's mark when the run has the guardrail on (or has flags): a
     step whose tool results carried instructions aimed at the agents is flagged."""
@@ -281,13 +307,14 @@ def load_run_view(
         blank={"Decision": "", "Duration": "", **usage_cells(None)},
         flags=guardrail_marks(snapshot, bool((record.design or {}).get("guardrail"))),
         updates=updates,
+        paused_next=paused_before(timeline) if record.status == "paused" else "",
     )
     return RunView(
         record=record,
         system=system,
         snapshot=snapshot,
         facts=facts,
-        panels=system.panels(snapshot, facts),
+        panels=paused_rows(system.panels(snapshot, facts), facts.paused_next),
         nodes_run=nodes,
         taken=taken_edges(nodes, finished=record.status == "done"),
         latest_seq=store.latest_seq(run_id),

@@ -431,7 +431,13 @@ class HierarchicalTeams(System):
                 subtasks,
                 caption=caption,
                 status_column="Status",
-                empty=self.working if facts.live else "This run has no subtasks.",
+                empty=self.working
+                if facts.live
+                else (
+                    f"No subtasks yet: the run is paused before {facts.paused_next}."
+                    if facts.paused_next
+                    else "This run has no subtasks."
+                ),
             ),
             Panel("plans", "Plans", items=plan_items, empty="No plan yet."),
             Panel("dispatches", "Lead supervisor's dispatches", dispatches),

@@ -125,6 +125,7 @@ class RunFacts:
     blank: dict[str, str] = field(default_factory=dict)  # the cells of a step with none yet
     flags: dict[int, str] | None = None  # step -> guardrail mark; None: no guardrail column
     updates: list[dict] = field(default_factory=list)  # stored "update" events, in order
+    paused_next: str = ""  # paused in step mode: the node that runs next
 
     def step_cells(self, step: int) -> dict[str, str]:
         """A copy of the step's cells (a system may reorder them)."""

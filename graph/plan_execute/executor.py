@@ -99,21 +99,15 @@ def executor_node(state: State, deps: Deps) -> Command:
                 },
                 goto="planner",
             )
-        if deps.escalate_at_cap:
-            return route_to_human(
-                state,
-                said,
-                kind="escalation",
-                step=step,
-                agent=current["agent"],
-                query=state.get("agent_query") or "",
-                reason=f"Step {step} reached its replan cap ({deps.max_replans}) "
-                f"and still asks for a replan: {decision.reason}",
-            )
-        said["notices"] = said["notices"] + [
-            f"Step {step} asked for a replan after {attempts} replan(s), the cap: moving on."
-        ]
-        return advance(deps, state, step, "skipped", said, decision.reason)
+        return _at_cap(
+            deps,
+            state,
+            said,
+            step,
+            f"Step {step} reached its replan cap ({deps.max_replans}) "
+            f"and still asks for a replan: {decision.reason}",
+            f"Step {step} asked for a replan after {attempts} replan(s), the cap: moving on.",
+        )
 
     query = decision.query.strip()
     runs = (state.get("step_runs") or {}).get(str(step), 0)
@@ -138,6 +132,21 @@ def executor_node(state: State, deps: Deps) -> Command:
             decision.reason,
             said,
         )
+    moving_on = (nxt and goto == nxt["agent"]) or (goto.lower() in FINISH_WORDS and not nxt)
+    if moving_on and found_nothing(results.get(str(step))):
+        attempts = (state.get("replan_attempts") or {}).get(str(step), 0)
+        if attempts >= deps.max_replans:
+            # Moving on from a step that found nothing, with no replan left (a model
+            # told the cap stops asking): the design's rule applies, not "done".
+            return _at_cap(
+                deps,
+                state,
+                said,
+                step,
+                f"Step {step} ({current['agent']}) found nothing usable and has no replan "
+                f"left (cap {deps.max_replans}): {results[str(step)][:300]}",
+                f"Step {step} found nothing usable and has no replan left: marked skipped.",
+            )
     if nxt and goto == nxt["agent"]:
         if str(step) in results:
             return advance(deps, state, step, "done", said, decision.reason, query)
@@ -177,6 +186,29 @@ def executor_node(state: State, deps: Deps) -> Command:
             said,
         )
     return advance(deps, state, step, "done", said, decision.reason)
+
+
+def found_nothing(result: str | None) -> bool:
+    """A worker's result that says it found nothing (workers begin those with "No usable
+    results")."""
+    return bool(result) and result.lstrip().lower().startswith("no usable results")
+
+
+def _at_cap(deps: Deps, state: State, said: dict, step: int, why: str, notice: str) -> Command:
+    """A step that cannot be replanned any more: a human decides (escalate at the cap),
+    or the run moves on with the step marked skipped, never done."""
+    if deps.escalate_at_cap:
+        return route_to_human(
+            state,
+            said,
+            kind="escalation",
+            step=step,
+            agent=(state.get("plan") or {})[str(step)]["agent"],
+            query=state.get("agent_query") or "",
+            reason=why,
+        )
+    said["notices"] = said["notices"] + [notice]
+    return advance(deps, state, step, "skipped", said, why)
 
 
 def advance(

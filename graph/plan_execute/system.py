@@ -380,7 +380,13 @@ class PlanExecute(System):
                 "Steps",
                 steps,
                 status_column="Status",
-                empty=self.working if facts.live else "This run has no plan steps.",
+                empty=self.working
+                if facts.live
+                else (
+                    f"No plan yet: the run is paused before {facts.paused_next}."
+                    if facts.paused_next
+                    else "This run has no plan steps."
+                ),
             ),
             Panel("plans", "Plan history", items=items, empty="No plan yet."),
         ]

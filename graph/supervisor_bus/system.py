@@ -377,7 +377,13 @@ class SupervisorBus(System):
                 caption="Every message on the append-only bus, in order. *Consumed by*: the "
                 "inboxes that have handled it (each at most once, even after a "
                 "replay); *time to answer*: from a request to its result or error.",
-                empty=self.working if facts.live else "This run has no messages on its bus.",
+                empty=self.working
+                if facts.live
+                else (
+                    f"No message on the bus yet: the run is paused before {facts.paused_next}."
+                    if facts.paused_next
+                    else "This run has no messages on its bus."
+                ),
             ),
             Panel(
                 "outstanding",

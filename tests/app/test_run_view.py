@@ -231,3 +231,24 @@ def test_a_step_mode_run_counts_its_work_not_the_time_it_sat_paused(home, servic
     assert any(w.startswith("paused") and w.endswith("in step mode") for w in view.idle)
     durations = [c["Duration"] for c in view.facts.cells.values() if c.get("Duration")]
     assert durations and all(float(d.split()[0]) < 1.0 for d in durations), durations
+
+
+def test_a_paused_run_says_what_comes_next_not_running_and_no_plan_yet_not_none(
+    home, services
+):
+    from graph.kernel.design import Design
+    from ui.run_view import load_run_view
+
+    store, service = services
+    run_id = service.start("How did Tesla's stock do in 2008?", Design(), step_mode=True)
+    assert service.wait(run_id, timeout=60).status == "paused"
+    (steps, *_) = load_run_view(store, run_id).panels
+    assert not steps.rows and steps.empty.startswith("No plan yet: the run is paused before")
+    seen = []
+    for _ in range(6):  # planner, executor, then the first agent waits to run
+        service.resume(run_id, step_mode=True)
+        assert service.wait(run_id, timeout=60).status == "paused"
+        rows = load_run_view(store, run_id).panels[0].rows
+        seen += [r["Status"] for r in rows]
+    assert "running" not in seen
+    assert any(s.startswith("paused — next: ") for s in seen), seen

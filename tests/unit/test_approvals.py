@@ -141,3 +141,34 @@ def test_an_unusable_decision_is_refused_and_the_run_keeps_waiting():
     after = answer(graph, design, outcome, decision="maybe")
     assert after.status == "waiting"
     assert any("Unusable decision" in n for n in after.state["notices"])
+
+
+@pytest.mark.parametrize("max_replans", [0, 1])
+def test_a_step_that_found_nothing_at_its_cap_escalates_and_retry_reruns_it(max_replans):
+    """Told the cap, a model stops asking for replans and moves on: a step that found no
+    data must still end as the design says (an escalation here), never "done"."""
+    design = Design(max_replans=max_replans, enabled_agents=["data_researcher", "synthesizer"])
+    graph, design, outcome = start("How did Tesla's stock do in 2008?", design)
+    assert outcome.status == "waiting", outcome.reason
+    (pending,) = outcome.interrupts
+    assert pending["kind"] == "escalation" and "found nothing usable" in pending["reason"]
+    step = str(pending["step"])
+    assert outcome.state["step_status"][step] != "done"
+    runs_before = outcome.state["step_runs"][step]
+
+    again = answer(graph, design, outcome, decision="retry")  # Retry, from the card
+    assert again.state["replan_attempts"][step] == max_replans + 1
+    assert again.state["step_runs"][step] == 1 or again.state["step_runs"][step] > runs_before
+    assert again.status == "waiting"  # the data still holds no Tesla: asked again
+    done = answer(graph, design, again, decision="skip")
+    assert done.status == "done" and done.state["step_status"][step] == "skipped"
+
+
+def test_without_escalation_a_step_that_found_nothing_at_its_cap_is_skipped_not_done():
+    design = Design(
+        max_replans=0, escalate_at_cap=False, enabled_agents=["data_researcher", "synthesizer"]
+    )
+    _, _, outcome = start("How did Tesla's stock do in 2008?", design)
+    assert outcome.status == "done"
+    assert outcome.state["step_status"]["1"] == "skipped"
+    assert any("found nothing usable" in n for n in outcome.state["notices"])
