@@ -32,8 +32,7 @@ from graph.kernel.design import Design
 from graph.kernel.ledger import side_effect_ledger
 from graph.kernel.system import Ability, ApprovalView, Panel, RunFacts, System, cell
 from graph.kernel.wiring import compile_graph
-from graph.models.capped import capped
-from graph.models.chat import make_chat_model
+from graph.models.chat import role_models
 from graph.prompts import PromptSet
 from graph.settings import get_settings
 
@@ -159,16 +158,11 @@ class HierarchicalTeams(System):
         enabled = [a for a in AGENTS if a in design.enabled_agents]
         teams = enabled_teams(enabled)
         texts = PromptSet(design.prompts)
+        lead, worker = role_models(settings, texts, planner_model, worker_model)
         deps = Deps(
             settings=settings,
-            lead_model=capped(
-                planner_model or make_chat_model("planner", settings, prompts=texts),
-                settings.max_reply_chars,
-            ),
-            worker_model=capped(
-                worker_model or make_chat_model("worker", settings, prompts=texts),
-                settings.max_reply_chars,
-            ),
+            lead_model=lead,
+            worker_model=worker,
             prompts=texts,
             ledger=side_effect_ledger(settings.home),
             enabled=enabled,

@@ -13,6 +13,7 @@ import openai
 from langchain_core.language_models import BaseChatModel
 
 from graph.models.calls import ModelCallError
+from graph.models.capped import capped
 from graph.models.modes import PROCESS_MODES, ModeBook
 from graph.models.scripted import ScriptedChatModel
 from graph.models.server import ServerChatModel
@@ -106,3 +107,17 @@ def _api_message(exc: openai.APIStatusError) -> str:
     inner = body.get("error", body) if isinstance(body, dict) else {}
     message = inner.get("message") if isinstance(inner, dict) else None
     return str(message or exc.message)
+
+
+def role_models(
+    settings: Settings,
+    prompts: PromptSet,
+    planner: BaseChatModel | None = None,
+    worker: BaseChatModel | None = None,
+) -> tuple[BaseChatModel, BaseChatModel]:
+    """The (planner, worker) pair a system builds its graph with: the models given, or
+    the configured ones, each reply capped at ``settings.max_reply_chars``."""
+    return tuple(
+        capped(model or make_chat_model(role, settings, prompts=prompts), settings.max_reply_chars)
+        for role, model in (("planner", planner), ("worker", worker))
+    )

@@ -23,8 +23,7 @@ from graph.kernel.design import Design
 from graph.kernel.ledger import side_effect_ledger
 from graph.kernel.system import Ability, ApprovalView, Panel, RunFacts, Setting, System
 from graph.kernel.wiring import compile_graph
-from graph.models.capped import capped
-from graph.models.chat import make_chat_model
+from graph.models.chat import role_models
 from graph.plan_execute import agents, prompts
 from graph.plan_execute.agents import AGENTS, enabled_specs
 from graph.plan_execute.deps import Deps
@@ -186,16 +185,11 @@ class PlanExecute(System):
         enabled = [s.name for s in enabled_specs(design.enabled_agents)]
         nodes = frozenset({"planner", "executor", "human", *enabled})
         texts = PromptSet(design.prompts)
+        planner, worker = role_models(settings, texts, planner_model, worker_model)
         deps = Deps(
             settings=settings,
-            planner_model=capped(
-                planner_model or make_chat_model("planner", settings, prompts=texts),
-                settings.max_reply_chars,
-            ),
-            worker_model=capped(
-                worker_model or make_chat_model("worker", settings, prompts=texts),
-                settings.max_reply_chars,
-            ),
+            planner_model=planner,
+            worker_model=worker,
             prompts=texts,
             knowledge=default_knowledge_base(),
             database=open_database(),

@@ -9,8 +9,7 @@ from langchain_core.language_models import BaseChatModel
 
 from graph.kernel.design import Design
 from graph.kernel.ledger import SideEffectLedger, side_effect_ledger
-from graph.models.capped import capped
-from graph.models.chat import make_chat_model
+from graph.models.chat import role_models
 from graph.prompts import PromptSet
 from graph.settings import Settings, get_settings
 from graph.supervisor_bus.agents import enabled_specs
@@ -40,16 +39,11 @@ def make_deps(
     settings = settings or get_settings()
     enabled = [s.name for s in enabled_specs(design.enabled_agents)]
     prompts = PromptSet(design.prompts)
+    supervisor, worker = role_models(settings, prompts, planner_model, worker_model)
     return Deps(
         settings=settings,
-        supervisor_model=capped(
-            planner_model or make_chat_model("planner", settings, prompts=prompts),
-            settings.max_reply_chars,
-        ),
-        worker_model=capped(
-            worker_model or make_chat_model("worker", settings, prompts=prompts),
-            settings.max_reply_chars,
-        ),
+        supervisor_model=supervisor,
+        worker_model=worker,
         prompts=prompts,
         knowledge=default_knowledge_base(),
         ledger=side_effect_ledger(settings.home),

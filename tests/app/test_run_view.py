@@ -233,9 +233,7 @@ def test_a_step_mode_run_counts_its_work_not_the_time_it_sat_paused(home, servic
     assert durations and all(float(d.split()[0]) < 1.0 for d in durations), durations
 
 
-def test_a_paused_run_says_what_comes_next_not_running_and_no_plan_yet_not_none(
-    home, services
-):
+def test_a_paused_run_says_what_comes_next_not_running_and_no_plan_yet_not_none(home, services):
     from graph.kernel.design import Design
     from ui.run_view import load_run_view
 
