@@ -63,14 +63,17 @@ def test_a_two_message_conversation_with_the_guardrail_on(page, fresh_app_url, a
     expect(messages).to_have_count(2, timeout=45_000)  # the question and its answer
     expect(messages.nth(0)).to_contain_text(QUESTION)
     expect(messages.nth(0)).to_contain_text("answered")
-    expect(messages.nth(1)).to_contain_text("Tesla")
+    # the latest answer is shown once, under Answer, not again in the chat
+    expect(messages.nth(1)).to_contain_text("under Answer")
+    expect(page.locator(".st-key-run-answer")).to_contain_text("Tesla")
     page.wait_for_timeout(1000)  # the page redraws once when the run ends
 
     _send(page, FOLLOW_UP)
     expect(messages).to_have_count(4, timeout=45_000)
     expect(messages.nth(2)).to_contain_text(FOLLOW_UP)
     expect(messages.nth(2)).to_contain_text("answered", timeout=60_000)
-    expect(messages.nth(3)).to_contain_text("IBM")
+    expect(messages.nth(3)).to_contain_text("under Answer")
+    expect(page.locator(".st-key-run-answer")).to_contain_text("IBM")
     expect(messages.nth(0)).to_contain_text("answered")  # the first turn kept its answer
     expect(messages.nth(1)).to_contain_text("Tesla")
     # the guardrail checked both messages: its agent is in the memory table
@@ -124,4 +127,5 @@ def test_a_follow_up_sent_mid_plan_waits_as_queued_and_the_plan_finishes_first(p
     expect(messages.nth(0)).to_contain_text("answered")
     expect(messages.nth(1)).to_contain_text("AAPL")  # the first plan ran to its answer
     expect(messages.nth(2)).to_contain_text("answered", timeout=60_000)
-    expect(messages.nth(3)).to_contain_text("IBM")
+    expect(messages.nth(3)).to_contain_text("under Answer")
+    expect(page.locator(".st-key-run-answer")).to_contain_text("IBM")
