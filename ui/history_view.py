@@ -5,7 +5,7 @@ plan typed by hand checked before a fork runs it.
 
 from __future__ import annotations
 
-import json
+import time
 from datetime import datetime
 
 from graph.kernel.system import System, systems
@@ -54,10 +54,53 @@ def history_rows(runs: list[RunRecord], labels: dict[int, str]) -> list[dict]:
             "Duration": format_duration(r.duration_s),
             "Agents": agents_label(r.design),
             "Prompts": prompts_label(r.prompt_versions, labels),
-            "Started": datetime.fromtimestamp(r.created_at).strftime("%Y-%m-%d %H:%M:%S"),
+            "Started": human_time(r.created_at),
         }
         for r in runs
     ]
+
+
+def human_time(ts: float, now: float | None = None) -> str:
+    """A moment as a person reads it: "05:28:41, 2 min ago" (the date first when it is
+    not today), never an epoch number."""
+    now = time.time() if now is None else now
+    when = datetime.fromtimestamp(ts)
+    same_day = when.date() == datetime.fromtimestamp(now).date()
+    clock = when.strftime("%H:%M:%S" if same_day else "%Y-%m-%d %H:%M:%S")
+    ago = max(0.0, now - ts)
+    for unit, seconds in (("d", 86_400), ("h", 3_600), ("min", 60)):
+        if ago >= seconds:
+            return f"{clock}, {int(ago // seconds)} {unit} ago"
+    return f"{clock}, {int(ago)} s ago"
+
+
+def _is_moment(key, value) -> bool:
+    """A field holding a time: ``…_at`` with a number of seconds since 1970."""
+    return (
+        str(key).endswith("_at")
+        and isinstance(value, (int, float))
+        and not isinstance(value, bool)
+        and value > 1e9
+    )
+
+
+def _words(value, now: float | None = None) -> str:
+    """Nested data as words: "key value, key value", inner maps in parentheses, times
+    as human times; JSON is for the raw view only."""
+    if isinstance(value, dict):
+        parts = []
+        for key, inner in value.items():
+            if _is_moment(key, inner):
+                shown = human_time(inner, now)
+            elif isinstance(inner, (dict, list)):
+                shown = f"({_words(inner, now)})" if inner else NONE
+            else:
+                shown = NONE if inner is None else str(inner)
+            parts.append(f"{key} {shown}")
+        return ", ".join(parts)
+    if isinstance(value, list):
+        return "; ".join(_words(v, now) if isinstance(v, (dict, list)) else str(v) for v in value)
+    return str(value)
 
 
 def show_value(value) -> str:
@@ -70,7 +113,7 @@ def show_value(value) -> str:
     if isinstance(value, dict) and "kind" in value and "step" in value:  # a human request
         return f"{value['kind']} of step {value['step']} ({value.get('agent')})"
     if isinstance(value, (dict, list)):
-        return json.dumps(value, ensure_ascii=False)
+        return _words(value)
     return str(value)
 
 

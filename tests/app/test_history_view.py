@@ -89,7 +89,23 @@ def test_the_timeline_shows_whatever_fields_the_runs_system_keeps():
     }
     (row,) = timeline_rows([point], BUS)
     outstanding = BUS.field_label("outstanding")
-    assert row[outstanding] == '{"m1": {"to": "researcher"}}'
+    assert row[outstanding] == "m1 (to researcher)"  # words, not JSON
     assert row[BUS.field_label("current_step")] == "2"
     assert changed_columns(point, BUS) == [outstanding]
     assert editable_fields(point, BUS) == []
+
+
+def test_times_read_as_clock_and_ago_and_nested_state_as_words_not_json():
+    from datetime import datetime
+
+    from ui.history_view import human_time, show_value
+
+    now = datetime(2026, 12, 1, 5, 30, 41).timestamp()
+    assert human_time(now - 120, now) == "05:28:41, 2 min ago"
+    assert human_time(now - 5, now) == "05:30:36, 5 s ago"
+    assert human_time(now - 2 * 86_400, now) == "2026-11-29 05:30:41, 2 d ago"
+    memory = {"plan_execute": {"last_node": "synthesizer", "step": 2, "updated_at": now - 60}}
+    shown = show_value(memory)
+    assert shown.startswith("plan_execute (last_node synthesizer, step 2, updated_at ")
+    assert " min ago)" in shown or " s ago)" in shown or " h ago)" in shown
+    assert "{" not in shown and str(int(now)) not in shown
