@@ -2,7 +2,7 @@
 node unfolds with the step table and the graph on screen together, and the graph marks
 the running node with more than colour.
 
-Screenshots: watching-1.png … (in ``SHOTS``), frames of the run unfolding.
+Screenshots: watching-1.png, -2 and -3 (in ``SHOTS``): the run unfolding.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ def test_a_paced_run_unfolds_with_table_and_graph_in_view_at_1280x720(fresh_app_
         graph.scroll_into_view_if_needed()
         page.evaluate("window.scrollBy(0, -120)")  # the run's status line above them
         frames: list[tuple[str, str]] = []
+        pictures: list[bytes] = []
         deadline = time.time() + 60
         while time.time() < deadline and len(frames) < 40:
             table = page.locator("table").first
@@ -49,11 +50,14 @@ def test_a_paced_run_unfolds_with_table_and_graph_in_view_at_1280x720(fresh_app_
             rows = " / ".join(table.locator("tbody tr").all_inner_texts())
             if not frames or frames[-1] != (marked, rows):
                 frames.append((marked, rows))
-                SHOTS.mkdir(parents=True, exist_ok=True)
-                page.screenshot(path=str(SHOTS / f"watching-{len(frames)}.png"))
+                pictures.append(page.screenshot())
             if "done" in page.locator("p", has_text="status").first.inner_text():
                 break
             time.sleep(0.25)
+        # three frames of the run unfolding (early, midway, late) for the README
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        for n, i in enumerate((1, len(pictures) // 2, len(pictures) - 2), start=1):
+            (SHOTS / f"watching-{n}.png").write_bytes(pictures[max(0, i)])
         assert len(frames) >= 5, frames
         marks = {m for m, _ in frames if m}
         assert len(marks) >= 3, marks  # the marked node moved through the graph
