@@ -29,8 +29,13 @@ def test_a_paced_run_unfolds_with_table_and_graph_in_view_at_1280x720(fresh_app_
     try:
         page.goto(fresh_app_url + "/run")
         page.get_by_role("button", name=TESLA).click()
+        # each click reruns the page script: wait for it to show, or Run may see an
+        # empty question
+        expect(page.get_by_label("Question")).to_have_value(TESLA, timeout=20_000)
         page.get_by_role("combobox", name="Pace").click()
         page.get_by_role("option", name="1 s per node").click()
+        expect(page.get_by_role("combobox", name="Pace")).to_have_value("1 s per node")
+        page.wait_for_timeout(300)
         page.get_by_role("button", name="Run", exact=True).click()
         graph = page.locator(".st-key-run-graph [data-testid=stGraphVizChart] svg")
         expect(graph).to_be_visible(timeout=20_000)
