@@ -285,6 +285,13 @@ def synthesizer_prompt(state: State, prompts: PromptSet) -> str:
         f"- Step {n} ({plan.get(n, {}).get('agent', '?')}): {_one_line(text)}"
         for n, text in sorted(results.items(), key=lambda kv: int(kv[0]))
     ]
+    # What earlier versions of the plan found missing: a replan replaces a step's result,
+    # and an answer must still say what the data does not hold.
+    findings += [
+        f"- Before replan {entry['version'] - 1}: {_one_line(entry['reason'])}"
+        for entry in state.get("plan_history") or []
+        if entry.get("version", 1) > 1 and "no usable" in str(entry.get("reason", "")).lower()
+    ]
     sources = [f"- [{s['id']}] {s.get('title', '')}" for s in state.get("sources") or []]
     sources += [
         f"- [{d['id']}] SQL: {d['sql']} ({len(d['rows'])} rows)"

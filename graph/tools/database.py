@@ -11,6 +11,7 @@ cannot flood a prompt.
 from __future__ import annotations
 
 import csv
+import re
 import sqlite3
 import time
 from dataclasses import dataclass, field
@@ -62,6 +63,7 @@ class QueryResult:
     rows: list[list]
     truncated: bool = False
     row_cap: int = 0
+    note: str = ""  # what an empty result means, when the SQL names what the data lacks
 
     def as_text(self, limit: int = 40) -> str:
         """The SQL and the rows as a small text table, for the model and the messages view."""
@@ -69,6 +71,8 @@ class QueryResult:
             f"SQL: {self.sql}",
             f"{len(self.rows)} row(s)" + (f" (capped at {self.row_cap})" if self.truncated else ""),
         ]
+        if self.note:
+            lines.append(self.note)
         if self.rows:
             lines.append(" | ".join(self.columns))
             lines += [" | ".join(_cell(v) for v in row) for row in self.rows[:limit]]
@@ -219,7 +223,25 @@ class StockDatabase:
             conn.close()
         truncated = len(rows) > max_rows
         shown = sql.rstrip().rstrip(";").rstrip()
-        return QueryResult(shown, columns, [list(r) for r in rows[:max_rows]], truncated, max_rows)
+        note = "" if rows else missing_symbols_note(sql)
+        return QueryResult(
+            shown, columns, [list(r) for r in rows[:max_rows]], truncated, max_rows, note
+        )
+
+
+def missing_symbols_note(sql: str) -> str:
+    """An empty result because the SQL asks for a company the database does not hold
+    ('TESLA'), said so: the answer must not read as if the data had nothing to say."""
+    known = {symbol for symbol, _, _ in COMPANIES} | {name.upper() for _, name, _ in COMPANIES}
+    quoted = {q.upper() for q in re.findall(r"'([A-Za-z][A-Za-z .&-]{0,30})'", sql)}
+    missing = sorted(quoted - known)
+    if not missing or "symbol" not in sql.lower():
+        return ""
+    held = ", ".join(symbol for symbol, _, _ in COMPANIES)
+    return (
+        f"The database holds no prices for {', '.join(missing)}: it has only {held} "
+        "(monthly, 2000-2010)."
+    )
 
 
 def _fetch_within(cursor: sqlite3.Cursor, max_rows: int, max_bytes: int) -> list[tuple]:

@@ -431,3 +431,22 @@ def _deps():
         max_replans=3,
         nodes=frozenset({"planner", "executor", *AGENT_NAMES}),
     )
+
+
+def test_an_answer_about_a_company_the_data_does_not_hold_says_so():
+    """#15: "How did Tesla's stock do in 2008?" ended done listing Lehman findings and never
+    said Tesla is not in the data. The SQL tool says what an empty result means, and the
+    finding survives the replan that replaced the step."""
+    from graph.tools.database import open_database, sql_tool
+
+    reply = sql_tool(open_database(), 10).invoke(
+        {"sql": "SELECT date, price FROM stocks WHERE symbol = 'TSLA'"}
+    )
+    assert "holds no prices for TSLA: it has only MSFT, AMZN, IBM, GOOG, AAPL" in reply
+    design = Design(approvals={"report_writer": "never"})
+    outcome = run_question("How did Tesla's stock do in 2008?", design)
+    assert outcome.status == "done"
+    assert len(outcome.state["plan_history"]) > 1  # the data step was replanned away
+    assert "Not in the data: The database holds no prices for TESLA" in (
+        outcome.state["final_answer"]
+    )

@@ -340,7 +340,9 @@ def _read_rows(content: str) -> str:
     lines = content.splitlines()
     count = re.search(r"^(\d+) row", lines[1] if len(lines) > 1 else "")
     if not count or count.group(1) == "0":
-        return f"No usable results: the query returned no rows. {lines[0]}"
+        # what the tool says an empty result means comes first: it must survive clipping
+        said = f" {lines[2]}" if len(lines) > 2 and lines[2].startswith("The database") else ""
+        return f"No usable results: the query returned no rows.{said} {lines[0]}"
     header = lines[2].split(" | ")
     top = "; ".join(lines[3:6])
     first = ", ".join(f"{k} {v}" for k, v in zip(header, lines[3].split(" | ")))
@@ -410,6 +412,10 @@ def synthesize(prompt: str) -> str:
         lines.append("- " + (reading.group(1) if reading else finding))
     if caption and caption.group(1).strip() not in ("", "none"):
         lines.append(f"- Chart: {caption.group(1).strip()}")
+    for gap in sorted(
+        set(re.findall(r"(The database holds no prices for [^:]+: it has only [^)]+\))", prompt))
+    ):
+        lines.append(f"- Not in the data: {gap}")  # said even when other steps found things
     if not useful:
         lines.append(
             "- No step found usable data, so this question cannot be answered "
