@@ -101,6 +101,14 @@ if not labels:
 if st.session_state.get("run:selected") not in labels:
     st.session_state["run:selected"] = wanted if wanted in labels else next(iter(labels))
 st.divider()
+if st.toggle(
+    "Presentation",
+    key="run:presentation",
+    help="For a projector: hides the sidebar, uses the whole width and enlarges the "
+    "step tables. The graph's fullscreen button is always shown.",
+):
+    st.html(widgets.PRESENTATION)
+st.html(widgets.GRAPH_TOOLBAR_VISIBLE)
 run_id = st.selectbox(
     "Run to watch", list(labels), key="run:selected", format_func=labels.get, on_change=_select
 )

@@ -13,6 +13,18 @@ from ui.model_text import model_markdown
 from ui.run_view import RunView, message_title, modes_text
 
 MESSAGES_SHOWN = 40
+# The graph's fullscreen button shows only on hover in Streamlit; a teacher at a
+# projector should see it. Presentation mode also hides the sidebar and enlarges the
+# step tables, for a room to read.
+GRAPH_TOOLBAR_VISIBLE = """<style>
+.st-key-run-graph [data-testid="stElementToolbar"] { opacity: 1 !important; }
+</style>"""
+PRESENTATION = """<style>
+section[data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"] { display: none; }
+[data-testid="stMainBlockContainer"] { max-width: 100% !important; padding-left: 2rem;
+  padding-right: 2rem; }
+[data-testid="stTable"] td, [data-testid="stTable"] th { font-size: 1.15rem; }
+</style>"""
 MESSAGE_CHARS = 1200
 
 

@@ -299,3 +299,17 @@ def test_the_pace_chosen_on_the_run_page_holds_each_node_and_defaults_to_the_des
         if "paced" in (e.get("data") or {})
     ]
     assert paced and min(paced) >= 0.99
+
+
+def test_presentation_mode_hides_the_sidebar_and_the_graphs_fullscreen_button_shows(home, services):
+    _, service = services
+    run_id = service.start(TESLA, Design())
+    service.wait(run_id, timeout=60)
+    at = open_page("app_pages/run.py", run=run_id)
+    styles = lambda: "\n".join(str(h.proto) for h in at.get("html"))  # noqa: E731
+    assert "stElementToolbar" in styles() and "stSidebar" not in styles()
+    at.toggle(key="run:presentation").set_value(True).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert "stSidebar" in styles()
+    at.toggle(key="run:presentation").set_value(False).run()
+    assert "stSidebar" not in styles()

@@ -447,6 +447,6 @@ def test_an_answer_about_a_company_the_data_does_not_hold_says_so():
     outcome = run_question("How did Tesla's stock do in 2008?", design)
     assert outcome.status == "done"
     assert len(outcome.state["plan_history"]) > 1  # the data step was replanned away
-    assert "Not in the data: The database holds no prices for TESLA" in (
-        outcome.state["final_answer"]
+    assert (
+        "Not in the data: The database holds no prices for TESLA" in (outcome.state["final_answer"])
     )
