@@ -14,6 +14,7 @@ import streamlit as st
 
 from graph.kernel.design import Design
 from ui import services, widgets
+from ui.run_view import ago
 
 DONE_WORDS = {
     "approve": "Approved",
@@ -29,15 +30,7 @@ def waiting_since(asked_at: float | None, now: float | None = None) -> str:
     if not asked_at:
         return "unknown"
     now = now or time.time()
-    seconds = max(0, int(now - asked_at))
-    ago = (
-        f"{seconds} s"
-        if seconds < 60
-        else f"{seconds // 60} min"
-        if seconds < 3600
-        else f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"
-    )
-    return f"{datetime.fromtimestamp(asked_at).strftime('%H:%M:%S')} ({ago} ago)"
+    return f"{datetime.fromtimestamp(asked_at).strftime('%H:%M:%S')} ({ago(now - asked_at)} ago)"
 
 
 def timeout_note(item: dict, design: dict | None) -> str:

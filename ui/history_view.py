@@ -10,7 +10,7 @@ from datetime import datetime
 
 from graph.kernel.system import System, systems
 from graph.service.store import RunRecord
-from ui.run_view import format_duration
+from ui.run_view import ago, format_duration
 
 NONE = "—"
 
@@ -67,11 +67,7 @@ def human_time(ts: float, now: float | None = None) -> str:
     when = datetime.fromtimestamp(ts)
     same_day = when.date() == datetime.fromtimestamp(now).date()
     clock = when.strftime("%H:%M:%S" if same_day else "%Y-%m-%d %H:%M:%S")
-    ago = max(0.0, now - ts)
-    for unit, seconds in (("d", 86_400), ("h", 3_600), ("min", 60)):
-        if ago >= seconds:
-            return f"{clock}, {int(ago // seconds)} {unit} ago"
-    return f"{clock}, {int(ago)} s ago"
+    return f"{clock}, {ago(now - ts)} ago"
 
 
 def _is_moment(key, value) -> bool:

@@ -158,6 +158,18 @@ def format_duration(seconds: float | None) -> str:
     return f"{int(seconds // 60)} min {seconds % 60:02.0f} s"
 
 
+def ago(seconds: float) -> str:
+    """How long ago, in the largest unit that fits: "5 s", "2 min", "1 h 05 min", "2 d"."""
+    s = max(0, int(seconds))
+    if s < 60:
+        return f"{s} s"
+    if s < 3600:
+        return f"{s // 60} min"
+    if s < 86_400:
+        return f"{s // 3600} h {s % 3600 // 60:02d} min"
+    return f"{s // 86_400} d"
+
+
 def run_mode(status: str) -> str:
     """What a page does about a run: poll it ("live"), watch for someone else's action
     ("waiting" for a human, "paused" in step mode), or nothing ("ended")."""
