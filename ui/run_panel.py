@@ -122,7 +122,10 @@ def _panel(store: Store, run_id: str, mode: str, key: str) -> None:
 
     # The controls, the step table and the graph side by side: a class sees the table
     # change and the graph's marked node move without scrolling.
-    work, drawing = st.columns(2, gap="medium")
+    # In presentation the graph gets three fifths: at 1280 px a six-agent graph then fits
+    # whole at its natural size.
+    shares = [2, 3] if st.session_state.get(f"{key}:presentation") else [1, 1]
+    work, drawing = st.columns(shares, gap="medium")
     with work:
         if status == "waiting":
             st.subheader("Waiting for your decision")

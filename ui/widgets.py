@@ -19,6 +19,17 @@ MESSAGES_SHOWN = 40
 GRAPH_TOOLBAR_VISIBLE = """<style>
 .st-key-run-graph [data-testid="stElementToolbar"] { opacity: 1 !important; }
 </style>"""
+# Streamlit caps a graph's width at its column (max-width: 100%), which shrinks the
+# labels of a wide graph below reading size; the graph keeps its natural size instead
+# and its box scrolls.
+# Streamlit also sets every label's font size in CSS (smaller than the DOT's): the
+# labels get the size the layout was made for (LABEL_PT, in the drawing's points).
+GRAPH_NATURAL_SIZE = """<style>
+[data-testid="stGraphVizChart"] {{ overflow-x: auto; width: 100% !important; display: block; }}
+[data-testid="stGraphVizChart"] svg {{ max-width: none !important; margin: 0 auto;
+  display: block; }}
+[data-testid="stGraphVizChart"] svg text {{ font-size: {pt}px !important; }}
+</style>"""
 PRESENTATION = """<style>
 section[data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"] { display: none; }
 [data-testid="stMainBlockContainer"] { max-width: 100% !important; padding-left: 2rem;
@@ -26,6 +37,22 @@ section[data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"] { di
 [data-testid="stTable"] td, [data-testid="stTable"] th { font-size: 1.15rem; }
 </style>"""
 MESSAGE_CHARS = 1200
+# The wordiest column of a table (a step's action, a subtask's instruction) keeps a
+# readable width in a half-width column; the table scrolls sideways instead.
+WORDY_COLUMN = """<style>
+.st-key-{box} [data-testid="stTable"] tr > :nth-child({nth}) {{ min-width: 15em; }}
+</style>"""
+
+
+def wordiest_column(rows: list[dict]) -> int | None:
+    """The position of the column with the longest texts, when they are long enough to be
+    squeezed to a word per line (over 40 characters at their longest)."""
+    if not rows:
+        return None
+    columns = list(rows[0])
+    longest = [max(len(str(r.get(c) or "")) for r in rows) for c in columns]
+    best = max(range(len(columns)), key=longest.__getitem__)
+    return best if longest[best] > 40 else None
 
 
 def sidebar() -> None:
@@ -100,10 +127,13 @@ def store_or_stop():
 def design_graph(
     compiled, system: System, *, active: str | None = None, taken=(), active_note: str = ""
 ) -> None:
-    from graph.kernel.render import to_dot
+    from graph.kernel.render import LABEL_PT, to_dot
 
     dot = to_dot(compiled, system, active=active, taken=taken, active_note=active_note)
-    st.graphviz_chart(dot, width="stretch")
+    # At its natural size (labels a little above the body text), never shrunk to fit or
+    # blown up: a wide drawing scrolls sideways inside its column (GRAPH_NATURAL_SIZE).
+    st.html(GRAPH_NATURAL_SIZE.format(pt=LABEL_PT))
+    st.graphviz_chart(dot, width="content")
 
 
 def run_status(view: RunView) -> None:
@@ -163,6 +193,8 @@ def panel(part: Panel, key: str) -> None:
                     }
                     for r in rows
                 ]
+            if (wordy := wordiest_column(rows)) is not None:
+                st.html(WORDY_COLUMN.format(box=f"{key}-{part.key}", nth=wordy + 1))
             st.table(rows, hide_index=True)
         for item in part.items:
             with st.expander(item["label"], expanded=bool(item.get("open"))):

@@ -19,6 +19,13 @@ TERMINAL = {"__start__": "START", "__end__": "END"}
 # LangGraph's own node error handler (present when a design has a fallback hook): not a
 # node a user designs, so it is not drawn
 HIDDEN = {"__default_error_handler__"}
+# Labels in points: 13 pt is 17.3 px, a little above the page's 16 px body text, and the
+# page draws the graph at its natural size (never shrunk to fit), so this is what a class
+# reads whatever the number of agents.
+LABEL_PT = "13"
+# Agents a hub routes to are stacked this many to a row, so the drawing grows downwards
+# with the agent count and fits a half-width column at 1280 px.
+SPOKES_PER_ROW = 2
 
 
 def node_id(drawn_id: str) -> str:
@@ -56,8 +63,17 @@ def to_dot(
         for a, b in taken
     }
     dot = graphviz.Digraph(name=compiled.name or "graph")
-    dot.attr(rankdir="TB", fontname="Helvetica")
-    dot.attr("node", shape="box", style="rounded,filled", fillcolor="#f7f7f7", fontname="Helvetica")
+    dot.attr(rankdir="TB", fontname="Helvetica", fontsize=LABEL_PT, nodesep="0.2", ranksep="0.3")
+    dot.attr(
+        "node",
+        shape="box",
+        style="rounded,filled",
+        fillcolor="#f7f7f7",
+        fontname="Helvetica",
+        fontsize=LABEL_PT,
+        margin="0.08,0.04",
+        height="0.3",
+    )
 
     def node_attrs(drawn_id: str) -> dict:
         attrs = {}
@@ -72,8 +88,8 @@ def to_dot(
             attrs = {"fillcolor": "#e0f2f1", "shape": "octagon"}
         elif system is not None:
             attrs = dict(system.node_style(drawn_id))
-        if ":" in drawn_id and inner not in TERMINAL:
-            attrs["label"] = _short(drawn_id)
+        if inner not in TERMINAL:
+            attrs["label"] = _wrapped(_short(drawn_id) if ":" in drawn_id else drawn_id)
         if drawn_id == active:
             name = attrs.get("label") or drawn_id.split(":", 1)[-1]
             attrs.update(
@@ -109,7 +125,33 @@ def to_dot(
         if (edge.source, edge.target) in taken:
             attrs.update({"style": "bold", "penwidth": "3", "color": "#e65100"})
         dot.edge(node_id(edge.source), node_id(edge.target), **attrs)
+    for above, below in _rows(drawn, system.hubs if system is not None else frozenset()):
+        dot.edge(node_id(above), node_id(below), style="invis")
     return dot.source
+
+
+def _wrapped(name: str) -> str:
+    """``data_researcher`` on two lines: a narrower box, so more agents fit a column."""
+    return name.replace("_", "_\n")
+
+
+def _rows(drawn, hubs: frozenset[str]) -> list[tuple[str, str]]:
+    """Invisible edges that stack the agents each hub routes to in rows of
+    ``SPOKES_PER_ROW``: a hub with six agents side by side is too wide to read."""
+    pairs = []
+    for hub in sorted(hubs):
+        spokes = list(
+            dict.fromkeys(
+                edge.target
+                for edge in drawn.edges
+                if edge.source == hub
+                and edge.target not in hubs
+                and edge.target not in TERMINAL
+                and edge.target not in HIDDEN
+            )
+        )
+        pairs += zip(spokes, spokes[SPOKES_PER_ROW:])
+    return pairs
 
 
 def taken_edges(nodes_run: Iterable[str], finished: bool = False) -> list[tuple[str, str]]:

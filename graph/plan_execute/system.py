@@ -38,9 +38,9 @@ from graph.tools.database import open_database
 from graph.tools.knowledge import default_knowledge_base
 
 ROUTE_STYLE = {
-    "executor": {"color": "#1f77b4", "label": "back"},  # back to the executor
-    "chain": {"color": "#2ca02c", "label": "chain", "penwidth": "2"},  # fixed chain
-    "end": {"color": "#d62728", "label": "end"},  # ends the run
+    "executor": {"color": "#1f77b4"},  # back to the executor
+    "chain": {"color": "#2ca02c", "penwidth": "2"},  # fixed chain
+    "end": {"color": "#d62728"},  # ends the run
 }
 
 

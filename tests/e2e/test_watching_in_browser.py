@@ -70,3 +70,56 @@ def test_a_paced_run_unfolds_with_table_and_graph_in_view_at_1280x720(fresh_app_
         assert len({r for _, r in frames}) >= 3  # the table changed as the run went
     finally:
         context.close()
+
+
+# Every label's size on screen: the text's font size times the drawing's scale.
+LABEL_SIZES = """svg => [...svg.querySelectorAll('text')].map(
+  t => t.getScreenCTM().a * parseFloat(getComputedStyle(t).fontSize))"""
+BODY_SIZE = """() => parseFloat(getComputedStyle([...document.querySelectorAll(
+  '[data-testid=stMarkdownContainer] p')].find(p => p.textContent.startsWith('status ')))
+  .fontSize)"""
+
+
+def test_graph_labels_are_body_size_with_one_and_six_agents_at_1280x720(browser, tmp_path):
+    """Issue #15: the graph is drawn at its natural size, so its smallest label is at
+    least the body text's size with one agent and with six, and its boxes are the same
+    size in both (it grows, it does not zoom); the step table's Action column keeps a
+    readable width in its half of the page."""
+    import graph.registry  # noqa: F401  (the systems the store's designs name)
+    from graph.kernel.design import Design
+    from graph.plan_execute.agents import AGENTS
+    from graph.service.store import Store
+    from tests.e2e.conftest import serve
+
+    box_heights = {}
+    for agents in (["synthesizer"], list(AGENTS)):
+        home = tmp_path / str(len(agents))
+        home.mkdir()
+        Store(home / "stepwise.sqlite").save_design(Design(enabled_agents=agents))
+        with serve(home) as url:
+            context = browser.new_context(viewport={"width": 1280, "height": 720})
+            page = context.new_page()
+            page.set_default_timeout(20_000)
+            try:
+                page.goto(url + "/run")
+                page.get_by_role("button", name=TESLA).click()
+                expect(page.get_by_label("Question")).to_have_value(TESLA, timeout=20_000)
+                page.get_by_role("button", name="Run", exact=True).click()
+                graph = page.locator(".st-key-run-graph [data-testid=stGraphVizChart] svg")
+                expect(graph).to_be_visible(timeout=20_000)
+                expect(page.locator("p", has_text="status done").first).to_be_visible(
+                    timeout=30_000
+                )
+                body = page.evaluate(BODY_SIZE)
+                sizes = graph.evaluate(LABEL_SIZES)
+                assert body >= 14 and sizes, (body, sizes)
+                assert min(sizes) >= body, (len(agents), body, sorted(sizes)[:3])
+                planner = graph.locator("g.node", has=page.locator("title", has_text="planner"))
+                box_heights[len(agents)] = planner.locator("path, polygon").first.evaluate(
+                    "p => p.getBoundingClientRect().height"
+                )
+                action = page.locator(".st-key-run-steps th", has_text="Action").first
+                assert action.evaluate("th => th.getBoundingClientRect().width") >= 12 * body
+            finally:
+                context.close()
+    assert abs(box_heights[1] - box_heights[len(AGENTS)]) < 1, box_heights

@@ -14,16 +14,32 @@ def test_only_enabled_agents_are_drawn():
         assert absent not in dot
 
 
-def test_conditional_edges_are_dashed_and_patterns_labelled():
+def test_conditional_edges_are_dashed_and_patterns_coloured():
     dot = to_dot(build_graph(Design()), SYSTEM)
     assert "__start__ -> planner\n" in dot  # the one fixed edge is solid
     assert "executor -> web_researcher [style=dashed]" in dot
-    assert (
-        'chart_generator -> chart_summarizer [label=chain color="#2ca02c" penwidth=2 style=dashed]'
-        in dot
-    )
-    assert 'synthesizer -> __end__ [label=end color="#d62728" style=dashed]' in dot
-    assert 'web_researcher -> executor [label=back color="#1f77b4" style=dashed]' in dot
+    assert 'chart_generator -> chart_summarizer [color="#2ca02c" penwidth=2 style=dashed]' in dot
+    assert 'synthesizer -> __end__ [color="#d62728" style=dashed]' in dot
+    assert 'web_researcher -> executor [color="#1f77b4" style=dashed]' in dot
+    # no words on the edges: they widen the drawing past a half-width column (#15)
+    assert "label=back" not in dot and "label=chain" not in dot
+
+
+def test_the_drawing_stays_narrow_and_its_labels_readable_whatever_the_agent_count():
+    """Issue #15: six agents under the executor are stacked two to a row (invisible
+    edges) with names on two lines, and every label is 13 pt (17 px, above the page's
+    16 px body text); the browser test measures the rendered labels."""
+    from graph.plan_execute.agents import AGENTS
+
+    six = to_dot(build_graph(Design(enabled_agents=list(AGENTS))), SYSTEM)
+    one = to_dot(build_graph(Design(enabled_agents=["synthesizer"])), SYSTEM)
+    assert "fontsize=13" in six.split("node [", 1)[1].split("]", 1)[0]
+    rows = [line.strip() for line in six.splitlines() if "style=invis" in line]
+    # the executor routes to five agents and the human gate (the chart summarizer follows
+    # the chart generator): six spokes, two a row, four links between rows
+    assert len(rows) == 4, rows
+    assert 'data_researcher [label="data_\nresearcher"]' in six
+    assert not [line for line in one.splitlines() if "style=invis" in line]
 
 
 def test_the_active_node_and_taken_edges_are_marked():
@@ -65,7 +81,7 @@ def test_team_subgraphs_are_drawn_as_clusters_of_their_own_nodes():
     assert (
         'lead_supervisor -> request_team____start__ [color="#e65100" penwidth=3 style=bold]' in dot
     )
-    assert "request_team__call_api [label=call_api" in dot
+    assert 'request_team__call_api [label="call_\napi"' in dot
     assert ":" not in "".join(line.split("[")[0] for line in dot.splitlines())  # no port syntax
 
 
