@@ -250,3 +250,34 @@ def test_a_paused_run_says_what_comes_next_not_running_and_no_plan_yet_not_none(
         seen += [r["Status"] for r in rows]
     assert "running" not in seen
     assert any(s.startswith("paused — next: ") for s in seen), seen
+
+
+def test_header_and_step_table_agree_while_a_follow_up_is_planned(home, services):
+    """Issue #15: during a follow-up the header counted the previous turn's steps while
+    the table said the Planner was writing the new plan. Watched at every change of the
+    page's data (paced at 0.3 s per node so each state is seen), the header's step count
+    is the number of rows in the step table."""
+    import time
+
+    from graph.kernel.design import Design
+    from ui.run_view import load_run_view
+
+    store, service = services
+    run_id = service.start("How did Tesla's stock do in 2008?", Design(pace_s=0.3))
+    assert service.wait(run_id, timeout=60).status == "done"
+    first_turn = len(load_run_view(store, run_id).panels[0].rows)
+    service.send_message(run_id, "And what happened to Apple when it launched the iPhone?")
+    seen: list[tuple[str, int]] = []
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        view = load_run_view(store, run_id)
+        steps = view.panels[0]
+        said = next(f for f in view.header if f.endswith("step(s)"))
+        if not seen or seen[-1] != (said, len(steps.rows)):
+            seen.append((said, len(steps.rows)))
+        if view.record.status == "done" and len(seen) >= 2:
+            break
+        time.sleep(0.05)
+    assert first_turn and len(seen) >= 2, seen
+    assert all(said == f"{rows} step(s)" for said, rows in seen), seen
+    assert seen[0][1] == 0  # the new turn starts with the Planner writing its plan
