@@ -155,7 +155,7 @@ def _panel(store: Store, run_id: str, mode: str, key: str) -> None:
             )
             st.caption(
                 "▶ marks the node running now (or next, when the run waits or is paused); "
-                "bold orange edges are the way taken so far."
+                "bold orange edges are the way taken so far, the thickest one just now."
             )
     st.markdown(usage_summary(view.total, view.usage.get(0), view.system.before_first_step))
     conversation_view.show(store, view, key, chat=key == "run")

@@ -58,10 +58,11 @@ def to_dot(
     for node_id_ in drawn.nodes:
         if ":" in node_id_:
             clusters.setdefault(node_id_.split(":", 1)[0], []).append(node_id_)
-    taken = {
+    walked = [
         (f"{a}:__end__" if a in clusters else a, f"{b}:__start__" if b in clusters else b)
         for a, b in taken
-    }
+    ]
+    taken, just_taken = set(walked), (walked[-1] if walked else None)
     dot = graphviz.Digraph(name=compiled.name or "graph")
     dot.attr(rankdir="TB", fontname="Helvetica", fontsize=LABEL_PT, nodesep="0.2", ranksep="0.3")
     dot.attr(
@@ -122,7 +123,9 @@ def to_dot(
             attrs["style"] = "dashed"
         if system is not None:
             attrs.update(system.edge_style(edge.source, edge.target))
-        if (edge.source, edge.target) in taken:
+        if (edge.source, edge.target) == just_taken:  # thicker still, not only redder
+            attrs.update({"style": "bold", "penwidth": "6", "color": "#bf360c", "arrowsize": "1.4"})
+        elif (edge.source, edge.target) in taken:
             attrs.update({"style": "bold", "penwidth": "3", "color": "#e65100"})
         dot.edge(node_id(edge.source), node_id(edge.target), **attrs)
     for above, below in _rows(drawn, system.hubs if system is not None else frozenset()):
@@ -155,7 +158,8 @@ def _rows(drawn, hubs: frozenset[str]) -> list[tuple[str, str]]:
 
 
 def taken_edges(nodes_run: Iterable[str], finished: bool = False) -> list[tuple[str, str]]:
-    """The edges a run took, from the order its top-level nodes ran; a ``finished`` run
-    also took the way from its last node to END."""
+    """The edges a run took, from the order its top-level nodes ran, each once and in the
+    order last taken (so the last is the edge just taken); a ``finished`` run also took
+    the way from its last node to END."""
     path = ["__start__", *nodes_run, *(["__end__"] if finished else [])]
-    return list(dict.fromkeys(zip(path, path[1:])))
+    return list(dict.fromkeys(reversed(list(zip(path, path[1:])))))[::-1]

@@ -102,8 +102,24 @@ def test_a_finished_run_of_every_system_draws_its_way_to_end_as_taken():
         assert outcome.status == "done", (name, outcome.reason)
         dot = to_dot(graph, system=system, taken=taken_edges(nodes, finished=True))
         into_end = [line for line in dot.splitlines() if "-> __end__" in line]
-        assert any("penwidth=3" in line for line in into_end), (name, into_end)
+        assert any("style=bold" in line for line in into_end), (name, into_end)
         unfinished = to_dot(graph, system=system, taken=taken_edges(nodes))
         assert not any(
-            "penwidth=3" in line for line in unfinished.splitlines() if "-> __end__" in line
+            "style=bold" in line for line in unfinished.splitlines() if "-> __end__" in line
         )
+
+
+def test_the_edge_just_taken_is_thickest_even_when_taken_before():
+    """Issue #15: among the taken edges (bold), the one just taken is marked apart, by
+    width and not only colour, also when the run went that way earlier."""
+    path = ["planner", "executor", "web_researcher", "executor", "synthesizer"]
+    taken = taken_edges(path[:-1])  # executor -> web_researcher, then back: just taken
+    assert taken[-1] == ("web_researcher", "executor")
+    again = taken_edges([*path[:-1], "web_researcher"])  # the same way out once more
+    assert again[-1] == ("executor", "web_researcher") and len(again) == len(taken)
+    dot = to_dot(build_graph(Design()), SYSTEM, taken=again)
+    thickest = [line.strip() for line in dot.splitlines() if "penwidth=6" in line]
+    assert thickest == [
+        'executor -> web_researcher [arrowsize=1.4 color="#bf360c" penwidth=6 style=bold]'
+    ]
+    assert 'planner -> executor [color="#e65100" penwidth=3 style=bold]' in dot
