@@ -128,6 +128,8 @@ clicked = history_open.clicked_run(st.session_state.get(TABLE), drawn_ids, drawn
 if clicked != history_open.UNCHANGED:
     _open(clicked)
 opened_id = st.session_state[OPENED]
+if opened_id:
+    st.query_params["run"] = opened_id  # back from another page, the address says it too
 
 used = {name for r in runs for name in r.prompt_versions}
 labels = {v.id: v.label for name in used for v in store.prompt_versions(name)}

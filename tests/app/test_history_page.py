@@ -225,6 +225,13 @@ def test_a_filter_that_hides_the_opened_run_says_so_and_can_be_cleared(home, ser
     assert any("is hidden by the filter" in w.value for w in at.warning)
 
 
+def test_a_link_to_a_run_the_store_does_not_hold_says_so(home, services):
+    _tesla(services)
+    at = _history("0123456789abcdef")
+    assert any(i.value.startswith("There is no run 0123456789abcdef") for i in at.info)
+    assert _opened(at) is None and _selected_rows(at) == [] and not at.exception
+
+
 def test_a_plan_that_cannot_run_is_refused_with_the_reason(home, services):
     store, _ = services
     run_id = _tesla(services)
