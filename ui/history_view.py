@@ -176,9 +176,13 @@ def changed_columns(point: dict, system: System) -> list[str]:
     return [system.field_label(f) for f in point["diff"]]
 
 
-def diff_rows(diff: dict) -> list[dict]:
-    """A checkpoint's diff, one row per changed value: a map (plan, step_status, ...)
-    gives one row per key that changed, anything else one row."""
+DIFF_CLIP = 120  # characters of a before/after cell; the full text is one click away
+
+
+def diff_changes(diff: dict, label=str) -> list[dict]:
+    """A checkpoint's diff in words, one row per changed value, in full: a map (plan,
+    step_status, ...) gives one row per key that changed, anything else one row.
+    ``label`` names a field as the page does (the system's field label)."""
     rows = []
     for name, change in diff.items():
         before, after = change.get("before"), change.get("after")
@@ -191,24 +195,39 @@ def diff_rows(diff: dict) -> list[dict]:
             before, after = before or {}, after or {}
             for key in sorted(set(before) | set(after), key=lambda k: (len(str(k)), str(k))):
                 if before.get(key) != after.get(key):
-                    rows.append(
-                        {
-                            "Field": name,
-                            "Key": str(key),
-                            "Before": clip(show_value(before.get(key)), 200),
-                            "After": clip(show_value(after.get(key)), 200),
-                        }
-                    )
+                    rows.append(_change(label(name), str(key), before.get(key), after.get(key)))
         else:
-            rows.append(
-                {
-                    "Field": name,
-                    "Key": "",
-                    "Before": clip(show_value(before), 200),
-                    "After": clip(show_value(after), 200),
-                }
-            )
+            rows.append(_change(label(name), "", before, after))
     return rows
+
+
+def _change(field: str, key: str, before, after) -> dict:
+    return {"Field": field, "Key": key, "Before": _words_of(before), "After": _words_of(after)}
+
+
+def _words_of(value) -> str:
+    """A before/after value as words: a flag as yes / no, nested data via ``show_value``."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return " ".join(show_value(value).split())
+
+
+def diff_rows(diff: dict, label=str, limit: int = DIFF_CLIP) -> list[dict]:
+    """The diff as the page's before/after table: each value clipped to ``limit``
+    characters (``long_changes`` holds the full text of the clipped ones)."""
+    return [
+        {**row, "Before": clip(row["Before"], limit), "After": clip(row["After"], limit)}
+        for row in diff_changes(diff, label)
+    ]
+
+
+def long_changes(diff: dict, label=str, limit: int = DIFF_CLIP) -> list[dict]:
+    """The changes whose before or after the table clips: shown in full on demand."""
+    return [
+        row
+        for row in diff_changes(diff, label)
+        if len(row["Before"]) > limit or len(row["After"]) > limit
+    ]
 
 
 def forkable(timeline: list[dict]) -> list[dict]:
