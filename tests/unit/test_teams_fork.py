@@ -10,7 +10,6 @@ from __future__ import annotations
 import pytest
 
 from graph.hierarchical_teams import SYSTEM as TEAMS
-from graph.hierarchical_teams.fork import CANCELLED_BY_EDIT
 from graph.kernel.design import Design
 from graph.models.scripted import ScriptedChatModel
 from graph.service.run_service import RunService
@@ -141,7 +140,7 @@ def test_a_fork_that_cancels_a_pending_subtask_and_adds_one_runs_that_plan_and_k
         ("s3", "cancelled"),
         ("s4", "done"),
     ]
-    assert forked["s3"]["reason"] == CANCELLED_BY_EDIT
+    assert forked["s3"]["reason"] == "Cancelled in the fork's edit of the subtask plan."
     assert forked["s4"]["instruction"] == "Check that the API is healthy again"
     assert forked["s1"]["result"] == parent["s1"]["result"]  # kept, not redone
     assert forked["s2"]["result"] == parent["s2"]["result"]
