@@ -48,12 +48,10 @@ def inner_rows(merged: list[dict]) -> list[dict]:
         inside = point["inside"]
         node = point["node"]
         if inside:
-            shown = "its input" if node == "input" else node
-            where = f"↳ inside {inside}: {shown}"
-            subtask = (point.get("fields") or {}).get("current_subtask_id") or NONE
+            where = f"↳ inside {inside}: {'its input' if node == 'input' else node}"
         else:
             where = f"top graph: {node}"
-            subtask = (point.get("fields") or {}).get("current_subtask_id") or NONE
+        subtask = (point.get("fields") or {}).get("current_subtask_id") or NONE
         origin = by_id.get(point["fork_from"])
         rows.append(
             {

@@ -306,8 +306,9 @@ class HierarchicalTeams(System):
                 "Edit an instruction, a team, what a subtask depends on (ids, comma "
                 "separated), or set a subtask pending or cancelled; add a row for a new "
                 "subtask (its id is given: the next s<number>); a deleted row is "
-                "cancelled. Done subtasks keep their results and are not run again. The "
-                "new run starts at the lead supervisor, which dispatches from this plan."
+                "cancelled. Done subtasks keep their results and are not run again; a "
+                "delegated one (its team had not finished) is dispatched again. The new "
+                "run starts at the lead supervisor, which dispatches from this plan."
             ),
         )
 
