@@ -176,11 +176,13 @@ def edited_plan(values: dict, rows, teams: list[str], now: float | None = None) 
     given = [r["id"] for r in edited if r["id"]]
     if twice := sorted({sid for sid in given if given.count(sid) > 1}):
         raise ValueError(f"{', '.join(twice)} appears more than once in the plan.")
+    first_free = int(values.get("next_subtask_number") or 1)
     for sid in given:
-        if sid not in before and not _number(sid):
+        if sid not in before and _number(sid) < first_free:
             raise ValueError(
                 f"{sid!r} is no subtask of this plan: leave a new subtask's id empty (it "
-                "gets the next one), or name it s<number>."
+                f"gets the next one), or name it s<number> from s{first_free} on (ids are "
+                "never reused in a run)."
             )
     taken = {*before, *given}
     next_number = max(

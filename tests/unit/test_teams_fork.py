@@ -234,6 +234,12 @@ def test_a_fork_with_an_edited_instruction_runs_it_and_does_not_redo_the_done_su
         ),
         (lambda rows: rows[2].update(status="done"), "s3 is not done: a fork cannot mark it done"),
         (lambda rows: rows.clear(), "The subtask plan is empty"),
+        (
+            lambda rows: rows.append(
+                {"id": "s0", "team": "search_team", "instruction": "x", "depends_on": ""}
+            ),
+            "'s0' is no subtask of this plan: leave a new subtask's id empty",
+        ),
     ],
 )
 def test_a_bad_subtask_plan_is_refused_with_a_clear_message_and_nothing_starts(
