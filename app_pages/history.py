@@ -8,7 +8,7 @@ import streamlit as st
 
 from graph.kernel.design import Design
 from graph.service.store import STATUSES
-from ui import history_open, run_panel, services, widgets
+from ui import history_open, run_panel, services, teams_fork, widgets
 from ui import history_view as hv
 
 st.title("History")
@@ -254,6 +254,7 @@ with timeline_tab:
         if point["messages"]:
             st.caption("Last messages at this point:")
             st.text("\n".join(point["messages"]))
+    teams_fork.inner_timeline(service, run_id, timeline)  # checkpoints inside the teams
 
 with fork_tab:
     points = hv.forkable(timeline)
@@ -291,7 +292,8 @@ with fork_tab:
             ),
         )
         design = Design.model_validate(record.design)
-        if change != "nothing":
+        key = f"history:change:{change}:{checkpoint_id}"  # a subtask plan: edited as a table
+        if change != "nothing" and not teams_fork.table_editor(system, point, change, design, key):
             value = point["fields"].get(change)
             structured = isinstance(value, (dict, list))
             text = st.text_area(
