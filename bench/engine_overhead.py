@@ -34,6 +34,8 @@ import sys
 import tempfile
 import time
 import uuid
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -93,6 +95,23 @@ class FixedPlanModel(ScriptedChatModel):
         return super()._generate(messages, stop, run_manager, **kwargs)
 
 
+@dataclass
+class Took:
+    """One run's wall time and the CPU time of the whole process (every thread) meanwhile:
+    on a shared machine the CPU time is the steadier measure of work done."""
+
+    wall: float = 0.0
+    cpu: float = 0.0
+
+
+@contextmanager
+def timed():
+    took = Took()
+    wall, cpu = time.perf_counter(), time.process_time()
+    yield took
+    took.wall, took.cpu = time.perf_counter() - wall, time.process_time() - cpu
+
+
 class Sides:
     """The three things timed, each built once for plans of ``steps`` steps in ``home``."""
 
@@ -117,31 +136,28 @@ class Sides:
         self.peer = peer_graph(self.model, peer_checkpointer(home / "bench-peer.sqlite"))
         self.run_ids: list[str] = []
 
-    def stepwise(self) -> float:
-        started = time.perf_counter()
-        outcome = run_question(QUESTION, self.design, graph=self.engine)
-        took = time.perf_counter() - started
+    def stepwise(self) -> Took:
+        with timed() as took:
+            outcome = run_question(QUESTION, self.design, graph=self.engine)
         assert outcome.status == "done" and len(outcome.rows) == self.steps, outcome.reason
         return took
 
-    def stepwise_store(self) -> float:
-        started = time.perf_counter()
-        run_id = self.service.start(QUESTION, self.design, prepared=self.prepared)
-        record = self.service.wait(run_id)
-        took = time.perf_counter() - started
+    def stepwise_store(self) -> Took:
+        with timed() as took:
+            run_id = self.service.start(QUESTION, self.design, prepared=self.prepared)
+            record = self.service.wait(run_id)
         assert record.status == "done", record.reason
         self.run_ids.append(run_id)
         return took
 
-    def peer_run(self) -> float:
+    def peer_run(self) -> Took:
         config = {
             "configurable": {"thread_id": uuid.uuid4().hex},
             "recursion_limit": max(100, 8 * self.steps),
         }
-        started = time.perf_counter()
-        for _ in self.peer.stream(peer_input(QUESTION), config, stream_mode="updates"):
-            pass
-        took = time.perf_counter() - started
+        with timed() as took:
+            for _ in self.peer.stream(peer_input(QUESTION), config, stream_mode="updates"):
+                pass
         state = self.peer.get_state(config).values
         assert state.get("final_answer") and len(state["step_results"]) == self.steps
         return took
@@ -150,7 +166,7 @@ class Sides:
         self.service.shutdown()
 
 
-def interleaved(sides: Sides, repeats: int) -> dict[str, float]:
+def interleaved(sides: Sides, repeats: int) -> dict[str, Took]:
     """Medians (s) of each timing over ``repeats``, the order rotating every repeat."""
     named = {
         "stepwise, no store": sides.stepwise,
@@ -159,12 +175,15 @@ def interleaved(sides: Sides, repeats: int) -> dict[str, float]:
     }
     for run in named.values():  # warm-up: imports, database build, indexes, first compile
         run()
-    times: dict[str, list[float]] = {name: [] for name in named}
+    times: dict[str, list[Took]] = {name: [] for name in named}
     order = list(named)
     for i in range(repeats):
         for name in order[i % 3 :] + order[: i % 3]:
             times[name].append(named[name]())
-    return {name: statistics.median(t) for name, t in times.items()}
+    return {
+        name: Took(statistics.median(t.wall for t in ts), statistics.median(t.cpu for t in ts))
+        for name, ts in times.items()
+    }
 
 
 def overhead(steps: int, repeats: int) -> None:
@@ -179,14 +198,17 @@ def overhead(steps: int, repeats: int) -> None:
         f"{steps}-step plan, {repeats} interleaved repeats, medians; same scripted model "
         "(zero latency), same tools, SQLite checkpointer on every side"
     )
+    print(f"{'':22s}  {'wall ms/step':>12} {'x peer':>7}  {'CPU ms/step':>11} {'x peer':>7}")
     for name, took in medians.items():
         print(
-            f"{name:22s}: {took * 1000:8.1f} ms/run  {took / steps * 1000:6.2f} ms/step  "
-            f"{took / peer:5.2f}x the peer"
+            f"{name:22s}  {took.wall / steps * 1000:12.2f} {took.wall / peer.wall:6.2f}x  "
+            f"{took.cpu / steps * 1000:11.2f} {took.cpu / peer.cpu:6.2f}x"
         )
+    alone, stored = medians["stepwise, no store"], medians["stepwise, with store"]
     print(
-        f"ratio at {steps} steps: {medians['stepwise, no store'] / peer:.2f}x without store "
-        f"writes, {medians['stepwise, with store'] / peer:.2f}x with them (target <= 1.2x)"
+        f"ratio at {steps} steps (wall / CPU): {alone.wall / peer.wall:.2f}x / "
+        f"{alone.cpu / peer.cpu:.2f}x without store writes, {stored.wall / peer.wall:.2f}x / "
+        f"{stored.cpu / peer.cpu:.2f}x with them (target <= 1.2x)"
     )
 
 
@@ -233,7 +255,7 @@ def growth(repeats: int) -> None:
             for i in range(repeats):
                 pair = (sides.stepwise_store, sides.peer_run)
                 for run in pair if i % 2 == 0 else pair[::-1]:
-                    (ours if run == sides.stepwise_store else peer).append(run())
+                    (ours if run == sides.stepwise_store else peer).append(run().wall)
         finally:
             sides.close()
         runs = len(sides.run_ids)
