@@ -13,6 +13,7 @@ from langchain_core.messages import SystemMessage
 import graph.plan_execute.workers as workers
 from graph.kernel.built_once import BuiltOnce
 from graph.kernel.design import Design
+from graph.kernel.system import get_system
 from graph.models.scripted import ScriptedChatModel
 from graph.plan_execute import SYSTEM
 from graph.service.runs import run_question
@@ -163,3 +164,46 @@ def test_built_once_builds_once_when_threads_ask_at_the_same_time():
         results = list(pool.map(ask, range(8)))
     assert len(calls) == 1 and all(r is results[0] for r in results)
     assert built.names() == ["agent"]
+
+
+def test_supervisor_bus_builds_its_knowledge_tools_once_and_a_draft_tool_per_request(
+    settings, monkeypatch
+):
+    import graph.supervisor_bus.tools as bus_tools
+    from graph.service.runs import checkpointer_for
+
+    made: list[str] = []
+    for name in ("search_tool", "write_draft_tool"):
+        real = getattr(bus_tools, name)
+        monkeypatch.setattr(
+            bus_tools,
+            name,
+            lambda *a, _real=real, _name=name, **kw: made.append(_name) or _real(*a, **kw),
+        )
+    design = Design(system="supervisor_bus", approvals={"writer": "never"})
+    graph = get_system("supervisor_bus").build_graph(
+        design, settings=settings, checkpointer=checkpointer_for(settings)
+    )
+    for question in ("What caused the dot-com crash?", "Why did Google go public in 2004?"):
+        assert run_question(question, design, settings=settings, graph=graph).status == "done"
+    assert made.count("search_tool") == 1
+    assert made.count("write_draft_tool") >= 4  # one per request message, two runs
+
+
+def test_hierarchical_teams_builds_each_workers_tools_once(settings, monkeypatch):
+    import graph.hierarchical_teams.teams as teams
+    from graph.service.runs import checkpointer_for
+
+    made: list[str] = []
+    real = teams._tools
+    monkeypatch.setattr(
+        teams, "_tools", lambda worker, deps: made.append(worker) or real(worker, deps)
+    )
+    design = Design(system="hierarchical_teams")
+    graph = get_system("hierarchical_teams").build_graph(
+        design, settings=settings, checkpointer=checkpointer_for(settings)
+    )
+    question = "Find reliable news sites about semiconductor tariffs"
+    for _ in range(2):
+        assert run_question(question, design, settings=settings, graph=graph).status == "done"
+    assert made and sorted(made) == sorted(set(made))  # each worker's tools built once
