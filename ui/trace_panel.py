@@ -29,6 +29,8 @@ TEXT_CHARS = 600  # shown in the step; the whole text is in the raw JSON
 LATENCY_COLOUR = "#1565c0"
 TOKENS_COLOUR = "#2e7d32"
 
+ALL = "all"  # no filter
+
 
 def show(store: Store, run_id: str, key: str) -> None:
     """The run's trace, with its Step and Agent filters."""
@@ -36,19 +38,20 @@ def show(store: Store, run_id: str, key: str) -> None:
     trace = build_trace(store.events(run_id, kinds=("update", "custom")))
     steps, agents = trace.filters()
     by_step, by_agent = st.columns(2)
+    # "all" rather than None: a selectbox holding None draws its placeholder instead
     step = by_step.selectbox(
         "Step",
-        [None, *steps],
+        [ALL, *steps],
         key=f"{key}:msg-step",
-        format_func=lambda s: "all steps" if s is None else f"step {s}",
+        format_func=lambda s: "all steps" if s == ALL else f"step {s}",
     )
     agent = by_agent.selectbox(
         "Agent",
-        [None, *agents],
+        [ALL, *agents],
         key=f"{key}:msg-agent",
-        format_func=lambda a: "all agents" if a is None else a,
+        format_func=lambda a: "all agents" if a == ALL else a,
     )
-    shown = filter_trace(trace, step, agent)
+    shown = filter_trace(trace, None if step == ALL else step, None if agent == ALL else agent)
     if not shown.steps:
         st.caption("No messages yet." if not trace.steps else "No messages match.")
         return
