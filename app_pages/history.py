@@ -147,9 +147,12 @@ else:
         key=TABLE,
         on_select="rerun",
         selection_mode=["single-row", "single-cell"],  # a click on any cell opens its row
+        # Sized to fit a 1280 px screen with the sidebar: no sideways scrolling. The run's
+        # id, agents and prompts are shown above the opened run.
+        column_order=hv.LISTED_COLUMNS,
         column_config={
-            "Question": st.column_config.TextColumn(width=360),
-            "Parent": st.column_config.TextColumn(width=140),
+            name: st.column_config.TextColumn(width=width)
+            for name, width in hv.LISTED_COLUMNS.items()
         },
     )
     st.session_state[DRAWN] = (listed_ids, selection["selection"]["rows"])
@@ -184,6 +187,10 @@ if record.parent_run:
         f"`{hv.short_id(record.parent_checkpoint)}`"
     )
 st.markdown(" · ".join(facts))
+st.caption(
+    f"Agents: {hv.agents_label(record.design)} · prompts: "
+    f"{hv.prompts_label(record.prompt_versions, labels)}"
+)
 st.page_link(
     "app_pages/run.py",
     label="Open it on the Run page",

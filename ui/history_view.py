@@ -42,6 +42,19 @@ def prompts_label(versions: dict, labels: dict[int, str]) -> str:
     )
 
 
+# The runs table's columns on screen and their widths (px): 790 px in all, so it fits
+# the page at 1280 px with the sidebar open.
+LISTED_COLUMNS = {
+    "Started": 150,
+    "Question": 235,
+    "Status": 70,
+    "Steps": 55,
+    "Replans": 65,
+    "Duration": 70,
+    "Parent": 115,
+}
+
+
 def history_rows(runs: list[RunRecord], labels: dict[int, str]) -> list[dict]:
     return [
         {
@@ -162,7 +175,8 @@ def timeline_rows(timeline: list[dict], system: System) -> list[dict]:
             "#": point["index"],
             "After": point["node"],
             "Next": ", ".join(point["next"]) or "(end)",
-            "Changed": ", ".join(point["diff"]) or ("(first)" if not point["index"] else NONE),
+            "Changed": ", ".join(system.field_label(f) for f in point["diff"])
+            or ("(first)" if not point["index"] else NONE),
         }
         for name, value in point["fields"].items():
             row[system.field_label(name)] = _cell(value)

@@ -113,7 +113,7 @@ def test_the_timeline_lists_each_checkpoint_and_shows_what_changed(home, service
     ]
     assert replan["Replan attempts"] == "1: 1"
     assert replan["Last reason"].startswith("Step 1 (data_researcher) produced no usable data")
-    assert "replan_attempts" in replan["Changed"]
+    assert "Replan attempts" in replan["Changed"]  # in words, as the columns are named
 
     at.selectbox(key=f"history:diff:{run_id}").set_value(int(replan["#"])).run()
     diff = at.table[-1].value.to_dict("records")
