@@ -19,6 +19,7 @@ from graph.kernel.checkpoints import pending_nodes
 from graph.kernel.design import Design
 from graph.service.store import Store
 from ui import approvals, conversation_view, services, trace_panel, widgets
+from ui.event_feed import FEED
 from ui.run_view import (
     POLL_S,
     WATCH_S,
@@ -81,7 +82,7 @@ def _resume(run_id: str, key: str, step_mode: bool = False) -> None:
 
 
 def _panel(store: Store, run_id: str, mode: str, key: str) -> None:
-    view = load_run_view(store, run_id)
+    view = load_run_view(store, run_id, events=FEED.events(store, run_id))
     if view is None:
         st.warning("This run is no longer in the store.")
         return

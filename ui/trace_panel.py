@@ -15,6 +15,7 @@ import json
 import streamlit as st
 
 from graph.service.store import Store
+from ui.event_feed import FEED
 from ui.trace_view import (
     Trace,
     TraceItem,
@@ -32,10 +33,14 @@ TOKENS_COLOUR = "#2e7d32"
 ALL = "all"  # no filter
 
 
+def _trace(events: list[dict]) -> Trace:
+    return build_trace([e for e in events if e["kind"] in ("update", "custom")])
+
+
 def show(store: Store, run_id: str, key: str) -> None:
     """The run's trace, with its Step and Agent filters."""
     st.subheader("Messages")
-    trace = build_trace(store.events(run_id, kinds=("update", "custom")))
+    trace = FEED.derived(store, run_id, "trace", _trace)
     steps, agents = trace.filters()
     by_step, by_agent = st.columns(2)
     # "all" rather than None: a selectbox holding None draws its placeholder instead
