@@ -218,6 +218,7 @@ def test_three_quick_clicks_on_the_top_approve_decide_one_card_and_leave_a_line(
         page.mouse.click(x, y)
         page.wait_for_timeout(400)
         expect(app).to_have_attribute("data-test-script-state", "notRunning")
+    assert [store.run(item["run_id"]).status for item in asked[1:]] == ["waiting", "waiting"]
     expect(card.locator(f".st-key-decided-{top['id']}")).to_contain_text("Approved by you at")
     under = page.evaluate(
         "([x, y]) => document.elementFromPoint(x, y)"
