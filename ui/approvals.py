@@ -152,7 +152,9 @@ def approval_card(
         else:
             _clock(_with_timeout(item, design), prefix)
         st.markdown(f"**Why it asks:** {item.get('reason') or 'no reason recorded'}")
-        if note := timeout_note(item, design):
+        if decided:  # one line in the note's place, so the card keeps its height
+            st.caption("Answered: the deadline no longer applies.")
+        elif note := timeout_note(item, design):
             st.caption(note)
         query_box, reason_box = st.columns([3, 2])
         query_box.text_area(

@@ -64,7 +64,7 @@ def countdown(item: dict, now: float | None = None) -> str:
     rejected by default)", or "no deadline"."""
     limit = item.get("timeout_s") or 0
     if not limit:
-        return "no deadline: the run waits until someone decides"
+        return "no deadline"
     now = time.time() if now is None else now
     then = BY_DEFAULT_WORDS.get(item.get("timeout_action") or "reject", "the default applies")
     left = (item.get("asked_at") or now) + limit - now

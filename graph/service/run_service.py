@@ -586,7 +586,12 @@ class RunService:
             "run_id": record.id,
             "question": record.question,
             "system": record.system,
-            "timeout_s": float(record.design.get("approval_timeout_s") or 0),
+            "timeout_s": float(
+                record.design.get(
+                    "approval_timeout_s", Design.model_fields["approval_timeout_s"].default
+                )
+                or 0
+            ),
             "timeout_action": record.design.get("timeout_action") or "reject",
         }
 

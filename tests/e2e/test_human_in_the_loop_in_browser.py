@@ -210,6 +210,9 @@ def test_three_quick_clicks_on_the_top_approve_decide_one_card_and_leave_a_line(
     card = page.locator(f".st-key-approval-{top['id']}")
     approve = card.get_by_role("button", name="Approve", exact=True)
     expect(approve).to_be_visible()
+    clock = card.get_by_text(re.compile(r"deadline in \d+ min \d+ s \(then rejected by default\)"))
+    shown_first = clock.inner_text()
+    expect(clock).not_to_have_text(shown_first)  # it counts down by itself
     approve.scroll_into_view_if_needed()
     box = approve.bounding_box()
     x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
