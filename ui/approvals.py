@@ -159,7 +159,7 @@ def approval_card(
         query_box, reason_box = st.columns([3, 2])
         query_box.text_area(
             view.query_label,
-            value=item.get("query") or "",
+            value=item.get("edited_query") or item.get("query") or "",
             key=f"{key}:query",
             height=100,
             disabled=bool(decided),

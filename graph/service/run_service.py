@@ -631,9 +631,10 @@ class RunService:
                 asked = [
                     i for i in self.store.pending_interrupts(run_id) if i["id"] == interrupt_id
                 ]
-                self.store.record_decision(
-                    run_id, asked[0] if asked else {"id": interrupt_id}, decision, by, reason
-                )
+                item = asked[0] if asked else {"id": interrupt_id}
+                if decision == "edit":  # what was done, for the card left in its place
+                    item = {**item, "edited_query": query}
+                self.store.record_decision(run_id, item, decision, by, reason)
                 resume = {
                     interrupt_id: {
                         "decision": decision,

@@ -151,3 +151,16 @@ def test_bulk_approve_answers_each_card_and_names_the_one_decided_elsewhere(stor
         "Approved",
         "Approved",
     ]
+
+
+def test_an_edited_query_is_kept_with_the_decision(store, service):
+    start = time.time()
+    run_id = waiting_run(store, service, REPORT)
+    (item,) = service.pending_approvals()
+    service.decide(run_id, item["id"], "edit", query='Save a report titled "Bubble".')
+    (decided,) = service.recent_decisions(start)
+    assert decided["edited_query"] == 'Save a report titled "Bubble".'
+    assert decided["query"] == item["query"]  # what was asked stays as asked
+    assert inbox_view.decided_line(decided["decided"]).startswith(
+        "Approved with your edited query by you at "
+    )
