@@ -508,6 +508,9 @@ class HierarchicalTeams(System):
                 "reject": "Do not send the call: the subtask fails with your reason.",
                 "skip": "Do not send the call: the subtask fails.",
             },
+            placeholder="e.g. why not send this call",
+            query_label="The HTTP call to send (edit it as METHOD URL [JSON body], then "
+            "Approve edited query)",
         )
 
     def limits(self, design: Design) -> str:

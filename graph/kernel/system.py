@@ -91,6 +91,9 @@ class ApprovalView:
     note: str = ""  # a line on what the buttons do here
     code: str = ""  # the exact thing to be done (an HTTP call, say), shown as code
     help: dict[str, str] = field(default_factory=dict)  # decision -> what it does
+    # The reason box's hint and the query box's label, in this kind of question's words.
+    placeholder: str = "e.g. why not, and what to do instead"
+    query_label: str = "Query the agent will get (edit it, then Approve edited query)"
 
 
 @dataclass
@@ -370,7 +373,12 @@ class System(ABC):
             "approval": "approval before the step runs",
             "escalation": "escalation: the step reached its limit",
         }.get(kind, kind)
-        return ApprovalView(f"**Step {item.get('step')} · {item.get('agent')}** · {what}")
+        return ApprovalView(
+            f"**Step {item.get('step')} · {item.get('agent')}** · {what}",
+            placeholder="e.g. why it should try again, or why not"
+            if kind == "escalation"
+            else "e.g. why not this step, and what to do instead",
+        )
 
     def agent_caption(self, name: str) -> str:
         spec = self.agents[name]

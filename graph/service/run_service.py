@@ -569,12 +569,45 @@ class RunService:
         return record, Design.model_validate(record.design)
 
     def pending_approvals(self) -> list[dict]:
-        """Every decision waiting for a human, across runs, oldest first."""
+        """Every decision waiting for a human, across runs, oldest first; each with its
+        run's question, system, design timeout (``timeout_s``, ``timeout_action``) and
+        place in an experiment (``experiment``: None when the run is in none)."""
         pending = []
         for record in self.store.runs(status="waiting", limit=1000):
             for item in self.store.pending_interrupts(record.id):
-                pending.append({"run_id": record.id, "question": record.question, **item})
+                pending.append({**item, **self._run_facts(record)})
+        places = self.store.experiment_places(p["run_id"] for p in pending)
+        for item in pending:
+            item["experiment"] = places.get(item["run_id"])
         return sorted(pending, key=lambda p: p.get("asked_at") or 0)
+
+    @staticmethod
+    def _run_facts(record: RunRecord) -> dict:
+        return {
+            "run_id": record.id,
+            "question": record.question,
+            "system": record.system,
+            "timeout_s": float(
+                record.design.get(
+                    "approval_timeout_s", Design.model_fields["approval_timeout_s"].default
+                )
+                or 0
+            ),
+            "timeout_action": record.design.get("timeout_action") or "reject",
+        }
+
+    def recent_decisions(self, since: float) -> list[dict]:
+        """The questions answered since ``since`` (by a person or a timeout), shaped like
+        ``pending_approvals`` items plus ``decided`` ({decision, by, reason, at})."""
+        decided = self.store.decisions_since(since)
+        places = self.store.experiment_places(d["run_id"] for d in decided)
+        found = []
+        for item in decided:
+            record = self.store.run(item["run_id"])
+            if record is None:
+                continue  # deleted from History since
+            found.append({**item, **self._run_facts(record), "experiment": places.get(record.id)})
+        return found
 
     def decide(
         self,
@@ -596,6 +629,13 @@ class RunService:
                 raise ValueError("This approval is no longer pending (already answered?).")
             with self._holding(run_id):  # two processes never both answer it
                 self.store.set_run_status(run_id, "queued", f"Decision: {decision}")
+                asked = [
+                    i for i in self.store.pending_interrupts(run_id) if i["id"] == interrupt_id
+                ]
+                item = asked[0] if asked else {"id": interrupt_id}
+                if decision == "edit":  # what was done, for the card left in its place
+                    item = {**item, "edited_query": query}
+                self.store.record_decision(run_id, item, decision, by, reason)
                 resume = {
                     interrupt_id: {
                         "decision": decision,

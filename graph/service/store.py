@@ -143,6 +143,16 @@ CREATE TABLE IF NOT EXISTS judgements (
     scores_json TEXT NOT NULL,
     judged_at REAL NOT NULL
 );
+CREATE TABLE IF NOT EXISTS decisions (
+    interrupt_id TEXT PRIMARY KEY,
+    run_id TEXT NOT NULL,
+    decision TEXT NOT NULL,
+    decided_by TEXT NOT NULL,
+    reason TEXT NOT NULL DEFAULT '',
+    decided_at REAL NOT NULL,
+    item_json TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS decisions_by_time ON decisions (decided_at);
 CREATE TABLE IF NOT EXISTS queued_redirects (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     run_id TEXT NOT NULL,
@@ -504,6 +514,7 @@ class Store:
         with self._lock, self._conn:
             self._conn.execute("DELETE FROM events WHERE run_id = ?", (run_id,))
             self._conn.execute("DELETE FROM queued_redirects WHERE run_id = ?", (run_id,))
+            self._conn.execute("DELETE FROM decisions WHERE run_id = ?", (run_id,))
             self._conn.execute("DELETE FROM runs WHERE id = ?", (run_id,))
 
     def mark_interrupted(self) -> int:
@@ -1013,6 +1024,64 @@ class Store:
                 "DELETE FROM experiment_runs WHERE experiment_id = ?", (experiment_id,)
             )
             self._conn.execute("DELETE FROM experiments WHERE id = ?", (experiment_id,))
+
+    def experiment_places(self, run_ids: Iterable[str]) -> dict[str, dict]:
+        """Where each run sits in an experiment: {run_id: {experiment_id, experiment,
+        variant, question_index, repeat (from 0), repeats}}; runs in none are left out."""
+        ids = list(dict.fromkeys(run_ids))
+        if not ids:
+            return {}
+        rows = self._query(
+            "SELECT e.run_id, e.experiment_id, x.name, e.variant, e.question_index, e.repeat, "
+            "x.repeats FROM experiment_runs e JOIN experiments x ON x.id = e.experiment_id "
+            f"WHERE e.run_id IN ({', '.join('?' * len(ids))})",
+            ids,
+        )
+        return {
+            r["run_id"]: {
+                "experiment_id": r["experiment_id"],
+                "experiment": r["name"],
+                "variant": r["variant"],
+                "question_index": r["question_index"],
+                "repeat": r["repeat"],
+                "repeats": r["repeats"],
+            }
+            for r in rows
+        }
+
+    # ------------------------------------------------------------------ decisions
+
+    def record_decision(
+        self, run_id: str, item: dict, decision: str, by: str, reason: str = ""
+    ) -> None:
+        """What answered a run's question, by whom (a person, or ``timeout`` when the
+        design's default applied) and when: the Approvals page shows it in the card's place."""
+        self._write(
+            "INSERT OR REPLACE INTO decisions (interrupt_id, run_id, decision, decided_by, "
+            "reason, decided_at, item_json) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (item["id"], run_id, decision, by, reason, time.time(), _dumps(item)),
+        )
+
+    def decisions_since(self, since: float) -> list[dict]:
+        """The questions answered since ``since``, each as it was asked plus ``run_id``
+        and ``decided`` ({decision, by, reason, at}), oldest answer first."""
+        rows = self._query(
+            "SELECT * FROM decisions WHERE decided_at >= ? ORDER BY decided_at, interrupt_id",
+            (since,),
+        )
+        return [
+            {
+                **json.loads(r["item_json"]),
+                "run_id": r["run_id"],
+                "decided": {
+                    "decision": r["decision"],
+                    "by": r["decided_by"],
+                    "reason": r["reason"],
+                    "at": r["decided_at"],
+                },
+            }
+            for r in rows
+        ]
 
     # ------------------------------------------------------------------ judgements
 
