@@ -5,8 +5,8 @@ import streamlit as st
 import graph.kernel.guardrail  # noqa: F401  (registers the guardrail's classifier prompt)
 from graph.kernel.design import Design
 from graph.prompts import PromptError, default_text, prompt_names, template_errors
+from ui import offline_note, services, widgets
 from ui import prompt_view as pv
-from ui import services, widgets
 from ui.run_view import run_label
 
 st.title("Prompts")
@@ -48,6 +48,7 @@ name = st.selectbox(
     format_func=pv.prompt_title,
 )
 st.session_state["prompts:chosen"] = name
+offline_note.show([name], services.settings().resolved_provider)
 
 active = store.active_prompts().get(name)
 versions = store.prompt_versions(name)

@@ -219,3 +219,128 @@ def test_the_editor_and_preview_are_large(home, monkeypatch):
     sent.clear()
     at.segmented_control(key="prompts:height").set_value(900).run()
     assert heights("text_area")[-1] == 900
+
+
+# ------------------------------------------------------------------ the offline model, said
+
+
+def _offline_note(at) -> str:
+    return "\n".join(i.value for i in at.info if "offline scripted model" in i.value)
+
+
+def test_the_offline_model_says_what_it_reads_from_the_prompt_and_how_to_switch(home):
+    at = open_page("app_pages/prompts.py")
+    note = _offline_note(at)
+    assert "Runs use the **offline scripted model**" in note
+    assert '`"agent" must be one of: …`' in note  # what the Planner rules read
+    assert 'limits such as "use at most 3 steps"' in note  # what they ignore
+    assert "OPENAI_BASE_URL" in note and "OPENAI_API_KEY" in note  # how to switch
+    at.selectbox[0].set_value("plan_execute/web_researcher").run()
+    assert "No edit of this prompt changes what it does." in _offline_note(at)
+
+
+def test_with_a_real_model_there_is_no_offline_note(home, monkeypatch):
+    from graph.settings import get_settings
+
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    get_settings.cache_clear()
+    at = open_page("app_pages/prompts.py")
+    assert _offline_note(at) == ""
+
+
+def _two_planner_experiment(services, questions=1) -> str:
+    """The issue's experiment: the shipped Planner against one saying "use at most 3 steps"."""
+    from graph.service.eval_sets import EvalQuestion, EvalSet
+    from graph.service.experiments import ExperimentRunner, Variant
+
+    store, service = services
+    limited = default_text(PLANNER).replace(
+        "Guidelines:\n", "Guidelines:\n- Use at most 3 steps.\n"
+    )
+    version = store.save_prompt_version(PLANNER, "three steps", limited)
+    eval_set = EvalSet(
+        name="one",
+        questions=[
+            EvalQuestion(question="Why did IBM sell its PC division to Lenovo?")
+            for _ in range(questions)
+        ],
+    )
+    store.save_eval_set(eval_set)
+    runner = ExperimentRunner.of(service)
+    experiment_id = runner.start(
+        "steps",
+        eval_set,
+        [Variant(name="shipped"), Variant.from_versions(store, "three", [version.id])],
+    )
+    assert runner.wait(experiment_id, timeout=120).status == "done"
+    return experiment_id
+
+
+def test_the_comparison_says_what_the_offline_model_read_from_the_varied_prompt(home, services):
+    _two_planner_experiment(services)
+    at = open_page("app_pages/evals.py")
+    note = _offline_note(at)
+    assert "**planner**: what its rules read" in note
+    assert "**executor**" not in note  # the variants do not differ there
+    assert "OPENAI_BASE_URL" in note
+
+
+# ------------------------------------------------------------------ the judge, in the background
+
+
+def test_judge_every_run_works_in_the_background_with_its_progress(home, services, monkeypatch):
+    import json
+    import threading
+
+    from langchain_core.language_models import BaseChatModel
+    from langchain_core.messages import AIMessage
+    from langchain_core.outputs import ChatGeneration, ChatResult
+
+    from graph.models.fake_server import LocalOpenAIServer
+    from graph.service.judging import JudgeJobs
+    from graph.settings import get_settings
+    from tests.unit.conftest import wait_for
+
+    store, service = services
+    experiment_id = _two_planner_experiment(services)
+    runs = [r["run_id"] for r in store.experiment_runs(experiment_id)]
+    gate = threading.Semaphore(0)
+    scores = {
+        m: {"score": 3, "reason": "So so."}
+        for m in ("plan_quality", "plan_adherence", "execution_efficiency", "logical_consistency")
+    }
+
+    class Gated(BaseChatModel):
+        @property
+        def _llm_type(self) -> str:
+            return "gated"
+
+        def _generate(self, messages, stop=None, run_manager=None, **kwargs) -> ChatResult:
+            assert gate.acquire(timeout=60)
+            return ChatResult(generations=[ChatGeneration(message=AIMessage(json.dumps(scores)))])
+
+    with LocalOpenAIServer(Gated) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+        get_settings.cache_clear()
+        try:
+            at = open_page("app_pages/evals.py")
+            at.button(key="evals:judge-all").click().run()  # returns: the judge waits on the gate
+            job = store.latest_judge_job(experiment_id)
+            assert (job["status"], job["judged"], job["total"]) == ("running", 0, len(runs))
+            (bar,) = at.get("progress")
+            assert bar.proto.text == f"0 of {len(runs)} runs judged"
+            assert at.button(key="evals:judge-all").disabled  # one job at a time
+            gate.release()
+            wait_for(lambda: store.latest_judge_job(experiment_id)["judged"] == 1, what="one run")
+            at.run()
+            (bar,) = at.get("progress")
+            assert bar.proto.text == f"1 of {len(runs)} runs judged"
+        finally:
+            gate.release(len(runs))
+        JudgeJobs.of(service).wait(job["id"])
+        at.run()
+    assert not at.get("progress")
+    assert f"Last judged: {len(runs)} of {len(runs)} run(s)." in texts(at)
+    means = next(t.value for t in at.table if "Runs judged" in t.value.columns)
+    assert sorted(means["Runs judged"]) == [1, 1] and set(means["plan quality"]) == {"3"}
