@@ -18,12 +18,19 @@ SWITCH = (
 )
 
 
-def note_markdown(names: list[str]) -> str:
-    """The note for prompts ``names``, in Markdown."""
-    parts = [
+def headline(names: list[str]) -> str:
+    """The note's first lines, always in view: the model is rules, most edits do nothing."""
+    said = ", ".join(short_name(n) for n in names)
+    return (
         "Runs use the **offline scripted model**: fixed rules, not an LLM. Its rules read "
-        "only some parts of a prompt, so most edits make no difference to its runs."
-    ]
+        f"only some parts of a prompt, so most edits of {said} make no difference to its "
+        "runs; what they read, and how to switch to a real model, is below."
+    )
+
+
+def note_markdown(names: list[str]) -> str:
+    """What the rules read from prompts ``names``, in Markdown, then how to switch."""
+    parts = []
     for name in names:
         found = reading(name)
         parts.append(f"**{short_name(name)}**: what its rules read: {found.reads}")
@@ -46,7 +53,10 @@ def show(names: list[str], provider: str) -> None:
     if provider != "scripted" or not names:
         return
     with st.container(key="offline-note"):
-        st.info(note_markdown(names), icon=":material/smart_toy:")
+        st.info(headline(names), icon=":material/smart_toy:")
+        said = ", ".join(short_name(n) for n in names)
+        with st.expander(f"What the offline model reads from {said}, and how to switch"):
+            st.markdown(note_markdown(names))
 
 
 def for_experiment(record) -> None:

@@ -225,7 +225,12 @@ def test_the_editor_and_preview_are_large(home, monkeypatch):
 
 
 def _offline_note(at) -> str:
-    return "\n".join(i.value for i in at.info if "offline scripted model" in i.value)
+    """The offline model's note: its headline and what its expander says."""
+    if not any("offline scripted model" in i.value for i in at.info):
+        return ""
+    headline = next(i.value for i in at.info if "offline scripted model" in i.value)
+    details = [m.value for e in at.expander if "offline model reads" in e.label for m in e.markdown]
+    return "\n".join([headline, *details])
 
 
 def test_the_offline_model_says_what_it_reads_from_the_prompt_and_how_to_switch(home):
