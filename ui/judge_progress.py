@@ -14,7 +14,7 @@ POLL_S = 1.0  # how often the progress bar rereads the store while the judge wor
 def show(experiment_id: str, run_ids: list[str]) -> None:
     """The button, then the running job's progress or what the last job did."""
     job = services.store().latest_judge_job(experiment_id)
-    running = bool(job and job["status"] == "running")
+    running = bool(job and job["status"] == "running" and services.judges().owns(job["id"]))
     st.button(
         "Judge every run of this experiment",
         icon=":material/gavel:",
@@ -53,7 +53,9 @@ def _progress(job_id: str) -> None:
 
 def _outcome(job: dict) -> None:
     text = f"Last judged: {job['judged']} of {job['total']} run(s)"
-    if job["status"] == "stopped":
+    if job["status"] == "running":  # no one owns it: the app was killed while it judged
+        st.warning(f"{text}; the app stopped before every run was judged.")
+    elif job["status"] == "stopped":
         st.warning(f"{text}; {job['error']}")
     elif job["failed"]:
         st.warning(f"{text}; {job['failed']} could not be judged: {job['error']}")

@@ -53,7 +53,7 @@ class JudgeJobs:
         store = self.service.store
         with self._lock:
             if experiment_id and (job := store.latest_judge_job(experiment_id)):
-                if job["status"] == "running":
+                if job["status"] == "running" and job["id"] in self._open_jobs:
                     return job["id"]
             job_id = uuid.uuid4().hex
             store.create_judge_job(job_id, experiment_id, len(run_ids))
@@ -83,6 +83,12 @@ class JudgeJobs:
                 return
             self._open_jobs.discard(job_id)
             store.update_judge_job(job_id, judged, failed, error, "done" if judged else "failed")
+
+    def owns(self, job_id: str) -> bool:
+        """Whether this process is judging (or about to judge) the job. A job the store
+        says is running but no one owns was cut off by a killed process."""
+        with self._lock:
+            return job_id in self._open_jobs
 
     def wait(self, job_id: str, timeout: float = 60.0) -> dict:
         """Block until a job has ended (for the command line and tests); its record."""

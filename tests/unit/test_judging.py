@@ -101,3 +101,14 @@ def test_a_shutdown_records_the_job_as_stopped(service, store):
         gate.release(2)
         job = store.judge_job(job_id)
     assert job["status"] == "stopped" and "stopped before every run" in job["error"]
+
+
+def test_a_job_cut_off_by_a_killed_process_does_not_block_a_new_one(service, store):
+    store.create_judge_job("cut-off", "exp", 3)  # recorded running, owned by no live process
+    (run_id,) = _runs(service, 1)
+    jobs = JudgeJobs.of(service)
+    assert not jobs.owns("cut-off")
+    with LocalOpenAIServer(lambda: GatedScores(gate=threading.Semaphore(1))) as server:
+        job_id = jobs.start([run_id], experiment_id="exp", settings=_real(store, server))
+        assert job_id != "cut-off"
+        assert jobs.wait(job_id)["judged"] == 1
