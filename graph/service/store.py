@@ -153,6 +153,17 @@ CREATE TABLE IF NOT EXISTS decisions (
     item_json TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS decisions_by_time ON decisions (decided_at);
+CREATE TABLE IF NOT EXISTS judge_jobs (
+    id TEXT PRIMARY KEY,
+    experiment_id TEXT,
+    total INTEGER NOT NULL,
+    judged INTEGER NOT NULL DEFAULT 0,
+    failed INTEGER NOT NULL DEFAULT 0,
+    status TEXT NOT NULL,
+    error TEXT NOT NULL DEFAULT '',
+    created_at REAL NOT NULL,
+    finished_at REAL
+);
 CREATE TABLE IF NOT EXISTS queued_redirects (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     run_id TEXT NOT NULL,
@@ -1105,6 +1116,36 @@ class Store:
             "scores": json.loads(rows[0]["scores_json"]),
             "judged_at": rows[0]["judged_at"],
         }
+
+    def create_judge_job(self, job_id: str, experiment_id: str | None, total: int) -> None:
+        """A batch of runs to judge in the background, recorded so any page can show it."""
+        self._write(
+            "INSERT INTO judge_jobs (id, experiment_id, total, status, created_at) "
+            "VALUES (?, ?, ?, 'running', ?)",
+            (job_id, experiment_id, total, time.time()),
+        )
+
+    def update_judge_job(
+        self, job_id: str, judged: int, failed: int, error: str = "", status: str = "running"
+    ) -> None:
+        """How far a judge job got: runs judged, runs that could not be, the last reason."""
+        self._write(
+            "UPDATE judge_jobs SET judged = ?, failed = ?, error = ?, status = ?, "
+            "finished_at = CASE WHEN ? = 'running' THEN NULL ELSE ? END WHERE id = ?",
+            (judged, failed, error, status, status, time.time(), job_id),
+        )
+
+    def judge_job(self, job_id: str) -> dict | None:
+        rows = self._query("SELECT * FROM judge_jobs WHERE id = ?", (job_id,))
+        return dict(rows[0]) if rows else None
+
+    def latest_judge_job(self, experiment_id: str) -> dict | None:
+        """The newest judge job of an experiment's runs, or None."""
+        rows = self._query(
+            "SELECT * FROM judge_jobs WHERE experiment_id = ? ORDER BY created_at DESC LIMIT 1",
+            (experiment_id,),
+        )
+        return dict(rows[0]) if rows else None
 
     # ------------------------------------------------------------------ model servers
 

@@ -9,7 +9,7 @@ import streamlit as st
 
 from graph.service.experiments import ExperimentError, compare, distribution_records, run_records
 from graph.service.store import LIVE_STATUSES
-from ui import services, widgets
+from ui import offline_note, services, widgets
 from ui.evals import NEW, RESULTS, flash_key, two_runs
 from ui.evals import view as ev
 
@@ -61,6 +61,7 @@ def show() -> None:
         help="A new experiment with exactly the recorded prompt texts, design and eval "
         "set; refused when the model settings differ from the recorded ones.",
     )
+    offline_note.for_experiment(record)
     _comparison(record)
 
 

@@ -7,7 +7,7 @@ import streamlit as st
 
 from graph.service.evals import judge_available, judge_run
 from graph.service.experiments import side_by_side
-from ui import services, widgets
+from ui import judge_progress, services, widgets
 from ui.evals import RESULTS, flash_key
 from ui.evals import view as ev
 from ui.model_text import model_markdown
@@ -121,14 +121,7 @@ def judged(record, records: list[dict]) -> None:
             "A model scores each run's plan quality, plan adherence, execution "
             "efficiency and logical consistency (the editable prompt judge/gpa)."
         )
-        st.button(
-            "Judge every run of this experiment",
-            icon=":material/gavel:",
-            on_click=_judge,
-            args=(counted,),
-            key="evals:judge-all",
-            disabled=not counted,
-        )
+        judge_progress.show(record.id, counted)
     else:
         st.caption(
             "Judging plan quality, plan adherence, execution efficiency and logical "
