@@ -202,33 +202,41 @@ def checkpoint_timeline(
     rows: list[dict] = []
     previous: dict = {}
     checkpoints = history(graph, thread_id)
-    for i, snap in enumerate(checkpoints):
-        values = snap.values or {}
-        kept = {k: plain(values.get(k)) for k in shown}
-        producer = checkpoints[i - 1].next[0] if i and checkpoints[i - 1].next else "input"
-        rows.append(
-            {
-                "checkpoint_id": snap.config["configurable"]["checkpoint_id"],
-                "index": i,
-                "node": producer,
-                "next": list(snap.next),
-                "created_at": snap.created_at,
-                "fields": kept,
-                "messages": [
-                    f"[{m.get('name') or m['type']}] {str(m['content'])[:200]}"
-                    for m in plain(list(values.get("messages") or [])[-last_messages:])
-                ],
-                "diff": {
-                    k: {"before": previous.get(k), "after": v}
-                    for k, v in kept.items()
-                    if previous.get(k) != v
-                }
-                if i
-                else {},
-            }
-        )
-        previous = kept
+    for i in range(len(checkpoints)):
+        row = checkpoint_row(checkpoints, i, shown, previous, last_messages)
+        row["index"] = i
+        rows.append(row)
+        previous = row["fields"]
     return rows
+
+
+def checkpoint_row(
+    snaps: list, i: int, shown: Iterable[str], previous: dict, last_messages: int = 3
+) -> dict:
+    """Checkpoint ``i`` of ``snaps`` (oldest first) as the History timeline shows it: the
+    node that produced it, what runs next, the ``shown`` fields, its last messages, and
+    what changed since ``previous`` (the fields of checkpoint ``i - 1``)."""
+    snap = snaps[i]
+    values = snap.values or {}
+    kept = {k: plain(values.get(k)) for k in shown}
+    return {
+        "checkpoint_id": snap.config["configurable"]["checkpoint_id"],
+        "node": snaps[i - 1].next[0] if i and snaps[i - 1].next else "input",
+        "next": list(snap.next),
+        "created_at": snap.created_at,
+        "fields": kept,
+        "messages": [
+            f"[{m.get('name') or m['type']}] {str(m['content'])[:200]}"
+            for m in plain(list(values.get("messages") or [])[-last_messages:])
+        ],
+        "diff": {
+            k: {"before": previous.get(k), "after": v}
+            for k, v in kept.items()
+            if previous.get(k) != v
+        }
+        if i
+        else {},
+    }
 
 
 def fork_state(

@@ -18,7 +18,7 @@ from __future__ import annotations
 import bisect
 from typing import Iterable
 
-from graph.kernel.records import plain
+from graph.kernel.checkpoints import checkpoint_row
 
 
 def namespaces(graph, thread_id: str) -> list[str]:
@@ -55,34 +55,16 @@ def inner_timeline(
         snaps = list(reversed(list(graph.get_state_history(config))))
         previous: dict = {}
         for i, snap in enumerate(snaps):
-            values = snap.values or {}
-            shown = wanted or tuple(k for k in values if k != "messages")
-            kept = {k: plain(values.get(k)) for k in shown}
+            shown = wanted or tuple(k for k in (snap.values or {}) if k != "messages")
+            row = checkpoint_row(snaps, i, shown, previous, last_messages)
             parents = (snap.metadata or {}).get("parents") or {}
-            rows.append(
-                {
-                    "checkpoint_id": snap.config["configurable"]["checkpoint_id"],
-                    "namespace": ns,
-                    "inside": " › ".join(subgraph_path(ns)),
-                    "node": snaps[i - 1].next[0] if i and snaps[i - 1].next else "input",
-                    "next": list(snap.next),
-                    "created_at": snap.created_at,
-                    "fields": kept,
-                    "messages": [
-                        f"[{m.get('name') or m['type']}] {str(m['content'])[:200]}"
-                        for m in plain(list(values.get("messages") or [])[-last_messages:])
-                    ],
-                    "diff": {
-                        k: {"before": previous.get(k), "after": v}
-                        for k, v in kept.items()
-                        if previous.get(k) != v
-                    }
-                    if i
-                    else {},
-                    "parent_checkpoint": parents.get(""),
-                }
+            row.update(
+                namespace=ns,
+                inside=" › ".join(subgraph_path(ns)),
+                parent_checkpoint=parents.get(""),
             )
-            previous = kept
+            rows.append(row)
+            previous = row["fields"]
     return rows
 
 
