@@ -18,7 +18,7 @@ import streamlit as st
 from graph.kernel.checkpoints import pending_nodes
 from graph.kernel.design import Design
 from graph.service.store import Store
-from ui import approvals, conversation_view, services, trace_panel, widgets
+from ui import add_to_eval_set, approvals, conversation_view, services, trace_panel, widgets
 from ui.event_feed import FEED
 from ui.run_view import (
     POLL_S,
@@ -44,6 +44,8 @@ def show(store: Store, run_id: str, key: str, seen_status: str | None = None) ->
     mode = run_mode(status)
     if services.system_of(record.design).can_edit_request and mode in ("live", "waiting", "paused"):
         _edit_control(store, run_id, key)
+    if mode != "live":  # outside the polling fragment: edits there are not disturbed
+        add_to_eval_set.control(store, run_id, key)
     st.fragment(run_every=POLL_S if mode == "live" else None)(_panel)(store, run_id, mode, key)
     if mode in ("waiting", "paused"):
         st.fragment(run_every=WATCH_S)(_watch)(store, run_id, status, store.latest_seq(run_id))
