@@ -1,5 +1,5 @@
 """One run, as the Run and History pages show it: its status and the actions it allows
-(stop, resume, next, continue, decide, edit the request), the parts its system shows
+(stop, resume, next, continue, decide, edit the request, add it to an eval set), the parts its system shows
 (``System.panels``: a plan's steps and history, a message bus, subtasks...), the model
 use, the conversation, the answer, the graph and the messages (as a trace).
 
