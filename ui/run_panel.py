@@ -1,7 +1,8 @@
 """One run, as the Run and History pages show it: its status and the actions it allows
-(stop, resume, next, continue, decide, edit the request, add it to an eval set), the parts its system shows
-(``System.panels``: a plan's steps and history, a message bus, subtasks...), the model
-use, the conversation, the answer, the graph and the messages (as a trace).
+(stop, resume, next, continue, decide, edit the request, add it to an eval set), the
+parts its system shows (``System.panels``: a plan's steps and history, a message bus,
+subtasks...), the model use, the conversation, the answer, the graph and the messages
+(as a trace).
 
 While the run goes, only this part of the page is redrawn (a fragment polling the
 store). A run that waits for a human or is paused in step mode is not polled; a small
