@@ -1,7 +1,8 @@
 """One run, as the Run and History pages show it: its status and the actions it allows
-(stop, resume, next, continue, decide, edit the request), the parts its system shows
-(``System.panels``: a plan's steps and history, a message bus, subtasks...), the model
-use, the conversation, the answer, the graph and the messages (as a trace).
+(stop, resume, next, continue, decide, edit the request, add it to an eval set), the
+parts its system shows (``System.panels``: a plan's steps and history, a message bus,
+subtasks...), the model use, the conversation, the answer, the graph and the messages
+(as a trace).
 
 While the run goes, only this part of the page is redrawn (a fragment polling the
 store). A run that waits for a human or is paused in step mode is not polled; a small
@@ -18,7 +19,7 @@ import streamlit as st
 from graph.kernel.checkpoints import pending_nodes
 from graph.kernel.design import Design
 from graph.service.store import Store
-from ui import approvals, conversation_view, services, trace_panel, widgets
+from ui import add_to_eval_set, approvals, conversation_view, services, trace_panel, widgets
 from ui.event_feed import FEED
 from ui.run_view import (
     POLL_S,
@@ -44,6 +45,8 @@ def show(store: Store, run_id: str, key: str, seen_status: str | None = None) ->
     mode = run_mode(status)
     if services.system_of(record.design).can_edit_request and mode in ("live", "waiting", "paused"):
         _edit_control(store, run_id, key)
+    if mode != "live":  # outside the polling fragment: edits there are not disturbed
+        add_to_eval_set.control(store, run_id, key)
     st.fragment(run_every=POLL_S if mode == "live" else None)(_panel)(store, run_id, mode, key)
     if mode in ("waiting", "paused"):
         st.fragment(run_every=WATCH_S)(_watch)(store, run_id, status, store.latest_seq(run_id))

@@ -90,9 +90,14 @@ def test_without_eval_sets_the_starter_set_is_offered_and_saved(home, services):
     assert store.eval_set_names() == ["starter"]
     assert store.load_eval_set("starter") == load_starter()
     assert at.selectbox(key="evals:set").value == "starter"
-    questions = _frame(at, "Checks")
+    questions = at.data_editor(key="evals:table:questions:starter:1").value
     assert list(questions["Question"]) == [q.question for q in load_starter().questions]
-    assert "answer contains 'AAPL'" in questions["Checks"][0]
+    checks = at.data_editor(key="evals:table:checks:starter:1").value
+    assert (checks["Question"][0], checks["Kind"][0], checks["Value"][0]) == (
+        1,
+        "answer_contains",
+        "AAPL",
+    )
     assert any("Saved the starter set" in s.value for s in at.success)
 
 

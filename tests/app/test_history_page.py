@@ -106,7 +106,7 @@ def test_the_timeline_lists_each_checkpoint_and_shows_what_changed(home, service
     _, service = services
     run_id = _tesla(services)
     at = _history(run_id)
-    timeline = at.dataframe[1].value
+    timeline = next(d.value for d in at.dataframe if "After" in d.value.columns)
     assert list(timeline["After"][:4]) == ["input", "__start__", "planner", "executor"]
     replan = timeline[(timeline["After"] == "executor") & (timeline["Replan flag"] == "yes")].iloc[
         0

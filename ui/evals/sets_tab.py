@@ -1,14 +1,21 @@
-"""The Eval sets tab: the stored sets, the starter set, the JSON editor, import, export
-and delete."""
+"""The Eval sets tab: the stored sets, the starter set, the table editor (questions and
+checks in ``st.data_editor``), the JSON editor, import, export and delete."""
 
 from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
 
-from graph.service.eval_sets import EvalSetError, export_eval_set, import_eval_set, load_starter
+from graph.service.eval_sets import (
+    CHECK_KINDS,
+    EvalSetError,
+    export_eval_set,
+    import_eval_set,
+    load_starter,
+)
 from ui import services, widgets
 from ui.evals import SETS, flash_key
+from ui.evals import check_table as ct
 from ui.evals import view as ev
 
 FLASH = flash_key(SETS)
@@ -39,14 +46,7 @@ def show() -> None:
         eval_set = store.load_eval_set(name)
         facts = (eval_set.description, ev.eval_set_facts(eval_set))
         st.markdown(" · ".join(p for p in facts if p))
-        st.dataframe(
-            pd.DataFrame(ev.question_rows(eval_set)),
-            hide_index=True,
-            column_config={
-                "Question": st.column_config.TextColumn(width="large"),
-                "Checks": st.column_config.TextColumn(width="large"),
-            },
-        )
+        _tables(name, eval_set)
         _editor(name, eval_set)
         with st.container(horizontal=True):
             st.download_button(
@@ -76,6 +76,112 @@ def show() -> None:
         key="evals:import",
         on_change=_import,
     )
+
+
+def _table_keys(name: str) -> dict[str, str]:
+    """The table editor's widget keys; a save moves to fresh ones, so the tables show
+    what was stored. A bad edit keeps them: the edit stays on screen with its error."""
+    revision = st.session_state.get(f"evals:table-rev:{name}", 0)
+    return {
+        part: f"evals:table:{part}:{name}:{revision}"
+        for part in ("name", "description", "questions", "checks")
+    }
+
+
+def _tables(name: str, eval_set) -> None:
+    keys = _table_keys(name)
+    named, described = st.columns([1, 2])
+    set_name = named.text_input("Name", value=eval_set.name, key=keys["name"])
+    description = described.text_input(
+        "Description", value=eval_set.description, key=keys["description"]
+    )
+    questions = st.data_editor(
+        pd.DataFrame(ct.question_table(eval_set), columns=["No.", "Question"]),
+        key=keys["questions"],
+        num_rows="dynamic",
+        hide_index=True,
+        width="stretch",
+        column_config={
+            "No.": st.column_config.NumberColumn(
+                "No.",
+                min_value=1,
+                step=1,
+                format="%d",
+                width="small",
+                help="The checks below name their question by this number; a new "
+                "question left without one gets the next free number.",
+            ),
+            "Question": st.column_config.TextColumn("Question", width="large"),
+        },
+    )
+    st.caption(
+        "Checks: a run passes its question when it ends done and every check passes. "
+        + ct.VALUE_HELP
+    )
+    checks = st.data_editor(
+        pd.DataFrame(ct.check_table(eval_set), columns=["Question", "Kind", "Value"]),
+        key=keys["checks"],
+        num_rows="dynamic",
+        hide_index=True,
+        width="stretch",
+        column_config={
+            "Question": st.column_config.NumberColumn(
+                "Question",
+                min_value=1,
+                step=1,
+                format="%d",
+                width="small",
+                help="The number of the question in the table above.",
+            ),
+            "Kind": st.column_config.SelectboxColumn("Kind", options=list(CHECK_KINDS)),
+            "Value": st.column_config.TextColumn("Value", help=ct.VALUE_HELP, width="large"),
+        },
+    )
+    problem = draft = None
+    try:
+        draft = ct.eval_set_from_tables(
+            set_name, description, ct.records(questions), ct.records(checks)
+        )
+    except EvalSetError as exc:
+        problem = str(exc)
+        st.error(f"Not valid: {problem}")
+    if draft is not None and draft != eval_set:
+        st.caption(
+            f"Valid: {ev.eval_set_facts(draft)}. "
+            + (
+                f"Saving stores a new eval set “{draft.name}”."
+                if draft.name != name
+                else "Not saved yet."
+            )
+        )
+    st.button(
+        "Save the tables",
+        type="primary",
+        icon=":material/save:",
+        disabled=problem is not None,
+        on_click=_save_tables,
+        args=(name, eval_set),
+        key="evals:table-save",
+        help="Fix the tables first." if problem else None,
+    )
+
+
+def _save_tables(name: str, eval_set) -> None:
+    """Reads the edits the tables keep in session state (the callback runs before the
+    script hands back the edited tables); a bad edit is reported and stays as it is."""
+    keys, state = _table_keys(name), st.session_state
+    try:
+        draft = ct.eval_set_from_tables(
+            state.get(keys["name"], eval_set.name),
+            state.get(keys["description"], eval_set.description),
+            ct.apply_edits(ct.question_table(eval_set), state.get(keys["questions"])),
+            ct.apply_edits(ct.check_table(eval_set), state.get(keys["checks"])),
+        )
+    except EvalSetError as exc:
+        widgets.say(FLASH, "error", f"Not saved: {exc}")
+        return
+    services.store().save_eval_set(draft)
+    _saved(draft.name, f"Saved “{draft.name}”: {ev.eval_set_facts(draft)}.")
 
 
 def _editor_key(name: str) -> str:
@@ -132,6 +238,8 @@ def _editor(name: str, eval_set) -> None:
 
 def _saved(name: str, text: str) -> None:
     st.session_state.pop(_editor_key(name), None)  # the editor reloads what is stored
+    revision = f"evals:table-rev:{name}"  # and so do the tables, on fresh keys
+    st.session_state[revision] = st.session_state.get(revision, 0) + 1
     st.session_state[PICKED] = st.session_state[TO_RUN] = name
     widgets.say(FLASH, "success", text)
 
