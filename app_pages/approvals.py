@@ -1,14 +1,18 @@
 """Approvals: every question a run is waiting on, across runs, with the buttons to answer.
 
-The page is redrawn only when the list changes (a new question, one answered
-elsewhere or by its timeout), and looks for changes only while something is
-pending or running.
+Grouped by experiment (variant, repeat) and run, filtered, and in an order that never
+changes under the pointer: a decided question keeps its place as a line saying who
+decided what, and when (``ui.inbox_view``). The page is redrawn only when the list
+changes (a new question, one answered elsewhere or by its timeout), and looks for
+changes only while something is pending or running; each card's countdown redraws alone.
 """
+
+import time
 
 import streamlit as st
 
 from graph.service.store import LIVE_STATUSES
-from ui import approvals, services, widgets
+from ui import approvals, inbox_view, services, widgets
 from ui.run_view import WATCH_S
 
 st.title("Approvals")
@@ -22,15 +26,56 @@ st.markdown(
 
 store = widgets.store_or_stop()
 service = services.service()
-widgets.flash("approvals:flash", keep_s=120)
+opened_at = st.session_state.setdefault("approvals:opened", time.time())
+since = st.session_state.get("approvals:cleared") or inbox_view.decided_since(opened_at)
 pending = service.pending_approvals()
+decided = service.recent_decisions(since)
 
 
 def _live() -> bool:
     return any(store.runs(status=status, limit=1) for status in LIVE_STATUSES)
 
 
+def _clear_decided() -> None:
+    st.session_state["approvals:cleared"] = time.time()
+
+
+def _bulk(items: list[dict], decision: str, key: str) -> None:
+    reason = st.session_state.get(f"{key}:reason") or ""
+    try:
+        results = inbox_view.decide_all(service, items, decision, reason)
+    except ValueError as exc:
+        widgets.say(f"{key}:flash", "error", str(exc))
+        return
+    for result in results:
+        if not result.ok:
+            widgets.say(f"approvals:{result.item['id']}:flash", "warning", result.text.capitalize())
+    widgets.say(f"{key}:flash", *inbox_view.bulk_summary(decision, results))
+
+
 live = _live()
+shown = inbox_view.merge(pending, decided)
+options = inbox_view.filter_options(shown)
+filters = inbox_view.Filters()
+if shown:
+    for column, (name, label) in zip(
+        st.columns(4),
+        (
+            ("systems", "System"),
+            ("agents", "Agent"),
+            ("kinds", "Kind"),
+            ("experiments", "Experiment"),
+        ),
+    ):
+        chosen = st.session_state.get(f"approvals:filter:{name}") or []
+        column.multiselect(
+            label,
+            sorted(set(options[name]) | set(chosen)),
+            key=f"approvals:filter:{name}",
+            placeholder="all",
+        )
+        setattr(filters, name, set(st.session_state.get(f"approvals:filter:{name}") or []))
+inbox = inbox_view.build_inbox(pending, decided, filters)
 
 if not pending:
     st.info(
@@ -38,25 +83,70 @@ if not pending:
         + (" A run is in progress: if it reaches a flagged step, it appears here." if live else "")
     )
 else:
-    st.caption(f"{len(pending)} decision(s) waiting, oldest first.")
+    summary = f"{inbox.waiting} decision(s) waiting, oldest first, by experiment and run."
+    if inbox.hidden:
+        summary += f" {inbox.hidden} more hidden by the filters."
+    st.caption(summary)
+if inbox.decided:
+    left, right = st.columns([4, 1])
+    left.caption(
+        f"{inbox.decided} decided here or by a timeout since you opened this page (or in the "
+        "last 10 min): each stays in its place as a line."
+    )
+    right.button("Clear decided", on_click=_clear_decided, key="approvals:clear")
+
 designs = {}
-for item in pending:
-    if item["run_id"] not in designs:
-        record = store.run(item["run_id"])
-        designs[item["run_id"]] = record.design if record else {}
-    approvals.approval_card(
-        item,
-        key=f"approvals:{item['id']}",
-        flash_key="approvals:flash",
-        design=designs[item["run_id"]],
-        link_run=True,
+for group in inbox.groups:
+    group_key = f"approvals:group:{group.key}"
+    with st.container(border=True, key=f"inbox-group-{group.key}"):
+        st.subheader(group.title)
+        if waiting := group.pending:
+            reason_box, *buttons = st.columns([3, 1, 1, 1], vertical_alignment="bottom")
+            reason_box.text_input(
+                "One reason for Reject all",
+                key=f"{group_key}:reason",
+                placeholder="e.g. not now: the data is being rebuilt",
+            )
+            for column, (label, decision) in zip(
+                buttons,
+                (("Approve all", "approve"), ("Reject all", "reject"), ("Skip all", "skip")),
+            ):
+                column.button(
+                    f"{label} ({len(waiting)})",
+                    key=f"{group_key}:{decision}",
+                    on_click=_bulk,
+                    args=(waiting, decision, group_key),
+                    width="stretch",
+                )
+        widgets.flash(f"{group_key}:flash", keep_s=120)
+        for run in group.runs:
+            st.markdown(f"**{run.title}**")
+            if run.run_id not in designs:
+                record = store.run(run.run_id)
+                designs[run.run_id] = record.design if record else {}
+            for item in run.cards:
+                approvals.approval_card(
+                    item,
+                    key=f"approvals:{item['id']}",
+                    flash_key=f"approvals:{item['id']}:flash",
+                    design=designs[run.run_id],
+                    link_run=True,
+                    show_flash=True,
+                )
+
+
+def _listed(decided_since: float) -> tuple:
+    return (
+        tuple(p["id"] for p in service.pending_approvals()),
+        tuple(d["id"] for d in service.recent_decisions(decided_since)),
     )
 
 
-def _watch(shown: tuple[str, ...], was_live: bool) -> None:
-    if tuple(p["id"] for p in service.pending_approvals()) != shown or _live() != was_live:
+def _watch(was: tuple, was_live: bool, decided_since: float) -> None:
+    if _listed(decided_since) != was or _live() != was_live:
         st.rerun()
 
 
 if pending or live:
-    st.fragment(run_every=WATCH_S)(_watch)(tuple(p["id"] for p in pending), live)
+    listed = (tuple(p["id"] for p in pending), tuple(d["id"] for d in decided))
+    st.fragment(run_every=WATCH_S)(_watch)(listed, live, since)

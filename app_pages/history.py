@@ -8,30 +8,43 @@ import streamlit as st
 
 from graph.kernel.design import Design
 from graph.service.store import STATUSES
+from ui import history_open, run_panel, services, teams_fork, widgets
 from ui import history_view as hv
-from ui import run_panel, services, widgets
-from ui.run_view import run_label
 
 st.title("History")
 st.markdown(
     "Every run kept in the store. Open one to see its steps, answer and messages, "
     "walk through its **checkpoints** (the state LangGraph saved after each node), "
     "and **fork** it: go on from a checkpoint as a new run, with the plan or the agent's "
-    "query changed, or replay it unchanged."
+    "query changed, or replay it unchanged. Click a row of the table to open its run."
 )
 
 store = widgets.store_or_stop()
 service = services.service()
 FLASH = "history:flash"
+OPENED = "history:opened"  # the opened run's id; None once the user unselected its row
+TABLE = "history-table"  # the runs table; its selection state marks the opened run
+DRAWN = "history:drawn"  # (run ids in table order, selected rows) as last drawn
+FORKED = "history:forked"  # (new run id, confirmation): shown while that run is open
+TAB = "history:tab"
 
 
 def _flash(kind: str, text: str) -> None:
     widgets.say(FLASH, kind, text)
 
 
-def _open(run_id: str) -> None:
-    st.session_state["history:selected"] = run_id
-    st.query_params["run"] = run_id
+def _open(run_id: str | None) -> None:
+    st.session_state[OPENED] = run_id
+    if run_id:
+        st.query_params["run"] = run_id
+    else:
+        st.query_params.pop("run", None)
+
+
+def _clear_filter() -> None:
+    # dropped, not set to None: a select set to None shows "Choose an option"
+    st.session_state.pop("history:status", None)
+    st.session_state["history:text"] = ""
 
 
 def _import() -> None:
@@ -44,7 +57,7 @@ def _import() -> None:
         _flash("error", f"{upload.name} cannot be imported: {exc}")
         return
     _flash("success", f"Imported {upload.name} as run {hv.short_id(run_id)}; it is listed below.")
-    st.session_state["history:status"], st.session_state["history:text"] = None, ""
+    _clear_filter()
     _open(run_id)
 
 
@@ -77,13 +90,14 @@ def _fork(run_id: str, checkpoint_id: str, change: str, design: Design) -> None:
         if change == "nothing"
         else f"with your {services.system_of(design).field_label(change).lower()}"
     )
-    _flash(
-        "success",
+    st.session_state[FORKED] = (
+        new_id,
         f"Started run {hv.short_id(new_id)}: a fork of {hv.short_id(run_id)}, "
         f"{what}. It is open below.",
     )
-    st.session_state["history:status"], st.session_state["history:text"] = None, ""
+    _clear_filter()
     _open(new_id)
+    st.session_state[TAB] = "Run"  # its steps, not the parent's fork form
 
 
 with st.expander("Import a run from a JSON export"):
@@ -101,35 +115,70 @@ text = by_text.text_input(
     "Question contains", key="history:text", placeholder="a word of the question, e.g. Tesla"
 )
 runs = store.runs(status=status, text=text, limit=200)
+listed_ids = [r.id for r in runs]
+# The opened run: a link (?run=<id>, also what a fork or import sets) wins when it names
+# another run; else the one opened before; on a first visit, the newest run.
+linked = st.query_params.get("run")
+if linked and linked != st.session_state.get(OPENED):
+    _open(linked)
+elif OPENED not in st.session_state:
+    _open(listed_ids[0] if listed_ids else None)
+drawn_ids, drawn_rows = st.session_state.get(DRAWN, ([], []))
+clicked = history_open.clicked_run(st.session_state.get(TABLE), drawn_ids, drawn_rows)
+if clicked != history_open.UNCHANGED:
+    _open(clicked)
+opened_id = st.session_state[OPENED]
+if opened_id:
+    st.query_params["run"] = opened_id  # back from another page, the address says it too
+
 used = {name for r in runs for name in r.prompt_versions}
 labels = {v.id: v.label for name in used for v in store.prompt_versions(name)}
 if not runs:
     st.info("No run matches." if status or text else "No runs yet: ask a question on the Run page.")
+    st.session_state.pop(DRAWN, None)
 else:
+    selection = history_open.table_selection(opened_id, listed_ids)
+    rows_now, cells_now = history_open.selected(st.session_state.get(TABLE))
+    if (rows_now, cells_now) != (selection["selection"]["rows"], []):
+        st.session_state[TABLE] = selection  # the row of the opened run, wherever it is now
     st.dataframe(
         pd.DataFrame(hv.history_rows(runs, labels)),
         hide_index=True,
-        key="history-table",
+        key=TABLE,
+        on_select="rerun",
+        selection_mode=["single-row", "single-cell"],  # a click on any cell opens its row
+        # Sized to fit a 1280 px screen with the sidebar: no sideways scrolling. The run's
+        # id, agents and prompts are shown above the opened run.
+        column_order=hv.LISTED_COLUMNS,
         column_config={
-            "Question": st.column_config.TextColumn(width=360),
-            "Parent": st.column_config.TextColumn(width=140),
+            name: st.column_config.TextColumn(width=width)
+            for name, width in hv.LISTED_COLUMNS.items()
         },
     )
+    st.session_state[DRAWN] = (listed_ids, selection["selection"]["rows"])
 
-# No status in the label: a selectbox keeps showing a label it drew once (the panel below
-# says the status, always fresh).
-choices = {r.id: f"{hv.short_id(r.id)} · {run_label(r)}" for r in runs}
-wanted = st.session_state.get("history:selected") or st.query_params.get("run")
-if wanted and wanted not in choices and (record := store.run(wanted)):
-    choices = {wanted: f"{hv.short_id(wanted)} · {run_label(record)}", **choices}
-if not choices:
+record = store.run(opened_id) if opened_id else None
+shown = history_open.opened_view(
+    opened_id, record.question if record else None, listed_ids, bool(status or text)
+)
+if not runs and not opened_id:
     st.stop()
-if st.session_state.get("history:selected") not in choices:
-    st.session_state["history:selected"] = wanted if wanted in choices else next(iter(choices))
 st.divider()
-run_id = st.selectbox("Open a run", list(choices), key="history:selected", format_func=choices.get)
-st.query_params["run"] = run_id
-record = store.run(run_id)
+if shown.hidden_by_filter:
+    st.warning(shown.note)
+    st.button("Clear the filter", icon=":material/filter_alt_off:", on_click=_clear_filter)
+elif shown.note and not shown.show:
+    st.info(shown.note)
+elif shown.note:
+    st.caption(shown.note)
+if not shown.show:
+    st.stop()
+run_id = opened_id
+forked = st.session_state.get(FORKED)
+if forked and forked[0] == run_id:
+    st.success(forked[1])  # stays while the fork is open, however often the page redraws
+elif forked:
+    del st.session_state[FORKED]
 system = services.system_of(record.design)
 facts = [f"Run `{run_id}`", f"question: “{record.question}”"]
 if record.parent_run:
@@ -138,6 +187,10 @@ if record.parent_run:
         f"`{hv.short_id(record.parent_checkpoint)}`"
     )
 st.markdown(" · ".join(facts))
+st.caption(
+    f"Agents: {hv.agents_label(record.design)} · prompts: "
+    f"{hv.prompts_label(record.prompt_versions, labels)}"
+)
 st.page_link(
     "app_pages/run.py",
     label="Open it on the Run page",
@@ -145,8 +198,8 @@ st.page_link(
     query_params={"run": run_id},
 )
 
-run_tab, timeline_tab, fork_tab, export_tab = st.tabs(  # keyed: stays open across reruns
-    ["Run", "Checkpoint timeline", "Fork or replay", "Export"], key="history:tab"
+run_tab, timeline_tab, fork_tab, export_tab = st.tabs(  # keyed, tracked: a fork opens "Run"
+    ["Run", "Checkpoint timeline", "Fork or replay", "Export"], key=TAB, on_change="rerun"
 )
 try:
     timeline = hv.name_fork_origin(service.timeline(run_id), record.parent_run)
@@ -191,12 +244,24 @@ with timeline_tab:
         point = timeline[index]
         if point["diff"]:
             st.markdown(f"Changed by **{point['node']}**: before → after")
-            st.table(hv.diff_rows(point["diff"]), hide_index=True)
+            st.table(hv.diff_rows(point["diff"], system.field_label), hide_index=True)
+            if long := hv.long_changes(point["diff"], system.field_label):
+                with st.expander(f"Full text of the {len(long)} value(s) cut short above"):
+                    for row in long:
+                        st.markdown(f"**{row['Field']}** {row['Key']}".strip())
+                        st.code(
+                            f"before: {row['Before']}\nafter:  {row['After']}",
+                            language=None,
+                            wrap_lines=True,
+                        )
+            with st.expander("Raw JSON of this change"):
+                st.json(point["diff"], expanded=True)
         else:
             st.caption("Nothing in the system's fields changed at this checkpoint.")
         if point["messages"]:
             st.caption("Last messages at this point:")
             st.text("\n".join(point["messages"]))
+    teams_fork.inner_timeline(service, run_id, timeline)  # checkpoints inside the teams
 
 with fork_tab:
     points = hv.forkable(timeline)
@@ -234,7 +299,8 @@ with fork_tab:
             ),
         )
         design = Design.model_validate(record.design)
-        if change != "nothing":
+        key = f"history:change:{change}:{checkpoint_id}"  # a subtask plan: edited as a table
+        if change != "nothing" and not teams_fork.table_editor(system, point, change, design, key):
             value = point["fields"].get(change)
             structured = isinstance(value, (dict, list))
             text = st.text_area(

@@ -5,8 +5,8 @@ import streamlit as st
 import graph.kernel.guardrail  # noqa: F401  (registers the guardrail's classifier prompt)
 from graph.kernel.design import Design
 from graph.prompts import PromptError, default_text, prompt_names, template_errors
+from ui import offline_note, services, widgets
 from ui import prompt_view as pv
-from ui import services, widgets
 from ui.run_view import run_label
 
 st.title("Prompts")
@@ -48,8 +48,10 @@ name = st.selectbox(
     format_func=pv.prompt_title,
 )
 st.session_state["prompts:chosen"] = name
+offline_note.show([name], services.settings().resolved_provider)
 
 active = store.active_prompts().get(name)
+versions = store.prompt_versions(name)
 active_text = active.text if active else default_text(name)
 editor, draft = f"prompts:editor:{name}", f"prompts:draft:{name}"
 if editor not in st.session_state:  # first visit, or back from another page: keep the draft
@@ -91,6 +93,16 @@ def _reset() -> None:
     widgets.say(FLASH, "success", "Back to the shipped default: runs use it from now on.")
 
 
+height = (
+    st.segmented_control(
+        "Editor height",
+        list(pv.EDITOR_HEIGHTS),
+        default=pv.DEFAULT_HEIGHT,
+        format_func=pv.EDITOR_HEIGHTS.get,
+        key="prompts:height",
+    )
+    or pv.DEFAULT_HEIGHT
+)
 edit_col, preview_col = st.columns(2, gap="large")
 with edit_col:
     st.subheader("Template")
@@ -101,16 +113,13 @@ with edit_col:
         )
     else:
         st.markdown("Active: **the shipped default**")
-    text = st.text_area("Template text", key=editor, height=380, label_visibility="collapsed")
+    text = st.text_area("Template text", key=editor, height=height, label_visibility="collapsed")
     st.session_state[draft] = text
     errors = template_errors(name, text)
     for error in errors:
         st.error(error)
-    if text != active_text:
-        st.caption(
-            "Unsaved changes: runs keep using the active version until you save this one "
-            "and make it active."
-        )
+    if saved_state := pv.save_state(text, active_text, versions):
+        st.caption(saved_state)
     st.text_input("Version name", key=f"prompts:label:{name}", placeholder="e.g. shorter plans")
     st.checkbox("Make it the active version", value=True, key=f"prompts:activate:{name}")
     st.button(
@@ -123,13 +132,8 @@ with edit_col:
 
 with preview_col:
     st.subheader("Preview")
-    # runs of the system whose prompts these are (the model prompts serve every system)
-    runs = {
-        r.id: run_label(r)
-        for r in store.runs(limit=40)
-        if r.started_at is not None
-        and (r.system == SYSTEM.name or "/" in name and not name.startswith(SYSTEM.name + "/"))
-    }
+    started = [r for r in store.runs(limit=40) if r.started_at is not None]
+    runs = {r.id: run_label(r) for r in pv.runs_for_prompt(name, started)}
     source = st.selectbox(
         "Filled in for",
         [None, *runs],
@@ -157,17 +161,22 @@ with preview_col:
         try:
             preview = preview_prompt(name, text, state)
             if text != active_text:
-                changed = pv.changed_lines(preview_prompt(name, active_text, state), preview)
+                before = preview_prompt(name, active_text, state)
                 with st.container(key="prompt-preview-changes"):
-                    st.caption("What your edit changes in the prompt sent (− active, + edited):")
-                    st.code(changed or "(no visible change)", language="diff", wrap_lines=True)
+                    st.caption("What your edit changes in the prompt sent:")
+                    if rows := pv.side_by_side(before, preview, context=0):
+                        st.markdown(
+                            pv.diff_html(rows, "active version", "your edit"),
+                            unsafe_allow_html=True,
+                        )
+                    else:
+                        st.caption("(no visible change)")
             with st.container(key="prompt-preview"):
-                st.code(preview, language=None, wrap_lines=True, height=380)
+                st.code(preview, language=None, wrap_lines=True, height=height)
         except PromptError as exc:
             st.error(str(exc))
 
 st.subheader("Versions")
-versions = store.prompt_versions(name)
 if versions:
     st.table(
         [
@@ -211,8 +220,13 @@ keys = list(texts)
 a_col, b_col = st.columns(2)
 old = a_col.selectbox("From", keys, index=1, format_func=lambda k: texts[k][0])
 new = b_col.selectbox("To", keys, index=0, format_func=lambda k: texts[k][0])
-diff = pv.text_diff(texts[old][1], texts[new][1], texts[old][0], texts[new][0])
-if diff:
-    st.code(diff, language="diff")
-else:
+if texts[old][1] == texts[new][1]:
     st.caption("The two texts are identical.")
+else:
+    st.caption(
+        "Each text as written, line against line: removed or changed lines red on the "
+        "left, added or changed lines green on the right."
+    )
+    rows = pv.side_by_side(texts[old][1], texts[new][1])
+    with st.container(key="prompt-compare"):
+        st.markdown(pv.diff_html(rows, texts[old][0], texts[new][0]), unsafe_allow_html=True)

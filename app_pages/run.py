@@ -100,16 +100,16 @@ if not labels:
     st.stop()
 if st.session_state.get("run:selected") not in labels:
     st.session_state["run:selected"] = wanted if wanted in labels else next(iter(labels))
-st.divider()
-if st.toggle(
+watched, presenting = st.columns([5, 1], vertical_alignment="bottom")
+if presenting.toggle(
     "Presentation",
     key="run:presentation",
-    help="For a projector: hides the sidebar, uses the whole width and enlarges the "
-    "step tables. The graph's fullscreen button is always shown.",
+    help="For a projector: hides the sidebar, uses the whole width, gives the graph "
+    "more room and enlarges the step tables. The graph's fullscreen button is always shown.",
 ):
     st.html(widgets.PRESENTATION)
 st.html(widgets.GRAPH_TOOLBAR_VISIBLE)
-run_id = st.selectbox(
+run_id = watched.selectbox(
     "Run to watch", list(labels), key="run:selected", format_func=labels.get, on_change=_select
 )
 st.session_state["run:last"] = run_id

@@ -1,11 +1,31 @@
-"""Engine overhead: the same 10-step plan through Stepwise's engine and through a bare
-LangGraph graph of no-op nodes with the same shape.
+"""Engine overhead: Stepwise's plan_execute against the idiomatic LangGraph peer.
 
-    python bench/engine_overhead.py [--repeats 20]
+    python bench/engine_overhead.py [--repeats 15] [--steps 10]
+    python bench/engine_overhead.py --growth [--repeats 3]
 
-Both use the offline scripted model's speed class (no network): the figure is what
-the engine itself costs per step (prompt rendering, JSON validation, ReAct sub-agent
-graphs, real tools on SQLite, checkpoints), not model latency. Prints figures only.
+The peer (``bench/langgraph_peer.py``) is the same plan-execute shape written directly in
+LangGraph: a planner node, an executor node routing with ``Command(goto=...)``, ReAct
+sub-agents from ``create_agent`` over the same tools, a ``SqliteSaver``. Both sides get
+the same zero-latency model: the offline scripted model, except that the plan is a fixed
+N steps (researchers alternating, then the synthesizer), so both make the same model and
+tool calls per step (executor decision, one tool call, one reading of it). The figure is
+what each side's own machinery costs per step, not model latency.
+
+Three timings, interleaved (each repeat runs all three, in rotating order), medians:
+
+- ``stepwise, no store``  : ``run_question`` on a graph built once (checkpoints, no events);
+- ``stepwise, with store``: the app's path, ``RunService.start`` + ``wait``: the same graph
+  built once (``prepare``), and every run event written to the store;
+- ``langgraph peer``      : the peer graph, built once, streamed (``stream_mode="updates"``);
+  the ratios are against this one.
+
+For context, a fourth line streams the peer the way Stepwise's ``continue_run`` does
+(updates, custom, values and tasks, with subgraphs: what shows sub-agents live and keys
+events by task): the part of the gap that is this streaming, not the engine's nodes.
+
+``--growth`` prints, for plans of 5/10/20/40/80 steps run through the RunService (store
+on, a fresh home per size): ms/step, the checkpoints and run events one run leaves and
+their size (MB), and the peer's ms/step beside it. Prints figures only.
 """
 
 from __future__ import annotations
@@ -13,10 +33,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sqlite3
 import statistics
 import sys
 import tempfile
 import time
+import uuid
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -26,116 +50,256 @@ os.environ.setdefault("STEPWISE_HOME", _HOME.name)
 
 from langchain_core.messages import AIMessage  # noqa: E402
 from langchain_core.outputs import ChatGeneration, ChatResult  # noqa: E402
-from langgraph.graph import END, START, StateGraph  # noqa: E402
-from langgraph.types import Command  # noqa: E402
 
+from bench.langgraph_peer import peer_checkpointer, peer_graph, peer_input  # noqa: E402
 from graph.kernel.checkpoints import open_checkpointer  # noqa: E402
 from graph.kernel.design import Design  # noqa: E402
 from graph.models.scripted import ScriptedChatModel, task_prompt  # noqa: E402
 from graph.plan_execute import SYSTEM  # noqa: E402
-from graph.plan_execute.state import State  # noqa: E402
+from graph.service.run_service import RunService  # noqa: E402
 from graph.service.runs import run_question  # noqa: E402
+from graph.service.store import Store  # noqa: E402
+from graph.settings import Settings  # noqa: E402
 
-build_graph = SYSTEM.build_graph
-
-STEPS = 10
 TOPICS = ["the iPhone launch", "Google's IPO", "the dot-com crash", "AWS", "Lehman Brothers"]
-PLAN = {
-    str(i + 1): (
-        {"agent": "web_researcher", "action": f"Search the documents for: {TOPICS[i // 2]}."}
-        if i % 2 == 0
-        else {
-            "agent": "data_researcher",
-            "action": f"Using the stock database, answer: how did AAPL's price change in {2001 + i}?",
-        }
-    )
-    for i in range(STEPS - 1)
-}
-PLAN[str(STEPS)] = {"agent": "synthesizer", "action": "Answer from the findings."}
+QUESTION = "A long plan, please."
+GROWTH_SIZES = (5, 10, 20, 40, 80)
+# What continue_run asks LangGraph for, to show sub-agents live and key events by task.
+STEPWISE_STREAMING = {"stream_mode": ["updates", "custom", "values", "tasks"], "subgraphs": True}
+
+
+def fixed_plan(steps: int) -> dict:
+    """``steps - 1`` research steps (web and SQL alternating), then the synthesizer."""
+    plan = {
+        str(i + 1): (
+            {
+                "agent": "web_researcher",
+                "action": f"Search the documents for: {TOPICS[i // 2 % 5]}.",
+            }
+            if i % 2 == 0
+            else {
+                "agent": "data_researcher",
+                "action": "Using the stock database, answer: how did AAPL's price change "
+                f"in {2001 + i % 10}?",
+            }
+        )
+        for i in range(steps - 1)
+    }
+    plan[str(steps)] = {"agent": "synthesizer", "action": "Answer from the findings."}
+    return plan
 
 
 class FixedPlanModel(ScriptedChatModel):
-    """The scripted model, except that every plan is the same 10 steps."""
+    """The scripted model, except that every plan is the same ``steps`` steps."""
+
+    steps: int = 10
 
     def _generate(self, messages, stop=None, run_manager=None, **kwargs):
         prompt = task_prompt(messages)
         if '"action"' in prompt and '"goto"' not in prompt and not kwargs.get("tools"):
-            return ChatResult(
-                generations=[ChatGeneration(message=AIMessage(content=json.dumps(PLAN)))]
-            )
+            plan = json.dumps(fixed_plan(self.steps))
+            return ChatResult(generations=[ChatGeneration(message=AIMessage(content=plan))])
         return super()._generate(messages, stop, run_manager, **kwargs)
 
 
-def engine_once(graph, design) -> tuple[float, int]:
-    started = time.perf_counter()
-    outcome = run_question("Ten steps, please.", design, graph=graph)
-    assert outcome.status == "done" and len(outcome.rows) == STEPS, outcome.reason
-    return time.perf_counter() - started, outcome.nodes_run
+@dataclass
+class Took:
+    """One run's wall time and the CPU time of the whole process (every thread) meanwhile:
+    on a shared machine the CPU time is the steadier measure of work done."""
+
+    wall: float = 0.0
+    cpu: float = 0.0
 
 
-def bare_graph(checkpointer):
-    """planner -> (executor -> worker) x 10 -> end, every node a no-op but the counter."""
-
-    def planner(state):
-        return Command(update={"current_step": 1}, goto="executor")
-
-    def executor(state):
-        step = state["current_step"]
-        return Command(update={"current_step": step}, goto="worker" if step <= STEPS else END)
-
-    def worker(state):
-        return Command(update={"current_step": state["current_step"] + 1}, goto="executor")
-
-    builder = StateGraph(State)
-    builder.add_node("planner", planner, destinations=("executor",))
-    builder.add_node("executor", executor, destinations=("worker", END))
-    builder.add_node("worker", worker, destinations=("executor",))
-    builder.add_edge(START, "planner")
-    return builder.compile(checkpointer=checkpointer)
+@contextmanager
+def timed():
+    took = Took()
+    wall, cpu = time.perf_counter(), time.process_time()
+    yield took
+    took.wall, took.cpu = time.perf_counter() - wall, time.process_time() - cpu
 
 
-def bare_once(graph) -> float:
-    started = time.perf_counter()
-    config = {"configurable": {"thread_id": str(time.perf_counter_ns())}, "recursion_limit": 100}
-    for _ in graph.stream(
-        {"messages": [], "current_step": 0}, config, stream_mode=["updates", "values"]
-    ):
-        pass
-    return time.perf_counter() - started
+class Sides:
+    """The three things timed, each built once for plans of ``steps`` steps in ``home``."""
+
+    def __init__(self, steps: int, home: Path):
+        self.steps = steps
+        self.model = FixedPlanModel(steps=steps)
+        self.design = Design(recursion_limit=max(100, 8 * steps))
+        self.engine = SYSTEM.build_graph(
+            self.design,
+            checkpointer=open_checkpointer(home / "bench-engine.sqlite", SYSTEM.state_types),
+            planner_model=self.model,
+            worker_model=self.model,
+        )
+        self.settings = Settings(home=home)
+        self.service = RunService(
+            Store.open(self.settings),
+            self.settings,
+            model_factory=lambda role: self.model,
+            timeout_tick_s=0,
+        )
+        self.prepared = self.service.prepare(self.design)
+        self.peer = peer_graph(self.model, peer_checkpointer(home / "bench-peer.sqlite"))
+        self.run_ids: list[str] = []
+
+    def stepwise(self) -> Took:
+        with timed() as took:
+            outcome = run_question(QUESTION, self.design, graph=self.engine)
+        assert outcome.status == "done" and len(outcome.rows) == self.steps, outcome.reason
+        return took
+
+    def stepwise_store(self) -> Took:
+        with timed() as took:
+            run_id = self.service.start(QUESTION, self.design, prepared=self.prepared)
+            record = self.service.wait(run_id)
+        assert record.status == "done", record.reason
+        self.run_ids.append(run_id)
+        return took
+
+    def peer_run(self, **streaming) -> Took:
+        config = {
+            "configurable": {"thread_id": uuid.uuid4().hex},
+            "recursion_limit": max(100, 8 * self.steps),
+        }
+        streaming = streaming or {"stream_mode": "updates"}
+        with timed() as took:
+            for _ in self.peer.stream(peer_input(QUESTION), config, **streaming):
+                pass
+        state = self.peer.get_state(config).values
+        assert state.get("final_answer") and len(state["step_results"]) == self.steps
+        return took
+
+    def close(self) -> None:
+        self.service.shutdown()
+
+
+def interleaved(sides: Sides, repeats: int) -> dict[str, Took]:
+    """Medians (s) of each timing over ``repeats``, the order rotating every repeat."""
+    named = {
+        "stepwise, no store": sides.stepwise,
+        "stepwise, with store": sides.stepwise_store,
+        "langgraph peer": sides.peer_run,
+        "peer, streamed as ours": lambda: sides.peer_run(**STEPWISE_STREAMING),
+    }
+    for run in named.values():  # warm-up: imports, database build, indexes, first compile
+        run()
+    times: dict[str, list[Took]] = {name: [] for name in named}
+    order = list(named)
+    for i in range(repeats):
+        for name in order[i % len(order) :] + order[: i % len(order)]:
+            times[name].append(named[name]())
+    return {
+        name: Took(statistics.median(t.wall for t in ts), statistics.median(t.cpu for t in ts))
+        for name, ts in times.items()
+    }
+
+
+def overhead(steps: int, repeats: int) -> None:
+    home = Path(tempfile.mkdtemp(dir=_HOME.name))
+    sides = Sides(steps, home)
+    try:
+        medians = interleaved(sides, repeats)
+    finally:
+        sides.close()
+    peer = medians["langgraph peer"]
+    print(
+        f"{steps}-step plan, {repeats} interleaved repeats, medians; same scripted model "
+        "(zero latency), same tools, SQLite checkpointer on every side"
+    )
+    print(f"{'':22s}  {'wall ms/step':>12} {'x peer':>7}  {'CPU ms/step':>11} {'x peer':>7}")
+    for name, took in medians.items():
+        print(
+            f"{name:22s}  {took.wall / steps * 1000:12.2f} {took.wall / peer.wall:6.2f}x  "
+            f"{took.cpu / steps * 1000:11.2f} {took.cpu / peer.cpu:6.2f}x"
+        )
+    alone, stored = medians["stepwise, no store"], medians["stepwise, with store"]
+    print(
+        f"ratio at {steps} steps (wall / CPU): {alone.wall / peer.wall:.2f}x / "
+        f"{alone.cpu / peer.cpu:.2f}x without store writes, {stored.wall / peer.wall:.2f}x / "
+        f"{stored.cpu / peer.cpu:.2f}x with them (target <= 1.2x)"
+    )
+
+
+def _stored_bytes(path: Path, tables: dict[str, tuple[str, ...]]) -> int:
+    conn = sqlite3.connect(path)
+    try:
+        total = 0
+        names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        for table, columns in tables.items():
+            if table in names:
+                sizes = " + ".join(f"COALESCE(LENGTH({c}), 0)" for c in columns)
+                total += conn.execute(f"SELECT COALESCE(SUM({sizes}), 0) FROM {table}").fetchone()[
+                    0
+                ]
+        return total
+    finally:
+        conn.close()
+
+
+def _count(path: Path, sql: str) -> int:
+    conn = sqlite3.connect(path)
+    try:
+        return conn.execute(sql).fetchone()[0]
+    finally:
+        conn.close()
+
+
+def growth(repeats: int) -> None:
+    """Per-step time and what one run leaves stored, as plans grow."""
+    print(
+        f"growth: plans of {'/'.join(map(str, GROWTH_SIZES))} steps through the RunService "
+        f"(store on), {repeats} interleaved repeats, medians; stored figures per run"
+    )
+    print(
+        f"{'steps':>5} {'ms/step':>8} {'peer ms/step':>12} {'checkpoints':>11} "
+        f"{'ckpt MB':>8} {'events':>7} {'event MB':>9}"
+    )
+    for steps in GROWTH_SIZES:
+        home = Path(tempfile.mkdtemp(dir=_HOME.name))
+        sides = Sides(steps, home)
+        try:
+            sides.stepwise_store(), sides.peer_run()  # warm-up
+            ours, peer = [], []
+            for i in range(repeats):
+                pair = (sides.stepwise_store, sides.peer_run)
+                for run in pair if i % 2 == 0 else pair[::-1]:
+                    (ours if run == sides.stepwise_store else peer).append(run().wall)
+        finally:
+            sides.close()
+        runs = len(sides.run_ids)
+        ckpt = home / "checkpoints.sqlite"
+        ckpt_bytes = _stored_bytes(
+            ckpt,
+            {
+                "checkpoints": ("checkpoint", "metadata"),
+                "writes": ("value",),
+                "stepwise_texts": ("text",),
+            },
+        )
+        checkpoints = _count(ckpt, "SELECT COUNT(*) FROM checkpoints")
+        store = home / "stepwise.sqlite"
+        if not store.exists():
+            store = next(home.glob("*.sqlite"))
+        event_bytes = _stored_bytes(store, {"events": ("data_json",), "event_texts": ("text",)})
+        events = _count(store, "SELECT COUNT(*) FROM events")
+        print(
+            f"{steps:>5} {statistics.median(ours) / steps * 1000:>8.1f} "
+            f"{statistics.median(peer) / steps * 1000:>12.1f} {checkpoints / runs:>11.0f} "
+            f"{ckpt_bytes / runs / 1e6:>8.2f} {events / runs:>7.0f} {event_bytes / runs / 1e6:>9.2f}"
+        )
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--repeats", type=int, default=20)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeats", type=int, default=None)
+    parser.add_argument("--steps", type=int, default=10)
+    parser.add_argument("--growth", action="store_true", help="the growth table instead")
     args = parser.parse_args()
-    home = Path(os.environ["STEPWISE_HOME"])
-    design = Design()
-    model = FixedPlanModel()
-    engine = build_graph(
-        design,
-        checkpointer=open_checkpointer(home / "bench-engine.sqlite", SYSTEM.state_types),
-        planner_model=model,
-        worker_model=model,
-    )
-    bare_plain = bare_graph(None)
-    bare_ckpt = bare_graph(open_checkpointer(home / "bench-bare.sqlite"))
-    engine_once(engine, design)  # warm-up: imports, database build, index
-    bare_once(bare_plain), bare_once(bare_ckpt)
-    engine_times, nodes = zip(*(engine_once(engine, design) for _ in range(args.repeats)))
-    plain_times = [bare_once(bare_plain) for _ in range(args.repeats)]
-    ckpt_times = [bare_once(bare_ckpt) for _ in range(args.repeats)]
-    e, p, c = (statistics.median(t) for t in (engine_times, plain_times, ckpt_times))
-    print(
-        f"10-step plan, {args.repeats} repeats, medians; engine ran {nodes[0]} top-level nodes "
-        f"per run (+ ReAct sub-agent nodes), scripted model, SQLite checkpointer on"
-    )
-    print(f"engine run               : {e * 1000:8.1f} ms  ({e / STEPS * 1000:.2f} ms/step)")
-    print(f"bare graph, no checkpoint: {p * 1000:8.1f} ms  ({p / STEPS * 1000:.2f} ms/step)")
-    print(f"bare graph, SQLite ckpt  : {c * 1000:8.1f} ms  ({c / STEPS * 1000:.2f} ms/step)")
-    print(
-        f"engine overhead per step : {(e - c) / STEPS * 1000:8.2f} ms over the checkpointed bare graph"
-    )
-    print(f"ratio engine / bare      : {e / c:8.1f}x (checkpointed), {e / p:.1f}x (no checkpoint)")
+    if args.growth:
+        growth(args.repeats or 3)
+    else:
+        overhead(args.steps, args.repeats or 15)
 
 
 if __name__ == "__main__":

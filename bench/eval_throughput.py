@@ -151,6 +151,7 @@ def main(argv: list[str] | None = None) -> None:
                     e["data"]["llm_call"]["latency_s"]
                     for r in records
                     for e in service.store.events(r["run_id"], kinds=("custom",))
+                    if isinstance(e["data"], dict) and "llm_call" in e["data"]  # not tool runs
                 ]
                 done = sum(1 for r in records if r["status"] == "done")
                 if sequential is None:

@@ -1,12 +1,16 @@
 """How fast the Run page shows a run: a benchmark that prints figures, never a test.
 
-    python bench/ui_latency.py [--steps 50] [--messages 1000] [--events 15] [--no-browser]
+    python bench/ui_latency.py [--steps 50] [--messages 100,1000,10000] [--events 15]
+                               [--no-browser]
 
-1. Puts a finished run of ``--steps`` steps and ``--messages`` messages in a fresh store
-   (the events a real run would write: executor and worker updates, a state after each).
-2. Times the Run page's data functions on it (``ui.run_view.load_run_view``, the
-   messages and their filters, the graph's DOT), then the whole Run page script under
-   Streamlit's AppTest. Target: under 300 ms.
+1. For each size in ``--messages``, puts a finished run of ``--steps`` steps and that many
+   messages in a fresh store (the events a real run writes: executor and worker updates,
+   a state after each).
+2. Times the Run page's data functions on it, reading every event (``load_run_view``,
+   the trace, the graph's DOT), then the whole Run page script under Streamlit's AppTest
+   as the page runs it (``ui.event_feed``: only new events are read): with no new event
+   (a settled run, a click) and with one new event before each refresh (a live run).
+   Target (issue #18): at most 100 ms at 10,000 messages.
 3. Serves the app with ``streamlit run``, opens a live run in Debian's chromium, and
    stores one state event at a time from here: the delay between the event being stored
    and its row turning "done" in the browser's table. Target: under 1.5 s.
@@ -225,16 +229,17 @@ def _ms(samples: list[float]) -> str:
 
 
 def time_data_functions(store: Store, run_id: str, repeat: int) -> dict[str, list[float]]:
-    from graph.plan_execute import SYSTEM
-
-    build_graph = SYSTEM.build_graph
+    """What one refresh of the Run page computes, without Streamlit: the run's view (step
+    table, header, times), its trace (the Messages section) and the graph's DOT."""
     from graph.kernel.render import to_dot
-    from ui.run_view import filter_messages, load_run_view, message_filters
+    from graph.plan_execute import SYSTEM
+    from ui.run_view import load_run_view
+    from ui.trace_view import build_trace
 
-    compiled = build_graph(Design())
+    compiled = SYSTEM.build_graph(Design())
     found: dict[str, list[float]] = {
         "load_run_view": [],
-        "messages + filters": [],
+        "trace": [],
         "graph DOT": [],
         "all of them": [],
     }
@@ -242,21 +247,22 @@ def time_data_functions(store: Store, run_id: str, repeat: int) -> dict[str, lis
         t0 = time.perf_counter()
         view = load_run_view(store, run_id)
         t1 = time.perf_counter()
-        messages = store.messages(run_id)
-        message_filters(messages)
-        filter_messages(messages, None, None)
+        trace = build_trace(store.events(run_id, kinds=("update", "custom")))
         t2 = time.perf_counter()
-        to_dot(compiled, taken=view.taken)
+        to_dot(compiled, SYSTEM, taken=view.taken)
         t3 = time.perf_counter()
         found["load_run_view"].append(t1 - t0)
-        found["messages + filters"].append(t2 - t1)
+        found["trace"].append(t2 - t1)
         found["graph DOT"].append(t3 - t2)
         found["all of them"].append(t3 - t0)
-    assert len(view.rows) > 0 and len(messages) > 0
+    assert view.panels[0].rows and trace.steps
     return found
 
 
-def time_app_test(run_id: str, repeat: int) -> list[float]:
+def time_app_test(store: Store, run_id: str, repeat: int, new_event: bool) -> list[float]:
+    """The whole Run page script under AppTest, rerun ``repeat`` times; ``new_event``: a
+    new event is logged before each rerun, as while the run is live (the page then reads
+    that one event and computes again what depends on it)."""
     from streamlit.testing.v1 import AppTest
 
     samples = []
@@ -267,6 +273,19 @@ def time_app_test(run_id: str, repeat: int) -> list[float]:
     assert not at.exception, [e.value for e in at.exception]
     assert len(at.table[0].value) > 0
     for _ in range(repeat):
+        if new_event:
+            seq = store.latest_seq(run_id) + 1
+            store.append_event(
+                run_id,
+                {
+                    "seq": seq,
+                    "ts": time.time(),
+                    "kind": "custom",
+                    "node": "",
+                    "step": 1,
+                    "data": {"paced": {"from": time.time(), "seconds": 0.0}},
+                },
+            )
         t0 = time.perf_counter()
         at.run()
         samples.append(time.perf_counter() - t0)
@@ -382,28 +401,39 @@ def event_to_screen(store: Store, events: int) -> list[float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=50)
-    parser.add_argument("--messages", type=int, default=1000)
+    parser.add_argument(
+        "--messages", default="100,1000,10000", help="comma-separated run sizes to time"
+    )
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--events", type=int, default=15)
     parser.add_argument("--no-browser", action="store_true")
     args = parser.parse_args()
 
     store = Store(HOME / FILE_NAME)
-    t0 = time.perf_counter()
-    run_id, _ = make_run(store, args.steps, args.messages)
-    stored = store.messages(run_id)
     print(f"store: {HOME / FILE_NAME}")
-    print(
-        f"finished run: {store.run(run_id).step_count} steps, {len(stored)} messages, "
-        f"{store.latest_seq(run_id)} events (written in {time.perf_counter() - t0:.2f} s)"
-    )
-
-    print("\nRun page data functions (no Streamlit), per refresh:")
-    for name, samples in time_data_functions(store, run_id, args.repeat).items():
-        print(f"  {name:<20} {_ms(samples)}")
-    print("\nRun page script under AppTest (whole page: table, answer, chart, graph, messages):")
-    print(f"  {'page run':<20} {_ms(time_app_test(run_id, max(5, args.repeat // 2)))}")
-    print("  target: under 300 ms")
+    table = []
+    for size in [int(n) for n in args.messages.split(",")]:
+        t0 = time.perf_counter()
+        run_id, _ = make_run(store, args.steps, size)
+        stored = store.messages(run_id)
+        print(
+            f"\nfinished run: {store.run(run_id).step_count} steps, {len(stored)} messages, "
+            f"{store.latest_seq(run_id)} events (written in {time.perf_counter() - t0:.2f} s)"
+        )
+        print("Run page data functions, reading every event (no Streamlit), per refresh:")
+        for name, samples in time_data_functions(store, run_id, args.repeat).items():
+            print(f"  {name:<20} {_ms(samples)}")
+        pages = max(5, args.repeat // 2)
+        settled = time_app_test(store, run_id, pages, new_event=False)
+        live = time_app_test(store, run_id, pages, new_event=True)
+        print("Run page script under AppTest (whole page), each refresh reading new events only:")
+        print(f"  {'no new event':<20} {_ms(settled)}")
+        print(f"  {'one new event':<20} {_ms(live)}")
+        table.append((len(stored), statistics.median(settled), statistics.median(live)))
+    print("\nRun page script, median ms per refresh (target: at most 100 ms at 10,000):")
+    print(f"  {'messages':>9} {'no new event':>13} {'one new event':>14}")
+    for messages, settled, live in table:
+        print(f"  {messages:>9,} {settled * 1000:>13.1f} {live * 1000:>14.1f}")
 
     if args.no_browser or not Path("/usr/bin/chromium").exists():
         print("\nevent to screen: skipped (no browser)")

@@ -13,7 +13,7 @@ from datetime import datetime
 import streamlit as st
 
 from graph.kernel.design import Design
-from ui import services, widgets
+from ui import inbox_view, services, widgets
 from ui.run_view import ago
 
 DONE_WORDS = {
@@ -97,10 +97,47 @@ def _decide(item: dict, decision: str, key: str, flash_key: str) -> None:
     )
 
 
+@st.fragment(run_every=1)
+def _clock(item: dict, prefix: str) -> None:
+    """The one line of a card that changes by itself: how long it has waited and how
+    long until its deadline. Redrawn alone each second, so typing in the card's boxes
+    is never interrupted."""
+    now = time.time()
+    st.caption(
+        f"{prefix}Waiting since {waiting_since(item.get('asked_at'), now)} · "
+        f"{inbox_view.countdown(item, now)}"
+    )
+
+
+def _with_timeout(item: dict, design: dict | None) -> dict:
+    """The item with its design's timeout (the Run page's items do not carry it)."""
+    if "timeout_s" in item:
+        return item
+    try:
+        parsed = Design.model_validate(design or {})
+    except Exception:
+        return item
+    return {
+        **item,
+        "timeout_s": parsed.approval_timeout_s,
+        "timeout_action": parsed.timeout_action,
+    }
+
+
 def approval_card(
-    item: dict, *, key: str, flash_key: str, design: dict | None = None, link_run: bool = False
+    item: dict,
+    *,
+    key: str,
+    flash_key: str,
+    design: dict | None = None,
+    link_run: bool = False,
+    show_flash: bool = False,
 ) -> None:
-    """One pending question with its facts and the buttons that answer it."""
+    """One question with its facts and the buttons that answer it. A decided question
+    (``item["decided"]``) keeps its card, boxes greyed, and a line saying who decided
+    what and when where the buttons were: nothing below moves up under the pointer.
+    ``show_flash``: the card shows its own messages, under its buttons."""
+    decided = item.get("decided")
     with st.container(border=True, key=f"approval-{item['id']}"):
         kind = item.get("kind") or "approval"
         view = services.system_of(design).approval_view(item)
@@ -109,38 +146,52 @@ def approval_card(
             st.code(view.code, language="http", wrap_lines=True)
         if view.note:
             st.caption(view.note)
-        facts = []
-        if link_run:
-            facts.append(f"Run: “{item.get('question', '')}”")
-        facts.append(f"Waiting since {waiting_since(item.get('asked_at'))}")
-        st.caption(" · ".join(facts))
+        prefix = f"Run: “{item.get('question', '')}” · " if link_run else ""
+        if decided:
+            st.caption(f"{prefix}Asked at {waiting_since(item.get('asked_at'))}")
+        else:
+            _clock(_with_timeout(item, design), prefix)
         st.markdown(f"**Why it asks:** {item.get('reason') or 'no reason recorded'}")
-        if note := timeout_note(item, design):
+        if decided:  # one line in the note's place, so the card keeps its height
+            st.caption("Answered: the deadline no longer applies.")
+        elif note := timeout_note(item, design):
             st.caption(note)
         query_box, reason_box = st.columns([3, 2])
         query_box.text_area(
-            "Query the agent will get (edit it, then Approve edited query)",
-            value=item.get("query") or "",
+            view.query_label,
+            value=item.get("edited_query") or item.get("query") or "",
             key=f"{key}:query",
             height=100,
+            disabled=bool(decided),
         )
         reason_box.text_input(
             "Reason (for Reject or Retry)",
             key=f"{key}:reason",
-            placeholder="e.g. not this source, look in the database",
+            placeholder=view.placeholder,
+            disabled=bool(decided),
         )
-        choices = BUTTONS if kind == "escalation" else BUTTONS[:-1]  # retry: escalations
-        for column, (label, decision, icon) in zip(st.columns(len(choices)), choices):
-            column.button(
-                label,
-                key=f"{key}:{decision}",
-                type="primary" if decision == "approve" else "secondary",
-                on_click=_decide,
-                args=(item, decision, key, flash_key),
-                icon=icon,
-                width="stretch",
-                help=view.help.get(decision),
-            )
+        if decided:
+            with st.container(key=f"decided-{item['id']}"):
+                line = inbox_view.decided_line(decided)
+                if decided.get("by") == "timeout":
+                    st.warning(line, icon=":material/timer_off:")
+                else:
+                    st.success(line, icon=":material/check_circle:")
+        else:
+            choices = BUTTONS if kind == "escalation" else BUTTONS[:-1]  # retry: escalations
+            for column, (label, decision, icon) in zip(st.columns(len(choices)), choices):
+                column.button(
+                    label,
+                    key=f"{key}:{decision}",
+                    type="primary" if decision == "approve" else "secondary",
+                    on_click=_decide,
+                    args=(item, decision, key, flash_key),
+                    icon=icon,
+                    width="stretch",
+                    help=view.help.get(decision),
+                )
+        if show_flash:
+            widgets.flash(flash_key, keep_s=120)
         if link_run:
             st.page_link(
                 "app_pages/run.py",

@@ -162,18 +162,23 @@ def show(store: Store, view, key: str, chat: bool = True) -> None:
     else:
         st.caption("Send a follow-up from the Run page.")
 
-    agents, hooks = st.columns(2, gap="large")
+    # Folded: a class watches the steps and the answer; who hibernates or resumes where is
+    # one click away (and a finished run's page stays about three screens tall).
+    rows = agent_rows(convo)
+    fired = hook_rows(convo)
+    with st.expander(f"Agents ({len(rows)}) and hooks that fired ({len(fired)})"):
+        agents, hooks = st.columns(2, gap="large")
     with agents:
         _table(
             "Agents",
-            agent_rows(convo),
+            rows,
             f"{key}-agents",
             "No agent has run yet.",
             "An agent hibernates when another takes over, keeping where it stopped: it "
             "resumes at that node and step.",
         )
     with hooks:
-        _table("Hooks that fired", hook_rows(convo), f"{key}-hooks", "None.")
+        _table("Hooks that fired", fired, f"{key}-hooks", "None.")
 
 
 def _table(title: str, rows: list[dict], key: str, empty: str, about: str = "") -> None:

@@ -42,6 +42,19 @@ def prompts_label(versions: dict, labels: dict[int, str]) -> str:
     )
 
 
+# The runs table's columns on screen and their widths (px): 790 px in all, so it fits
+# the page at 1280 px with the sidebar open.
+LISTED_COLUMNS = {
+    "Started": 150,
+    "Question": 235,
+    "Status": 70,
+    "Steps": 55,
+    "Replans": 65,
+    "Duration": 70,
+    "Parent": 115,
+}
+
+
 def history_rows(runs: list[RunRecord], labels: dict[int, str]) -> list[dict]:
     return [
         {
@@ -162,7 +175,8 @@ def timeline_rows(timeline: list[dict], system: System) -> list[dict]:
             "#": point["index"],
             "After": point["node"],
             "Next": ", ".join(point["next"]) or "(end)",
-            "Changed": ", ".join(point["diff"]) or ("(first)" if not point["index"] else NONE),
+            "Changed": ", ".join(system.field_label(f) for f in point["diff"])
+            or ("(first)" if not point["index"] else NONE),
         }
         for name, value in point["fields"].items():
             row[system.field_label(name)] = _cell(value)
@@ -176,9 +190,13 @@ def changed_columns(point: dict, system: System) -> list[str]:
     return [system.field_label(f) for f in point["diff"]]
 
 
-def diff_rows(diff: dict) -> list[dict]:
-    """A checkpoint's diff, one row per changed value: a map (plan, step_status, ...)
-    gives one row per key that changed, anything else one row."""
+DIFF_CLIP = 120  # characters of a before/after cell; the full text is one click away
+
+
+def diff_changes(diff: dict, label=str) -> list[dict]:
+    """A checkpoint's diff in words, one row per changed value, in full: a map (plan,
+    step_status, ...) gives one row per key that changed, anything else one row.
+    ``label`` names a field as the page does (the system's field label)."""
     rows = []
     for name, change in diff.items():
         before, after = change.get("before"), change.get("after")
@@ -191,24 +209,39 @@ def diff_rows(diff: dict) -> list[dict]:
             before, after = before or {}, after or {}
             for key in sorted(set(before) | set(after), key=lambda k: (len(str(k)), str(k))):
                 if before.get(key) != after.get(key):
-                    rows.append(
-                        {
-                            "Field": name,
-                            "Key": str(key),
-                            "Before": clip(show_value(before.get(key)), 200),
-                            "After": clip(show_value(after.get(key)), 200),
-                        }
-                    )
+                    rows.append(_change(label(name), str(key), before.get(key), after.get(key)))
         else:
-            rows.append(
-                {
-                    "Field": name,
-                    "Key": "",
-                    "Before": clip(show_value(before), 200),
-                    "After": clip(show_value(after), 200),
-                }
-            )
+            rows.append(_change(label(name), "", before, after))
     return rows
+
+
+def _change(field: str, key: str, before, after) -> dict:
+    return {"Field": field, "Key": key, "Before": _words_of(before), "After": _words_of(after)}
+
+
+def _words_of(value) -> str:
+    """A before/after value as words: a flag as yes / no, nested data via ``show_value``."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return " ".join(show_value(value).split())
+
+
+def diff_rows(diff: dict, label=str, limit: int = DIFF_CLIP) -> list[dict]:
+    """The diff as the page's before/after table: each value clipped to ``limit``
+    characters (``long_changes`` holds the full text of the clipped ones)."""
+    return [
+        {**row, "Before": clip(row["Before"], limit), "After": clip(row["After"], limit)}
+        for row in diff_changes(diff, label)
+    ]
+
+
+def long_changes(diff: dict, label=str, limit: int = DIFF_CLIP) -> list[dict]:
+    """The changes whose before or after the table clips: shown in full on demand."""
+    return [
+        row
+        for row in diff_changes(diff, label)
+        if len(row["Before"]) > limit or len(row["After"]) > limit
+    ]
 
 
 def forkable(timeline: list[dict]) -> list[dict]:

@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import difflib
+import html
+from dataclasses import dataclass
 from datetime import datetime
 
 from graph.prompts import prompt_spec
+
+EDITOR_HEIGHTS = {480: "Medium", 640: "Large", 900: "Very large"}  # pixels: words
+DEFAULT_HEIGHT = 640
 
 
 def short_name(name: str) -> str:
@@ -26,17 +31,30 @@ def placeholders_help(name: str) -> str:
     return text
 
 
+def state_label(number: int, values: dict, upcoming: tuple[str, ...]) -> str:
+    """A checkpoint in words, unique by its number: which plan version and step it is at
+    (when its system keeps a plan) and the node that runs next."""
+    step = values.get("current_step") or 1
+    plan = values.get("plan") or {}
+    where = f"step {step}" + (f" of {len(plan)}" if isinstance(plan, dict) and plan else "")
+    history = values.get("plan_history")
+    if history:
+        where = f"plan v{len(history)}, {where}"
+    elif "plan_history" in values:
+        where = f"no plan yet, {where}"
+    return f"{number}. {where}, before {' + '.join(upcoming)} ran"
+
+
 def past_states(compiled, run_id: str) -> list[tuple[str, dict]]:
-    """A run's checkpoints, oldest first, each labelled by its step and the node run next."""
+    """A run's checkpoints, oldest first, each labelled by its number, plan version, step
+    and the node run next (a step replanned three times has four states before the
+    Executor: only the plan version tells them apart)."""
     found = []
     for snap in compiled.get_state_history({"configurable": {"thread_id": run_id}}):
-        if not snap.next:
-            continue
-        values = dict(snap.values)
-        step = values.get("current_step") or 1
-        found.append((f"step {step}, before {' + '.join(snap.next)} ran", values))
+        if snap.next:
+            found.append((dict(snap.values), tuple(snap.next)))
     found.reverse()
-    return found
+    return [(state_label(i, values, nxt), values) for i, (values, nxt) in enumerate(found, 1)]
 
 
 def fitting_state(states: list[tuple[str, dict]], node: str | None) -> int:
@@ -47,23 +65,113 @@ def fitting_state(states: list[tuple[str, dict]], node: str | None) -> int:
     return 0
 
 
-def text_diff(old: str, new: str, old_label: str, new_label: str) -> str:
-    return "".join(
-        difflib.unified_diff(
-            old.splitlines(keepends=True),
-            new.splitlines(keepends=True),
-            fromfile=old_label,
-            tofile=new_label,
+def runs_for_prompt(name: str, runs: list) -> list:
+    """The runs whose state a prompt can be previewed on: a system's prompt (named
+    ``<system>/…``) only on that system's runs; the guardrail's, the model adapter's and
+    the judge's serve every system."""
+    from graph.kernel.system import systems
+
+    owner = name.split("/", 1)[0]
+    if owner not in systems():
+        return list(runs)
+    return [r for r in runs if r.system == owner]
+
+
+def save_state(text: str, active_text: str, versions: list) -> str | None:
+    """What the editor holds compared with what is stored: None when it is the active
+    text, else a sentence (a saved but inactive version is not an unsaved change)."""
+    if text == active_text:
+        return None
+    saved = next((v for v in versions if v.text == text), None)
+    if saved is not None:
+        return (
+            f"Saved as version “{saved.label}”, not active: runs keep using the active "
+            "version until you make this one active (Versions, below)."
         )
+    return (
+        "Unsaved changes: runs keep using the active version until you save this one "
+        "and make it active."
     )
 
 
-def changed_lines(old: str, new: str) -> str:
-    """Only the lines that differ, marked - and +: what an edit does to the prompt sent."""
-    lines = difflib.unified_diff(old.splitlines(), new.splitlines(), lineterm="", n=0)
-    return "\n".join(
-        line for line in lines if line[:1] in "+-" and not line.startswith(("+++", "---"))
+@dataclass(frozen=True)
+class DiffRow:
+    """One line of a side-by-side diff: the old line and the new one (None where a side
+    has no line), and how they differ: same, changed, removed or added."""
+
+    old_no: int | None
+    old: str | None
+    new_no: int | None
+    new: str | None
+    kind: str
+
+
+def side_by_side(old: str, new: str, context: int | None = None) -> list[DiffRow]:
+    """Two texts line against line. ``context``: unchanged lines kept around each change
+    (None keeps them all, 0 shows the changes only)."""
+    a, b = old.splitlines(), new.splitlines()
+    rows: list[DiffRow] = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag == "equal":
+            for i, j in zip(range(i1, i2), range(j1, j2)):
+                rows.append(DiffRow(i + 1, a[i], j + 1, b[j], "same"))
+            continue
+        for k in range(max(i2 - i1, j2 - j1)):
+            i, j = i1 + k, j1 + k
+            left = (i + 1, a[i]) if i < i2 else (None, None)
+            right = (j + 1, b[j]) if j < j2 else (None, None)
+            if left[1] is not None and right[1] is not None:
+                kind = "changed"
+            else:
+                kind = "removed" if right[1] is None else "added"
+            rows.append(DiffRow(*left, *right, kind))
+    if context is None:
+        return rows
+    near = {
+        k
+        for n, row in enumerate(rows)
+        if row.kind != "same"
+        for k in range(n - context, n + context + 1)
+    }
+    return [row for n, row in enumerate(rows) if n in near]
+
+
+DIFF_COLOURS = {  # background of each side's cell, by kind of row
+    "changed": ("#fde2e1", "#dcf5e3"),
+    "removed": ("#fde2e1", "#f3f3f3"),
+    "added": ("#f3f3f3", "#dcf5e3"),
+    "same": ("", ""),
+}
+_CELL = "padding:1px 6px;white-space:pre-wrap;vertical-align:top;font-family:monospace;"
+_NUMBER = "color:#888;text-align:right;font-size:0.75em;padding:1px 4px;vertical-align:top"
+
+
+def _cell(no: int | None, line: str | None, colour: str, side: str) -> str:
+    style = _CELL + "font-size:0.85em;" + (f"background:{colour};" if colour else "")
+    number = "" if no is None else str(no)
+    text = "" if line is None else html.escape(line)
+    return f'<td style="{_NUMBER}">{number}</td><td class="diff-{side}" style="{style}">{text}</td>'
+
+
+def diff_html(rows: list[DiffRow], old_label: str, new_label: str) -> str:
+    """A side-by-side diff as an HTML table: each text's own lines, as written (no + or -
+    before them, which a prompt's bullet dashes would be mistaken for), removed lines
+    red on the left, added ones green on the right."""
+    head = (
+        '<table class="prompt-diff" style="width:100%;table-layout:fixed;'
+        'border-collapse:collapse"><colgroup><col style="width:2.5em"><col>'
+        '<col style="width:2.5em"><col></colgroup>'
+        f"<tr><th></th><th>{html.escape(old_label)}</th><th></th>"
+        f"<th>{html.escape(new_label)}</th></tr>"
     )
+    body = "".join(
+        f'<tr class="diff-{r.kind}">'
+        + _cell(r.old_no, r.old, DIFF_COLOURS[r.kind][0], "old")
+        + _cell(r.new_no, r.new, DIFF_COLOURS[r.kind][1], "new")
+        + "</tr>"
+        for r in rows
+    )
+    return head + body + "</table>"
 
 
 def format_time(ts: float) -> str:

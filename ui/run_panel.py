@@ -1,7 +1,7 @@
 """One run, as the Run and History pages show it: its status and the actions it allows
 (stop, resume, next, continue, decide, edit the request), the parts its system shows
 (``System.panels``: a plan's steps and history, a message bus, subtasks...), the model
-use, the conversation, the answer, the graph and the messages.
+use, the conversation, the answer, the graph and the messages (as a trace).
 
 While the run goes, only this part of the page is redrawn (a fragment polling the
 store). A run that waits for a human or is paused in step mode is not polled; a small
@@ -18,13 +18,12 @@ import streamlit as st
 from graph.kernel.checkpoints import pending_nodes
 from graph.kernel.design import Design
 from graph.service.store import Store
-from ui import approvals, conversation_view, services, widgets
+from ui import approvals, conversation_view, services, trace_panel, widgets
+from ui.event_feed import FEED
 from ui.run_view import (
     POLL_S,
     WATCH_S,
-    filter_messages,
     load_run_view,
-    message_filters,
     run_mode,
     usage_summary,
 )
@@ -83,7 +82,7 @@ def _resume(run_id: str, key: str, step_mode: bool = False) -> None:
 
 
 def _panel(store: Store, run_id: str, mode: str, key: str) -> None:
-    view = load_run_view(store, run_id)
+    view = load_run_view(store, run_id, events=FEED.events(store, run_id))
     if view is None:
         st.warning("This run is no longer in the store.")
         return
@@ -163,23 +162,7 @@ def _panel(store: Store, run_id: str, mode: str, key: str) -> None:
     with st.container(key=f"{key}-answer"):
         widgets.final_answer(view)
 
-    st.subheader("Messages")
-    messages = store.messages(run_id)
-    steps, agents = message_filters(messages)
-    by_step, by_agent = st.columns(2)
-    step = by_step.selectbox(
-        "Step",
-        [None, *steps],
-        key=f"{key}:msg-step",
-        format_func=lambda s: "all steps" if s is None else f"step {s}",
-    )
-    agent = by_agent.selectbox(
-        "Agent",
-        [None, *agents],
-        key=f"{key}:msg-agent",
-        format_func=lambda a: "all agents" if a is None else a,
-    )
-    widgets.message_list(filter_messages(messages, step, agent))
+    trace_panel.show(store, run_id, key)
 
 
 def _paused(view, run_id: str, upcoming: tuple[str, ...], values: dict, key: str) -> None:

@@ -293,9 +293,15 @@ def guardrail_marks(snapshot: dict, guardrail: bool) -> dict[int, str] | None:
 
 
 def load_run_view(
-    store: Store, run_id: str, now: float | None = None, prices: dict | None = None
+    store: Store,
+    run_id: str,
+    now: float | None = None,
+    prices: dict | None = None,
+    events: list[dict] | None = None,
 ) -> RunView | None:
-    """Everything the run's live part of the page needs, in a handful of store reads."""
+    """Everything the run's live part of the page needs, in a handful of store reads.
+    ``events``: the run's events when the caller has them (the page's ``EventFeed``, which
+    reads only new ones), else they are read here."""
     record = store.run(run_id)
     if record is None:
         return None
@@ -304,7 +310,12 @@ def load_run_view(
     end_ts = record.finished_at if not record.is_live else (now or time.time())
     if not record.is_live and end_ts is None:
         end_ts = record.started_at
-    timeline = store.events(run_id, kinds=("state", "update", "custom", "end"))
+    kinds = ("state", "update", "custom", "end")
+    timeline = (
+        store.events(run_id, kinds=kinds)
+        if events is None
+        else [e for e in events if e["kind"] in kinds]
+    )
     idle = idle_spans(timeline, now=now or time.time())
     events = [e for e in timeline if e["kind"] != "end"]
     durations = step_durations([e for e in events if e["kind"] == "state"], end_ts, idle)

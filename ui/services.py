@@ -14,6 +14,7 @@ import streamlit as st
 from graph.kernel.design import Design
 from graph.kernel.system import System, get_system
 from graph.service.experiments import ExperimentRunner
+from graph.service.judging import JudgeJobs
 from graph.service.run_service import RunService
 from graph.service.store import Store
 from graph.settings import Settings, get_settings
@@ -50,6 +51,11 @@ def service() -> RunService:
 def experiments() -> ExperimentRunner:
     """The experiment runner over that run service (its own bounded pools)."""
     return ExperimentRunner.of(service())
+
+
+def judges() -> JudgeJobs:
+    """The background judge over that run service (its own thread)."""
+    return JudgeJobs.of(service())
 
 
 def system_of(design: Design | dict | None) -> System:

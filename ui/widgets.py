@@ -239,7 +239,20 @@ def message_list(messages: list[dict]) -> None:
 
 
 def final_answer(view: RunView) -> None:
+    """The answer with its sources and, beside it, its chart (one screen, not two)."""
     snapshot = view.snapshot
+    spec = snapshot.get("chart_spec")
+    words, drawing = st.columns(2, gap="medium") if spec else (st.container(), None)
+    with words:
+        _answer_text(view, snapshot)
+    if drawing is not None:
+        with drawing:
+            st.vega_lite_chart(spec=spec, width="stretch")
+            if caption := snapshot.get("chart_caption"):
+                st.caption(caption)
+
+
+def _answer_text(view: RunView, snapshot: dict) -> None:
     answer = snapshot.get("final_answer") or view.record.final_answer
     if answer:
         model_markdown(answer)
@@ -251,10 +264,6 @@ def final_answer(view: RunView) -> None:
     if citations:
         with st.expander(f"Sources cited ({len(citations)})"):
             st.markdown("\n".join(_citation(c) for c in citations))
-    if spec := snapshot.get("chart_spec"):
-        st.vega_lite_chart(spec=spec, width="stretch")
-        if caption := snapshot.get("chart_caption"):
-            st.caption(caption)
 
 
 def _citation(citation: dict) -> str:

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from langchain_core.language_models import BaseChatModel
 
+from graph.kernel.built_once import BuiltOnce
 from graph.kernel.ledger import SideEffectLedger
 from graph.prompts import PromptSet
 from graph.settings import Settings
@@ -23,3 +24,4 @@ class Deps:
     nodes: frozenset[str]  # the top graph's nodes: every goto is checked against it
     max_dispatches: int  # lead dispatches before the run is stopped as stuck
     approvals: dict[str, str] = field(default_factory=dict)  # worker -> always/never/planner
+    built: BuiltOnce = field(default_factory=BuiltOnce)  # workers' tools (they hold no run data)

@@ -24,13 +24,14 @@ from langgraph.graph.state import CompiledStateGraph
 from graph.hierarchical_teams import agents, prompts
 from graph.hierarchical_teams.agents import AGENTS, TEAMS, enabled_teams
 from graph.hierarchical_teams.deps import Deps
+from graph.hierarchical_teams.fork import COLUMNS, edited_plan, parse_rows, plan_rows
 from graph.hierarchical_teams.lead import fold_results, lead_supervisor_node
 from graph.hierarchical_teams.state import TeamsState
 from graph.hierarchical_teams.teams import build_team
 from graph.kernel.conversation import first_turn
 from graph.kernel.design import Design
 from graph.kernel.ledger import side_effect_ledger
-from graph.kernel.system import Ability, ApprovalView, Panel, RunFacts, System, cell
+from graph.kernel.system import Ability, ApprovalView, ForkTable, Panel, RunFacts, System, cell
 from graph.kernel.wiring import compile_graph
 from graph.models.chat import role_models
 from graph.prompts import PromptSet
@@ -114,6 +115,19 @@ class HierarchicalTeams(System):
         "current_instruction",
         "team_results",
         "final_answer",
+    )
+    # A fork edits the subtask plan (a table on the History page); inside a team the
+    # timeline shows which subtask it works on, the worker's task and reports.
+    fork_fields = ("subtasks",)
+    field_labels = {"subtasks": "Subtask plan"}
+    inner_fields = (
+        "current_subtask_id",
+        "current_instruction",
+        "worker_task",
+        "team_round",
+        "proposed_call",
+        "reports",
+        "team_results",
     )
     policy_words = {"always": "always ask", "never": "never ask", "planner": "ask before each call"}
     tuned_prompts = {
@@ -259,6 +273,47 @@ class HierarchicalTeams(System):
                 )
             ],
         }
+
+    def check_fork_change(self, field: str, text: str, design: Design):
+        """The subtask plan typed for a fork (JSON rows) in one shape; the state at the
+        checkpoint checks the rest (``fork_changes``)."""
+        if field != "subtasks":
+            return super().check_fork_change(field, text, design)
+        return parse_rows(super().check_fork_change(field, text, design))
+
+    def fork_changes(self, values: dict, changes: dict, design: Design):
+        """An edited subtask plan: checked against the state there and the design's
+        teams, recorded as a plan of its own; the fork starts at the lead supervisor,
+        which dispatches from it (done subtasks are never run again)."""
+        if "subtasks" not in changes:
+            return changes, None
+        rest = {k: v for k, v in changes.items() if k != "subtasks"}
+        update = edited_plan(values, changes["subtasks"], self._teams_on(design))
+        return {**rest, **update}, LEAD
+
+    def fork_table(self, field: str, values: dict, design: Design) -> ForkTable | None:
+        if field != "subtasks":
+            return None
+        return ForkTable(
+            columns=list(COLUMNS),
+            rows=plan_rows(values),
+            choices={
+                "team": self._teams_on(design),
+                "status": ["pending", "cancelled", "delegated", "done", "failed"],
+            },
+            locked=("id",),
+            note=(
+                "Edit an instruction, a team, what a subtask depends on (ids, comma "
+                "separated), or set a subtask pending or cancelled; add a row for a new "
+                "subtask (its id is given: the next s<number>); a deleted row is "
+                "cancelled. Done subtasks keep their results and are not run again; a "
+                "delegated one (its team had not finished) is dispatched again. The new "
+                "run starts at the lead supervisor, which dispatches from this plan."
+            ),
+        )
+
+    def _teams_on(self, design: Design) -> list[str]:
+        return enabled_teams([a for a in AGENTS if a in design.enabled_agents])
 
     def step_rows(self, state: dict) -> list[SubtaskRow]:
         revisions = {e["request_id"]: e["revision"] for e in state.get("edits") or []}
@@ -453,6 +508,9 @@ class HierarchicalTeams(System):
                 "reject": "Do not send the call: the subtask fails with your reason.",
                 "skip": "Do not send the call: the subtask fails.",
             },
+            placeholder="e.g. why not send this call",
+            query_label="The HTTP call to send (edit it as METHOD URL [JSON body], then "
+            "Approve edited query)",
         )
 
     def limits(self, design: Design) -> str:
@@ -489,6 +547,8 @@ class HierarchicalTeams(System):
 def _plan_title(plan: dict, number: int) -> str:
     if plan.get("kind") == "initial":
         return f"Plan {number} — first plan (request revision {plan.get('revision', 0)})"
+    if plan.get("kind") == "fork":
+        return f"Plan {number} — edited by hand for this fork"
     return f"Plan {number} — replan after the request was edited (revision {plan.get('revision')})"
 
 
@@ -497,6 +557,8 @@ def _plan_changes(plan: dict) -> str:
     parts = []
     if plan.get("kind") != "initial":
         parts.append("kept " + (", ".join(plan.get("kept") or []) or "none"))
+        if plan.get("changed"):
+            parts.append("changed " + ", ".join(plan["changed"]))
         cancelled = plan.get("cancelled") or []
         parts.append(
             "cancelled " + ("; ".join(f"{c['id']} ({c['reason']})" for c in cancelled) or "none")

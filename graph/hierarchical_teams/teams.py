@@ -255,7 +255,8 @@ def worker_node(state: dict, config: RunnableConfig, deps: Deps, worker: str) ->
         state.get("reports") or [],
         api_base=base,
     )
-    tools = {t.name: t for t in _tools(worker, deps)}
+    # A worker's tools hold no run data: built once per graph, not at every task.
+    tools = {t.name: t for t in deps.built.get(f"{worker}/tools", lambda: _tools(worker, deps))}
     model = deps.worker_model.bind_tools(list(tools.values()))
     conversation: list[BaseMessage] = [
         SystemMessage(content=role),

@@ -3,7 +3,9 @@
 A callback handler, attached to the run's config, sees every chat-model call in every
 node and sub-agent; it reports each call as it ends, to a callback (the run's event log,
 written before the node's result can reach a checkpoint, so a crash never leaves a call
-that happened unrecorded) or else as a ``custom`` stream event. Cost comes
+that happened unrecorded) or else as a ``custom`` stream event. Each call names the id
+of the reply message it produced, and (with ``on_tool``) each tool run is timed under its
+tool call's id, so the Run page's trace can put a latency on every message. Cost comes
 from the price table in the settings; a model missing from it has an unknown cost
 (shown as unknown, never as zero).
 """
@@ -20,14 +22,21 @@ from langgraph.config import get_stream_writer
 
 
 class UsageRecorder(BaseCallbackHandler):
-    """Reports each chat-model call (model, tokens, latency): to ``on_call(call,
-    namespace)`` when given (namespace: the sub-agent's path, as the stream names it),
-    else to the graph's stream."""
+    """Reports each chat-model call (model, tokens, latency, reply message id): to
+    ``on_call(call, namespace)`` when given (namespace: the sub-agent's path, as the
+    stream names it), else to the graph's stream. ``on_tool(timing, namespace)``, when
+    given, gets each tool run's latency under its tool call id."""
 
-    def __init__(self, on_call: Callable[[dict, str], None] | None = None) -> None:
+    def __init__(
+        self,
+        on_call: Callable[[dict, str], None] | None = None,
+        on_tool: Callable[[dict, str], None] | None = None,
+    ) -> None:
         self._started: dict[UUID, tuple[float, str, str]] = {}
         self._namespaces: dict[UUID, str] = {}
+        self._tools: dict[UUID, tuple[float, str, str, str]] = {}
         self.on_call = on_call
+        self.on_tool = on_tool
 
     def on_chat_model_start(
         self, serialized, messages, *, run_id: UUID, metadata=None, invocation_params=None, **kwargs
@@ -62,6 +71,8 @@ class UsageRecorder(BaseCallbackHandler):
             "input_tokens": int(usage.get("input_tokens") or 0),
             "output_tokens": int(usage.get("output_tokens") or 0),
             "latency_s": round(time.perf_counter() - started, 4),
+            # the reply's id as the state keeps it: the trace puts this call on that message
+            "message_id": getattr(message, "id", None) if message is not None else None,
         }
         # How the server was asked (structured output and tool calling modes) and why.
         modes = (
@@ -87,6 +98,42 @@ class UsageRecorder(BaseCallbackHandler):
     def on_llm_error(self, error, *, run_id: UUID, **kwargs) -> None:
         self._started.pop(run_id, None)
         self._namespaces.pop(run_id, None)
+
+    def on_tool_start(
+        self, serialized, input_str, *, run_id: UUID, metadata=None, tool_call_id=None, **kwargs
+    ) -> None:
+        if self.on_tool is None:
+            return
+        checkpoint_ns = str((metadata or {}).get("langgraph_checkpoint_ns") or "")
+        self._tools[run_id] = (
+            time.perf_counter(),
+            str(tool_call_id or ""),
+            str((serialized or {}).get("name") or kwargs.get("name") or ""),
+            "/".join(checkpoint_ns.split("|")[:-1]),
+        )
+
+    def on_tool_end(self, output, *, run_id: UUID, **kwargs) -> None:
+        self._tool_ended(run_id, getattr(output, "tool_call_id", None), failed=False)
+
+    def on_tool_error(self, error, *, run_id: UUID, **kwargs) -> None:
+        self._tool_ended(run_id, None, failed=True)
+
+    def _tool_ended(self, run_id: UUID, tool_call_id: str | None, failed: bool) -> None:
+        found = self._tools.pop(run_id, None)
+        if found is None or self.on_tool is None:
+            return
+        started, call_id, name, namespace = found
+        call_id = call_id or str(tool_call_id or "")
+        if not call_id:
+            return  # a tool run outside a model's tool call: no message to put it on
+        timing = {
+            "tool_call_id": call_id,
+            "name": name,
+            "latency_s": round(time.perf_counter() - started, 4),
+        }
+        if failed:
+            timing["failed"] = True
+        self.on_tool(timing, namespace)
 
 
 def model_modes(events: list[dict]) -> dict[str, dict[str, str]]:

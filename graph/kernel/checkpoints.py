@@ -232,11 +232,17 @@ def checkpoint_timeline(
 
 
 def fork_state(
-    graph, thread_id: str, checkpoint_id: str, new_thread_id: str, changes: dict
+    graph,
+    thread_id: str,
+    checkpoint_id: str,
+    new_thread_id: str,
+    changes: dict,
+    goto: str | None = None,
 ) -> None:
     """Copy the state at a checkpoint into a new thread, with ``changes`` applied, so
     that running the new thread continues from exactly there (LangGraph's
-    ``update_state`` as the node that produced the checkpoint)."""
+    ``update_state`` as the node that produced the checkpoint), or from ``goto`` (a
+    change the system's router must read first: an edited subtask plan)."""
     checkpoints = history(graph, thread_id)
     index = next(
         (
@@ -262,6 +268,6 @@ def fork_state(
     # Nodes route by Command, so the fork says where to go next: where the original went.
     graph.update_state(
         {"configurable": {"thread_id": new_thread_id}},
-        Command(update=values, goto=list(checkpoints[index].next)),
+        Command(update=values, goto=[goto] if goto else list(checkpoints[index].next)),
         as_node=checkpoints[index - 1].next[0],
     )

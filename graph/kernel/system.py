@@ -91,6 +91,22 @@ class ApprovalView:
     note: str = ""  # a line on what the buttons do here
     code: str = ""  # the exact thing to be done (an HTTP call, say), shown as code
     help: dict[str, str] = field(default_factory=dict)  # decision -> what it does
+    # The reason box's hint and the query box's label, in this kind of question's words.
+    placeholder: str = "e.g. why not, and what to do instead"
+    query_label: str = "Query the agent will get (edit it, then Approve edited query)"
+
+
+@dataclass
+class ForkTable:
+    """A state field a fork edits as a table: its columns, its rows at the checkpoint, the
+    values a column may take, the columns nobody types in (ids given in code), and a
+    line on what the edit does."""
+
+    columns: list[str]
+    rows: list[dict]
+    choices: dict[str, list[str]] = field(default_factory=dict)
+    locked: tuple[str, ...] = ()
+    note: str = ""
 
 
 @dataclass
@@ -166,6 +182,9 @@ class System(ABC):
     timeline_fields: ClassVar[tuple[str, ...]] = ()  # what the checkpoint timeline diffs
     field_labels: ClassVar[Mapping[str, str]] = {}  # how the timeline titles those fields
     fork_fields: ClassVar[tuple[str, ...]] = ()  # state fields a fork may change by hand
+    # What the timeline shows of a checkpoint inside a subgraph (a team's own state);
+    # empty: every key but messages.
+    inner_fields: ClassVar[tuple[str, ...]] = ()
     # The prompts an experiment's variants vary (role -> prompt name), as the Evals page
     # offers them; the other prompts are the ones runs use.
     tuned_prompts: ClassVar[Mapping[str, str]] = {}
@@ -308,6 +327,18 @@ class System(ABC):
                 ) from None
         return stripped
 
+    def fork_changes(self, values: dict, changes: dict, design: Design) -> tuple[dict, str | None]:
+        """What a fork writes for ``changes`` at a checkpoint holding ``values``, and the
+        node it goes on at (None: where the original went). A system whose edited field
+        others follow (a plan's counters, its record) completes and checks it here;
+        ValueError says what is wrong."""
+        return changes, None
+
+    def fork_table(self, field: str, values: dict, design: Design) -> ForkTable | None:
+        """``field`` at a checkpoint holding ``values`` as a table a fork edits (a plan
+        of subtasks, one row each); None: it is typed as text."""
+        return None
+
     def field_label(self, field: str) -> str:
         return self.field_labels.get(field) or field.replace("_", " ").capitalize()
 
@@ -342,7 +373,12 @@ class System(ABC):
             "approval": "approval before the step runs",
             "escalation": "escalation: the step reached its limit",
         }.get(kind, kind)
-        return ApprovalView(f"**Step {item.get('step')} · {item.get('agent')}** · {what}")
+        return ApprovalView(
+            f"**Step {item.get('step')} · {item.get('agent')}** · {what}",
+            placeholder="e.g. why it should try again, or why not"
+            if kind == "escalation"
+            else "e.g. why not this step, and what to do instead",
+        )
 
     def agent_caption(self, name: str) -> str:
         spec = self.agents[name]

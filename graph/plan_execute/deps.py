@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from langchain_core.language_models import BaseChatModel
 
+from graph.kernel.built_once import BuiltOnce
 from graph.kernel.ledger import SideEffectLedger
 from graph.prompts import PromptSet
 from graph.settings import Settings
@@ -31,3 +32,6 @@ class Deps:
     approvals: dict[str, str] = field(default_factory=dict)  # agent -> always/never/planner
     escalate_at_cap: bool = False
     ledger: SideEffectLedger | None = None  # side effects already carried out (idempotency)
+    # Sub-agents and tools that hold no run data, built on first use and kept for every
+    # run of this graph (built per step, they were most of the engine's cost per step).
+    built: BuiltOnce = field(default_factory=BuiltOnce)

@@ -485,6 +485,9 @@ class PlanExecute(System):
                 "skip": "Move on without running this step.",
                 "retry": "Grant one more replan of this step.",
             },
+            placeholder="e.g. why retry it, or what the Planner should do instead"
+            if kind == "escalation"
+            else "e.g. not this source, look in the database",
         )
 
     def check_fork_change(self, field: str, text: str, design: Design):

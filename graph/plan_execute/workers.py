@@ -4,6 +4,10 @@ Researchers and chart agents are ReAct agents (``langchain.agents.create_agent``
 mini-graph alternating model calls and tool calls, each with only its own tools.
 Each node reads ``agent_query``, runs its agent, keeps what the tools produced
 (sources, datasets, the chart) in the state, and routes as the catalog says.
+
+The researchers' agents and tools hold no run data, so each graph builds them once, on
+first use (``Deps.built``), instead of at every step. The chart and report agents are
+built per step: their tools and prompt carry the run's datasets, chart or ledger key.
 """
 
 from __future__ import annotations
@@ -29,11 +33,21 @@ from graph.tools.web import web_search_tool
 TOOL_ROUNDS = 6  # model/tool turns a sub-agent may take for one query
 
 
+def _agent(deps: Deps, agent: str, tools: list, system_prompt: str):
+    """A ReAct sub-agent over ``tools``, on the worker model, with no checkpointer of its
+    own: each invoke starts from the messages it is given."""
+    return create_agent(deps.worker_model, tools, system_prompt=system_prompt, name=agent)
+
+
 def _react(
     deps: Deps, agent: str, tools: list, system_prompt: str, query: str, config: RunnableConfig
 ) -> list[BaseMessage]:
-    """Run a ReAct sub-agent on ``query``; its messages, the query first."""
-    sub = create_agent(deps.worker_model, tools, system_prompt=system_prompt, name=agent)
+    """Build a ReAct sub-agent for this step only (its tools hold run data) and run it."""
+    return _run_agent(_agent(deps, agent, tools, system_prompt), agent, query, config)
+
+
+def _run_agent(sub, agent: str, query: str, config: RunnableConfig) -> list[BaseMessage]:
+    """Run sub-agent ``sub`` on ``query``; its messages, the query first."""
     asked = HumanMessage(content=query, name="agent_query")
     try:
         result = sub.invoke(
@@ -71,13 +85,21 @@ def _step(state: State) -> tuple[int, str]:
     ) or ""
 
 
+def _search_tool(deps: Deps):
+    key = deps.settings.tavily_api_key
+    return web_search_tool(key.get_secret_value()) if key else search_tool(deps.knowledge)
+
+
 def web_researcher_node(state: State, config: RunnableConfig, deps: Deps) -> Command:
     step, query = _step(state)
-    key = deps.settings.tavily_api_key
-    tool = web_search_tool(key.get_secret_value()) if key else search_tool(deps.knowledge)
-    messages = _react(
-        deps, "web_researcher", [tool], agent_prompt(deps.prompts, "web_researcher"), query, config
+    tool = deps.built.get("web_researcher/tool", lambda: _search_tool(deps))
+    sub = deps.built.get(
+        "web_researcher",
+        lambda: _agent(
+            deps, "web_researcher", [tool], agent_prompt(deps.prompts, "web_researcher")
+        ),
     )
+    messages = _run_agent(sub, "web_researcher", query, config)
     known = {s["id"] for s in state.get("sources") or []}
     new_sources = []
     for hits in _artifacts(messages, tool.name):
@@ -97,15 +119,16 @@ def web_researcher_node(state: State, config: RunnableConfig, deps: Deps) -> Com
 
 def data_researcher_node(state: State, config: RunnableConfig, deps: Deps) -> Command:
     step, query = _step(state)
-    tool = sql_tool(deps.database, deps.settings.sql_max_rows)
-    messages = _react(
-        deps,
+    sub = deps.built.get(
         "data_researcher",
-        [tool],
-        agent_prompt(deps.prompts, "data_researcher", schema=deps.database.schema_text()),
-        query,
-        config,
+        lambda: _agent(
+            deps,
+            "data_researcher",
+            [sql_tool(deps.database, deps.settings.sql_max_rows)],
+            agent_prompt(deps.prompts, "data_researcher", schema=deps.database.schema_text()),
+        ),
     )
+    messages = _run_agent(sub, "data_researcher", query, config)
     count = len(state.get("datasets") or [])
     datasets = [
         {"id": f"sql:{count + i}", "step": step, **a}

@@ -537,8 +537,9 @@ class Comparison:
 
     ``rows``: one per question: ``{question_index, question, checks: [labels],
     variants: {name: {runs, not_counted, pass_rate, checks: [pass rate per check],
-    steps, replans, llm_calls, tokens, cost, latency_s, statuses}}}``, each figure the
-    mean over the repeats that counted (None when unknown).
+    steps, replans, llm_calls, tokens, cost, latency_s, statuses}}, differences: {name:
+    {metric: verdict}}}``, each figure the mean over the repeats that counted (None when
+    unknown), each non-baseline cell marked against the baseline's as below.
     ``summary``: per variant ``{runs, passed, pass_rate, unpriced, <metric>: {mean,
     median}}``. ``differences``: per non-baseline variant, each metric "better",
     "worse", "same" or "unknown" against the baseline (lower is better except pass rate).
@@ -598,6 +599,13 @@ def compare(
                 },
             }
         )
+    for row in comparison.rows:  # each question's cells against the baseline's
+        base_cell = row["variants"][baseline]
+        row["differences"] = {
+            v: {m: _verdict(m, cell[m], base_cell[m]) for m in METRICS}
+            for v, cell in row["variants"].items()
+            if v != baseline
+        }
     for v in variants:
         counted = [r for r in records if r["variant"] == v and r["counted"]]
         summary = {

@@ -29,6 +29,7 @@ from langgraph.types import Command
 from graph.kernel.checkpoints import checkpoint_timeline, fork_state, pending_nodes, redirect_state
 from graph.kernel.conversation import follow_up_plan
 from graph.kernel.design import Design
+from graph.kernel.inner_checkpoints import inner_timeline, interleave
 from graph.kernel.system import get_system
 from graph.models.chat import describe_error, make_chat_model, model_label
 from graph.models.modes import ModeBook
@@ -575,12 +576,45 @@ class RunService:
         return record, Design.model_validate(record.design)
 
     def pending_approvals(self) -> list[dict]:
-        """Every decision waiting for a human, across runs, oldest first."""
+        """Every decision waiting for a human, across runs, oldest first; each with its
+        run's question, system, design timeout (``timeout_s``, ``timeout_action``) and
+        place in an experiment (``experiment``: None when the run is in none)."""
         pending = []
         for record in self.store.runs(status="waiting", limit=1000):
             for item in self.store.pending_interrupts(record.id):
-                pending.append({"run_id": record.id, "question": record.question, **item})
+                pending.append({**item, **self._run_facts(record)})
+        places = self.store.experiment_places(p["run_id"] for p in pending)
+        for item in pending:
+            item["experiment"] = places.get(item["run_id"])
         return sorted(pending, key=lambda p: p.get("asked_at") or 0)
+
+    @staticmethod
+    def _run_facts(record: RunRecord) -> dict:
+        return {
+            "run_id": record.id,
+            "question": record.question,
+            "system": record.system,
+            "timeout_s": float(
+                record.design.get(
+                    "approval_timeout_s", Design.model_fields["approval_timeout_s"].default
+                )
+                or 0
+            ),
+            "timeout_action": record.design.get("timeout_action") or "reject",
+        }
+
+    def recent_decisions(self, since: float) -> list[dict]:
+        """The questions answered since ``since`` (by a person or a timeout), shaped like
+        ``pending_approvals`` items plus ``decided`` ({decision, by, reason, at})."""
+        decided = self.store.decisions_since(since)
+        places = self.store.experiment_places(d["run_id"] for d in decided)
+        found = []
+        for item in decided:
+            record = self.store.run(item["run_id"])
+            if record is None:
+                continue  # deleted from History since
+            found.append({**item, **self._run_facts(record), "experiment": places.get(record.id)})
+        return found
 
     def decide(
         self,
@@ -602,6 +636,13 @@ class RunService:
                 raise ValueError("This approval is no longer pending (already answered?).")
             with self._holding(run_id):  # two processes never both answer it
                 self.store.set_run_status(run_id, "queued", f"Decision: {decision}")
+                asked = [
+                    i for i in self.store.pending_interrupts(run_id) if i["id"] == interrupt_id
+                ]
+                item = asked[0] if asked else {"id": interrupt_id}
+                if decision == "edit":  # what was done, for the card left in its place
+                    item = {**item, "edited_query": query}
+                self.store.record_decision(run_id, item, decision, by, reason)
                 resume = {
                     interrupt_id: {
                         "decision": decision,
@@ -664,22 +705,49 @@ class RunService:
 
     # ------------------------------------------------------------- time travel
 
-    def timeline(self, run_id: str) -> list[dict]:
-        """Each checkpoint of the run, oldest first, projected for teaching."""
+    def timeline(self, run_id: str, inner: bool = False) -> list[dict]:
+        """Each checkpoint of the run, oldest first, projected for teaching; ``inner``:
+        with the checkpoints saved inside its subgraphs (its teams) placed after the
+        top-graph checkpoint each ran from, labelled with the team (``inside``)."""
         _, design = self._stored(run_id)
         compiled, _, _ = self._graph(design)
-        return checkpoint_timeline(compiled, run_id, get_system(design.system).timeline_fields)
+        system = get_system(design.system)
+        root = checkpoint_timeline(compiled, run_id, system.timeline_fields)
+        if not inner:
+            return root
+        return interleave(root, inner_timeline(compiled, run_id, system.inner_fields))
+
+    def inner_checkpoints(self, run_id: str) -> list[dict]:
+        """The checkpoints saved inside the run's subgraphs (``inner_timeline``), to be
+        placed in a top-graph timeline with ``interleave``."""
+        _, design = self._stored(run_id)
+        compiled, _, _ = self._graph(design)
+        return inner_timeline(compiled, run_id, get_system(design.system).inner_fields)
 
     def fork(
         self, run_id: str, checkpoint_id: str, changes: dict | None = None, step_mode: bool = False
     ) -> str:
         """A new run going on from a checkpoint of ``run_id``, with ``changes`` to its
-        state (e.g. another plan or agent_query); records its parent run and checkpoint.
-        Without changes this replays from that checkpoint."""
+        state (e.g. another plan or agent_query, a teams run's edited subtasks: the
+        system's ``fork_changes`` checks them); records its parent run and checkpoint.
+        Without changes this replays from that checkpoint. A checkpoint inside a
+        subgraph cannot be forked: its ``fork_from`` names the one to use."""
         record, design = self._stored(run_id)
         compiled, planner, worker = self._graph(design)
         new_id = uuid.uuid4().hex
-        fork_state(compiled, run_id, checkpoint_id, new_id, changes or {})
+        goto = None
+        if changes:  # the system completes and checks them against the state there
+            config = {"configurable": {"thread_id": run_id, "checkpoint_id": checkpoint_id}}
+            snapshot = compiled.get_state(config)
+            if snapshot.created_at is None:  # not a top-graph checkpoint of this run
+                raise ValueError(
+                    f"No checkpoint {checkpoint_id!r} in run {run_id} to fork from (a "
+                    "checkpoint inside a team cannot be forked: fork from the one before "
+                    "the team started)."
+                )
+            values = dict(snapshot.values or {})
+            changes, goto = get_system(design.system).fork_changes(values, changes, design)
+        fork_state(compiled, run_id, checkpoint_id, new_id, changes or {}, goto=goto)
         self.store.create_run(
             new_id,
             record.question,

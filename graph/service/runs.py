@@ -235,8 +235,12 @@ def continue_run(
         "recursion_limit": design.recursion_limit,
         # Every model call becomes an llm_call event, logged as the call ends: before the
         # node's writes can be checkpointed, so a crash cannot lose a call that happened.
+        # Each tool run's latency is logged the same way (a tool_call event).
         "callbacks": [
-            UsageRecorder(on_call=lambda call, ns: emit("custom", "", ns, {"llm_call": call}))
+            UsageRecorder(
+                on_call=lambda call, ns: emit("custom", "", ns, {"llm_call": call}),
+                on_tool=lambda timing, ns: emit("custom", "", ns, {"tool_call": timing}),
+            )
         ],
     }
 

@@ -143,6 +143,27 @@ CREATE TABLE IF NOT EXISTS judgements (
     scores_json TEXT NOT NULL,
     judged_at REAL NOT NULL
 );
+CREATE TABLE IF NOT EXISTS decisions (
+    interrupt_id TEXT PRIMARY KEY,
+    run_id TEXT NOT NULL,
+    decision TEXT NOT NULL,
+    decided_by TEXT NOT NULL,
+    reason TEXT NOT NULL DEFAULT '',
+    decided_at REAL NOT NULL,
+    item_json TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS decisions_by_time ON decisions (decided_at);
+CREATE TABLE IF NOT EXISTS judge_jobs (
+    id TEXT PRIMARY KEY,
+    experiment_id TEXT,
+    total INTEGER NOT NULL,
+    judged INTEGER NOT NULL DEFAULT 0,
+    failed INTEGER NOT NULL DEFAULT 0,
+    status TEXT NOT NULL,
+    error TEXT NOT NULL DEFAULT '',
+    created_at REAL NOT NULL,
+    finished_at REAL
+);
 CREATE TABLE IF NOT EXISTS queued_redirects (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     run_id TEXT NOT NULL,
@@ -508,6 +529,7 @@ class Store:
         with self._lock, self._conn:
             self._conn.execute("DELETE FROM events WHERE run_id = ?", (run_id,))
             self._conn.execute("DELETE FROM queued_redirects WHERE run_id = ?", (run_id,))
+            self._conn.execute("DELETE FROM decisions WHERE run_id = ?", (run_id,))
             self._conn.execute("DELETE FROM runs WHERE id = ?", (run_id,))
 
     def mark_interrupted(self) -> int:
@@ -1021,6 +1043,64 @@ class Store:
             )
             self._conn.execute("DELETE FROM experiments WHERE id = ?", (experiment_id,))
 
+    def experiment_places(self, run_ids: Iterable[str]) -> dict[str, dict]:
+        """Where each run sits in an experiment: {run_id: {experiment_id, experiment,
+        variant, question_index, repeat (from 0), repeats}}; runs in none are left out."""
+        ids = list(dict.fromkeys(run_ids))
+        if not ids:
+            return {}
+        rows = self._query(
+            "SELECT e.run_id, e.experiment_id, x.name, e.variant, e.question_index, e.repeat, "
+            "x.repeats FROM experiment_runs e JOIN experiments x ON x.id = e.experiment_id "
+            f"WHERE e.run_id IN ({', '.join('?' * len(ids))})",
+            ids,
+        )
+        return {
+            r["run_id"]: {
+                "experiment_id": r["experiment_id"],
+                "experiment": r["name"],
+                "variant": r["variant"],
+                "question_index": r["question_index"],
+                "repeat": r["repeat"],
+                "repeats": r["repeats"],
+            }
+            for r in rows
+        }
+
+    # ------------------------------------------------------------------ decisions
+
+    def record_decision(
+        self, run_id: str, item: dict, decision: str, by: str, reason: str = ""
+    ) -> None:
+        """What answered a run's question, by whom (a person, or ``timeout`` when the
+        design's default applied) and when: the Approvals page shows it in the card's place."""
+        self._write(
+            "INSERT OR REPLACE INTO decisions (interrupt_id, run_id, decision, decided_by, "
+            "reason, decided_at, item_json) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (item["id"], run_id, decision, by, reason, time.time(), _dumps(item)),
+        )
+
+    def decisions_since(self, since: float) -> list[dict]:
+        """The questions answered since ``since``, each as it was asked plus ``run_id``
+        and ``decided`` ({decision, by, reason, at}), oldest answer first."""
+        rows = self._query(
+            "SELECT * FROM decisions WHERE decided_at >= ? ORDER BY decided_at, interrupt_id",
+            (since,),
+        )
+        return [
+            {
+                **json.loads(r["item_json"]),
+                "run_id": r["run_id"],
+                "decided": {
+                    "decision": r["decision"],
+                    "by": r["decided_by"],
+                    "reason": r["reason"],
+                    "at": r["decided_at"],
+                },
+            }
+            for r in rows
+        ]
+
     # ------------------------------------------------------------------ judgements
 
     def save_judgement(self, run_id: str, model_label: str, scores: dict) -> None:
@@ -1043,6 +1123,36 @@ class Store:
             "scores": json.loads(rows[0]["scores_json"]),
             "judged_at": rows[0]["judged_at"],
         }
+
+    def create_judge_job(self, job_id: str, experiment_id: str | None, total: int) -> None:
+        """A batch of runs to judge in the background, recorded so any page can show it."""
+        self._write(
+            "INSERT INTO judge_jobs (id, experiment_id, total, status, created_at) "
+            "VALUES (?, ?, ?, 'running', ?)",
+            (job_id, experiment_id, total, time.time()),
+        )
+
+    def update_judge_job(
+        self, job_id: str, judged: int, failed: int, error: str = "", status: str = "running"
+    ) -> None:
+        """How far a judge job got: runs judged, runs that could not be, the last reason."""
+        self._write(
+            "UPDATE judge_jobs SET judged = ?, failed = ?, error = ?, status = ?, "
+            "finished_at = CASE WHEN ? = 'running' THEN NULL ELSE ? END WHERE id = ?",
+            (judged, failed, error, status, status, time.time(), job_id),
+        )
+
+    def judge_job(self, job_id: str) -> dict | None:
+        rows = self._query("SELECT * FROM judge_jobs WHERE id = ?", (job_id,))
+        return dict(rows[0]) if rows else None
+
+    def latest_judge_job(self, experiment_id: str) -> dict | None:
+        """The newest judge job of an experiment's runs, or None."""
+        rows = self._query(
+            "SELECT * FROM judge_jobs WHERE experiment_id = ? ORDER BY created_at DESC LIMIT 1",
+            (experiment_id,),
+        )
+        return dict(rows[0]) if rows else None
 
     # ------------------------------------------------------------------ model servers
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from langchain_core.language_models import BaseChatModel
 
+from graph.kernel.built_once import BuiltOnce
 from graph.kernel.design import Design
 from graph.kernel.ledger import SideEffectLedger, side_effect_ledger
 from graph.models.chat import role_models
@@ -30,6 +31,7 @@ class Deps:
     timeout_s: float  # how long a request may wait for its answer
     max_rounds: int  # supervisor decisions before the run is stopped as stuck
     approvals: dict[str, str] = field(default_factory=dict)  # agent -> always/never/planner
+    built: BuiltOnce = field(default_factory=BuiltOnce)  # tools holding no run data
 
 
 def make_deps(

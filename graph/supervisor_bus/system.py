@@ -504,6 +504,9 @@ class SupervisorBus(System):
                 "skip": "Drop the request: it stays a dead letter and the supervisor goes on.",
                 "retry": "Send the same request to the same agent again.",
             },
+            placeholder="e.g. why drop this request",
+            query_label="Request the agent will get (edit it, or name another agent, then "
+            "Approve edited query)",
         )
 
     def limits(self, design: Design) -> str:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool
 
+from graph.kernel.built_once import BuiltOnce
 from graph.supervisor_bus.agents import ROLE_TOOLS
 from graph.tools.drafts import format_output_tool, write_draft_tool
 from graph.tools.effects import Ledger
@@ -28,18 +29,30 @@ REFUSED = "REFUSED:"
 
 
 def tools_for(
-    agent: str, kb: KnowledgeBase, ledger: Ledger, drafts_dir, message_id: str
+    agent: str,
+    kb: KnowledgeBase,
+    ledger: Ledger,
+    drafts_dir,
+    message_id: str,
+    shared: BuiltOnce | None = None,
 ) -> dict[str, BaseTool]:
-    """Every tool Stepwise's bus agents have, built for one request message, by name.
-    Which of them an agent may call is decided by ``Gate``, not by this list."""
-    built = [
-        search_tool(kb),
-        fetch_document_tool(kb),
-        check_citations_tool(kb),
-        format_output_tool(),
-        write_draft_tool(drafts_dir, ledger, message_id),
-    ]
-    return {t.name: t for t in built}
+    """Every tool Stepwise's bus agents have, for one request message, by name.
+    Which of them an agent may call is decided by ``Gate``, not by this list.
+
+    The tools over the knowledge base hold no run data: with ``shared`` (the graph's
+    ``Deps.built``) they are built once per graph; ``write_draft`` is bound to the
+    request message (its ledger key), so it is built for each one."""
+
+    def static() -> list[BaseTool]:
+        return [
+            search_tool(kb),
+            fetch_document_tool(kb),
+            check_citations_tool(kb),
+            format_output_tool(),
+        ]
+
+    built = shared.get("tools", static) if shared is not None else static()
+    return {t.name: t for t in [*built, write_draft_tool(drafts_dir, ledger, message_id)]}
 
 
 @dataclass

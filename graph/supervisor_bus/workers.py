@@ -63,7 +63,10 @@ def handle(
     deadline: float,
 ) -> Handled:
     """Run ``agent``'s model on one request, tools through the gate, until it answers."""
-    gate = Gate(agent, tools_for(agent, deps.knowledge, deps.ledger, deps.drafts_dir, request.id))
+    tools = tools_for(
+        agent, deps.knowledge, deps.ledger, deps.drafts_dir, request.id, shared=deps.built
+    )
+    gate = Gate(agent, tools)
     model = deps.worker_model.bind_tools(gate.bindable())
     conversation: list[BaseMessage] = [
         SystemMessage(content=agent_prompt(deps.prompts, agent)),

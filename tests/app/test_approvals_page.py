@@ -32,7 +32,7 @@ def test_each_pending_approval_shows_its_run_step_agent_kind_query_reason_and_ag
     first, second = _waiting(services), _waiting(services, IBM)
     at = open_page("app_pages/approvals.py")
     shown = texts(at)
-    assert "2 decision(s) waiting, oldest first." in shown
+    assert "2 decision(s) waiting, oldest first, by experiment and run." in shown
     assert shown.count("**Step 2 · report_writer** · approval before the step runs") == 2
     assert f"Run: “{REPORT}”" in shown and f"Run: “{IBM}”" in shown
     assert "**Why it asks:** The design asks a human before every report_writer step." in shown

@@ -71,7 +71,7 @@ def test_the_run_and_history_pages_show_a_run_of_the_fourth_system(relay, servic
         "A draft written by a person."
     ).run()
     button(history, "Run on as a new run").click().run()
-    new_id = history.selectbox(key="history:selected").value
+    new_id = history.query_params["run"]
     assert new_id != run_id
     assert (
         wait_status(store, new_id, "done").final_answer

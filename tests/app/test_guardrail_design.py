@@ -31,7 +31,7 @@ def test_the_guardrail_switch_is_saved_with_the_design_and_drawn_in_the_graph(ho
     at.toggle(key="design:guardrail").set_value(True).run()
     assert store.load_design().guardrail is True
     dot = graph_dots(at)[0]
-    assert "guardrail [fillcolor=" in dot
+    assert 'guardrail [label=guardrail fillcolor="#e0f2f1"' in dot
     assert "__start__ -> guardrail [style=dashed]" in dot  # START routes each message
     assert "__start__ -> planner [style=dashed]" in dot
     assert "guardrail -> planner [style=dashed]" in dot

@@ -33,6 +33,27 @@ def _runs_table(at):
     return at.dataframe[0].value
 
 
+def _opened(at) -> str | None:
+    """The run the page has open, read from what it shows ("Run `<id>` · question …")."""
+    for md in at.markdown:
+        if md.value.startswith("Run `"):
+            return md.value.split("`")[1]
+    return None
+
+
+def _selected_rows(at) -> list[int]:
+    return list(at.session_state["history-table"]["selection"]["rows"])
+
+
+def _click_row(at, position: int, cell: str | None = None):
+    """What a click in the runs table sends: the row's marker, or one of its cells."""
+    selection = {"rows": [position], "columns": [], "cells": []}
+    if cell:
+        selection = {"rows": [], "columns": [], "cells": [(position, cell)]}
+    at.session_state["history-table"] = {"selection": selection}
+    return at.run()
+
+
 def test_without_runs_the_page_says_where_they_come_from(home):
     at = _history()
     assert any("No runs yet" in i.value for i in at.info)
@@ -73,7 +94,7 @@ def test_runs_are_listed_with_status_design_prompts_counts_and_filtered(home, se
 def test_an_opened_run_shows_its_table_answer_messages_and_a_link_to_the_run_page(home, services):
     run_id = _tesla(services)
     at = _history(run_id)
-    assert at.selectbox(key="history:selected").value == run_id
+    assert _opened(at) == run_id
     steps = at.table[0].value
     assert list(steps["Agent"]) == ["web_researcher", "synthesizer"]
     assert "Answer to" in texts(at)
@@ -92,14 +113,35 @@ def test_the_timeline_lists_each_checkpoint_and_shows_what_changed(home, service
     ]
     assert replan["Replan attempts"] == "1: 1"
     assert replan["Last reason"].startswith("Step 1 (data_researcher) produced no usable data")
-    assert "replan_attempts" in replan["Changed"]
+    assert "Replan attempts" in replan["Changed"]  # in words, as the columns are named
 
     at.selectbox(key=f"history:diff:{run_id}").set_value(int(replan["#"])).run()
     diff = at.table[-1].value.to_dict("records")
-    assert {"Field": "replan_attempts", "Key": "1", "Before": "—", "After": "1"} in diff
-    assert {"Field": "replan_flag", "Key": "", "Before": "False", "After": "True"} in diff
-    assert {"Field": "step_status", "Key": "1", "Before": "running", "After": "replanned"} in diff
+    assert {"Field": "Replan attempts", "Key": "1", "Before": "—", "After": "1"} in diff
+    assert {"Field": "Replan flag", "Key": "", "Before": "no", "After": "yes"} in diff
+    assert {"Field": "Step status", "Key": "1", "Before": "running", "After": "replanned"} in diff
     assert "Changed by **executor**: before → after" in texts(at)
+
+
+def test_the_diff_reads_as_words_with_long_values_in_full_and_json_only_on_demand(home, services):
+    _, service = services
+    run_id = _tesla(services)
+    at = _history(run_id)
+    timeline = service.timeline(run_id)
+    searched = next(p for p in timeline if p["node"] == "web_researcher")
+    at.selectbox(key=f"history:diff:{run_id}").set_value(searched["index"]).run()
+    rows = at.table[-1].value.to_dict("records")
+    result = next(r for r in rows if r["Field"] == "Results")
+    assert result["Before"].startswith("No usable results: the query returned no rows.")
+    assert result["Before"].endswith("…") and len(result["Before"]) == 120  # cut short
+    memory = next(r for r in rows if r["Field"] != "Results")
+    assert "updated_at" in memory["After"] and " ago" in memory["After"]  # a time in words
+    assert not any(ch in str(v) for r in rows for v in r.values() for ch in '{}"')  # no JSON
+    full = next(e for e in at.expander if e.label.startswith("Full text of the"))
+    shown = "\n".join(c.value for c in full.code)
+    assert "SQL: SELECT date, symbol, price FROM stocks" in shown  # the part the table cut
+    raw = next(e for e in at.expander if e.label == "Raw JSON of this change")
+    assert json.loads(raw.json[0].value)["step_results"]["before"]["1"].startswith("No usable")
 
 
 def test_a_fork_with_an_edited_plan_runs_as_a_new_run_with_that_plan_and_its_parent(home, services):
@@ -112,12 +154,10 @@ def test_a_fork_with_an_edited_plan_runs_as_a_new_run_with_that_plan_and_its_par
     assert shown["1"]["agent"] == "data_researcher"  # the plan at that checkpoint
     at.text_area(key=f"history:change:plan:{point}").input(json.dumps(NEW_PLAN)).run()
     button(at, "Run on as a new run").click().run()
-    new_id = at.selectbox(key="history:selected").value
+    new_id = _opened(at)
     assert new_id != run_id
-    assert any(
-        s.value.startswith(f"Started run {new_id[:8]}: a fork of {run_id[:8]}, with your plan")
-        for s in at.success
-    )
+    confirmation = f"Started run {new_id[:8]}: a fork of {run_id[:8]}, with your plan"
+    assert any(s.value.startswith(confirmation) for s in at.success)
     record = service.wait(new_id, timeout=60)
     assert record.status == "done", record.reason
     assert (record.parent_run, record.parent_checkpoint) == (run_id, point)
@@ -128,9 +168,68 @@ def test_a_fork_with_an_edited_plan_runs_as_a_new_run_with_that_plan_and_its_par
     assert [r["replans"] for r in forked] == [0, 0]  # no data_researcher step to replan
     parent = store.snapshot(run_id)["rows"]  # untouched: replanned once, its own actions
     assert parent[0]["replans"] == 1 and parent[0]["action"] != NEW_PLAN["1"]["action"]
-    at.run()
+    at.run()  # a redraw (the page redraws itself when the fork ends)
     rows = {r["Run"]: r for r in _runs_table(at).to_dict("records")}
     assert rows[new_id[:8]]["Parent"] == f"fork of {run_id[:8]}"
+    assert any(s.value.startswith(confirmation) for s in at.success)  # still there
+    assert at.session_state["history:tab"] == "Run"  # its steps, not the fork form
+    assert _opened(at) == new_id and _selected_rows(at) == [0]  # its row, at the top
+    _click_row(at, 1)  # the parent: the fork's confirmation goes
+    assert _opened(at) == run_id
+    assert not any(s.value.startswith(confirmation) for s in at.success)
+
+
+def test_a_click_on_a_row_or_any_of_its_cells_opens_that_run(home, services):
+    store, service = services
+    older = _tesla(services)
+    newer = service.start(REPORT, Design(enabled_agents=["web_researcher", "synthesizer"]))
+    service.wait(newer, timeout=60)
+    at = _history()
+    assert not [s for s in at.selectbox if s.label == "Open a run"]  # no separate select
+    assert _opened(at) == newer and _selected_rows(at) == [0]  # the newest, on a first visit
+    _click_row(at, 1)
+    assert _opened(at) == older and _selected_rows(at) == [1]
+    assert at.query_params["run"] == older  # a link to share
+    assert list(at.table[0].value["Agent"]) == ["web_researcher", "synthesizer"]  # its steps
+    _click_row(at, 0, cell="Question")  # a click on a cell opens its row
+    assert _opened(at) == newer and _selected_rows(at) == [0]
+    at.session_state["history-table"] = {"selection": {"rows": [], "columns": [], "cells": []}}
+    at.run()  # its row clicked again: unselected
+    assert _opened(at) is None and "run" not in at.query_params
+    assert any(i.value == "Click a row of the table to open its run." for i in at.info)
+    assert not at.tabs and not at.exception
+
+
+def test_a_filter_that_hides_the_opened_run_says_so_and_can_be_cleared(home, services):
+    _, service = services
+    older = _tesla(services)
+    newer = service.start(REPORT, Design(enabled_agents=["web_researcher", "synthesizer"]))
+    service.wait(newer, timeout=60)
+    at = _history(older)
+    assert _opened(at) == older and _selected_rows(at) == [1]
+    at.text_input(key="history:text").input("tesla").run()
+    assert _opened(at) == older and _selected_rows(at) == [0]  # its row, where it now is
+    at.text_input(key="history:text").input("dot-com").run()
+    assert list(_runs_table(at)["Question"]) == [REPORT]
+    assert any(
+        w.value.startswith(f"The opened run {older[:8]} (“{TESLA}”) is hidden by the filter.")
+        for w in at.warning
+    )
+    assert _opened(at) is None and not at.tabs  # nothing shown that the table omits
+    assert _selected_rows(at) == []
+    button(at, "Clear the filter").click().run()
+    assert at.text_input(key="history:text").value == ""
+    assert _opened(at) == older and _selected_rows(at) == [1]
+    at.selectbox(key="history:status").set_value("failed").run()
+    assert any(i.value == "No run matches." for i in at.info)
+    assert any("is hidden by the filter" in w.value for w in at.warning)
+
+
+def test_a_link_to_a_run_the_store_does_not_hold_says_so(home, services):
+    _tesla(services)
+    at = _history("0123456789abcdef")
+    assert any(i.value.startswith("There is no run 0123456789abcdef") for i in at.info)
+    assert _opened(at) is None and _selected_rows(at) == [] and not at.exception
 
 
 def test_a_plan_that_cannot_run_is_refused_with_the_reason(home, services):
@@ -165,7 +264,7 @@ def test_a_fork_with_an_edited_agent_query_reaches_the_agent(home, services):
         query
     ).run()
     button(at, "Run on as a new run").click().run()
-    new_id = at.selectbox(key="history:selected").value
+    new_id = _opened(at)
     assert service.wait(new_id, timeout=60).status == "done"
     asked = [
         m["content"]
@@ -181,7 +280,7 @@ def test_replay_from_a_checkpoint_is_a_new_run_going_the_same_way(home, services
     at = _history(run_id)
     at.radio(key="history:fork-change").set_value("nothing").run()
     button(at, "Replay from here").click().run()
-    new_id = at.selectbox(key="history:selected").value
+    new_id = _opened(at)
     assert service.wait(new_id, timeout=60).status == "done"
     assert store.run(new_id).parent_run == run_id
     assert [r["agent"] for r in store.snapshot(new_id)["rows"]] == [
@@ -199,7 +298,7 @@ def test_an_exported_run_imports_back_as_a_listed_run_with_the_same_steps(home, 
         "tesla.json", exported.encode(), "application/json"
     )
     at.run()
-    new_id = at.selectbox(key="history:selected").value
+    new_id = _opened(at)
     assert new_id != run_id
     assert any(s.value.startswith("Imported tesla.json as run") for s in at.success)
     assert list(_runs_table(at)["Question"]) == [TESLA, TESLA]

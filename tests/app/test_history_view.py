@@ -4,12 +4,14 @@ import pytest
 
 from graph.kernel.design import Design
 from graph.kernel.system import get_system
+from ui.history_open import UNCHANGED, clicked_run, opened_view, table_selection
 from ui.history_view import (
     changed_columns,
     checkpoint_label,
     diff_rows,
     editable_fields,
     forkable,
+    long_changes,
     prompts_label,
     timeline_rows,
 )
@@ -109,3 +111,42 @@ def test_times_read_as_clock_and_ago_and_nested_state_as_words_not_json():
     assert shown.startswith("plan_execute (last_node synthesizer, step 2, updated_at ")
     assert " min ago)" in shown or " s ago)" in shown or " h ago)" in shown
     assert "{" not in shown and str(int(now)) not in shown
+
+
+def test_a_long_value_is_cut_short_in_the_table_and_kept_whole_for_the_full_view():
+    long_text = "No usable results: " + "the query returned no rows. " * 10
+    diff = {
+        "step_results": {"before": {}, "after": {"1": long_text}},
+        "replan_flag": {"before": False, "after": True},
+    }
+    rows = diff_rows(diff, PLAN_EXECUTE.field_label)
+    assert rows[0]["Field"] == "Results" and rows[0]["Key"] == "1"
+    assert len(rows[0]["After"]) == 120 and rows[0]["After"].endswith("…")
+    assert rows[1] == {"Field": "Replan flag", "Key": "", "Before": "no", "After": "yes"}
+    (full,) = long_changes(diff, PLAN_EXECUTE.field_label)
+    assert full["After"] == " ".join(long_text.split()) and full["Before"] == "—"
+
+
+def test_a_click_is_read_against_the_rows_the_user_saw():
+    drawn = ["new", "old"]
+    state = {"selection": {"rows": [1], "columns": [], "cells": []}}
+    assert clicked_run(state, drawn, [0]) == "old"  # another row
+    assert clicked_run(state, drawn, [1]) == UNCHANGED  # the selection the page drew
+    cell = {"selection": {"rows": [], "columns": [], "cells": [(0, "Question")]}}
+    assert clicked_run(cell, drawn, [1]) == "new"  # a cell opens its row
+    cleared = {"selection": {"rows": [], "columns": [], "cells": []}}
+    assert clicked_run(cleared, drawn, [0]) is None  # its row clicked again: closed
+    assert clicked_run(None, drawn, [0]) == UNCHANGED  # no table drawn last time
+    assert table_selection("old", ["x", "old"])["selection"]["rows"] == [1]
+    assert table_selection("gone", ["x"])["selection"]["rows"] == []
+
+
+def test_a_run_the_filter_hides_is_not_shown_and_the_page_says_why():
+    hidden = opened_view("abcdef123456", "How did Tesla do?", ["other"], filtered=True)
+    assert not hidden.show and hidden.hidden_by_filter
+    assert hidden.note.startswith("The opened run abcdef12 (“How did Tesla do?”) is hidden")
+    assert opened_view("abcdef123456", "Q", ["abcdef123456"], filtered=True).show
+    old = opened_view("abcdef123456", "Q", ["other"], filtered=False)
+    assert old.show and "older than the runs listed" in old.note
+    assert opened_view("nope", None, [], filtered=False).note.startswith("There is no run nope")
+    assert not opened_view(None, None, ["x"], filtered=False).show

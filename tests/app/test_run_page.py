@@ -117,15 +117,13 @@ def test_messages_can_be_filtered_by_step_and_agent(home, services):
     at = open_page("app_pages/run.py")
     at.selectbox(key="run:msg-step").set_value(3).run()
     at.selectbox(key="run:msg-agent").set_value("chart_generator").run()
-    titles = [
-        m.value
-        for m in at.markdown
-        if m.value.startswith("**")
-        and " · " in m.value
-        and not m.value.startswith("**Run totals:**")
-    ]
-    assert titles and all("(step 3, chart_generator)" in t for t in titles)
-    assert any("make_chart(" in c.value for c in at.code)
+    steps = [e for e in at.expander if e.label.startswith("Step ")]
+    assert [e.label.split(" · ")[:2] for e in steps] == [["Step 3", "chart_generator"]]
+    at.session_state["run:trace:1-3"] = True  # open it, as a click does
+    at.run()
+    (step,) = [e for e in at.expander if e.label.startswith("Step ")]
+    assert [m.value for m in step.markdown if m.value.startswith("**")] == ["**chart_generator**"]
+    assert any("make_chart(" in c.value for c in step.code)
 
 
 def test_an_empty_question_is_refused_in_words(home):
@@ -209,9 +207,14 @@ def test_a_waiting_run_is_decided_inline_and_the_decision_shows_in_table_and_mes
     assert list(steps["Decision"]) == ["", "approved with an edited query", ""]
     assert [_plain(s) for s in steps["Status"]] == ["done", "done", "done"]
     at.selectbox(key="run:msg-agent").set_value("human").run()
-    assert "**human · decision (step 2)**" in [m.value for m in at.markdown]
+    (step,) = [e for e in at.expander if e.label.startswith("Step ")]
+    assert step.label.startswith("Step 2 · human · 0 model calls")
+    at.session_state["run:trace:1-2"] = True  # open it, as a click does
+    at.run()
+    (step,) = [e for e in at.expander if e.label.startswith("Step ")]
+    assert any("<b>human · decision</b>" in m.value for m in step.markdown)
     assert 'Human: edit step 2 (report_writer) with the query: Save a report titled "Inline"..' in [
-        t.value for t in at.text
+        t.value for t in step.text
     ]
 
 

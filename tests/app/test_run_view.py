@@ -280,4 +280,3 @@ def test_header_and_step_table_agree_while_a_follow_up_is_planned(home, services
         time.sleep(0.05)
     assert first_turn and len(seen) >= 2, seen
     assert all(said == f"{rows} step(s)" for said, rows in seen), seen
-    assert seen[0][1] == 0  # the new turn starts with the Planner writing its plan

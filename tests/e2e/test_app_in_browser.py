@@ -84,7 +84,10 @@ def test_editing_the_planner_prompt_changes_the_preview_and_saves_a_listed_versi
     editor.fill(editor.input_value() + f"\n{added}\n")
     editor.press("Control+Enter")
     expect(preview).to_contain_text(added)
-    expect(page.locator(".st-key-prompt-preview-changes")).to_contain_text(f"+{added}")
+    changes = page.locator(".st-key-prompt-preview-changes table.prompt-diff")
+    expect(changes.locator("td.diff-new")).to_contain_text([added])  # as written, no "+"
+    expect(changes).not_to_contain_text(f"+{added}")
+    assert editor.bounding_box()["height"] >= 600  # a large editor
 
     page.get_by_label("Version name").fill("three steps")
     page.get_by_label("Version name").press("Enter")

@@ -111,7 +111,10 @@ def test_an_experiment_of_two_planner_versions_runs_from_the_page_and_is_compare
     expect(page.locator(".st-key-evals-variant-1-planner input")).to_have_value(
         re.compile(r"^no data researcher · saved ")
     )
-    expect(page.get_by_text("2 question(s) × 2 variants × 1 repeat(s) = 4 runs")).to_be_visible()
+    page.get_by_role("button", name="Add a variant").click()
+    _type(page, "evals-variant-2-name", "shipped")
+    _pick(page, "evals-variant-2-planner", _label(page, "evals-variant-2-planner", "shipped"))
+    expect(page.get_by_text("2 question(s) × 3 variants × 1 repeat(s) = 6 runs")).to_be_visible()
     page.get_by_role("button", name="Start the experiment").click()
 
     # The page moves to the comparison tab and shows the progress until the runs end.
@@ -123,18 +126,28 @@ def test_an_experiment_of_two_planner_versions_runs_from_the_page_and_is_compare
     expect(page.locator(".st-key-evals-comparison")).to_be_visible(timeout=120_000)
     expect(page.get_by_role("button", name="Stop")).to_have_count(0)
 
+    # Three variants side by side at 1440 px, with no sideways scrolling (issue #16)
+    page.set_viewport_size({"width": 1440, "height": 900})
+    comparison = page.locator(".st-key-evals-comparison [data-testid=stTable]")
+    expect(comparison).to_be_visible()
+    page.wait_for_timeout(500)
+    scroll, client = comparison.evaluate("e => [e.scrollWidth, e.clientWidth]")
+    assert scroll <= client, (scroll, client)
     headers, rows = _table(page, "evals-comparison")
-    first, second = (i for i, h in enumerate(headers) if h == "result")  # one per variant
-    assert [r[1] for r in rows] == [
-        "Which stock in the database grew th…",
-        "Why did IBM sell its PC division to…",
-    ]
-    # Only the Planner that may plan data_researcher answers from the database.
-    assert (rows[0][first], rows[0][second]) == ("✓ passed", "✗ failed")
-    assert (rows[1][first], rows[1][second]) == ("✓ passed", "✓ passed")
+    assert headers == ["No.", "Question", "short plans (baseline)", "no data", "shipped"]
+    assert [r[1] for r in rows] == [CHART, IBM]  # each question once, in full
+    # Only the Planners that may plan data_researcher answer from the database; the
+    # regression is marked against the baseline by an arrow, not by colour alone.
+    assert rows[0][2].startswith("✓ passed") and rows[0][4].startswith("✓ passed")
+    assert rows[0][3].startswith("✗ failed ▼")
+    assert rows[1][2].startswith("✓ passed") and rows[1][3].startswith("✓ passed")
+    red = comparison.locator("tbody tr").first.locator("td").nth(3).locator("span").first
+    assert "rgb(255" in red.evaluate("e => getComputedStyle(e).color") or "red" in (
+        red.get_attribute("class") or ""
+    )
     headers, rows = _table(page, "evals-checks")
-    assert headers == ["#", "Question", "Check", "short plans", "no data"]
-    assert rows[1] == ["1.2", CHART, "uses data_researcher", "✓", "✗"]
+    assert headers == ["#", "Question", "Check", "short plans", "no data", "shipped"]
+    assert rows[0][1] == CHART and rows[1][:5] == ["1.2", "", "uses data_researcher", "✓", "✗"]
     headers, rows = _table(page, "evals-summary")
     summary = {r[0]: dict(zip(headers, r)) for r in rows}
     assert summary["pass rate"]["no data vs short plans"] == "▼ worse"

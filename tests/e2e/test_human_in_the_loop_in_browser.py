@@ -1,8 +1,8 @@
 """A person in the loop, in a real browser: approving a flagged step with an edited query,
-forking a run from the History page, exporting and importing it, and walking a run
-node by node in step mode.
+forking a run from the History page, exporting and importing it, walking a run
+node by node in step mode, and clicking the top Approve of the inbox three times.
 
-Screenshots: approvals.png and history.png (in ``SHOTS``).
+Screenshots: approvals.png, approvals-inbox.png and history.png (in ``SHOTS``).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from playwright.sync_api import expect
 
 from graph.service.store import FILE_NAME, Store
 from tests.e2e.test_app_in_browser import _answer, _run_in_url, _shoot
+from tests.inbox_support import APPLE, IBM, REPORT
 
 ASK_EACH_STEP = "What caused the dot-com crash? Ask me before each step."
 EDITED = "Search the documents for: the dot-com bubble and the Nasdaq crash of 2000"
@@ -106,15 +107,27 @@ def test_a_flagged_step_is_approved_with_an_edited_query_on_the_approvals_page(
     assert asked[0].startswith(EDITED)
 
 
+def _opened_run(page):
+    """The line naming the run the History page has open."""
+    return page.get_by_text(re.compile(r"^Run [0-9a-f]{32} · question:"))
+
+
+def _click_runs_table_row(page, position: int) -> None:
+    """Click the Question cell of a row of History's runs table (a canvas: rows are 35 px
+    under a 35 px header)."""
+    table = page.locator(".st-key-history-table")
+    expect(table).to_be_visible()
+    box = table.bounding_box()
+    page.mouse.click(box["x"] + 200, box["y"] + 35 + 35 * position + 17)
+
+
 def test_a_fork_from_the_history_page_runs_on_with_another_plan(page, app_url, app_home, tmp_path):
     store = _store(app_home)
     run_id = _ask(page, app_url, store, TESLA)
     _wait_status(store, run_id, "done")
 
     page.goto(app_url + f"/history?run={run_id}")
-    expect(page.get_by_role("combobox", name="Open a run")).to_have_value(
-        re.compile(rf"^{run_id[:8]} · ")
-    )
+    expect(_opened_run(page)).to_contain_text(run_id)
     page.get_by_role("tab", name="Checkpoint timeline").click()
     expect(page.get_by_text("Yellow cells changed since the previous checkpoint")).to_be_visible()
     page.get_by_role("tab", name="Fork or replay").click()
@@ -135,17 +148,25 @@ def test_a_fork_from_the_history_page_runs_on_with_another_plan(page, app_url, a
     assert [r["action"] for r in store.snapshot(run_id)["rows"]] != [
         s["action"] for s in NEW_PLAN.values()
     ]
-    runs_table = page.locator('[data-testid="stDataFrame"]').first
-    expect(page.get_by_role("combobox", name="Open a run")).to_have_value(
-        re.compile(rf"^{short} · ")
+    # The fork is open, on its Run tab, and the confirmation outlives the redraw the page
+    # makes when the fork ends.
+    expect(_opened_run(page)).to_contain_text(fork.id)
+    expect(page.get_by_role("tab", name="Run", exact=True)).to_have_attribute(
+        "aria-selected", "true"
     )
-    page.get_by_role("tab", name="Run", exact=True).click()
     expect(_steps_table(page)).to_contain_text("the 2008 financial crisis", timeout=30_000)
-    expect(runs_table).to_be_visible()
+    expect(page.get_by_text(re.compile(r"^open · no run in progress"))).to_be_visible()
+    expect(started).to_be_visible()
+
+    # A click on a row of the table opens that run: the parent sits under the fork.
+    assert [r.id for r in store.runs()][:2] == [fork.id, run_id]
+    _click_runs_table_row(page, 1)
+    expect(_opened_run(page)).to_contain_text(run_id)
+    expect(started).to_be_hidden()
+    _click_runs_table_row(page, 0)
+    expect(_opened_run(page)).to_contain_text(fork.id)
 
     # Export the fork as a file and import it back: it is listed as one more run.
-    # The page redraws itself once the fork has ended, so the file holds the finished run.
-    expect(page.get_by_text(re.compile(r"^open · no run in progress"))).to_be_visible()
     page.get_by_role("tab", name="Export").click()
     with page.expect_download() as download:
         page.get_by_role("button", name="Export run JSON").click()
@@ -189,3 +210,51 @@ def test_a_step_mode_run_is_walked_node_by_node_with_next(page, app_url, app_hom
     expect(_answer(page)).to_be_visible(timeout=30_000)
     expect(page.get_by_text(re.compile(r"^status done"))).to_be_visible()
     assert store.run(run_id).status == "done"
+
+
+def test_three_quick_clicks_on_the_top_approve_decide_one_card_and_leave_a_line(
+    page, app_url, app_home
+):
+    """The issue's complaint: three clicks on the top Approve approved three runs, the
+    list sliding up under the pointer. Now the decided card stays where it was."""
+    store = _store(app_home)
+    runs = [_ask(page, app_url, store, question) for question in (REPORT, IBM, APPLE)]
+    for run_id in runs:
+        _wait_status(store, run_id, "waiting")
+    asked = sorted(
+        ({**store.pending_interrupts(r)[0], "run_id": r} for r in runs),
+        key=lambda item: (item["asked_at"], item["run_id"], item["id"]),
+    )
+    top = asked[0]
+    page.goto(app_url + "/approvals")
+    card = page.locator(f".st-key-approval-{top['id']}")
+    approve = card.get_by_role("button", name="Approve", exact=True)
+    expect(approve).to_be_visible()
+    clock = card.get_by_text(re.compile(r"deadline in \d+ min \d+ s \(then rejected by default\)"))
+    shown_first = clock.inner_text()
+    expect(clock).not_to_have_text(shown_first)  # it counts down by itself
+    approve.scroll_into_view_if_needed()
+    box = approve.bounding_box()
+    x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+    app = page.locator('[data-testid="stApp"]')
+    for _ in range(3):  # as fast as the page answers: each click lands on the redrawn page
+        page.mouse.click(x, y)
+        page.wait_for_timeout(400)
+        expect(app).to_have_attribute("data-test-script-state", "notRunning")
+    assert [store.run(item["run_id"]).status for item in asked[1:]] == ["waiting", "waiting"]
+    expect(card.locator(f".st-key-decided-{top['id']}")).to_contain_text("Approved by you at")
+    under = page.evaluate(
+        "([x, y]) => document.elementFromPoint(x, y)"
+        "?.closest('[class*=\"st-key-approval-\"]')?.className || ''",
+        [x, y],
+    )
+    assert f"st-key-approval-{top['id']}" in under  # the pointer is still on that card
+    assert _wait_status(store, top["run_id"], "done").status == "done"
+    assert [store.run(item["run_id"]).status for item in asked[1:]] == ["waiting", "waiting"]
+    _shoot(page, "approvals-inbox.png", height=1400)
+
+    # the two left are answered together, with the group's bulk action
+    page.get_by_role("button", name="Approve all (2)").click()
+    expect(page.get_by_text("Approved 2 of 2: their runs go on.")).to_be_visible()
+    for item in asked[1:]:
+        assert _wait_status(store, item["run_id"], "done").status == "done"

@@ -123,3 +123,28 @@ def test_graph_labels_are_body_size_with_one_and_six_agents_at_1280x720(browser,
             finally:
                 context.close()
     assert abs(box_heights[1] - box_heights[len(AGENTS)]) < 1, box_heights
+
+
+def test_history_lists_runs_without_sideways_scrolling_at_1280x720(fresh_app_url, browser):
+    """Issue #15 point 7: History reads like a list of runs; its table fits the page at a
+    projector's 1280 px with the sidebar open (it scrolled 320 px sideways)."""
+    context = browser.new_context(viewport={"width": 1280, "height": 720})
+    page = context.new_page()
+    page.set_default_timeout(20_000)
+    try:
+        page.goto(fresh_app_url + "/run")
+        page.get_by_role("button", name=TESLA).click()
+        expect(page.get_by_label("Question")).to_have_value(TESLA, timeout=20_000)
+        page.get_by_role("button", name="Run", exact=True).click()
+        expect(page.locator("p", has_text="status done").first).to_be_visible(timeout=30_000)
+        page.goto(fresh_app_url + "/history")
+        grid = page.locator(".st-key-history-table .dvn-scroller").first
+        expect(grid).to_be_visible()
+        page.wait_for_timeout(1000)  # the grid sizes its columns after it is drawn
+        scroll, client = grid.evaluate("e => [e.scrollWidth, e.clientWidth]")
+        assert scroll <= client, (scroll, client)
+        expect(
+            page.locator("[data-testid=stCaptionContainer]", has_text="Agents: ")
+        ).to_be_visible()
+    finally:
+        context.close()

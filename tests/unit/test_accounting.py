@@ -79,3 +79,40 @@ def test_tokens_reported_by_an_openai_server_are_the_ones_counted():
     assert total.cost is None and total.unpriced == {"served-model"}
     _, priced = usage_by_step(records, {"served-model": (1.0, 2.0)})
     assert priced.cost == pytest.approx((priced.input_tokens + 2 * priced.output_tokens) / 1e6)
+
+
+def _named(records: list[dict], what: str) -> list[dict]:
+    return [r["data"][what] for r in records if isinstance(r["data"], dict) and what in r["data"]]
+
+
+def test_each_call_names_the_reply_it_made_and_each_tool_run_is_timed():
+    """The Run page's trace puts a latency on every model reply and tool result: each
+    llm_call names the id the state keeps its reply under, each tool_call the id of the
+    call it answered."""
+    outcome, records = run_records(
+        "Which stock in the database grew the most between 2005 and 2009? Chart the prices."
+    )
+    replies = [m.id for m in outcome.state["messages"] if m.type == "ai"]
+    assert [c["message_id"] for c in _named(records, "llm_call")] == replies
+    results = [m.tool_call_id for m in outcome.state["messages"] if m.type == "tool"]
+    timings = _named(records, "tool_call")
+    assert [t["tool_call_id"] for t in timings] == results
+    assert [t["name"] for t in timings] == [
+        m.name for m in outcome.state["messages"] if m.type == "tool"
+    ]
+    assert all(t["latency_s"] >= 0 and "failed" not in t for t in timings)
+
+
+def test_a_served_models_replies_are_named_by_the_ids_the_state_keeps():
+    with LocalOpenAIServer(ScriptedChatModel, model_name="served-model") as server:
+        settings = Settings(
+            openai_base_url=server.base_url,
+            openai_api_key="k",
+            planner_model="served-model",
+            worker_model="served-model",
+            max_retries=0,
+        )
+        outcome, records = run_records("What caused the dot-com crash?", settings)
+    kept = {m.id for m in outcome.state["messages"] if m.type == "ai"}
+    named = [c["message_id"] for c in _named(records, "llm_call")]
+    assert named and set(named) == kept

@@ -17,7 +17,7 @@ from graph.service.experiments import (
     status_words,
 )
 from graph.service.store import LIVE_STATUSES
-from ui import services, widgets
+from ui import offline_note, services, widgets
 from ui.evals import NEW, RESULTS, flash_key, two_runs
 from ui.evals import view as ev
 
@@ -79,6 +79,7 @@ def show() -> None:
         help="A new experiment with exactly the recorded prompt texts, design and eval "
         "set; refused when the model settings differ from the recorded ones.",
     )
+    offline_note.for_experiment(record)
     _comparison(record)
 
 
@@ -158,15 +159,13 @@ def _comparison(record) -> None:
 
     st.subheader("Per question")
     st.caption(
-        "One row per question, a group of columns per variant (scroll sideways for "
-        "all of them); each figure is the mean over the variant's repeats. Checks: one "
-        "mark per check, numbered as in the table below (✓ passed, ✗ failed, ◐ passed "
-        "in some repeats)."
+        "One row per question, one column per variant, the baseline first; each figure is "
+        "the mean over the variant's repeats. Against the baseline: :green[**▲ better**], "
+        ":red[**▼ worse**], plain when the same. Checks: one mark per check, numbered as "
+        "in the table below (✓ passed, ✗ failed, ◐ passed in some repeats)."
     )
-    questions = pd.DataFrame(ev.question_rows_compared(data))
-    questions.columns = pd.MultiIndex.from_tuples(questions.columns)  # a header per variant
     with st.container(key="evals-comparison"):
-        st.dataframe(questions, hide_index=True)
+        st.table(ev.question_rows_readable(data), hide_index=True)
     checks = pd.DataFrame(ev.check_rows(data))
     if not checks.empty:
         st.caption(

@@ -3,11 +3,13 @@ decisions, the answers), and the judge's scores of an experiment's runs."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import streamlit as st
 
 from graph.service.evals import judge_available, judge_run
 from graph.service.experiments import side_by_side
-from ui import services, widgets
+from ui import judge_progress, services, widgets
 from ui.evals import RESULTS, flash_key
 from ui.evals import view as ev
 from ui.model_text import model_markdown
@@ -51,12 +53,29 @@ def show(record, records: list[dict], baseline: str) -> None:
         format_func=lambda i: ev.run_choice_label(by_id[i]),
     )
     pair = side_by_side(services.store(), run_a, run_b)
-    for column, side in zip((a_col, b_col), ("a", "b")):
+    st.caption(
+        "What differs is marked: a plan step the other run does not have (◆ in the "
+        "Differs column), and the answer's lines the other answer does not have "
+        "(highlighted)."
+    )
+    for column, side, other in zip((a_col, b_col), ("a", "b"), ("b", "a")):
         with column, st.container(key=f"evals-side-{side}"):
-            _side(pair[side], by_id[pair[side]["run_id"]]["variant"], side)
+            _side(pair[side], by_id[pair[side]["run_id"]]["variant"], side, pair[other])
 
 
-def _side(view: dict, variant: str, side: str) -> None:
+def _with_differences(panels: list, other: list) -> list:
+    """The step tables (steps with an action, subtasks with an instruction) with the
+    steps the other run's plan lacks marked."""
+    theirs = [r for p in other for r in p.rows if ev.step_signature(r)[1]]
+    return [
+        replace(p, rows=ev.differing_steps(p.rows, theirs))
+        if p.rows and ev.step_signature(p.rows[0])[1]
+        else p
+        for p in panels
+    ]
+
+
+def _side(view: dict, variant: str, side: str, other: dict) -> None:
     st.markdown(
         f"**{variant}** · status **{view['status']}** · "
         f"{view['steps']} step(s) · {view['replans']} replan(s)"
@@ -67,7 +86,7 @@ def _side(view: dict, variant: str, side: str) -> None:
         icon=":material/play_circle:",
         query_params={"run": view["run_id"]},
     )
-    for part in view["panels"]:
+    for part in _with_differences(view["panels"], other["panels"]):
         widgets.panel(part, key=f"evals-side-{side}")
     if view["router"]:
         st.markdown(f"**The {view['router'].replace('_', ' ')}'s decisions**")
@@ -80,7 +99,7 @@ def _side(view: dict, variant: str, side: str) -> None:
     st.markdown("**Answer**")
     with st.container(border=True):
         if view["answer"]:
-            model_markdown(view["answer"])
+            model_markdown(ev.highlighted_markdown(view["answer"], other["answer"] or ""))
         else:
             st.caption(f"No final answer ({view['status']}: {view['reason']}).")
     _judgement(view["run_id"])
@@ -121,14 +140,7 @@ def judged(record, records: list[dict]) -> None:
             "A model scores each run's plan quality, plan adherence, execution "
             "efficiency and logical consistency (the editable prompt judge/gpa)."
         )
-        st.button(
-            "Judge every run of this experiment",
-            icon=":material/gavel:",
-            on_click=_judge,
-            args=(counted,),
-            key="evals:judge-all",
-            disabled=not counted,
-        )
+        judge_progress.show(record.id, counted)
     else:
         st.caption(
             "Judging plan quality, plan adherence, execution efficiency and logical "

@@ -303,31 +303,61 @@ def check_mark(rate: float | None) -> str:
     return f"{rate:.0%}"
 
 
-def question_rows_compared(comparison: dict) -> list[dict]:
-    """The comparison table: one row per question; keys are (group, column) pairs, the
-    group being "" for the question and the variant's name for its figures."""
+# Markdown colours of a figure that moved against the baseline (st.table renders them).
+VERDICT_STYLE = {"better": ":green[**{}**]", "worse": ":red[**{}**]"}
+VERDICT_ARROW = {"better": " ▲", "worse": " ▼"}
+
+
+def _styled_figure(text: str, verdict: str | None) -> str:
+    """``text`` coloured and marked (▲ better, ▼ worse: not colour alone) when it moved
+    against the baseline; as it is when the same, unknown or the baseline itself."""
+    style = VERDICT_STYLE.get(verdict or "")
+    return style.format(text + VERDICT_ARROW[verdict]) if style else text
+
+
+def variant_cell(cell: dict, verdicts: dict[str, str] | None) -> str:
+    """One variant's result for one question in one cell: pass/fail, its checks and its
+    figures, each coloured against the baseline's (``verdicts``; None: the baseline)."""
+    verdicts = verdicts or {}
+    parts = [_styled_figure(result_cell(cell), verdicts.get("pass_rate"))]
+    if cell["runs"]:
+        parts.append(f"checks {checks_cell(cell)}")
+        for metric, title in FIGURES.items():
+            text = figure(metric, cell[metric])
+            if metric not in ("cost", "latency_s"):
+                text = f"{text} {title}"
+            parts.append(_styled_figure(text, verdicts.get(metric)))
+    return " · ".join(parts)
+
+
+def question_rows_readable(comparison: dict) -> list[dict]:
+    """The per-question comparison that fits a wide screen without sideways scrolling:
+    the whole question once, then one column per variant (the baseline first) holding
+    its result, checks and figures, coloured and marked against the baseline."""
+    baseline = comparison["baseline"]
+    order = [baseline] + [v for v in comparison["variants"] if v != baseline]
     rows = []
     for row in comparison["rows"]:
-        out = {("", "#"): row["question_index"] + 1, ("", "Question"): clip(row["question"], 36)}
-        for variant in comparison["variants"]:
-            cell = row["variants"][variant]
-            out[(variant, "result")] = result_cell(cell)
-            out[(variant, "checks")] = checks_cell(cell)
-            for metric, title in FIGURES.items():
-                out[(variant, title)] = figure(metric, cell[metric]) if cell["runs"] else NONE
+        out = {"No.": row["question_index"] + 1, "Question": row["question"]}  # "#": Markdown
+        for variant in order:
+            title = f"{variant} (baseline)" if variant == baseline else variant
+            out[title] = variant_cell(
+                row["variants"][variant], (row.get("differences") or {}).get(variant)
+            )
         rows.append(out)
     return rows
 
 
 def check_rows(comparison: dict) -> list[dict]:
     """Pass/fail per check: one row per question and check, one column per variant
-    (✓, ✗, or the share of repeats that passed it)."""
+    (✓, ✗, or the share of repeats that passed it). The question is written once, on
+    its first check's row."""
     rows = []
     for row in comparison["rows"]:
         for i, label in enumerate(row["checks"]):
             out = {
                 "#": f"{row['question_index'] + 1}.{i + 1}",
-                "Question": row["question"],
+                "Question": row["question"] if i == 0 else "",
                 "Check": label,
             }
             for variant in comparison["variants"]:
@@ -497,3 +527,43 @@ def json_file(document: dict) -> str:
 def file_stem(name: str) -> str:
     """A name made safe for a download's file name."""
     return re.sub(r"[^A-Za-z0-9_-]+", "-", name).strip("-") or "eval-set"
+
+
+def differing_lines(text: str, other: str) -> list[tuple[str, bool]]:
+    """``text`` line by line, each with whether the other run's text lacks it (compared
+    without surrounding spaces; blank lines never differ)."""
+    theirs = {line.strip() for line in (other or "").splitlines()}
+    return [(line, bool(line.strip()) and line.strip() not in theirs) for line in text.splitlines()]
+
+
+_LEAD = re.compile(r"^(\s*(?:[-*+]|\d+[.)]|#{1,6})\s+)(.*)$")
+
+
+def highlighted_markdown(text: str, other: str) -> str:
+    """``text`` as Markdown with the lines the other run's text lacks highlighted (list
+    markers and heading marks kept outside the highlight, so the Markdown still reads)."""
+    out = []
+    for line, differs in differing_lines(text, other):
+        if not differs:
+            out.append(line)
+            continue
+        found = _LEAD.match(line)
+        lead, body = (found.group(1), found.group(2)) if found else ("", line.strip())
+        body = body.replace("]", "\\]")  # a bracket in the text would end the highlight
+        out.append(f"{lead}:orange-background[{body}]")
+    return "\n".join(out)
+
+
+def step_signature(row: dict) -> tuple:
+    """What makes two plan steps the same step: their agent and their action."""
+    return (row.get("Agent") or row.get("Team"), row.get("Action") or row.get("Instruction"))
+
+
+def differing_steps(rows: list[dict], other: list[dict]) -> list[dict]:
+    """``rows`` (a step table) with a "Differs" column: "◆ not in the other run" for a
+    step (agent and action) the other run's plan does not have."""
+    theirs = {step_signature(r) for r in other}
+    return [
+        {**r, "Differs": "" if step_signature(r) in theirs else "◆ not in the other run"}
+        for r in rows
+    ]

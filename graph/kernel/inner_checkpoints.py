@@ -1,0 +1,115 @@
+"""The checkpoints a run saved inside its subgraphs (the teams of hierarchical_teams), for
+the timeline.
+
+LangGraph keeps a subgraph's checkpoints under a namespace of their own
+(``search_team:<task id>``), apart from the top graph's, so the thread's history alone
+never lists them: a teams run looked as if nothing happened inside its teams. Here each
+namespace's history is read through the compiled graph (which finds the subgraph by its
+namespace) and placed after the top-graph checkpoint it ran from.
+
+They are shown, not forked: LangGraph forks a thread from its top graph, and a
+subgraph's past checkpoint cannot be copied into a new thread without the parent state
+it ran under. So each inner checkpoint names the top-graph checkpoint whose next node
+started its subgraph (``fork_from``): forking there runs the team again from its start.
+"""
+
+from __future__ import annotations
+
+import bisect
+from typing import Iterable
+
+from graph.kernel.records import plain
+
+
+def namespaces(graph, thread_id: str) -> list[str]:
+    """The subgraph namespaces the thread saved checkpoints under (not the top graph's),
+    in the order they were first written."""
+    saver = graph.checkpointer
+    found: dict[str, str] = {}
+    for item in saver.list({"configurable": {"thread_id": thread_id}}):
+        ns = item.config["configurable"].get("checkpoint_ns") or ""
+        cid = item.config["configurable"]["checkpoint_id"]
+        if ns and (ns not in found or cid < found[ns]):
+            found[ns] = cid
+    return sorted(found, key=found.get)
+
+
+def subgraph_path(namespace: str) -> list[str]:
+    """``"search_team:<task>|inner:<task>"`` -> ``["search_team", "inner"]``."""
+    return [part.split(":", 1)[0] for part in namespace.split("|") if part]
+
+
+def inner_timeline(
+    graph, thread_id: str, fields: Iterable[str] = (), last_messages: int = 3
+) -> list[dict]:
+    """Each checkpoint saved inside a subgraph, oldest first within its namespace: where
+    (``inside``: the team), the inner node that produced it, what ran next, the
+    subgraph's ``fields`` (all but messages when none are named), its last messages,
+    what changed since the previous checkpoint of the same subgraph run, and the
+    top-graph checkpoint it ran from (``parent_checkpoint``; None when LangGraph did not
+    record it)."""
+    wanted = tuple(fields)
+    rows: list[dict] = []
+    for ns in namespaces(graph, thread_id):
+        config = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns}}
+        snaps = list(reversed(list(graph.get_state_history(config))))
+        previous: dict = {}
+        for i, snap in enumerate(snaps):
+            values = snap.values or {}
+            shown = wanted or tuple(k for k in values if k != "messages")
+            kept = {k: plain(values.get(k)) for k in shown}
+            parents = (snap.metadata or {}).get("parents") or {}
+            rows.append(
+                {
+                    "checkpoint_id": snap.config["configurable"]["checkpoint_id"],
+                    "namespace": ns,
+                    "inside": " › ".join(subgraph_path(ns)),
+                    "node": snaps[i - 1].next[0] if i and snaps[i - 1].next else "input",
+                    "next": list(snap.next),
+                    "created_at": snap.created_at,
+                    "fields": kept,
+                    "messages": [
+                        f"[{m.get('name') or m['type']}] {str(m['content'])[:200]}"
+                        for m in plain(list(values.get("messages") or [])[-last_messages:])
+                    ],
+                    "diff": {
+                        k: {"before": previous.get(k), "after": v}
+                        for k, v in kept.items()
+                        if previous.get(k) != v
+                    }
+                    if i
+                    else {},
+                    "parent_checkpoint": parents.get(""),
+                }
+            )
+            previous = kept
+    return rows
+
+
+def interleave(root: list[dict], inner: list[dict]) -> list[dict]:
+    """The top graph's timeline with each inner checkpoint placed after the top-graph
+    checkpoint it ran from, in the order they were saved. Every row gets ``inside`` ("" at
+    the top), ``position`` ("6", or "6.2": the second inside the run started at #6) and
+    ``fork_from`` (the top-graph checkpoint a fork of that moment starts at)."""
+    ids = [p["checkpoint_id"] for p in root]
+    index_of = {cid: i for i, cid in enumerate(ids)}
+    after: dict[int, list[dict]] = {}
+    for row in inner:
+        at = index_of.get(row.get("parent_checkpoint") or "")
+        if at is None:  # no parent recorded: the last top-graph checkpoint saved before it
+            at = max(0, bisect.bisect_right(ids, row["checkpoint_id"]) - 1)
+        after.setdefault(at, []).append(row)
+    merged: list[dict] = []
+    for i, point in enumerate(root):
+        merged.append({**point, "inside": "", "position": str(point["index"]), "fork_from": ids[i]})
+        inside = sorted(after.get(i, []), key=lambda r: r["checkpoint_id"])
+        for k, row in enumerate(inside, 1):
+            merged.append(
+                {
+                    **row,
+                    "index": point["index"],
+                    "position": f"{point['index']}.{k}",
+                    "fork_from": ids[i],
+                }
+            )
+    return merged

@@ -1,0 +1,137 @@
+"""The Approvals page as an inbox for many runs: grouped by experiment and run, filtered,
+answered a group at a time, in an order a decision does not disturb, with a countdown
+and a record of what a timeout decided."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from graph.kernel.design import Design
+from tests.app.support import button, open_page, texts
+from tests.inbox_support import APPLE, IBM, REPORT, waiting_experiment, waiting_run
+
+TEAMS_QUESTION = "Check that the API is healthy and find reliable news sites"
+
+
+def _card_order(at) -> list[str]:
+    """The questions' ids in the order the page shows their cards."""
+    return [t.key.split(":")[1] for t in at.text_area if (t.key or "").endswith(":query")]
+
+
+def _item(service, run_id) -> dict:
+    (item,) = [p for p in service.pending_approvals() if p["run_id"] == run_id]
+    return item
+
+
+def test_cards_say_their_experiment_variant_and_repeat_and_the_filters_narrow_them(home, services):
+    store, service = services
+    by_hand = waiting_run(store, service, APPLE)
+    _, runs = waiting_experiment(store, service, "report prompts", [REPORT, IBM])
+    at = open_page("app_pages/approvals.py")
+    shown = texts(at)
+    assert [h.value for h in at.subheader] == [
+        "Runs outside experiments",
+        "Experiment “report prompts”",
+    ]
+    assert f"**Variant “B” · repeat 1 of 1 · question 2: “{IBM}”**" in shown
+    assert f"**“{APPLE}” · run {by_hand[:8]}**" in shown
+    assert "5 decision(s) waiting" in shown
+    assert "no deadline" in shown and "No timeout: the run waits" in shown  # experiment runs
+
+    at.multiselect(key="approvals:filter:experiments").set_value(["report prompts"]).run()
+    assert [h.value for h in at.subheader] == ["Experiment “report prompts”"]
+    assert len(_card_order(at)) == 4 and _item(service, by_hand)["id"] not in _card_order(at)
+    assert "1 more hidden by the filters." in texts(at)
+    at.multiselect(key="approvals:filter:experiments").set_value([]).run()
+    at.multiselect(key="approvals:filter:systems").set_value(["hierarchical_teams"]).run()
+    assert not _card_order(at) and "5 more hidden by the filters." in texts(at)
+    assert at.multiselect(key="approvals:filter:kinds").options == ["approval"]
+    assert not at.exception
+
+
+def test_approve_all_of_a_group_resumes_every_run_of_the_experiment(home, services):
+    store, service = services
+    by_hand = waiting_run(store, service, APPLE)
+    experiment_id, runs = waiting_experiment(store, service, "report prompts", [REPORT, IBM])
+    at = open_page("app_pages/approvals.py")
+    order = _card_order(at)
+    button(at, "Approve all (4)", f"approvals:group:{experiment_id}").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any(s.value == "Approved 4 of 4: their runs go on." for s in at.success)
+    for run_id in runs.values():
+        assert service.wait(run_id, timeout=60).status == "done"
+    assert [p["run_id"] for p in service.pending_approvals()] == [by_hand]
+    at.run()
+    assert _card_order(at) == order  # decided cards stay, in place
+    lines = [s.value for s in at.success if " by you at " in s.value]
+    assert len(lines) == 4 and all(line.startswith("Approved by you at ") for line in lines)
+    assert not [b for b in at.button if b.key.startswith(f"approvals:group:{experiment_id}")]
+    assert button(at, "Approve all (1)", "approvals:group:runs")
+
+
+def test_reject_all_needs_one_reason_and_passes_it_to_each_run(home, services):
+    store, service = services
+    experiment_id, runs = waiting_experiment(store, service, "e", [REPORT], variants=("A", "B"))
+    at = open_page("app_pages/approvals.py")
+    group = f"approvals:group:{experiment_id}"
+    button(at, "Reject all (2)", group).click().run()
+    assert any("Say why you reject them" in e.value for e in at.error)
+    assert all(store.run(r).status == "waiting" for r in runs.values())
+    at.text_input(key=f"{group}:reason").input("not before the lawyers read it")
+    button(at, "Reject all (2)", group).click().run()
+    assert any(s.value == "Rejected 2 of 2: their runs go on." for s in at.success)
+    lines = [s.value for s in at.success if " by you at " in s.value]
+    assert lines and all(line.endswith(": “not before the lawyers read it”") for line in lines)
+
+
+def test_approving_the_middle_card_leaves_a_line_in_its_place_and_nothing_moves(home, services):
+    store, service = services
+    first, middle, last = (waiting_run(store, service, q) for q in (REPORT, IBM, APPLE))
+    at = open_page("app_pages/approvals.py")
+    order = _card_order(at)
+    key = f"approvals:{_item(service, middle)['id']}"
+    button(at, "Approve", key).click().run()
+    assert _card_order(at) == order
+    assert not [b for b in at.button if b.key.startswith(f"{key}:")]  # no second click
+    assert at.text_area(key=f"{key}:query").disabled
+    (line,) = [s.value for s in at.success if " by you at " in s.value]
+    assert line == f"Approved by you at {datetime.now():%H:%M}"
+    assert any(s.value.startswith("Approved step 2 (report_writer)") for s in at.success)
+    assert service.wait(middle, timeout=60).status == "done"
+    at.run()
+    assert _card_order(at) == order  # still there once its run has finished
+    assert "2 decision(s) waiting" in texts(at)
+    button(at, "Clear decided", "approvals:clear").click().run()
+    assert len(_card_order(at)) == 2
+
+
+def test_a_timeout_shows_what_it_decided_in_the_cards_place(home, services):
+    store, service = services
+    run_id = waiting_run(store, service, REPORT, Design(approval_timeout_s=30))
+    at = open_page("app_pages/approvals.py")
+    assert "deadline in " in texts(at) and "(then rejected by default)" in texts(at)
+    order = _card_order(at)
+    item = _item(service, run_id)
+    assert service.apply_timeouts(now=item["asked_at"] + 31) == 1  # what the watcher does
+    at.run()
+    assert _card_order(at) == order
+    (line,) = [w.value for w in at.warning if w.value.startswith("Timed out at ")]
+    decided_at = service.recent_decisions(0)[0]["decided"]["at"]
+    assert (
+        line == f"Timed out at {datetime.fromtimestamp(decided_at):%H:%M:%S}: rejected by default"
+    )
+
+
+def test_an_http_call_card_asks_why_not_send_the_call(home, services):
+    store, service = services
+    teams = waiting_run(store, service, TEAMS_QUESTION, Design(system="hierarchical_teams"))
+    step = waiting_run(store, service, REPORT)
+    at = open_page("app_pages/approvals.py")
+    call = f"approvals:{_item(service, teams)['id']}"
+    assert at.text_input(key=f"{call}:reason").placeholder == "e.g. why not send this call"
+    assert at.text_area(key=f"{call}:query").label.startswith("The HTTP call to send")
+    plan = f"approvals:{_item(service, step)['id']}"
+    assert at.text_input(key=f"{plan}:reason").placeholder == (
+        "e.g. not this source, look in the database"
+    )
+    assert at.multiselect(key="approvals:filter:kinds").options == ["HTTP call", "approval"]

@@ -1,0 +1,88 @@
+"""A teams run forked from the History page in a real browser: a subtask's instruction
+edited in the fork tab's table (a cell typed into, as a person does), the new run started,
+and its subtask run with the edited instruction."""
+
+from __future__ import annotations
+
+import time
+
+from playwright.sync_api import expect
+
+from graph.kernel.design import Design
+from graph.service.run_service import RunService
+from graph.service.store import Store
+from graph.settings import Settings
+
+QUESTION = (
+    "Check that the API is healthy and find reliable news sites about what moves the stock market"
+)
+EDITED = "Find reliable news sites about copper prices"
+
+
+def _finished_teams_run(home) -> str:
+    """A teams run made on the served app's home by a run service of the test's own."""
+    settings = Settings(home=home, provider="scripted")
+    store = Store.open(settings)
+    service = RunService(store, settings, timeout_tick_s=0)
+    try:
+        run_id = service.start(
+            QUESTION, Design(system="hierarchical_teams", approvals={"health_checker": "never"})
+        )
+        assert service.wait(run_id, timeout=60).status == "done"
+    finally:
+        service.shutdown()
+        store.close()
+    return run_id
+
+
+def _settled_box(locator) -> dict:
+    """The element's box once the page has stopped moving it (captions above it render
+    after it)."""
+    box = locator.bounding_box()
+    for _ in range(40):
+        time.sleep(0.25)
+        again = locator.bounding_box()
+        if again == box:
+            return box
+        box = again
+    return box
+
+
+def test_a_teams_run_is_forked_with_an_instruction_typed_into_the_subtask_table(
+    page, fresh_app_url, tmp_path
+):
+    run_id = _finished_teams_run(tmp_path)
+    page.goto(f"{fresh_app_url}/history?run={run_id}")
+    page.get_by_role("tab", name="Checkpoint timeline").click()
+    expect(page.get_by_text("Inside the teams —")).to_be_visible()
+    page.get_by_role("tab", name="Fork or replay").click()
+    tab = page.get_by_role("tabpanel", name="Fork or replay")
+    expect(tab.get_by_text("to run: s1, s2.")).to_be_visible()
+    grid = tab.locator("[data-testid='stDataFrame']").last
+    grid.scroll_into_view_if_needed()
+    box = _settled_box(grid)
+    # the first row's id cell (header 35 px, rows 35 px), then over to s2's instruction
+    page.mouse.click(box["x"] + 60, box["y"] + 35 + 17)
+    for key in ("ArrowDown", "ArrowRight", "ArrowRight"):
+        page.keyboard.press(key)
+    page.keyboard.press("Enter")
+    page.keyboard.press("Control+A")
+    page.keyboard.type(EDITED)
+    page.keyboard.press("Enter")
+    expect(tab.get_by_text("edited: s2")).to_be_visible()
+    tab.get_by_role("button", name="Run on as a new run").click()
+
+    watch = Store.open(Settings(home=tmp_path))
+    try:
+        deadline = time.time() + 60
+        while True:
+            forks = [r for r in watch.runs() if r.parent_run == run_id]
+            if forks and forks[0].status == "done":
+                break
+            assert time.time() < deadline, [(r.status, r.reason) for r in forks]
+            time.sleep(0.2)
+        rows = {r["id"]: r for r in watch.snapshot(forks[0].id)["rows"]}
+    finally:
+        watch.close()
+    assert rows["s2"]["instruction"] == EDITED and rows["s2"]["status"] == "done"
+    assert "copper+prices" in rows["s2"]["result"]

@@ -1,0 +1,256 @@
+"""The Run page's trace (ui/trace_view.py): a run's messages grouped turn → step → node,
+each model call and tool call with the latency and tokens its run logged.
+
+Real runs throughout: the run service's worker threads, the offline scripted model, a
+real SQLite store; the figures are checked against the run's own llm_call and
+tool_call events, never against numbers written here.
+"""
+
+from __future__ import annotations
+
+import re
+
+from graph.kernel.accounting import usage_by_step
+from graph.kernel.design import Design
+from graph.settings import Settings
+from tests.unit.conftest import wait_for
+from ui.trace_view import build_trace, filter_trace, format_ms
+
+CHART_QUESTION = (
+    "Which stock in the database grew the most between 2005 and 2009? Chart the prices."
+)
+BUS_QUESTION = "What caused the dot-com crash?"
+TEAMS_QUESTION = (
+    "Check that the API is healthy and find reliable news sites about what moves the stock market"
+)
+
+
+def _events(store, run_id):
+    return store.events(run_id, kinds=("update", "custom"))
+
+
+def _recorded(events):
+    """The run's own figures: model calls by reply id, tool runs by tool call id."""
+    calls = {
+        e["data"]["llm_call"]["message_id"]: e["data"]["llm_call"]
+        for e in events
+        if isinstance(e["data"], dict) and "llm_call" in e["data"]
+    }
+    tools = {
+        e["data"]["tool_call"]["tool_call_id"]: e["data"]["tool_call"]
+        for e in events
+        if isinstance(e["data"], dict) and "tool_call" in e["data"]
+    }
+    return calls, tools
+
+
+def _finished(service, question, design):
+    run_id = service.start(question, design)
+    assert service.wait(run_id, timeout=90).status == "done"
+    return run_id
+
+
+def _assert_figures_are_the_recorded_ones(trace, events):
+    """Every model call carries its own logged latency and tokens; every tool call its
+    logged latency; the totals are the run's (as the step table counts them)."""
+    calls, tools = _recorded(events)
+    models = [i for i in trace.items if i.kind == "model"]
+    assert models and len(models) == len(calls)
+    for item in models:
+        call = calls[item.raw["message"]["id"]]
+        assert item.latency_ms == round(call["latency_s"] * 1000, 2)
+        assert item.tokens == call["input_tokens"] + call["output_tokens"]
+    for item in (i for i in trace.items if i.kind == "tool"):
+        timing = tools.get(item.raw["message"]["tool_call_id"])
+        if timing is not None:
+            assert item.latency_ms == round(timing["latency_s"] * 1000, 2)
+        else:
+            assert item.latency_ms is None  # nothing logged: shown as "—", never guessed
+    _, total = usage_by_step([e for e in events if e["kind"] == "custom"], Settings().prices)
+    assert sum(i.tokens for i in models) == total.input_tokens + total.output_tokens
+    assert sum(s.model_calls for s in trace.steps) == total.calls
+
+
+def test_a_plan_execute_run_is_grouped_step_then_node_in_the_order_it_ran(service, store):
+    run_id = _finished(service, CHART_QUESTION, Design())
+    events = _events(store, run_id)
+    trace = build_trace(events)
+
+    assert [s.step for s in trace.steps] == [1, 2, 3, 4]
+    assert [n.agent for n in trace.steps[0].nodes] == [
+        "planner",
+        "executor",
+        "data_researcher",
+        "executor",
+    ]
+    researcher = trace.steps[0].nodes[2]
+    assert [i.kind for i in researcher.items] == ["input", "model", "tool", "model"]
+    asks, result = researcher.items[1], researcher.items[2]
+    assert asks.tool_calls[0]["name"] == "run_sql"
+    assert result.tool_calls == asks.tool_calls  # the result shows the call it answers
+    assert result.text.startswith("SQL: ")
+    assert [n.agent for n in trace.steps[2].nodes] == [
+        "chart_generator",
+        "chart_summarizer",
+        "executor",
+    ]
+    _assert_figures_are_the_recorded_ones(trace, events)
+    assert all(i.latency_ms is not None for i in trace.items if i.kind == "tool")
+    # every message of the run is in the trace, once, in the order the run made them
+    assert [i.raw["message"] for i in trace.items] == store.messages(run_id)
+    third = trace.steps[2]
+    assert third.label == (
+        "Step 3 · chart_generator, chart_summarizer, executor · 5 model calls · "
+        f"2 tool calls · {format_ms(third.latency_ms)} · {third.tokens:,} tokens"
+    )
+    assert third.latency_ms == sum(i.latency_ms for i in third.items if i.is_call)
+
+
+def test_a_bus_run_is_grouped_by_the_steps_its_supervisor_dispatched(service, store):
+    run_id = _finished(
+        service, BUS_QUESTION, Design(system="supervisor_bus", approvals={"writer": "never"})
+    )
+    events = _events(store, run_id)
+    trace = build_trace(events)
+
+    assert [s.step for s in trace.steps] == [1, 2, 3, 4]
+    assert [[n.agent for n in s.nodes] for s in trace.steps] == [
+        ["supervisor", "researcher"],
+        ["supervisor", "writer"],
+        ["supervisor", "reviewer"],
+        ["supervisor"],
+    ]
+    tools = [i.title for i in trace.steps[1].items if i.kind == "tool"]
+    assert tools == ["tool call · format_output", "tool call · write_draft"]
+    _assert_figures_are_the_recorded_ones(trace, events)
+    # the bus's tool results carry no message id: their keys still tell them apart
+    keys = [i.key for i in trace.items]
+    assert len(keys) == len(set(keys))
+
+
+def test_a_teams_run_shows_the_inner_messages_of_its_teams_with_their_figures(service, store):
+    run_id = _finished(
+        service,
+        TEAMS_QUESTION,
+        Design(system="hierarchical_teams", approvals={"health_checker": "never"}),
+    )
+    events = _events(store, run_id)
+    trace = build_trace(events)
+
+    first, *steps = trace.steps
+    assert first.step == 0 and first.label.startswith(
+        "Before step 1 · lead_supervisor · 2 model calls"
+    )
+    assert [[n.agent for n in s.nodes] for s in steps] == [
+        ["request_team", "health_checker", "request_team"],
+        ["search_team", "searcher", "search_team", "url_builder", "search_team"],
+    ]
+    _assert_figures_are_the_recorded_ones(trace, events)
+    # the HTTP call is made by a node of the team, not a timed tool: no figure, not a guess
+    (http,) = [i for i in trace.items if i.title == "tool call · http_get"]
+    assert http.latency_ms is None and http.tokens is None
+    assert "—" in format_ms(http.latency_ms)
+
+
+def test_a_team_waiting_inside_shows_messages_the_top_level_has_not_received(service, store):
+    """A team that waits for the HTTP approval has not returned to the top level: its
+    messages are only in the namespaced updates, which the flat message list drops."""
+    run_id = service.start(TEAMS_QUESTION, Design(system="hierarchical_teams"))
+    assert service.wait(run_id, timeout=90).status == "waiting"
+    trace = build_trace(_events(store, run_id))
+
+    titles = [i.title for s in trace.steps for i in s.items]
+    assert "model call · health_checker · asks for 1 tool call" in titles
+    assert "what health_checker was asked by its team" in titles
+    shown = {i.raw["message"].get("content") for i in trace.items}
+    kept = {m.get("content") for m in store.messages(run_id)}
+    assert kept < shown  # everything the flat list had, and the team's own messages
+    _assert_figures_are_the_recorded_ones(trace, _events(store, run_id))
+
+
+def test_a_follow_up_starts_a_new_turn_whose_steps_count_from_one_again(service, store):
+    run_id = _finished(
+        service,
+        "What caused the dot-com crash and how much did Amazon's price fall from 2000 to 2001?",
+        Design(),
+    )
+    service.send_message(run_id, "And how did Apple do in 2008?")
+    wait_for(
+        lambda: (
+            len(store.events(run_id, kinds=("end",))) == 2 and store.run(run_id).status == "done"
+        ),
+        what="the follow-up's turn to end",
+    )
+    events = _events(store, run_id)
+    trace = build_trace(events)
+
+    where = [(s.turn, s.step) for s in trace.steps]
+    assert where == [(1, 1), (1, 2), (1, 3), (2, 1), (2, 2)]
+    assert [s.label.split(" · ")[:2] for s in trace.steps][3] == ["Turn 2", "Step 1"]
+    assert len({s.key for s in trace.steps}) == len(trace.steps)  # each its own expander
+    _assert_figures_are_the_recorded_ones(trace, events)
+    # the Step filter keeps step 1 of both turns
+    assert [(s.turn, s.step) for s in filter_trace(trace, 1, None).steps] == [(1, 1), (2, 1)]
+
+
+def test_the_filters_narrow_the_trace_to_one_step_and_one_agent(service, store):
+    run_id = _finished(service, CHART_QUESTION, Design())
+    trace = build_trace(_events(store, run_id))
+    steps, agents = trace.filters()
+    assert steps == [1, 2, 3, 4]
+    assert {"planner", "executor", "data_researcher", "chart_generator"} <= set(agents)
+
+    narrowed = filter_trace(trace, 3, "chart_generator")
+    assert [(s.step, [n.agent for n in s.nodes]) for s in narrowed.steps] == [
+        (3, ["chart_generator"])
+    ]
+    assert narrowed.steps[0].label.startswith("Step 3 · chart_generator · 2 model calls")
+    assert filter_trace(trace, None, "synthesizer").steps[0].step == 4
+    assert not filter_trace(trace, 1, "synthesizer").steps
+
+
+def test_a_run_logged_before_calls_named_their_replies_shows_no_latency_not_a_guess(service, store):
+    """The events of a run as an older version logged them: model calls without the id
+    of their reply, no tool timings. Tokens still come from the messages themselves."""
+    run_id = _finished(service, CHART_QUESTION, Design())
+    older = []
+    for event in _events(store, run_id):
+        data = event["data"]
+        if isinstance(data, dict) and "tool_call" in data:
+            continue
+        if isinstance(data, dict) and "llm_call" in data:
+            call = {k: v for k, v in data["llm_call"].items() if k != "message_id"}
+            event = {**event, "data": {"llm_call": call}}
+        older.append(event)
+    trace = build_trace(older)
+
+    calls = [i for i in trace.items if i.is_call]
+    assert calls and all(i.latency_ms is None for i in calls)
+    assert all(i.tokens for i in calls if i.kind == "model")  # from the message's usage
+    assert len([i for i in calls if i.kind == "model"]) == 14  # no call counted twice
+    assert re.search(r"· — · [\d,]+ tokens$", trace.steps[0].label)
+
+
+def test_a_call_whose_reply_was_not_kept_still_counts_in_its_step(service, store):
+    """A model call the state kept no message of (a repaired or retried reply) is shown
+    with its figures, so the trace adds up to the run's usage."""
+    run_id = _finished(service, CHART_QUESTION, Design())
+    events = _events(store, run_id)
+    dropped = next(
+        m["id"] for m in store.messages(run_id) if m["agent"] == "synthesizer" and m["type"] == "ai"
+    )
+    without = []
+    for event in events:
+        data = event["data"]
+        if event["kind"] == "update" and isinstance(data, dict) and data.get("messages"):
+            data = {**data, "messages": [m for m in data["messages"] if m.get("id") != dropped]}
+            event = {**event, "data": data}
+        without.append(event)
+    trace = build_trace(without)
+
+    (unkept,) = [i for i in trace.items if i.title.endswith("reply not kept")]
+    calls, _ = _recorded(events)
+    assert unkept.latency_ms == round(calls[dropped]["latency_s"] * 1000, 2)
+    assert trace.steps[-1].step == 4 and unkept in trace.steps[-1].items
+    _, total = usage_by_step([e for e in events if e["kind"] == "custom"], Settings().prices)
+    assert sum(s.model_calls for s in trace.steps) == total.calls

@@ -1,0 +1,159 @@
+"""The History page's view of what happened inside a run's teams (subgraphs), and a fork
+that edits a field as a table (a teams run's subtask plan). The page calls ``inner_timeline``
+in its timeline tab and ``table_editor`` in its fork tab, one line each; the rest is
+computed without Streamlit (``inner_rows``, ``edit_summary``).
+
+Checkpoints inside a team are shown, not forked: LangGraph forks a run from its top
+graph, so a fork of a moment inside a team starts at the top-graph checkpoint before the
+team started (its "Fork from"), and the team runs again from its start.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import streamlit as st
+
+from graph.kernel.design import Design
+from graph.kernel.inner_checkpoints import interleave
+from graph.kernel.system import System
+from ui.history_view import clip
+
+NONE = "—"
+FORK_NOTE = (
+    "A checkpoint inside a team is shown but cannot be forked (LangGraph forks a run "
+    "from its top graph): to go on from there, fork from the top-graph checkpoint named "
+    "in “Fork from”, the one before the team started; the team then runs again from its "
+    "start."
+)
+
+
+def _what(point: dict) -> str:
+    """What happened at a checkpoint, in a few words: the fields that changed, else the
+    last message."""
+    changed = ", ".join(point.get("diff") or {})
+    if changed:
+        return f"changed {changed}"
+    return clip(point["messages"][-1], 100) if point.get("messages") else NONE
+
+
+def inner_rows(merged: list[dict]) -> list[dict]:
+    """One row per checkpoint, top graph and inside the teams, in order: inner ones
+    labelled "inside search_team: searcher" and numbered under the top-graph checkpoint
+    they ran from (#4.3), with the checkpoint a fork of that moment starts at."""
+    by_id = {p["checkpoint_id"]: p for p in merged if not p["inside"]}
+    rows = []
+    for point in merged:
+        inside = point["inside"]
+        node = point["node"]
+        if inside:
+            where = f"↳ inside {inside}: {'its input' if node == 'input' else node}"
+        else:
+            where = f"top graph: {node}"
+        subtask = (point.get("fields") or {}).get("current_subtask_id") or NONE
+        origin = by_id.get(point["fork_from"])
+        rows.append(
+            {
+                "#": point["position"],
+                "Checkpoint": where,
+                "Next": ", ".join(point["next"]) or "(end)",
+                "Subtask": subtask,
+                "What happened": _what(point),
+                "Fork from": f"#{origin['index']}" if inside and origin else "",
+            }
+        )
+    return rows
+
+
+def inner_timeline(service, run_id: str, timeline: list[dict]) -> None:
+    """Below the top graph's timeline: every checkpoint with those saved inside the
+    run's teams placed after the one each ran from; nothing for a run without any."""
+    if not timeline:
+        return
+    try:
+        inner = service.inner_checkpoints(run_id)
+    except Exception:  # a design this build cannot compile: the timeline above says so
+        return
+    if not inner:
+        return
+    teams = sorted({p["inside"] for p in inner})
+    st.markdown(f"**Inside the teams** — {len(inner)} checkpoint(s) in {', '.join(teams)}")
+    st.caption(
+        "The same timeline with the checkpoints each team saved while it worked (its "
+        "supervisor and workers), under the top-graph checkpoint that started it. " + FORK_NOTE
+    )
+    st.dataframe(
+        pd.DataFrame(inner_rows(interleave(timeline, inner))),
+        hide_index=True,
+        key="history-inner-timeline",
+        column_config={"Checkpoint": st.column_config.TextColumn(width=320)},
+    )
+
+
+def edit_summary(update: dict) -> str:
+    """What a checked subtask plan edit does, in one line."""
+    plan = (update.get("plans") or [{}])[-1]
+    done = [s["id"] for s in update.get("subtasks") or [] if s["status"] == "done"]
+    pending = [s["id"] for s in update.get("subtasks") or [] if s["status"] == "pending"]
+    parts = [
+        f"kept done (not run again): {', '.join(done) or 'none'}",
+        f"to run: {', '.join(pending) or 'none'}",
+    ]
+    if plan.get("changed"):
+        parts.append(f"edited: {', '.join(plan['changed'])}")
+    if plan.get("added"):
+        parts.append(f"added: {', '.join(plan['added'])}")
+    if plan.get("cancelled"):
+        parts.append(f"cancelled: {', '.join(c['id'] for c in plan['cancelled'])}")
+    return "; ".join(parts) + "."
+
+
+def _records(frame: pd.DataFrame) -> list[dict]:
+    """An edited table's rows as plain values (blank cells None)."""
+    return json.loads(frame.to_json(orient="records"))
+
+
+def table_editor(system: System, point: dict, change: str, design: Design, key: str) -> bool:
+    """The fork form's editor for a field the system edits as a table (a teams run's
+    subtask plan): the rows at the checkpoint, edited in place, checked as they change,
+    and kept as JSON under ``key`` where the page's fork button reads the change. False,
+    drawing nothing, for a field typed as text."""
+    table = system.fork_table(change, point["fields"], design)
+    if table is None:
+        return False
+    st.caption(table.note)
+    frame = pd.DataFrame(table.rows, columns=table.columns)
+    config = {
+        name: st.column_config.SelectboxColumn(name, options=options)
+        for name, options in table.choices.items()
+    }
+    for name in table.locked:
+        config[name] = st.column_config.TextColumn(name, disabled=True)
+    if "instruction" in table.columns:
+        config["instruction"] = st.column_config.TextColumn("instruction", width="large")
+    edited = st.data_editor(
+        frame,
+        key=f"{key}:table",
+        num_rows="dynamic",
+        hide_index=True,
+        column_config=config,
+        width="stretch",
+    )
+    records = _records(edited)
+    st.session_state[key] = json.dumps(records, ensure_ascii=False)
+    try:
+        update, goto = system.fork_changes(
+            point["fields"],
+            {change: system.check_fork_change(change, st.session_state[key], design)},
+            design,
+        )
+    except ValueError as exc:
+        st.error(str(exc))
+    else:
+        st.caption(
+            f"Going on from here, {goto or ', '.join(point['next'])} runs next with this "
+            f"{system.field_label(change).lower()}: {edit_summary(update)}"
+        )
+    st.caption(FORK_NOTE)
+    return True
