@@ -12,6 +12,7 @@ from graph.models.modes import PROCESS_MODES
 from graph.models.scripted import ScriptedChatModel
 from graph.service.eval_sets import Check, EvalQuestion, EvalSet
 from graph.service.experiments import ExperimentRunner, compare
+from graph.settings import Settings
 from tests.app.support import open_page, texts
 
 PAGE = "app_pages/evals.py"
@@ -115,3 +116,30 @@ def test_each_variant_picks_its_model(home, services, server):
     at.run()
     (variants,) = [t for t in at.table if "Model" in t.value.columns]
     assert list(variants.value["Model"]) == ["offline scripted model", served]
+
+
+def test_the_offline_note_holds_when_a_variant_ran_on_the_offline_model(home, services):
+    """The model in use is a server, but one variant named the offline model: the
+    comparison of its prompts still says what the rules read."""
+    store, _ = services
+    planner = "plan_execute/planner"
+    on_server = Settings(home=home, openai_base_url="http://127.0.0.1:9/v1")
+    store.create_experiment(
+        "e1",
+        "prompts on the rules",
+        TWO,
+        [
+            {"name": "A", "prompts": {planner: "one"}, "model": {"endpoint": "", "model": ""}},
+            {"name": "B", "prompts": {planner: "two"}, "model": {"endpoint": "", "model": ""}},
+        ],
+        1,
+        1,
+        Design(),
+        on_server,
+    )
+    store.set_experiment_status("e1", "stopped")  # no runs to wait for
+    at = open_page(PAGE)
+    at.session_state["evals:tab"] = "Compare variants"
+    at.run()
+    assert not at.exception
+    assert "Runs use the **offline scripted model**" in texts(at)
