@@ -63,4 +63,10 @@ def for_experiment(record) -> None:
     """The note for the prompts an experiment's variants set differently."""
     texts = [v.get("prompts") or {} for v in record.variants]
     names = sorted({n for t in texts for n in t if len({x.get(n) for x in texts}) > 1})
-    show(names, (record.settings or {}).get("resolved_provider", ""))
+    in_use = (record.settings or {}).get("resolved_provider", "")
+    # a variant may name its model: the note holds when any variant ran on the rules
+    providers = {
+        ("openai" if (v["model"].get("endpoint")) else "scripted") if v.get("model") else in_use
+        for v in record.variants
+    }
+    show(names, "scripted" if "scripted" in providers else in_use)

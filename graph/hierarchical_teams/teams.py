@@ -455,9 +455,10 @@ def call_api_node(state: dict, deps: Deps) -> Command:
         if isinstance(decision, Command):  # not a decision: the same question, asked again
             return decision
         recorded(decision)
-        who = (
-            "The approval timed out; the default applied" if decision.by == "timeout" else "A human"
-        )
+        who = {
+            "timeout": "The approval timed out; the default applied",
+            "experiment": "The experiment, deciding automatically,",
+        }.get(decision.by, "A human")
         if decision.decision in ("reject", "skip"):
             update["team_steps"].append(
                 _step(state, "call_api", "approval", f"{decision.decision}: {decision.reason}")

@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field, ValidationError, ValidationInfo, field_va
 
 from graph.kernel.hooks import HookRule
 from graph.kernel.system import default_system, get_system, systems
+from graph.models.choice import ModelChoice
 from graph.settings import get_settings
 
 ApprovalPolicy = Literal["always", "never", "planner"]
@@ -51,6 +52,13 @@ class Design(BaseModel):
     pace_s: float = Field(0.0, ge=0, le=10)
     escalate_at_cap: bool = True  # a step at its replan cap asks a human instead of moving on
     approval_timeout_s: float = Field(600.0, ge=0)  # 0: wait for ever
+    # Who answers the approval gate: a person ("human", the Design page's way), or the
+    # experiment running this design ("experiment": read-only steps approved,
+    # side-effecting ones not performed, nothing waits). Set by experiments only.
+    approvals_by: Literal["human", "experiment"] = "human"
+    # The model its runs use instead of the configured one (an experiment's model variant);
+    # None: the model settings in use. An endpoint and a model name, never a key.
+    model: ModelChoice | None = None
     timeout_action: Literal["reject", "skip"] = "reject"
     # A message bus's request timeout: how long a request may wait for its answer before it
     # is escalated (a system's ``settings`` say which of these fields it reads).

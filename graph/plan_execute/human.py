@@ -17,7 +17,7 @@ import time
 from langchain_core.messages import HumanMessage
 from langgraph.types import Command
 
-from graph.kernel.approval import ask_human
+from graph.kernel.approval import ask_human, decided_by_words
 from graph.kernel.messages import tag_messages
 from graph.plan_execute.deps import Deps
 from graph.plan_execute.executor import advance, run_step
@@ -50,6 +50,8 @@ def human_node(state: State, deps: Deps) -> Command:
         )
         return run_step(state, said, step, agent, query, f"Approved by {decision.by}.")
     if decision.decision == "skip":
+        if decision.by == "experiment":  # the step table says why it did not run
+            said["step_results"] = {str(step): decision.reason}
         return advance(deps, state, step, "skipped", said, f"Skipped by {decision.by}.")
     # reject (counts as a replan attempt) or retry (one more replan granted at the cap)
     if decision.decision == "reject" and attempts >= deps.max_replans:
@@ -74,7 +76,7 @@ def human_node(state: State, deps: Deps) -> Command:
 
 def describe(record: dict) -> str:
     """The decision in one line, for the messages and the table."""
-    who = "The approval timed out; applied the default" if record["by"] == "timeout" else "Human"
+    who = decided_by_words(record["by"])
     text = f"{who}: {record['decision']} step {record['step']} ({record['agent']})"
     if record["decision"] == "edit":
         text += f" with the query: {record['query']}"

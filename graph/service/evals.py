@@ -92,8 +92,10 @@ class RunResult:
             steps=record.step_count,
             replans=record.replan_count,
             chart=bool(snapshot.get("chart_spec")),
-            human_decisions=[
-                str(m.get("content") or "") for m in store.messages(run_id, agent="human")
+            human_decisions=[  # an experiment deciding by itself is no human's help
+                str(m.get("content") or "")
+                for m in store.messages(run_id, agent="human")
+                if m.get("name") != "experiment"
             ],
             llm_calls=total.calls,
             input_tokens=total.input_tokens,

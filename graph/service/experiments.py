@@ -1,6 +1,8 @@
-"""Experiments: one eval set through two or more prompt variants, compared on the runs.
+"""Experiments: one eval set through two or more variants, compared on the runs.
 
-A variant is a set of prompt texts (Planner and Executor versions together). Every
+A variant is a set of prompt texts (Planner and Executor versions together) on a model
+(the configured one, or one picked by endpoint and name: two prompts on one model, or
+one prompt on two models). Every
 question x variant x repeat becomes an ordinary run through ``RunService.start`` (so
 each one is in History and can be opened), on a pool of its own bounded by
 ``experiment_workers``, so an experiment never queues the runs people start by hand.
@@ -9,9 +11,12 @@ What an experiment ran with is recorded in full: every prompt's text per variant
 just the edits, so a later change to a default prompt file cannot change a rerun), the
 design, and the public model settings; a rerun refuses to run on other model settings.
 
-Runs of an experiment decide nothing on a human's behalf: approval timeouts are off,
-and a run that stops to wait for a human counts as finished (failing "no human help")
-and is left waiting in History.
+Who answers its runs' approvals is the experiment's choice (``APPROVALS``): by default
+the experiment decides at once (read-only steps approved, side-effecting ones not
+performed, recorded as such), so nothing waits; or a person decides (timeouts off), or
+the design's own policy (its timeout and default). An experiment whose runs wait for a
+person is "waiting", not done, until they are decided; its figures are always computed
+from the runs as they are now.
 
 Over 400 lines: an experiment's runner and its comparison share the record of what ran;
 the statistics are the part most likely to move out if it grows.
@@ -32,6 +37,7 @@ from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from graph.kernel.design import Design
 from graph.kernel.system import RunFacts, get_system
+from graph.models.choice import ModelChoice
 from graph.models.replies import parse_json_object
 from graph.prompts import PromptError, PromptSet, default_text, prompt_names
 from graph.service.eval_sets import EvalSet
@@ -50,9 +56,16 @@ MODEL_SETTINGS = (
     "structured_output",
     "temperature",
 )
-# Runs that count in a comparison: they ran as far as they could. Cancelled (a stopped
-# experiment), interrupted, still going, or deleted from History do not count.
-COUNTED_STATUSES = ("done", "failed", "waiting")
+# Runs that count in a comparison: they ended. Waiting for a person, cancelled (a
+# stopped experiment), interrupted, still going, or deleted from History do not count.
+COUNTED_STATUSES = ("done", "failed")
+# Who answers the approvals an experiment's runs ask for, as the form offers it.
+APPROVALS = {
+    "auto": "Decide automatically: read-only steps approved, side-effecting steps not "
+    "performed (nothing waits)",
+    "human": "Ask a human: runs wait on the Approvals page until someone decides",
+    "design": "The design's policy: as the Design page says, with its timeout and default",
+}
 METRICS = ("pass_rate", "steps", "replans", "llm_calls", "tokens", "cost", "latency_s")
 RUN_METRICS = METRICS[1:]
 HIGHER_IS_BETTER = frozenset({"pass_rate"})
@@ -70,6 +83,7 @@ class Variant(BaseModel):
     name: str = Field(min_length=1, max_length=80)
     prompts: dict[str, str] = Field(default_factory=dict)  # prompt name -> text
     versions: dict[str, int] = Field(default_factory=dict)  # prompt name -> stored version id
+    model: ModelChoice | None = None  # None: the model settings in use
 
     @field_validator("name")
     @classmethod
@@ -79,7 +93,13 @@ class Variant(BaseModel):
         return value.strip()
 
     @classmethod
-    def from_versions(cls, store: Store, name: str, version_ids: Iterable[int]) -> Variant:
+    def from_versions(
+        cls,
+        store: Store,
+        name: str,
+        version_ids: Iterable[int],
+        model: ModelChoice | None = None,
+    ) -> Variant:
         """A variant from stored prompt versions (e.g. a Planner and an Executor version)."""
         prompts, versions = {}, {}
         for version_id in version_ids:
@@ -92,7 +112,7 @@ class Variant(BaseModel):
                 )
             prompts[version.prompt_name] = version.text
             versions[version.prompt_name] = version.id
-        return cls(name=name, prompts=prompts, versions=versions)
+        return cls(name=name, prompts=prompts, versions=versions, model=model)
 
 
 def full_prompt_texts(design: Design, variant: Variant) -> dict[str, str]:
@@ -112,12 +132,22 @@ def full_prompt_texts(design: Design, variant: Variant) -> dict[str, str]:
     return {n: texts[n] for n in names}
 
 
-def run_design(design: Design, texts: dict[str, str]) -> Design:
+def run_design(
+    design: Design,
+    texts: dict[str, str],
+    approvals: str = "auto",
+    model: ModelChoice | None = None,
+) -> Design:
     """The design a variant's runs use: its texts (only those that differ from the files,
-    so the Run page shows real edits) and no approval timeout (nothing decided for a
-    human)."""
+    so the Run page shows real edits), its model, and who answers approvals: the
+    experiment ("auto"), a person with no timeout ("human"), or the design ("design")."""
     overrides = {n: t for n, t in texts.items() if t != default_text(n)}
-    return design.model_copy(update={"prompts": overrides, "approval_timeout_s": 0.0})
+    update: dict = {"prompts": overrides, "model": model, "approvals_by": "human"}
+    if approvals == "auto":
+        update["approvals_by"] = "experiment"
+    if approvals != "design":
+        update["approval_timeout_s"] = 0.0
+    return design.model_copy(update=update)
 
 
 def model_settings_difference(recorded: dict, current: Settings) -> list[str]:
@@ -169,10 +199,11 @@ class ExperimentRunner:
         design: Design | None = None,
         max_workers: int | None = None,
         rerun_of: str | None = None,
+        approvals: str = "auto",
     ) -> str:
         """Record the experiment and queue all its runs; returns at once with its id.
-        Bad input (no variants, duplicate names, a broken prompt) fails here, before any
-        run is made."""
+        ``approvals``: a key of ``APPROVALS``. Bad input (no variants, duplicate names, a
+        broken prompt) fails here, before any run is made."""
         try:
             variants = [
                 v if isinstance(v, Variant) else Variant.model_validate(v) for v in variants
@@ -183,19 +214,31 @@ class ExperimentRunner:
             raise ExperimentError("Pick at least one variant (two or more to compare).")
         if len({v.name for v in variants}) != len(variants):
             raise ExperimentError("Two variants have the same name; name each differently.")
+        if approvals not in APPROVALS:
+            raise ExperimentError(
+                f"Approvals must be one of: {', '.join(APPROVALS)} (not {approvals!r})."
+            )
         if not isinstance(repeats, int) or not 1 <= repeats <= 100:
             raise ExperimentError("Repeats must be a whole number from 1 to 100.")
         max_workers = int(max_workers or self.service.settings.experiment_workers)
         if max_workers < 1:
             raise ExperimentError("At least one worker is needed.")
-        design = (design or Design()).model_copy(update={"approval_timeout_s": 0.0})
+        design = design or Design()
+        if approvals != "design":
+            design = design.model_copy(update={"approval_timeout_s": 0.0})
         texts = {v.name: full_prompt_texts(design, v) for v in variants}
-        designs = {v.name: run_design(design, texts[v.name]) for v in variants}
+        designs = {v.name: run_design(design, texts[v.name], approvals, v.model) for v in variants}
         prepared = {name: self.service.prepare(d) for name, d in designs.items()}
 
         experiment_id = uuid.uuid4().hex
         recorded = [
-            {"name": v.name, "prompts": texts[v.name], "versions": v.versions} for v in variants
+            {
+                "name": v.name,
+                "prompts": texts[v.name],
+                "versions": v.versions,
+                "model": v.model.model_dump() if v.model else None,
+            }
+            for v in variants
         ]
         self.store.create_experiment(
             experiment_id,
@@ -207,6 +250,7 @@ class ExperimentRunner:
             design,
             self.service.settings,
             rerun_of=rerun_of,
+            approvals=approvals,
         )
         pool = ThreadPoolExecutor(
             max_workers=max_workers, thread_name_prefix=f"stepwise-experiment-{experiment_id[:6]}"
@@ -245,27 +289,29 @@ class ExperimentRunner:
         return record
 
     def progress(self, experiment_id: str) -> tuple[int, int]:
-        """(runs finished, runs in all). A run waiting for a human is finished here."""
-        record = self._record(experiment_id)
-        runs = self.store.experiment_runs(experiment_id)
-        done = sum(1 for r in runs if r["status"] not in LIVE_STATUSES)
-        total = len(runs) if record.status == "stopped" else record.total
-        if record.status == "running" and done >= total:
-            self.store.set_experiment_status(experiment_id, "done")
+        """(runs finished, runs in all); a run waiting for a person has not finished. Brings
+        the experiment's status up to date (see ``refresh_status``)."""
+        finished, total, _ = refresh_status(self.store, experiment_id)
+        if finished >= total:
             with self._lock:
                 self._pools.pop(experiment_id, None)
-        return done, total
+        return finished, total
 
     def is_finished(self, experiment_id: str) -> bool:
         done, total = self.progress(experiment_id)
         return done >= total
 
+    def is_settled(self, experiment_id: str) -> bool:
+        """Every run has finished or waits for a person: nothing more happens unasked."""
+        finished, total, waiting = refresh_status(self.store, experiment_id)
+        return finished + waiting >= total
+
     def wait(
         self, experiment_id: str, timeout: float | None = None, poll_s: float = 0.05
     ) -> ExperimentRecord:
-        """Block until every run has finished (or waits for a human); TimeoutError else."""
+        """Block until every run has finished or waits for a person; TimeoutError else."""
         deadline = None if timeout is None else time.monotonic() + timeout
-        while not self.is_finished(experiment_id):
+        while not self.is_settled(experiment_id):
             if deadline is not None and time.monotonic() > deadline:
                 done, total = self.progress(experiment_id)
                 raise TimeoutError(
@@ -280,7 +326,7 @@ class ExperimentRunner:
         waiting runs stay waiting. Returns how many runs were cancelled."""
         record = self._record(experiment_id)
         self._stopping.add(experiment_id)
-        if record.status == "running":
+        if record.status in ("running", "waiting"):
             self.store.set_experiment_status(experiment_id, "stopped")
         return sum(
             1 for r in self.store.experiment_runs(experiment_id) if self.service.cancel(r["run_id"])
@@ -290,7 +336,10 @@ class ExperimentRunner:
         """A new experiment with exactly the recorded prompt texts, design, eval set and
         repeats; refused when the model settings now differ from the recorded ones."""
         record = self._record(experiment_id)
-        if difference := model_settings_difference(record.settings, self.service.settings):
+        on_settings = any(not v.get("model") for v in record.variants)
+        if on_settings and (
+            difference := model_settings_difference(record.settings, self.service.settings)
+        ):
             raise ExperimentError(
                 f"Cannot rerun {record.name!r} as it ran: the model settings differ from the "
                 f"recorded ones ({'; '.join(difference)}). Restore them, or start a new "
@@ -304,7 +353,12 @@ class ExperimentRunner:
                 f"The recorded experiment no longer validates: {exc.errors()[0]['msg']}."
             ) from None
         variants = [
-            Variant(name=v["name"], prompts=v["prompts"], versions=v.get("versions") or {})
+            Variant(
+                name=v["name"],
+                prompts=v["prompts"],
+                versions=v.get("versions") or {},
+                model=v.get("model"),
+            )
             for v in record.variants
         ]
         return self.start(
@@ -315,6 +369,7 @@ class ExperimentRunner:
             design,
             max_workers or record.max_workers,
             rerun_of=experiment_id,
+            approvals=record.approvals,
         )
 
     def shutdown(self, wait: bool = True, cancel: bool = True) -> None:
@@ -323,6 +378,40 @@ class ExperimentRunner:
             self._pools.clear()
         for pool in pools:
             pool.shutdown(wait=wait, cancel_futures=cancel)
+
+
+def refresh_status(store: Store, experiment_id: str) -> tuple[int, int, int]:
+    """(runs finished, runs in all, runs waiting for a person), with the stored status
+    brought up to date: "running" while a run is live or queued, "waiting" when the rest
+    wait for a person, "done" only when every run has finished (a decision taken later
+    turns a waiting experiment back to running, then done). A stopped one stays stopped."""
+    record = store.experiment(experiment_id)
+    if record is None:
+        raise KeyError(f"No experiment {experiment_id!r}.")
+    runs = store.experiment_runs(experiment_id)
+    waiting = sum(1 for r in runs if r["status"] == "waiting")
+    finished = sum(1 for r in runs if r["status"] not in (*LIVE_STATUSES, "waiting"))
+    total = len(runs) if record.status == "stopped" else record.total
+    if record.status != "stopped":
+        status = (
+            "done"
+            if finished >= total
+            else "waiting"
+            if waiting and finished + waiting >= total
+            else "running"
+        )
+        if status != record.status:
+            store.set_experiment_status(experiment_id, status)
+    return finished, total, waiting
+
+
+def status_words(status: str, waiting: int) -> str:
+    """An experiment's status as the page says it."""
+    if status == "waiting":
+        return f"waiting ({waiting} run{'s' if waiting != 1 else ''} wait for a decision)"
+    if waiting:
+        return f"{status} ({waiting} run{'s' if waiting != 1 else ''} wait for a decision)"
+    return status
 
 
 # --------------------------------------------------------------------------- comparison
@@ -462,6 +551,7 @@ class Comparison:
     baseline: str
     variants: list[str]
     progress: tuple[int, int]
+    waiting: int = 0  # runs waiting for a person: not counted until decided
     rows: list[dict] = field(default_factory=list)
     summary: dict[str, dict] = field(default_factory=dict)
     differences: dict[str, dict[str, str]] = field(default_factory=dict)
@@ -477,9 +567,10 @@ def compare(
     prices: dict[str, tuple[float, float]] | None = None,
 ) -> Comparison:
     """The experiment's figures per question and variant, a summary per variant, and
-    each variant marked against ``baseline``. Counts only runs that ran as far as they
-    could (done, failed, waiting); a run passes when it ended done with every check
+    each variant marked against ``baseline``, from the runs as they are now. Counts only
+    runs that ended (done, failed); a run passes when it ended done with every check
     passed."""
+    finished, total, waiting = refresh_status(store, experiment_id)
     record = store.experiment(experiment_id)
     if record is None:
         raise KeyError(f"No experiment {experiment_id!r}.")
@@ -490,15 +581,8 @@ def compare(
         )
     eval_set = EvalSet.model_validate(record.eval_set)
     records = run_records(store, experiment_id, prices)
-    runs = [r for r in store.experiment_runs(experiment_id)]
-    done = sum(1 for r in runs if r["status"] not in LIVE_STATUSES)
     comparison = Comparison(
-        experiment_id,
-        record.name,
-        record.status,
-        baseline,
-        variants,
-        (done, len(runs) if record.status == "stopped" else record.total),
+        experiment_id, record.name, record.status, baseline, variants, (finished, total), waiting
     )
     for index, question in enumerate(eval_set.questions):
         comparison.rows.append(

@@ -117,9 +117,16 @@ class RunService:
             ).start()
         threading.Thread(target=self._keep_leases, name="stepwise-run-leases", daemon=True).start()
 
-    def _label(self, planner: BaseChatModel, worker: BaseChatModel) -> str:
+    def run_settings(self, design: Design | None = None) -> Settings:
+        """The settings a run of ``design`` uses: the service's, with the design's own model
+        (an experiment's model variant) in place of the configured one."""
+        if design is None or design.model is None:
+            return self.settings
+        return design.model.settings(self.settings)
+
+    def _label(self, planner: BaseChatModel, worker: BaseChatModel, design: Design) -> str:
         if self.model_factory is None:
-            return self.settings.model_label
+            return self.run_settings(design).model_label
         names = {model_label(planner), model_label(worker)}
         return (
             names.pop()
@@ -140,7 +147,7 @@ class RunService:
         if self.model_factory is not None:
             return self.model_factory(role)
         prompts = PromptSet(design.prompts) if design is not None else None
-        return make_chat_model(role, self.settings, modes=self.modes, prompts=prompts)
+        return make_chat_model(role, self.run_settings(design), modes=self.modes, prompts=prompts)
 
     def _graph(self, design: Design):
         planner, worker = self.model("planner", design), self.model("worker", design)
@@ -148,7 +155,7 @@ class RunService:
         return (
             system.build_graph(
                 design,
-                settings=self.settings,
+                settings=self.run_settings(design),
                 checkpointer=self.checkpointer,
                 planner_model=planner,
                 worker_model=worker,
@@ -187,9 +194,9 @@ class RunService:
             run_id,
             question,
             design,
-            self._label(planner, worker),
+            self._label(planner, worker, design),
             prompt_versions=versions,
-            settings=self.settings,
+            settings=self.run_settings(design),
             parent_run=parent_run,
             parent_checkpoint=parent_checkpoint,
             owner=self.owner,
@@ -240,7 +247,7 @@ class RunService:
                     run_input,
                     run_id,
                     design,
-                    settings=self.settings,
+                    settings=self.run_settings(design),
                     on_event=lambda event: self.store.append_event(
                         run_id, event_record(event, design.system)
                     ),
@@ -745,9 +752,9 @@ class RunService:
             new_id,
             record.question,
             design,
-            self._label(planner, worker),
+            self._label(planner, worker, design),
             prompt_versions=record.prompt_versions,
-            settings=self.settings,
+            settings=self.run_settings(design),
             parent_run=run_id,
             parent_checkpoint=checkpoint_id,
             owner=self.owner,

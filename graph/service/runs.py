@@ -21,6 +21,7 @@ from langgraph.errors import GraphDrained, GraphRecursionError
 from langgraph.runtime import RunControl
 
 from graph.kernel.accounting import UsageRecorder
+from graph.kernel.approval import AUTOMATIC
 from graph.kernel.checkpoints import open_checkpointer
 from graph.kernel.conversation import conversation_snapshot
 from graph.kernel.design import Design
@@ -225,8 +226,12 @@ def continue_run(
         ids = task_ids.get(namespace, {}).get(node)
         return update_key(ids.pop(0)) if ids else None
 
+    configurable: dict = {"thread_id": thread_id}
+    if design.approvals_by == "experiment":  # the gate answers without a person
+        agents = get_system(design.system).agents
+        configurable[AUTOMATIC] = sorted(a for a, spec in agents.items() if spec.side_effects)
     config = {
-        "configurable": {"thread_id": thread_id},
+        "configurable": configurable,
         "recursion_limit": design.recursion_limit,
         # Every model call becomes an llm_call event, logged as the call ends: before the
         # node's writes can be checkpointed, so a crash cannot lose a call that happened.

@@ -176,6 +176,9 @@ CREATE TABLE IF NOT EXISTS queued_redirects (
 _ADDED_COLUMNS = {
     "runs": (("owner", "TEXT"), ("lease_until", "REAL")),
     "events": (("event_key", "TEXT"),),
+    # Who decides its runs' approvals (auto / human / design); NULL: older experiments,
+    # whose runs waited for a person.
+    "experiments": (("approvals", "TEXT"),),
 }
 # Needs the added columns, so it runs after they exist.
 _SCHEMA_AFTER_MIGRATION = """
@@ -248,10 +251,11 @@ class ExperimentRecord:
     max_workers: int
     design: dict
     settings: dict  # Settings.public_dict() plus resolved_provider: no secrets
-    status: str  # running / done / stopped
+    status: str  # running / waiting (runs wait for a person) / done / stopped
     created_at: float
     finished_at: float | None
     rerun_of: str | None
+    approvals: str = "human"  # auto: decided by the experiment; human; design: its policy
 
     @property
     def total(self) -> int:
@@ -954,6 +958,7 @@ class Store:
             created_at=row["created_at"],
             finished_at=row["finished_at"],
             rerun_of=row["rerun_of"],
+            approvals=row["approvals"] or "human",
         )
 
     def create_experiment(
@@ -967,6 +972,7 @@ class Store:
         design: Design,
         settings: Settings,
         rerun_of: str | None = None,
+        approvals: str = "human",
     ) -> ExperimentRecord:
         """Record an experiment before its runs start; settings in their public form plus
         the provider they resolve to (never a key)."""
@@ -974,7 +980,7 @@ class Store:
         self._write(
             "INSERT INTO experiments (id, name, eval_set_json, variants_json, repeats, "
             "max_workers, design_json, settings_json, status, created_at, finished_at, "
-            "rerun_of) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, NULL, ?)",
+            "rerun_of, approvals) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, NULL, ?, ?)",
             (
                 experiment_id,
                 name,
@@ -986,6 +992,7 @@ class Store:
                 _dumps(public),
                 time.time(),
                 rerun_of,
+                approvals,
             ),
         )
         return self.experiment(experiment_id)
@@ -1002,7 +1009,7 @@ class Store:
         return [self._experiment(r) for r in rows]
 
     def set_experiment_status(self, experiment_id: str, status: str) -> None:
-        finished = None if status == "running" else time.time()
+        finished = None if status in ("running", "waiting") else time.time()
         self._write(
             "UPDATE experiments SET status = ?, finished_at = ? WHERE id = ?",
             (status, finished, experiment_id),

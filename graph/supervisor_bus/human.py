@@ -20,7 +20,7 @@ import time
 from langchain_core.messages import HumanMessage
 from langgraph.types import Command
 
-from graph.kernel.approval import HumanDecision, ask_human
+from graph.kernel.approval import HumanDecision, ask_human, decided_by_words
 from graph.kernel.messages import tag_messages
 from graph.supervisor_bus.bus import Outbox, inbox
 from graph.supervisor_bus.deps import Deps
@@ -88,7 +88,7 @@ def human_node(state: dict, deps: Deps) -> Command:
 
 def describe(record: dict) -> str:
     """The decision in one line, for the messages and the table."""
-    who = "The approval timed out; applied the default" if record["by"] == "timeout" else "Human"
+    who = decided_by_words(record["by"])
     subject = (
         f"the request {record.get('message_id')} to {record['agent']}"
         if record["kind"] == "escalation"

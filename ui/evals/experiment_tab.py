@@ -1,11 +1,12 @@
 """The Run an experiment tab: the eval set, the variants (a version of each prompt the
-design's system tunes), repeats and workers, and the start button."""
+design's system tunes, on a model), repeats and workers, who decides approvals, and the
+start button."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from graph.service.experiments import ExperimentError, Variant
+from graph.service.experiments import APPROVALS, ExperimentError, Variant
 from ui import services, widgets
 from ui.evals import NEW, RESULTS, SETS, TAB, flash_key
 from ui.evals import view as ev
@@ -14,6 +15,12 @@ from ui.evals.sets_tab import PICKED, TO_RUN
 
 FLASH = flash_key(NEW)
 VARIANTS = "evals:variants"  # the ids of the variant rows on screen
+APPROVALS_KEY = "evals:approvals"
+
+
+def _models() -> dict:
+    """The variants' model picker: label -> choice (None: the model in use)."""
+    return ev.model_options(services.settings(), list(services.service().modes.all()))
 
 
 def _tuned() -> dict[str, str]:
@@ -46,9 +53,11 @@ def show() -> None:
     now = store.active_prompts()
     active = {role: now.get(prompt) for role, prompt in tuned.items()}
     st.caption(ev.active_caption(active))
+    st.caption(ev.model_caption())
     ids = st.session_state.setdefault(VARIANTS, [0, 1])
+    models = list(_models())
     for position, variant_id in enumerate(ids):
-        _variant_row(position, variant_id, versions, active, removable=len(ids) > 2)
+        _variant_row(position, variant_id, versions, active, models, removable=len(ids) > 2)
     st.button(
         "Add a variant", icon=":material/add:", on_click=_add_variant, key="evals:add-variant"
     )
@@ -80,12 +89,20 @@ def show() -> None:
     design = services.current_design()
     total = len(eval_set.questions) * len(ids) * int(repeats)
     limits = services.system_of(design).limits(design)
+    approvals = st.radio(
+        "Approvals",
+        list(APPROVALS),
+        format_func=APPROVALS.get,
+        key=APPROVALS_KEY,
+        help="Who answers when a run's agent asks for approval. Automatically: read-only "
+        "steps are approved and side-effecting ones are not performed (the run records "
+        "it), so no run waits.",
+    )
     st.caption(
         f"{len(eval_set.questions)} question(s) × {len(ids)} variants × {repeats} "
-        f"repeat(s) = **{total} runs**, at most {workers} at a time, on "
-        f"{settings.model_label}, with the saved design ({len(design.enabled_agents)} "
-        f"agents{'; ' + limits if limits else ''}). A run that needs a person's "
-        "approval stops there and counts as not passed."
+        f"repeat(s) = **{total} runs**, at most {workers} at a time, with the saved "
+        f"design ({len(design.enabled_agents)} agents{'; ' + limits if limits else ''}). "
+        + ev.approvals_sentence(approvals, total)
     )
     st.button(
         "Start the experiment",
@@ -98,18 +115,18 @@ def show() -> None:
 
 
 def _variant_row(
-    position: int, variant_id: int, versions: dict, active: dict, removable: bool
+    position: int, variant_id: int, versions: dict, active: dict, models: list, removable: bool
 ) -> None:
     key = f"evals:variant:{variant_id}"
     label = "visible" if position == 0 else "collapsed"
-    columns = st.columns([2, *[4] * len(versions), 1], vertical_alignment="bottom")
+    columns = st.columns([2, *[4] * len(versions), 4, 1], vertical_alignment="bottom")
     columns[0].text_input(
         "Variant name",
         value=ev.default_variant_name(position),
         key=f"{key}:name",
         label_visibility=label,
     )
-    for column, role in zip(columns[1:-1], versions):
+    for column, role in zip(columns[1:-2], versions):
         options = [ev.SHIPPED_ID, *versions[role]]
         # The second variant onwards starts from what runs now: the active version, else
         # the newest saved one (listed first).
@@ -123,6 +140,9 @@ def _variant_row(
             label_visibility=label,
             format_func=lambda i, r=role: ev.version_label(versions[r].get(i)),
         )
+    if st.session_state.get(f"{key}:model") not in models:
+        st.session_state.pop(f"{key}:model", None)  # a server forgotten since: the default
+    columns[-2].selectbox("Model", models, key=f"{key}:model", label_visibility=label)
     if removable:
         columns[-1].button(
             "",
@@ -148,7 +168,7 @@ def _remove_variant(variant_id: int) -> None:
 
 def _variants(tuned: dict[str, str]) -> list[Variant]:
     """The variants as typed in: a name and a version of each tuned prompt."""
-    variants = []
+    variants, models = [], _models()
     for position, variant_id in enumerate(st.session_state[VARIANTS], start=1):
         name = (st.session_state.get(f"evals:variant:{variant_id}:name") or "").strip()
         if not name:
@@ -156,7 +176,10 @@ def _variants(tuned: dict[str, str]) -> list[Variant]:
         chosen = [st.session_state.get(f"evals:variant:{variant_id}:{role}") for role in tuned]
         variants.append(
             Variant.from_versions(
-                services.store(), name, [c for c in chosen if c not in (None, ev.SHIPPED_ID)]
+                services.store(),
+                name,
+                [c for c in chosen if c not in (None, ev.SHIPPED_ID)],
+                model=models.get(st.session_state.get(f"evals:variant:{variant_id}:model")),
             )
         )
     return variants
@@ -183,6 +206,7 @@ def _start(set_name: str) -> None:
             repeats=int(st.session_state["evals:repeats"]),
             design=design,
             max_workers=int(st.session_state["evals:workers"]),
+            approvals=st.session_state.get(APPROVALS_KEY) or "auto",
         )
     except ValueError as exc:  # ExperimentError, a variant name pydantic refuses
         widgets.say(FLASH, "error", f"Not started: {exc}")

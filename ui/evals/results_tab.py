@@ -7,7 +7,15 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from graph.service.experiments import ExperimentError, compare, distribution_records, run_records
+from graph.service.experiments import (
+    APPROVALS,
+    ExperimentError,
+    compare,
+    distribution_records,
+    refresh_status,
+    run_records,
+    status_words,
+)
 from graph.service.store import LIVE_STATUSES
 from ui import offline_note, services, widgets
 from ui.evals import NEW, RESULTS, flash_key, two_runs
@@ -33,16 +41,18 @@ def show() -> None:
         key=SHOWN,
         format_func=lambda i: ev.experiment_label(experiments[i]),
     )
-    record = experiments[experiment_id]
+    _, _, waiting = refresh_status(store, experiment_id)  # runs decided since: status anew
+    record = store.experiment(experiment_id) or experiments[experiment_id]
     tuned = services.system_of(record.design).tuned_prompts
     labels = {v.id: v.label for p in tuned.values() for v in store.prompt_versions(p)}
     st.table(ev.variant_rows(record, labels), hide_index=True)
     facts = [
-        f"Status: {record.status}",
+        f"Status: {status_words(record.status, waiting)}",
         f"eval set “{record.eval_set.get('name')}”",
         f"{record.repeats} repeat(s)",
         f"{record.total} runs",
         f"at most {record.max_workers} at a time",
+        f"approvals: {APPROVALS.get(record.approvals, record.approvals).split(':')[0].lower()}",
     ]
     if record.rerun_of and record.rerun_of in experiments:
         facts.append(f"a rerun of “{experiments[record.rerun_of].name}”")
@@ -52,6 +62,14 @@ def show() -> None:
         st.fragment(run_every=POLL_S)(_progress)(experiment_id)
         st.caption("The comparison appears here when every run has finished.")
         return
+    if record.status == "waiting" or waiting:
+        st.warning(
+            f"{waiting} run(s) of this experiment wait for a decision on the Approvals page; "
+            + ("it is done when they are decided. " if record.status == "waiting" else "")
+            + "The figures below count the runs that have ended, and change as the others "
+            "are decided."
+        )
+        st.fragment(run_every=POLL_S)(_decided)(experiment_id, record.status, waiting)
     st.button(
         "Rerun this experiment",
         icon=":material/replay:",
@@ -75,6 +93,14 @@ def _progress(experiment_id: str) -> None:
         st.button(
             "Stop", icon=":material/stop:", on_click=_stop, args=(experiment_id,), key="evals:stop"
         )
+
+
+def _decided(experiment_id: str, status: str, waiting: int) -> None:
+    """While runs wait for a person: redraw when one has been decided."""
+    _, _, now = refresh_status(services.store(), experiment_id)
+    record = services.store().experiment(experiment_id)
+    if record is None or (record.status, now) != (status, waiting):
+        st.rerun()
 
 
 def _live_runs(experiment_id: str) -> int:

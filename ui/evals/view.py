@@ -17,6 +17,7 @@ from datetime import datetime
 
 from graph.kernel.accounting import format_cost
 from graph.kernel.system import default_system, get_system
+from graph.models.choice import SCRIPTED, ModelChoice, configured_choice
 from graph.service.eval_sets import (
     CHECK_KINDS,
     EVAL_SET_FORMAT,
@@ -27,6 +28,7 @@ from graph.service.eval_sets import (
     known_agents,
 )
 from graph.service.store import ExperimentRecord, PromptVersion
+from graph.settings import Settings
 
 NONE = "—"
 SHIPPED = "shipped default"
@@ -149,15 +151,65 @@ def experiment_name(eval_set_name: str, variant_names: list[str]) -> str:
     return f"{eval_set_name}: {' vs '.join(variant_names)}"
 
 
+def model_options(
+    settings: Settings, learnt: list[tuple[str, str]]
+) -> dict[str, ModelChoice | None]:
+    """What a variant's model picker offers, label -> choice: the model in use (None: it
+    follows the settings), the offline scripted model, and each server and model a
+    connection test or a run has learnt about (the Model page's list)."""
+    options: dict[str, ModelChoice | None] = {f"the model in use ({settings.model_label})": None}
+    in_use = configured_choice(settings)
+    for choice in (ModelChoice(), *(ModelChoice(endpoint=s, model=m) for s, m in learnt)):
+        if choice != in_use:
+            options.setdefault(choice.label, choice)
+    return options
+
+
+def model_caption() -> str:
+    """Where the picker's models come from, and how to add one."""
+    return (
+        "Each variant runs on a model: the one in use, the offline scripted model, or a "
+        "server the Model page has tested (its *Test connection* adds it here). Keys come "
+        "from the environment only and are sent only to the server they are set for."
+    )
+
+
+def approvals_sentence(approvals: str, total: int) -> str:
+    """What happens to the runs that ask for approval, said next to the run count."""
+    if approvals == "auto":
+        return (
+            f"Approvals are decided automatically: none of the {total} runs waits for a "
+            "person (read-only steps approved, side-effecting steps not performed)."
+        )
+    if approvals == "human":
+        return (
+            "A run that asks for approval waits on the Approvals page until someone "
+            "decides; the experiment is done when all its runs are."
+        )
+    return (
+        "Approvals follow the saved design: its agents' policies, its timeout and its "
+        "default when nobody decides in time."
+    )
+
+
 def experiment_label(record: ExperimentRecord) -> str:
     started = datetime.fromtimestamp(record.created_at).strftime("%Y-%m-%d %H:%M:%S")
     return f"{record.name} · started {started}"
 
 
+def _in_use(record: ExperimentRecord) -> str:
+    """The model the settings named when the experiment started."""
+    recorded = record.settings
+    if recorded.get("resolved_provider") == "scripted":
+        return SCRIPTED
+    server = recorded.get("openai_base_url") or "api.openai.com"
+    return f"{recorded.get('planner_model')} @ {server}"
+
+
 def variant_rows(record: ExperimentRecord, labels: dict[int, str]) -> list[dict]:
     """What each variant of a recorded experiment ran: its versions of the prompts its
     system tunes (``labels``: stored version id -> label; a version deleted since shows
-    its id)."""
+    its id) and its model (the settings in use when it names none)."""
     tuned = get_system(record.design.get("system") or default_system()).tuned_prompts
     rows = []
     for variant in record.variants:
@@ -168,6 +220,8 @@ def variant_rows(record: ExperimentRecord, labels: dict[int, str]) -> list[dict]
             row[title.capitalize()] = (
                 SHIPPED if version_id is None else labels.get(version_id, f"version {version_id}")
             )
+        model = variant.get("model")
+        row["Model"] = ModelChoice.model_validate(model).label if model else _in_use(record)
         rows.append(row)
     return rows
 
