@@ -6,6 +6,7 @@ experiment is then done with its figures updated."""
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 
@@ -70,6 +71,9 @@ def test_an_experiment_decides_by_default_and_waits_for_a_person_when_asked(
         timeout=120_000
     )
     expect(page.get_by_text("2 run(s) of this experiment wait for a decision")).to_be_visible()
+    # the figures count the runs that ended: one per variant while the other waits
+    summary = page.locator("p", has_text="Runs passed:")
+    expect(summary).to_contain_text(re.compile(r"\(\d of 1\).*\(\d of 1\)"))
     asked = next(e for e in store.experiments() if e.id != auto.id)
     assert sorted(_statuses(store, asked.id)) == ["done", "done", "waiting", "waiting"]
 
@@ -86,5 +90,9 @@ def test_an_experiment_decides_by_default_and_waits_for_a_person_when_asked(
     page.get_by_role("tab", name="Compare variants").click()
     expect(page.get_by_text("Status: done")).to_be_visible(timeout=30_000)
     expect(page.get_by_text("wait for a decision")).to_have_count(0)
+    # ... and, once decided, all four: the figures updated with the approved runs
+    expect(page.locator("p", has_text="Runs passed:")).to_contain_text(
+        re.compile(r"\(\d of 2\).*\(\d of 2\)")
+    )
     assert store.experiment(asked.id).status == "done"
     store.close()
