@@ -41,7 +41,9 @@ def control(store: Store, run_id: str, key: str) -> None:
                 "so check that the question is one the system can finish."
             )
         base = key_of(key, run_id)
-        question = st.text_area("Question", value=run.question, key=f"{base}:question", height=68)
+        question = st.text_area(
+            "As the set will ask it", value=run.question, key=f"{base}:question", height=68
+        )
         edited = st.data_editor(
             pd.DataFrame(ct.proposal_rows(proposed), columns=COLUMNS),
             key=f"{base}:checks",

@@ -96,8 +96,11 @@ def test_a_flagged_step_is_approved_with_an_edited_query_on_the_approvals_page(
     table = _steps_table(page)
     expect(table).to_contain_text("approved with an edited query")
     expect(_answer(page)).to_be_visible()
+    # the decision is in step 1 of the trace, folded until opened
+    step1 = page.locator(".st-key-run-trace [data-testid=stExpander]", has_text="Step 1 ·")
+    step1.locator("summary").click()
     expect(
-        page.get_by_text(f"Human: edit step 1 (web_researcher) with the query: {EDITED}")
+        step1.get_by_text(f"Human: edit step 1 (web_researcher) with the query: {EDITED}")
     ).to_be_visible()
     asked = [
         m["content"]
@@ -117,8 +120,11 @@ def _click_runs_table_row(page, position: int) -> None:
     under a 35 px header)."""
     table = page.locator(".st-key-history-table")
     expect(table).to_be_visible()
+    table.scroll_into_view_if_needed()  # the mouse clicks where the table is on screen
+    page.wait_for_timeout(200)
     box = table.bounding_box()
-    page.mouse.click(box["x"] + 200, box["y"] + 35 + 35 * position + 17)
+    # the middle of the Question column: after the row selector and Started (150 px)
+    page.mouse.click(box["x"] + 300, box["y"] + 35 + 35 * position + 17)
 
 
 def test_a_fork_from_the_history_page_runs_on_with_another_plan(page, app_url, app_home, tmp_path):
