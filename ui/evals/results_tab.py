@@ -149,7 +149,8 @@ def _comparison(record) -> None:
     with st.container(key="evals-summary"):
         st.dataframe(_styled(summary, marks, ev.mark_colour), hide_index=True)
     st.caption(
-        "Each variant's mean against the baseline's: ▲ better, ▼ worse, = same, ? "
+        "Each variant's mean (its median in brackets when different) against the "
+        "baseline's: ▲ better, ▼ worse, = same, ? "
         "unknown (no finished runs, or a model without a price). Fewer steps, replans, "
         "calls, tokens, dollars and seconds are better, and a higher pass rate; "
         "latencies within 5% count as the same."
@@ -173,7 +174,13 @@ def _comparison(record) -> None:
             "that passed it."
         )
         with st.container(key="evals-checks"):
-            st.dataframe(_styled(checks, variants, ev.check_colour), hide_index=True)
+            st.dataframe(
+                _styled(checks, variants, ev.check_colour),
+                hide_index=True,
+                # the question (on its first check's row) cut to fit: three variants' columns
+                # stay on screen at 1440 px; the whole question is in the table above
+                column_config={"Question": st.column_config.TextColumn(width=300)},
+            )
 
     _distributions(record.id, variants)
     records = run_records(store, record.id, prices)

@@ -367,7 +367,8 @@ def check_rows(comparison: dict) -> list[dict]:
 
 
 def summary_rows(comparison: dict) -> list[dict]:
-    """The summary, one row per figure; per variant its mean and median, and for each
+    """The summary, one row per figure; per variant its mean (and its median when that
+    differs: one column per variant, so three variants fit a wide screen), and for each
     variant but the baseline how its mean compares ("better", "worse", "same",
     "unknown") in the column ``vs_column(variant, baseline)``."""
     summary, differences = comparison["summary"], comparison["differences"]
@@ -378,18 +379,18 @@ def summary_rows(comparison: dict) -> list[dict]:
         for variant in comparison["variants"]:
             mine = summary[variant]
             if metric == "pass_rate":
-                out[f"{variant}: mean"] = (
+                out[variant] = (
                     f"{figure('pass_rate', mine['pass_rate'])} "
                     f"({mine['passed']} of {mine['runs']} runs)"
                     if mine["runs"]
                     else NONE
                 )
-                out[f"{variant}: median"] = ""
             elif not mine["runs"]:
-                out[f"{variant}: mean"] = out[f"{variant}: median"] = NONE
+                out[variant] = NONE
             else:
-                out[f"{variant}: mean"] = figure(metric, mine[metric]["mean"])
-                out[f"{variant}: median"] = figure(metric, mine[metric]["median"])
+                mean = figure(metric, mine[metric]["mean"])
+                median = figure(metric, mine[metric]["median"])
+                out[variant] = mean if median == mean else f"{mean} (median {median})"
             if variant != baseline:
                 out[vs_column(variant, baseline)] = mark(differences[variant][metric])
         rows.append(out)
