@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from pathlib import Path
 
 from playwright.sync_api import expect
@@ -67,6 +68,11 @@ def _pick(page, key: str, option: str) -> None:
 def _label(page, key: str, start: str) -> str:
     """The full text of the option of this selectbox that starts with ``start``."""
     page.locator(f".st-key-{key}").click()
+    # the list opens after the click: read it once it is there (it was read empty on a
+    # busy machine)
+    expect(
+        page.get_by_role("option", name=re.compile("^" + re.escape(start))).first
+    ).to_be_visible()
     options = page.get_by_role("option").all_inner_texts()
     page.keyboard.press("Escape")
     return next(o for o in options if o.startswith(start))
@@ -76,6 +82,18 @@ def _type(page, key: str, text: str) -> None:
     box = page.locator(f".st-key-{key} input")
     box.fill(text)
     box.press("Enter")
+
+
+def _fits(page, element) -> None:
+    """The element needs no sideways scrolling, once the page has laid it out (a grid
+    sizes its columns after it is drawn: read again for up to 10 s)."""
+    deadline = time.time() + 10
+    while True:
+        scroll, client = element.evaluate("e => [e.scrollWidth, e.clientWidth]")
+        if scroll <= client:
+            return
+        assert time.time() < deadline, (scroll, client)
+        page.wait_for_timeout(250)
 
 
 def _table(page, key: str) -> tuple[list[str], list[list[str]]]:
@@ -130,9 +148,7 @@ def test_an_experiment_of_two_planner_versions_runs_from_the_page_and_is_compare
     page.set_viewport_size({"width": 1440, "height": 900})
     comparison = page.locator(".st-key-evals-comparison [data-testid=stTable]")
     expect(comparison).to_be_visible()
-    page.wait_for_timeout(500)
-    scroll, client = comparison.evaluate("e => [e.scrollWidth, e.clientWidth]")
-    assert scroll <= client, (scroll, client)
+    _fits(page, comparison)
     headers, rows = _table(page, "evals-comparison")
     assert headers == ["No.", "Question", "short plans (baseline)", "no data", "shipped"]
     assert [r[1] for r in rows] == [CHART, IBM]  # each question once, in full
@@ -146,9 +162,7 @@ def test_an_experiment_of_two_planner_versions_runs_from_the_page_and_is_compare
         red.get_attribute("class") or ""
     )
     for grid in ("evals-summary", "evals-checks"):  # the other two tables fit too
-        scroller = page.locator(f".st-key-{grid} .dvn-scroller").first
-        scroll, client = scroller.evaluate("e => [e.scrollWidth, e.clientWidth]")
-        assert scroll <= client, (grid, scroll, client)
+        _fits(page, page.locator(f".st-key-{grid} .dvn-scroller").first)
     headers, rows = _table(page, "evals-checks")
     assert headers == ["#", "Question", "Check", "short plans", "no data", "shipped"]
     assert rows[0][1] == CHART and rows[1][:5] == ["1.2", "", "uses data_researcher", "✓", "✗"]
