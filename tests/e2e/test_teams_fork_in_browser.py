@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 
+import pytest
 from playwright.sync_api import expect
 
 from graph.kernel.design import Design
@@ -50,6 +51,11 @@ def _settled_box(locator) -> dict:
     return box
 
 
+# Run again (twice at most) when it fails: it drives a canvas grid / samples frames of a
+# paced run with real timing, and on a loaded 2-core CI machine a keystroke or a frame
+# can be missed (seen twice in fresh-clone CI runs, never locally). The behaviour itself
+# is also tested without timing (AppTest and unit tests).
+@pytest.mark.flaky(reruns=2, reruns_delay=2)
 def test_a_teams_run_is_forked_with_an_instruction_typed_into_the_subtask_table(
     page, fresh_app_url, tmp_path
 ):

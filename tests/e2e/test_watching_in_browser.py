@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 
+import pytest
 from playwright.sync_api import expect
 
 from tests.e2e.conftest import SHOTS
@@ -22,6 +23,11 @@ MARKED = """() => [...document.querySelectorAll(
   .map(g => [...g.querySelectorAll('text')].map(t => t.textContent).join(' '))"""
 
 
+# Run again (twice at most) when it fails: it drives a canvas grid / samples frames of a
+# paced run with real timing, and on a loaded 2-core CI machine a keystroke or a frame
+# can be missed (seen twice in fresh-clone CI runs, never locally). The behaviour itself
+# is also tested without timing (AppTest and unit tests).
+@pytest.mark.flaky(reruns=2, reruns_delay=2)
 def test_a_paced_run_unfolds_with_table_and_graph_in_view_at_1280x720(fresh_app_url, browser):
     context = browser.new_context(viewport={"width": 1280, "height": 720})
     page = context.new_page()
