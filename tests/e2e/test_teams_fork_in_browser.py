@@ -87,6 +87,8 @@ def test_a_teams_run_is_forked_with_an_instruction_typed_into_the_subtask_table(
         if EDITED in grid.locator("table td").all_inner_texts():
             break
     assert EDITED in grid.locator("table td").all_inner_texts()
+    # leave the grid, as a person clicking elsewhere does: the edit is sent to the page
+    tab.get_by_text("Going on from here").click()
     expect(tab.get_by_text("edited: s2")).to_be_visible()
     tab.get_by_role("button", name="Run on as a new run").click()
 
