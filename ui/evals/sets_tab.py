@@ -137,23 +137,13 @@ def _tables(name: str, eval_set) -> None:
             "Value": st.column_config.TextColumn("Value", help=ct.VALUE_HELP, width="large"),
         },
     )
-    problem = draft = None
-    try:
-        draft = ct.eval_set_from_tables(
+    problem = _checked(
+        lambda: ct.eval_set_from_tables(
             set_name, description, ct.records(questions), ct.records(checks)
-        )
-    except EvalSetError as exc:
-        problem = str(exc)
-        st.error(f"Not valid: {problem}")
-    if draft is not None and draft != eval_set:
-        st.caption(
-            f"Valid: {ev.eval_set_facts(draft)}. "
-            + (
-                f"Saving stores a new eval set “{draft.name}”."
-                if draft.name != name
-                else "Not saved yet."
-            )
-        )
+        ),
+        name,
+        changed=lambda draft: draft != eval_set,
+    )
     st.button(
         "Save the tables",
         type="primary",
@@ -206,21 +196,9 @@ def _editor(name: str, eval_set) -> None:
             st.caption("Change the name to save a copy under the new name.")
         with edit_col:
             text = st.text_area("Eval set JSON", key=key, height=460)
-            problem = draft = None
-            try:
-                draft = ev.parse_eval_set_text(text)
-            except EvalSetError as exc:
-                problem = str(exc)
-                st.error(f"Not valid: {problem}")
-            if draft is not None and text != saved_text:
-                st.caption(
-                    f"Valid: {ev.eval_set_facts(draft)}. "
-                    + (
-                        f"Saving stores a new eval set “{draft.name}”."
-                        if draft.name != name
-                        else "Not saved yet."
-                    )
-                )
+            problem = _checked(
+                lambda: ev.parse_eval_set_text(text), name, changed=lambda _: text != saved_text
+            )
             st.button(
                 "Save",
                 type="primary",
@@ -289,3 +267,23 @@ def _import() -> None:
         f"Imported “{eval_set.name}” from {upload.name}"
         + (" (it replaces the set of that name)." if replaced else "."),
     )
+
+
+def _checked(parse, name: str, changed) -> str | None:
+    """The edit read as an eval set (``parse``), with what saving it would do said under
+    it, or its problem shown and returned (the tables and the JSON editor share this)."""
+    try:
+        draft = parse()
+    except EvalSetError as exc:
+        st.error(f"Not valid: {exc}")
+        return str(exc)
+    if changed(draft):
+        st.caption(
+            f"Valid: {ev.eval_set_facts(draft)}. "
+            + (
+                f"Saving stores a new eval set “{draft.name}”."
+                if draft.name != name
+                else "Not saved yet."
+            )
+        )
+    return None
