@@ -41,3 +41,14 @@ def llama():
     server = llama_server.start()
     yield server
     server.stop()
+
+
+@pytest.fixture(scope="session")
+def langgraph_dev():
+    """A real ``langgraph dev`` serving ``tests/server_graphs/`` (graphs Stepwise did not
+    define), for the whole session (started on first use): ``tests/support_procs/langgraph_dev.py``."""
+    from tests.support_procs import langgraph_dev as dev
+
+    server = dev.start()
+    yield server
+    server.stop()
