@@ -353,19 +353,28 @@ class ServerConsole:
         return self.follow(thread["thread_id"], run["run_id"], wait_s=wait_s)
 
     def answer(
-        self, thread_id: str, assistant_id: str, value: Any, *, wait_s: float = 30.0
+        self,
+        thread_id: str,
+        assistant_id: str,
+        value: Any,
+        *,
+        interrupt_id: str | None = None,
+        wait_s: float = 30.0,
     ) -> Stop:
         """Resume a thread stopped on an interrupt with ``value`` (``Command(resume=...)``)
-        and follow it to its next stop. Refused when the thread waits on nothing."""
-        now = self.state(thread_id)
-        if not now.interrupts:
+        and follow it to its next stop. Refused when the thread waits on nothing, or on
+        another question than ``interrupt_id``; with several questions pending (parallel
+        nodes), the answer goes to ``interrupt_id``'s alone."""
+        pending = [i.interrupt_id for i in self.state(thread_id).interrupts]
+        if not pending or (interrupt_id and interrupt_id not in pending):
             raise ServerError(
-                "This thread is not waiting on a question any more; refresh to see its state."
+                "This thread is not waiting on that question any more; refresh to see its state."
             )
+        resume = {interrupt_id: value} if interrupt_id and len(pending) > 1 else value
         run = self._call(
             "sending the answer",
             lambda: self.client.runs.create(
-                thread_id, assistant_id, command={"resume": value}, multitask_strategy="reject"
+                thread_id, assistant_id, command={"resume": resume}, multitask_strategy="reject"
             ),
         )
         return self.follow(thread_id, run["run_id"], wait_s=wait_s)

@@ -72,7 +72,7 @@ def test_answering_the_interrupt_finishes_with_the_answer_in_state(console, assi
     assert not {t.thread_id: t for t in console.threads()}[thread_id].interrupted
     assert [r.started_by for r in console.runs(thread_id)] == ["resume", "input"]
     # a second answer to a question already answered is refused, saying why
-    with pytest.raises(ServerError, match="not waiting on a question"):
+    with pytest.raises(ServerError, match="not waiting on that question"):
         console.answer(thread_id, assistant.assistant_id, "again")
 
 
