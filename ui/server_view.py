@@ -35,7 +35,6 @@ FLASH = "server:flash"
 # Seconds an answer or a new run is followed before the page says "still running".
 WAIT_S = 30.0
 VALUE_CHARS = 160
-STATUS_ICONS = {"interrupted": "✋", "busy": "⏳", "error": "⚠️", "idle": "✓"}
 
 
 def default_url() -> str:
@@ -85,7 +84,7 @@ def watch(console: ServerConsole, thread_id: str, status: str) -> None:
         return
     if now != status:
         st.rerun(scope="app")
-    st.caption(f"⏳ The thread is {status}; the page redraws when it stops.")
+    st.caption(f":material/hourglass_top: The thread is {status}; the page redraws when it stops.")
 
 
 def graph_drawing(console: ServerConsole, assistant: Assistant, active: str | None) -> None:
@@ -102,9 +101,9 @@ def graph_drawing(console: ServerConsole, assistant: Assistant, active: str | No
 
 
 def thread_label(thread: ThreadSummary) -> str:
-    icon = STATUS_ICONS.get(thread.status, "·")
     waits = " · waits on a question" if thread.interrupted else ""
-    return f"{icon} {thread.thread_id[:8]} · {thread.status}{waits} · {thread.updated_at[:19]}"
+    updated = thread.updated_at[:19].replace("T", " ")
+    return f"{thread.thread_id[:8]} · {thread.status}{waits} · {updated}"
 
 
 def thread_rows(threads: list[ThreadSummary]) -> list[dict]:
@@ -204,9 +203,9 @@ def interrupt_form(
     key = f"server:answer:{item.interrupt_id or state.thread_id}"
     node = f" in **{item.node}**" if item.node else ""
     with st.container(border=True, key=key.replace(":", "-")):
-        st.markdown(f"✋ The thread waits on a person{node}.")
+        st.markdown(f":material/front_hand: The thread waits on a person{node}.")
         if form.question is not None:
-            st.markdown(f"> {_escaped(form.question)}")
+            st.markdown(f"**{_escaped(form.question)}**")
         if form.actions:
             for action in form.actions:
                 st.markdown(f"Action **{action.get('name', '?')}**")
