@@ -13,23 +13,30 @@ from tests.app.support import button, graph_dots, open_page, texts
 PAGE = "app_pages/server.py"
 
 
-def _at(monkeypatch, url: str):
+def _at(monkeypatch, url: str, graph: str | None = "ask_and_write"):
+    """The page opened on ``url`` (as STEPWISE_SERVER_URL), with ``graph`` picked."""
     monkeypatch.setenv("STEPWISE_SERVER_URL", url)
     get_settings.cache_clear()
-    return open_page(PAGE)
+    at = open_page(PAGE)
+    if graph:
+        at.selectbox(key="server:assistant").set_value(_assistant_id(url, graph)).run()
+    return at
 
 
-def _waiting_thread(url: str, topic: str) -> str:
+def _assistant_id(url: str, graph: str) -> str:
+    return next(a for a in ServerConsole(url).assistants() if a.graph_id == graph).assistant_id
+
+
+def _waiting_thread(url: str, topic: str, graph: str = "ask_and_write", **input) -> str:
     console = ServerConsole(url)
-    assistant = next(a for a in console.assistants() if a.graph_id == "ask_and_write")
-    return console.start(assistant.assistant_id, {"topic": topic}).state.thread_id
+    return console.start(_assistant_id(url, graph), input or {"topic": topic}).state.thread_id
 
 
 def test_the_page_draws_the_foreign_graph_and_lists_its_threads(home, monkeypatch, langgraph_dev):
     thread_id = _waiting_thread(langgraph_dev.url, "moths")
     at = _at(monkeypatch, langgraph_dev.url)
     assert at.text_input(key="server:url").value == langgraph_dev.url
-    assert at.selectbox(key="server:assistant").options == ["ask_and_write"]
+    assert set(at.selectbox(key="server:assistant").options) == {"ask_and_write", "review_send"}
     [dot] = graph_dots(at)
     assert "ask -> write" in dot and "▶ waiting" not in dot
     threads = at.dataframe[0].value
@@ -81,9 +88,26 @@ def test_a_server_that_is_down_is_said_in_one_sentence(home, monkeypatch):
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    at = _at(monkeypatch, f"http://127.0.0.1:{port}")
+    at = _at(monkeypatch, f"http://127.0.0.1:{port}", graph=None)
     assert [e.value for e in at.error] == [
         f"No server answers at http://127.0.0.1:{port}: is it running (e.g. `langgraph dev`)?"
     ]
     at.text_input(key="server:url").set_value("localhost:2024").run()
     assert "is not a server URL" in at.error[0].value
+
+
+def test_a_review_request_is_approved_or_rejected_with_buttons(home, monkeypatch, langgraph_dev):
+    approved = _waiting_thread(langgraph_dev.url, "", "review_send", to="ann@example.org")
+    rejected = _waiting_thread(langgraph_dev.url, "", "review_send", to="bob@example.org")
+    at = _at(monkeypatch, langgraph_dev.url, "review_send")
+    at.selectbox(key="server:thread").set_value(approved).run()
+    assert "send_email" in texts(at)
+    assert not [t for t in at.text_input if t.label == "Answer"]  # buttons, not a text box
+    button(at, "Approve").click().run()
+    assert "**sent**: true" in texts(at) and "**decision**: approve" in texts(at)
+    at.selectbox(key="server:thread").set_value(rejected).run()
+    key = next(t.key for t in at.text_input if t.key.endswith(":reason"))
+    at.text_input(key=key).set_value("wrong person")
+    button(at, "Reject").click().run()
+    shown = texts(at)
+    assert "**sent**: false" in shown and "**reason**: wrong person" in shown

@@ -34,7 +34,7 @@ def assistant(console):
 
 def test_lists_the_graphs_a_foreign_server_serves(console):
     graphs = {a.graph_id for a in console.assistants()}
-    assert graphs == {"ask_and_write"}
+    assert graphs == {"ask_and_write", "review_send"}
 
 
 def test_draws_the_servers_graph_with_stepwise_conventions(console, assistant):
@@ -53,6 +53,7 @@ def test_a_started_thread_is_listed_as_interrupted_with_its_question(console, as
     assert question.value == {"question": "What should be said about cats?"}
     assert question.node == "ask"
     listed = {t.thread_id: t for t in console.threads("ask_and_write")}
+    assert {t.graph_id for t in listed.values()} == {"ask_and_write"}
     assert listed[stop.state.thread_id].interrupted
     assert listed[stop.state.thread_id].status == "interrupted"
     [run] = console.runs(stop.state.thread_id)
