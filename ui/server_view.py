@@ -155,6 +155,38 @@ def history_rows(history: list[Checkpoint]) -> list[dict]:
     ]
 
 
+def plan_rows(values: Any) -> list[dict] | None:
+    """Stepwise's plan, when the graph keeps one: plan_execute's ``plan`` (steps by number,
+    with ``step_status`` and ``current_step``) or hierarchical_teams' ``subtasks``. None for
+    any other graph, whose state is then shown field by field only."""
+    if not isinstance(values, dict):
+        return None
+    plan, subtasks = values.get("plan"), values.get("subtasks")
+    if isinstance(plan, dict) and plan and all(isinstance(s, dict) for s in plan.values()):
+        status = values.get("step_status") if isinstance(values.get("step_status"), dict) else {}
+        current = str(values.get("current_step", ""))
+        return [
+            {
+                "Step": ("▶ " if number == current else "") + number,
+                "Agent": str(step.get("agent", "")),
+                "Action": str(step.get("action", "")),
+                "Status": str(status.get(number, "")),
+            }
+            for number, step in plan.items()
+        ]
+    if isinstance(subtasks, list) and subtasks and all(isinstance(s, dict) for s in subtasks):
+        return [
+            {
+                "Subtask": str(s.get("id", "")),
+                "Team": str(s.get("team", "")),
+                "Instruction": str(s.get("instruction", "")),
+                "Status": str(s.get("status", "")),
+            }
+            for s in subtasks
+        ]
+    return None
+
+
 def _messages(value: Any) -> list[str] | None:
     """A chat graph's messages as "who: what" lines; None when ``value`` is not that."""
     if not isinstance(value, list) or not value:
@@ -169,6 +201,10 @@ def _messages(value: Any) -> list[str] | None:
 def state_fields(state: ThreadState) -> None:
     """The state as readable fields, whatever the graph's keys; the whole state as JSON
     one click away."""
+    plan = plan_rows(state.values)
+    if plan:
+        st.markdown("**Plan**")
+        st.table(plan, hide_index=True)
     fields = state.fields
     if not fields:
         st.caption("The state is empty.")
