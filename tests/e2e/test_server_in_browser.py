@@ -26,6 +26,8 @@ def test_answering_a_foreign_graphs_interrupt_from_the_server_page(page, tmp_pat
         page.goto(app_url + "/server")
         expect(page.get_by_role("heading", name="Server")).to_be_visible()
         expect(page.get_by_label("Server URL")).to_have_value(langgraph_dev.url)
+        page.get_by_role("combobox", name="Graph").click()
+        page.get_by_role("option", name="ask_and_write", exact=True).click()
         # the foreign graph is drawn, in Stepwise's style
         expect(page.locator('[data-testid="stGraphVizChart"] svg')).to_contain_text("write")
 
