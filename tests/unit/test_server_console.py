@@ -34,7 +34,7 @@ def assistant(console):
 
 def test_lists_the_graphs_a_foreign_server_serves(console):
     graphs = {a.graph_id for a in console.assistants()}
-    assert graphs == {"ask_and_write", "review_send"}
+    assert graphs == {"ask_and_write", "review_send", "two_questions"}
 
 
 def test_draws_the_servers_graph_with_stepwise_conventions(console, assistant):
@@ -75,6 +75,31 @@ def test_answering_the_interrupt_finishes_with_the_answer_in_state(console, assi
     # a second answer to a question already answered is refused, saying why
     with pytest.raises(ServerError, match="not waiting on that question"):
         console.answer(thread_id, assistant.assistant_id, "again")
+
+
+def test_two_questions_at_once_are_answered_each_on_its_own(console):
+    assistant_id = next(
+        a.assistant_id for a in console.assistants() if a.graph_id == "two_questions"
+    )
+    state = console.start(assistant_id, {}).state
+    asked = {i.value: i for i in state.interrupts}
+    assert set(asked) == {"First name?", "Last name?"}
+    first = asked["First name?"]
+    stop = console.answer(state.thread_id, assistant_id, "Ada", interrupt_id=first.interrupt_id)
+    assert [i.value for i in stop.state.interrupts] == ["Last name?"]
+    with pytest.raises(ServerError, match="not waiting on that question"):
+        console.answer(state.thread_id, assistant_id, "Ada", interrupt_id=first.interrupt_id)
+    last = stop.state.interrupts[0]
+    stop = console.answer(state.thread_id, assistant_id, "Byron", interrupt_id=last.interrupt_id)
+    assert stop.state.values == {"a": "Ada", "b": "Byron"}
+    assert stop.summary == "The run finished."
+
+
+def test_a_run_still_going_when_the_wait_ends_says_so(console, assistant):
+    stop = console.start(assistant.assistant_id, {"topic": "eels"}, wait_s=0)
+    if stop.run_status not in ("pending", "running"):
+        pytest.skip(f"the server finished the run before the first look ({stop.run_status})")
+    assert stop.summary.startswith(f"The run is still {stop.run_status}")
 
 
 def test_history_says_what_each_checkpoint_changed(console, assistant):
