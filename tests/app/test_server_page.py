@@ -36,7 +36,11 @@ def test_the_page_draws_the_foreign_graph_and_lists_its_threads(home, monkeypatc
     thread_id = _waiting_thread(langgraph_dev.url, "moths")
     at = _at(monkeypatch, langgraph_dev.url)
     assert at.text_input(key="server:url").value == langgraph_dev.url
-    assert set(at.selectbox(key="server:assistant").options) == {"ask_and_write", "review_send"}
+    assert set(at.selectbox(key="server:assistant").options) == {
+        "ask_and_write",
+        "review_send",
+        "two_questions",
+    }
     [dot] = graph_dots(at)
     assert "ask -> write" in dot and "▶ waiting" not in dot
     threads = at.dataframe[0].value
