@@ -65,6 +65,8 @@ if state.status == "busy":
     server_view.watch(console, state.thread_id, state.status)
 for item in state.interrupts:
     server_view.interrupt_form(console, assistant, state, item)
+if state.next and not state.interrupts and state.status != "busy":
+    server_view.continue_button(console, assistant, state)
 state_tab, history_tab, runs_tab = st.tabs(["State", "History", "Runs"])
 with state_tab:
     server_view.state_fields(state)

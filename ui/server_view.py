@@ -327,3 +327,22 @@ def start_form(console: ServerConsole, assistant: Assistant, thread_key: str) ->
             widgets.say(FLASH, "success", stop.summary)
 
         st.button("Start", key="server:start", icon=":material/play_arrow:", on_click=start)
+
+
+def continue_button(console: ServerConsole, assistant: Assistant, state: ThreadState) -> None:
+    """A thread paused at a breakpoint (nodes to run, no question) runs on from there."""
+
+    def proceed() -> None:
+        try:
+            stop = console.proceed(state.thread_id, assistant.assistant_id, wait_s=WAIT_S)
+        except ServerError as exc:
+            widgets.say(FLASH, "error", str(exc))
+            return
+        widgets.say(FLASH, "warning" if stop.run_status == "error" else "success", stop.summary)
+
+    st.button(
+        f"Continue ({', '.join(state.next)} next)",
+        key="server:continue",
+        icon=":material/skip_next:",
+        on_click=proceed,
+    )

@@ -138,6 +138,8 @@ class Stop:
             return "The run failed on the server; its thread keeps the state before the failure."
         if self.state.interrupts:
             return "The run stopped on a question; answer it below."
+        if self.state.next:
+            return f"The run paused before {', '.join(self.state.next)}; continue it below."
         return "The run finished."
 
 
@@ -375,6 +377,22 @@ class ServerConsole:
             "sending the answer",
             lambda: self.client.runs.create(
                 thread_id, assistant_id, command={"resume": resume}, multitask_strategy="reject"
+            ),
+        )
+        return self.follow(thread_id, run["run_id"], wait_s=wait_s)
+
+    def proceed(self, thread_id: str, assistant_id: str, *, wait_s: float = 30.0) -> Stop:
+        """Run on a thread paused at a breakpoint (``interrupt_before``/``after``: it has
+        nodes to run next and no question), from where it stopped."""
+        now = self.state(thread_id)
+        if now.interrupts or not now.next:
+            raise ServerError(
+                "This thread is not paused at a breakpoint; refresh to see its state."
+            )
+        run = self._call(
+            "continuing the thread",
+            lambda: self.client.runs.create(
+                thread_id, assistant_id, input=None, multitask_strategy="reject"
             ),
         )
         return self.follow(thread_id, run["run_id"], wait_s=wait_s)

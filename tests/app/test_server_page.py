@@ -115,3 +115,19 @@ def test_a_review_request_is_approved_or_rejected_with_buttons(home, monkeypatch
     button(at, "Reject").click().run()
     shown = texts(at)
     assert "**sent**: false" in shown and "**reason**: wrong person" in shown
+
+
+def test_a_thread_paused_at_a_breakpoint_continues_from_the_page(home, monkeypatch, langgraph_dev):
+    thread_id = _waiting_thread(langgraph_dev.url, "larks")
+    console = ServerConsole(langgraph_dev.url)
+    assistant_id = _assistant_id(langgraph_dev.url, "ask_and_write")
+    run = console.client.runs.create(
+        thread_id, assistant_id, command={"resume": "they sing"}, interrupt_before=["write"]
+    )
+    console.follow(thread_id, run["run_id"])
+    at = _at(monkeypatch, langgraph_dev.url)
+    at.selectbox(key="server:thread").set_value(thread_id).run()
+    assert "Noted: they sing" not in texts(at)
+    button(at, "Continue (write next)").click().run()
+    assert "The run finished." in texts(at) and "**note**: Noted: they sing" in texts(at)
+    assert not [b for b in at.button if b.label.startswith("Continue")]

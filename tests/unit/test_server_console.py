@@ -102,6 +102,26 @@ def test_a_run_still_going_when_the_wait_ends_says_so(console, assistant):
     assert stop.summary.startswith(f"The run is still {stop.run_status}")
 
 
+def test_a_thread_paused_at_a_breakpoint_continues_from_there(console, assistant):
+    thread_id = console.start(assistant.assistant_id, {"topic": "crows"}).state.thread_id
+    # the answer runs up to a breakpoint before `write` (a server-side interrupt_before)
+    run = console.client.runs.create(
+        thread_id,
+        assistant.assistant_id,
+        command={"resume": "they caw"},
+        interrupt_before=["write"],
+    )
+    paused = console.follow(thread_id, run["run_id"])
+    assert paused.state.next == ["write"] and not paused.state.interrupts
+    assert paused.summary == "The run paused before write; continue it below."
+    with pytest.raises(ServerError, match="not waiting on that question"):
+        console.answer(thread_id, assistant.assistant_id, "x")
+    done = console.proceed(thread_id, assistant.assistant_id)
+    assert done.state.values["note"] == "Noted: they caw" and done.state.next == []
+    with pytest.raises(ServerError, match="not paused at a breakpoint"):
+        console.proceed(thread_id, assistant.assistant_id)
+
+
 def test_history_says_what_each_checkpoint_changed(console, assistant):
     thread_id = console.start(assistant.assistant_id, {"topic": "bees"}).state.thread_id
     console.answer(thread_id, assistant.assistant_id, "they buzz")
