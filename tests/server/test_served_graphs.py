@@ -202,3 +202,14 @@ def test_the_recursion_limit_of_the_design_reaches_the_served_run(client):
     assert "Recursion limit of 5" in values["__error__"]["message"]
     _, enough = _run(client, "plan_execute", question, _unattended("plan_execute"))
     assert enough["outcome"] == "done"
+
+
+def test_the_server_stayed_on_loopback_all_along(client, langgraph_server):
+    """Last in this file: by now the server has started and run every system."""
+    client.runs.wait(
+        None,
+        "hierarchical_teams",
+        input=run_input("hierarchical_teams", get_system("hierarchical_teams").examples[0]),
+        config=run_config(_unattended("hierarchical_teams")),
+    )
+    assert langgraph_server.off_loopback() == []
