@@ -49,6 +49,10 @@ config), ``decision`` being ``resume_value(...)``: ``{"decision": "approve" | "e
 once with ``{"resume": {interrupt_id: decision, ...}}``. A malformed decision is never
 taken for one: the node asks again.
 
+**Follow-ups**: a follow-up message on a finished thread is ``runs.create(thread, graph,
+command=redirect_command(update, goto), config=...)``, ``(update, goto)`` being what
+``follow_up_plan(graph, design, text, system)`` plans for ``snapshot_of(state)``.
+
 **Output**: the state's ``final_answer``, ``outcome`` (``done`` / ``failed``) and
 ``outcome_reason``, as in a local run. Streamed with ``stream_mode="custom"``, each model
 call arrives as ``{"llm_call": {model, node, input_tokens, output_tokens, latency_s,
@@ -62,6 +66,7 @@ import asyncio
 import json
 import threading
 from collections import OrderedDict
+from types import SimpleNamespace
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -120,6 +125,26 @@ def resume_value(decision: str, query: str = "", reason: str = "", by: str = "hu
     """What ``Command(resume=...)`` carries to answer an approval (checked here, so a
     typo fails in the client rather than making the run ask again)."""
     return HumanDecision(decision=decision, query=query, reason=reason, by=by).model_dump()
+
+
+def redirect_command(update: dict, goto: str) -> dict:
+    """What ``runs.create(thread, graph, command=...)`` carries to send a thread on with
+    ``update`` at node ``goto``: a follow-up message's new turn (``update, goto`` from
+    ``graph.kernel.conversation.follow_up_plan`` on ``snapshot_of(state)``), an edited
+    request (``System.edit_request``, ``edit_goto``). Checked on a finished thread; a
+    thread waiting at an interrupt is answered with a resume instead."""
+    return {"update": as_json(update), "goto": goto}
+
+
+def snapshot_of(state: dict) -> SimpleNamespace:
+    """A server thread's state (``threads.get_state``) as the engine's plans read a
+    LangGraph ``StateSnapshot``: ``values``, ``next``, ``tasks`` (with ``name``)."""
+    return SimpleNamespace(
+        values=state.get("values") or {},
+        next=tuple(state.get("next") or ()),
+        tasks=tuple(SimpleNamespace(**t) for t in state.get("tasks") or ()),
+        interrupts=tuple(state.get("interrupts") or ()),
+    )
 
 
 def as_json(value: Any) -> Any:

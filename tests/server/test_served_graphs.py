@@ -10,10 +10,19 @@ import re
 import pytest
 from langgraph_sdk import get_sync_client
 
+from graph.kernel.conversation import follow_up_plan
 from graph.kernel.design import Design
 from graph.kernel.system import get_system, systems
 from graph.models.choice import ModelChoice
-from graph.served import DESIGN_KEY, resume_value, run_config, run_input
+from graph.served import (
+    DESIGN_KEY,
+    redirect_command,
+    resume_value,
+    run_config,
+    run_input,
+    served_graph,
+    snapshot_of,
+)
 from graph.service.runs import run_question
 
 SCRIPTED = ModelChoice()  # the offline scripted model, named explicitly
@@ -139,6 +148,34 @@ def test_a_streamed_served_run_reports_each_model_call_on_the_custom_stream(clie
     assert {c["node"] for c in calls} >= {"planner", "executor"}
     assert all(c["model"] and c["latency_s"] >= 0 for c in calls)
     assert any("synthesizer" in u for u in updates)
+
+
+def test_a_follow_up_message_on_a_finished_served_thread_answers_a_second_turn(client):
+    design = _unattended("plan_execute")
+    thread_id, first = _run(client, "plan_execute", "How did Tesla's stock do in 2008?", design)
+    assert first["outcome"] == "done"
+
+    plan = follow_up_plan(
+        served_graph("plan_execute", run_config(design)),
+        design,
+        "And how did Apple do in 2007?",
+        get_system("plan_execute"),
+    )
+    update, goto = plan(snapshot_of(client.threads.get_state(thread_id)))
+    second = client.runs.wait(
+        thread_id,
+        "plan_execute",
+        command=redirect_command(update, goto),
+        config=run_config(design),
+    )
+
+    assert second["outcome"] == "done"
+    assert second["final_answer"].startswith('Answer to "And how did Apple do in 2007?"')
+    turns = sorted(second["turns"].values(), key=lambda t: t["at"])
+    assert [(t["text"], t["status"]) for t in turns] == [
+        ("How did Tesla's stock do in 2008?", "answered"),
+        ("And how did Apple do in 2007?", "answered"),
+    ]
 
 
 def test_a_design_without_an_agent_serves_a_graph_without_its_node(client):
