@@ -119,6 +119,32 @@ def test_an_approval_pauses_the_served_run_until_a_resume_command_answers_it(cli
     assert history[0]["values"]["final_answer"] == values["final_answer"]  # newest first
 
 
+def test_an_approval_asked_inside_a_team_subgraph_is_answered_on_the_thread(client):
+    design = Design(system="hierarchical_teams", model=SCRIPTED)  # site_requester asks
+    question = get_system("hierarchical_teams").examples[1]  # ... then send their URLs
+    thread_id, _ = _run(client, "hierarchical_teams", question, design)
+
+    assert client.threads.get(thread_id)["status"] == "interrupted"
+    state = client.threads.get_state(thread_id)
+    assert state["next"] == ["request_team"]  # the team subgraph waits
+    [pending] = state["interrupts"]
+    assert (pending["value"]["agent"], pending["value"]["team"]) == (
+        "site_requester",
+        "request_team",
+    )
+    assert pending["value"]["query"].startswith("POST http://127.0.0.1:")
+
+    values = client.runs.wait(
+        thread_id,
+        "hierarchical_teams",
+        command={"resume": resume_value("approve")},
+        config=run_config(design),
+    )
+    assert client.threads.get(thread_id)["status"] == "idle"
+    assert values["outcome"] == "done", values.get("outcome_reason")
+    assert {s["status"] for s in values["subtasks"]} == {"done"}
+
+
 def test_an_experiment_design_decides_its_approvals_on_the_server_without_waiting(client):
     design = Design(system="supervisor_bus", approvals_by="experiment", model=SCRIPTED)
     thread_id, values = _run(client, "supervisor_bus", "What caused the dot-com crash?", design)
