@@ -145,6 +145,24 @@ def test_an_approval_asked_inside_a_team_subgraph_is_answered_on_the_thread(clie
     assert {s["status"] for s in values["subtasks"]} == {"done"}
 
 
+def test_step_mode_on_the_server_is_the_clients_interrupt_before(client):
+    design = _unattended("plan_execute")
+    thread_id = client.threads.create()["thread_id"]
+    client.runs.wait(
+        thread_id,
+        "plan_execute",
+        input=run_input("plan_execute", "How did Tesla's stock do in 2008?", design),
+        config=run_config(design),
+        interrupt_before=["executor"],
+    )
+    paused = client.threads.get_state(thread_id)
+    assert paused["next"] == ["executor"]
+    assert paused["values"]["plan"]  # the planner ran, the executor has not
+
+    values = client.runs.wait(thread_id, "plan_execute", input=None, config=run_config(design))
+    assert values["outcome"] == "done", values.get("outcome_reason")
+
+
 def test_an_experiment_design_decides_its_approvals_on_the_server_without_waiting(client):
     design = Design(system="supervisor_bus", approvals_by="experiment", model=SCRIPTED)
     thread_id, values = _run(client, "supervisor_bus", "What caused the dot-com crash?", design)
