@@ -58,8 +58,8 @@ def _run(client, system: str, question: str, design: Design, **options):
 
 
 def test_langgraph_json_serves_every_hosted_system_by_its_name(client):
-    served = {a["graph_id"] for a in client.assistants.search(limit=50)}
-    assert served == set(systems())
+    served = {a["graph_id"] for a in client.assistants.search(limit=100)}
+    assert set(systems()) <= served  # a test may serve a graph of its own too
 
 
 @pytest.mark.parametrize("system", ["plan_execute", "supervisor_bus", "hierarchical_teams"])
