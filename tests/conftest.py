@@ -44,14 +44,15 @@ def llama():
 
 
 @pytest.fixture(scope="session")
-def langgraph_dev():
+def foreign_graphs_server():
     """A real ``langgraph dev`` serving ``tests/server_graphs/`` (graphs Stepwise did not
     define), for the whole session (started on first use): ``tests/support_procs/langgraph_dev.py``."""
-    from tests.support_procs import langgraph_dev as dev
+    from tests.support_procs import langgraph_dev
 
-    server = dev.start()
+    server = langgraph_dev.start()
     yield server
     server.stop()
+    shutil.rmtree(server.home, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

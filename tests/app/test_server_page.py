@@ -32,10 +32,12 @@ def _waiting_thread(url: str, topic: str, graph: str = "ask_and_write", **input)
     return console.start(_assistant_id(url, graph), input or {"topic": topic}).state.thread_id
 
 
-def test_the_page_draws_the_foreign_graph_and_lists_its_threads(home, monkeypatch, langgraph_dev):
-    thread_id = _waiting_thread(langgraph_dev.url, "moths")
-    at = _at(monkeypatch, langgraph_dev.url)
-    assert at.text_input(key="server:url").value == langgraph_dev.url
+def test_the_page_draws_the_foreign_graph_and_lists_its_threads(
+    home, monkeypatch, foreign_graphs_server
+):
+    thread_id = _waiting_thread(foreign_graphs_server.url, "moths")
+    at = _at(monkeypatch, foreign_graphs_server.url)
+    assert at.text_input(key="server:url").value == foreign_graphs_server.url
     assert set(at.selectbox(key="server:assistant").options) == {
         "ask_and_write",
         "review_send",
@@ -49,10 +51,10 @@ def test_the_page_draws_the_foreign_graph_and_lists_its_threads(home, monkeypatc
 
 
 def test_opening_a_thread_shows_its_question_and_answering_writes_the_state(
-    home, monkeypatch, langgraph_dev
+    home, monkeypatch, foreign_graphs_server
 ):
-    thread_id = _waiting_thread(langgraph_dev.url, "frogs")
-    at = _at(monkeypatch, langgraph_dev.url)
+    thread_id = _waiting_thread(foreign_graphs_server.url, "frogs")
+    at = _at(monkeypatch, foreign_graphs_server.url)
     at.selectbox(key="server:thread").set_value(thread_id).run()
     assert not at.exception, [e.value for e in at.exception]
     shown = texts(at)
@@ -74,9 +76,9 @@ def test_opening_a_thread_shows_its_question_and_answering_writes_the_state(
 
 
 def test_bad_json_to_start_a_thread_is_said_and_nothing_is_started(
-    home, monkeypatch, langgraph_dev
+    home, monkeypatch, foreign_graphs_server
 ):
-    at = _at(monkeypatch, langgraph_dev.url)
+    at = _at(monkeypatch, foreign_graphs_server.url)
     before = len(at.dataframe[0].value) if at.dataframe else 0
     at.text_area(key="server:input").set_value('{"topic": frogs}')
     button(at, "Start").click().run()
@@ -100,10 +102,12 @@ def test_a_server_that_is_down_is_said_in_one_sentence(home, monkeypatch):
     assert "is not a server URL" in at.error[0].value
 
 
-def test_a_review_request_is_approved_or_rejected_with_buttons(home, monkeypatch, langgraph_dev):
-    approved = _waiting_thread(langgraph_dev.url, "", "review_send", to="ann@example.org")
-    rejected = _waiting_thread(langgraph_dev.url, "", "review_send", to="bob@example.org")
-    at = _at(monkeypatch, langgraph_dev.url, "review_send")
+def test_a_review_request_is_approved_or_rejected_with_buttons(
+    home, monkeypatch, foreign_graphs_server
+):
+    approved = _waiting_thread(foreign_graphs_server.url, "", "review_send", to="ann@example.org")
+    rejected = _waiting_thread(foreign_graphs_server.url, "", "review_send", to="bob@example.org")
+    at = _at(monkeypatch, foreign_graphs_server.url, "review_send")
     at.selectbox(key="server:thread").set_value(approved).run()
     assert "send_email" in texts(at)
     assert not [t for t in at.text_input if t.label == "Answer"]  # buttons, not a text box
@@ -117,15 +121,17 @@ def test_a_review_request_is_approved_or_rejected_with_buttons(home, monkeypatch
     assert "**sent**: false" in shown and "**reason**: wrong person" in shown
 
 
-def test_a_thread_paused_at_a_breakpoint_continues_from_the_page(home, monkeypatch, langgraph_dev):
-    thread_id = _waiting_thread(langgraph_dev.url, "larks")
-    console = ServerConsole(langgraph_dev.url)
-    assistant_id = _assistant_id(langgraph_dev.url, "ask_and_write")
+def test_a_thread_paused_at_a_breakpoint_continues_from_the_page(
+    home, monkeypatch, foreign_graphs_server
+):
+    thread_id = _waiting_thread(foreign_graphs_server.url, "larks")
+    console = ServerConsole(foreign_graphs_server.url)
+    assistant_id = _assistant_id(foreign_graphs_server.url, "ask_and_write")
     run = console.client.runs.create(
         thread_id, assistant_id, command={"resume": "they sing"}, interrupt_before=["write"]
     )
     console.follow(thread_id, run["run_id"])
-    at = _at(monkeypatch, langgraph_dev.url)
+    at = _at(monkeypatch, foreign_graphs_server.url)
     at.selectbox(key="server:thread").set_value(thread_id).run()
     assert "Noted: they sing" not in texts(at)
     button(at, "Continue (write next)").click().run()

@@ -16,16 +16,18 @@ from tests.e2e.conftest import serve
 from tests.e2e.test_app_in_browser import _shoot
 
 
-def test_answering_a_foreign_graphs_interrupt_from_the_server_page(page, tmp_path, langgraph_dev):
-    console = ServerConsole(langgraph_dev.url)
+def test_answering_a_foreign_graphs_interrupt_from_the_server_page(
+    page, tmp_path, foreign_graphs_server
+):
+    console = ServerConsole(foreign_graphs_server.url)
     assistant = next(a for a in console.assistants() if a.graph_id == "ask_and_write")
     thread_id = console.start(assistant.assistant_id, {"topic": "herons"}).state.thread_id
     assert console.state(thread_id).interrupts  # it waits on a person before the page opens
 
-    with serve(tmp_path, env={"STEPWISE_SERVER_URL": langgraph_dev.url}) as app_url:
+    with serve(tmp_path, env={"STEPWISE_SERVER_URL": foreign_graphs_server.url}) as app_url:
         page.goto(app_url + "/server")
         expect(page.get_by_role("heading", name="Server")).to_be_visible()
-        expect(page.get_by_label("Server URL")).to_have_value(langgraph_dev.url)
+        expect(page.get_by_label("Server URL")).to_have_value(foreign_graphs_server.url)
         page.get_by_role("combobox", name="Graph").click()
         page.get_by_role("option", name="ask_and_write", exact=True).click()
         # the foreign graph is drawn, in Stepwise's style

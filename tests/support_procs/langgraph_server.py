@@ -96,11 +96,13 @@ def start(
     *,
     jobs_per_worker: int | None = None,
     env: dict[str, str] | None = None,
+    config: Path = CONFIG,
     timeout: float = 120.0,
 ) -> LangGraphServer:
     """Start ``langgraph dev`` on loopback serving ``langgraph.json`` and wait for ``/ok``.
     ``jobs_per_worker``: how many runs its queue works at once (``--n-jobs-per-worker``);
-    ``env``: more environment for the served graphs (``STEPWISE_*`` settings)."""
+    ``env``: more environment for the served graphs (``STEPWISE_*`` settings);
+    ``config``: another ``langgraph.json`` (the foreign graphs of ``tests/server_graphs/``)."""
     home = Path(home or tempfile.mkdtemp(prefix="stepwise-langgraph-"))
     home.mkdir(parents=True, exist_ok=True)
     log = home / "langgraph-dev.log"
@@ -110,7 +112,7 @@ def start(
         "langgraph_cli",
         "dev",
         "--config",
-        str(CONFIG),
+        str(config),
         "--host",
         "127.0.0.1",
         "--port",

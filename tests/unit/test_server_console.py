@@ -21,8 +21,8 @@ from graph.service.server_console import (
 
 
 @pytest.fixture
-def console(langgraph_dev):
-    console = ServerConsole(langgraph_dev.url)
+def console(foreign_graphs_server):
+    console = ServerConsole(foreign_graphs_server.url)
     yield console
     console.close()
 
@@ -147,9 +147,9 @@ def test_a_server_that_is_down_is_said_at_once():
     assert time.monotonic() - started < 3
 
 
-def test_a_url_that_is_not_a_langgraph_server_is_said(langgraph_dev):
+def test_a_url_that_is_not_a_langgraph_server_is_said(foreign_graphs_server):
     with pytest.raises(ServerError, match="is it the URL of a LangGraph Server"):
-        ServerConsole(langgraph_dev.url + "/not/here").assistants()
+        ServerConsole(foreign_graphs_server.url + "/not/here").assistants()
 
 
 @pytest.mark.parametrize("url", ["localhost:2024", "ftp://example.org", "  "])
