@@ -84,6 +84,10 @@ class Settings(BaseSettings):
     # take the run over only after that, so one run never runs twice.
     run_lease_s: float = Field(30.0, alias="STEPWISE_RUN_LEASE", gt=0, le=3600)
 
+    # A LangGraph Server (``langgraph dev``, an Agent Server deployment) that runs the app's
+    # runs (graph/service/server_runs.py); empty: runs execute in this process's threads.
+    server_url: str = Field("", alias="STEPWISE_SERVER_URL")
+
     # Experiments: how many of an experiment's runs go at once (their own pool, so an
     # experiment never queues the runs people start by hand).
     experiment_workers: int = Field(4, alias="STEPWISE_EXPERIMENT_WORKERS", ge=1, le=64)
