@@ -16,6 +16,7 @@ from graph.kernel.system import System, get_system
 from graph.service.experiments import ExperimentRunner
 from graph.service.judging import JudgeJobs
 from graph.service.run_service import RunService
+from graph.service.server_runs import open_run_service
 from graph.service.store import Store
 from graph.settings import Settings, get_settings
 
@@ -35,7 +36,7 @@ def _store(home: str) -> Store:
 
 @st.cache_resource(show_spinner=False)
 def _service(home: str) -> RunService:
-    return RunService(_store(home), settings())
+    return open_run_service(_store(home), settings())
 
 
 def store() -> Store:
@@ -44,7 +45,8 @@ def store() -> Store:
 
 
 def service() -> RunService:
-    """The run service whose worker threads run every run of this process."""
+    """The run service of this process: its worker threads run every run, or follow them
+    on the LangGraph Server at STEPWISE_SERVER_URL."""
     return _service(_home())
 
 

@@ -30,7 +30,7 @@ from graph.kernel.checkpoints import CONVERSATION_FIELDS, checkpoint_row
 from graph.kernel.design import Design
 from graph.kernel.system import get_system
 from graph.models.chat import describe_error
-from graph.served import as_json, run_config, run_input
+from graph.served import as_json, run_config
 from graph.service.run_service import RunService
 from graph.service.runs import RunEvent, StopSignal, event_record, is_pseudo_node, update_key
 from graph.service.store import LIVE_STATUSES, SETTLED_STATUSES, TERMINAL_STATUSES, Store
@@ -271,7 +271,18 @@ class ServerRunService(RunService):
                 server_run = (data or {}).get("run_id")
                 with self._lock:
                     self._server_runs[run_id] = server_run
-                emit("custom", "", "", {"server": {"url": self.url, "thread_id": thread_of(run_id), "run_id": server_run}})
+                emit(
+                    "custom",
+                    "",
+                    "",
+                    {
+                        "server": {
+                            "url": self.url,
+                            "thread_id": thread_of(run_id),
+                            "run_id": server_run,
+                        }
+                    },
+                )
                 if cancel.is_set():
                     self._cancel_on_server(run_id)
             elif mode == "values":
@@ -307,7 +318,14 @@ class ServerRunService(RunService):
             status, reason = "failed", self.settings.redact(f"The server run failed: {failure}")
         elif snap.get("interrupts"):
             pending = [
-                {"id": i["id"], **(i["value"] if isinstance(i.get("value"), dict) else {"value": i.get("value")})}
+                {
+                    "id": i["id"],
+                    **(
+                        i["value"]
+                        if isinstance(i.get("value"), dict)
+                        else {"value": i.get("value")}
+                    ),
+                }
                 for i in snap["interrupts"]
             ]
             status = "waiting"
@@ -342,7 +360,9 @@ class ServerRunService(RunService):
             except Exception:
                 self._release(record.id)
                 continue
-            join = runs[0]["run_id"] if runs and runs[0]["status"] in ("pending", "running") else None
+            join = (
+                runs[0]["run_id"] if runs and runs[0]["status"] in ("pending", "running") else None
+            )
             cancel = StopSignal()
             with self._lock:
                 future = self._executor.submit(self._rejoin, record.id, design, join, cancel)
@@ -356,8 +376,14 @@ class ServerRunService(RunService):
                 status, reason = self._mirror(run_id, design, None, False, cancel, join=join)
             else:
                 status, reason = self._ending(
-                    run_id, design, get_system(design.system), {}, cancel, "",
-                    self._schema(design), lambda *a, **k: None,
+                    run_id,
+                    design,
+                    get_system(design.system),
+                    {},
+                    cancel,
+                    "",
+                    self._schema(design),
+                    lambda *a, **k: None,
                 )
             self._finish(run_id, status, reason)
         except Exception as exc:
@@ -397,7 +423,9 @@ class ServerRunService(RunService):
                 raise ValueError("This approval is no longer pending (already answered?).")
             with self._holding(run_id):
                 self.store.set_run_status(run_id, "queued", f"Decision: {decision}")
-                asked = [i for i in self.store.pending_interrupts(run_id) if i["id"] == interrupt_id]
+                asked = [
+                    i for i in self.store.pending_interrupts(run_id) if i["id"] == interrupt_id
+                ]
                 item = asked[0] if asked else {"id": interrupt_id}
                 if decision == "edit":
                     item = {**item, "edited_query": query}
@@ -472,7 +500,9 @@ class ServerRunService(RunService):
         """What runs next from the run's last checkpoint, and the state there."""
         snap = self.server_state(run_id)
         _, design = self._stored(run_id)
-        return tuple(snap.get("next") or ()), revive_state(snap.get("values") or {}, self._schema(design))
+        return tuple(snap.get("next") or ()), revive_state(
+            snap.get("values") or {}, self._schema(design)
+        )
 
     def fork(self, run_id, checkpoint_id, changes=None, step_mode=False) -> str:
         """A new run (its own server thread) going on from a checkpoint of ``run_id``:
@@ -482,7 +512,11 @@ class ServerRunService(RunService):
         compiled, planner, worker = self.prepare(design)
         snaps = self._history(run_id, design)
         index = next(
-            (i for i, s in enumerate(snaps) if s.config["configurable"]["checkpoint_id"] == checkpoint_id),
+            (
+                i
+                for i, s in enumerate(snaps)
+                if s.config["configurable"]["checkpoint_id"] == checkpoint_id
+            ),
             None,
         )
         if index is None:
@@ -505,24 +539,33 @@ class ServerRunService(RunService):
         values.pop("messages", None)  # kept by the new thread's first checkpoint below
         new_id = uuid.uuid4().hex
         update = {**values, "messages": snaps[index].values.get("messages") or []}
+        # The SDK's threads.create passes only values with each superstep; the server also
+        # takes a command (goto), which a fork needs: nodes route by Command here.
         self._call(
-            self.client.threads.create,
-            thread_id=thread_of(new_id),
-            graph_id=design.system,
-            metadata={"stepwise_run": new_id, "forked_from": run_id},
-            supersteps=[
-                {
-                    "updates": [
-                        {
-                            "command": {
-                                "update": as_json(update),
-                                "goto": [goto] if goto else list(snaps[index].next),
-                            },
-                            "as_node": snaps[index - 1].next[0],
-                        }
-                    ]
-                }
-            ],
+            self.client.http.post,
+            "/threads",
+            json={
+                "thread_id": thread_of(new_id),
+                "graph_id": design.system,
+                "metadata": {
+                    "stepwise_run": new_id,
+                    "forked_from": run_id,
+                    "graph_id": design.system,
+                },
+                "supersteps": [
+                    {
+                        "updates": [
+                            {
+                                "command": {
+                                    "update": as_json(update),
+                                    "goto": [goto] if goto else list(snaps[index].next),
+                                },
+                                "as_node": snaps[index - 1].next[0],
+                            }
+                        ]
+                    }
+                ],
+            },
         )
         self.store.create_run(
             new_id,
@@ -552,3 +595,12 @@ class ServerRunService(RunService):
             self.client.threads.delete(thread_of(run_id))
         except (APIError, httpx.HTTPError):
             pass  # gone already, or the server is down: the thread is only orphaned there
+
+
+def open_run_service(store: Store, settings: Settings, **kwargs) -> RunService:
+    """The run service ``settings`` ask for: on the LangGraph Server at
+    ``STEPWISE_SERVER_URL`` when it is set, else threads in this process (the default).
+    The one place the app and the command line pick their runtime."""
+    if settings.server_url:
+        return ServerRunService(store, settings, **kwargs)
+    return RunService(store, settings, **kwargs)
