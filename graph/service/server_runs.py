@@ -17,6 +17,7 @@ import time
 import typing
 import uuid
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any
 
 import httpx
@@ -94,13 +95,68 @@ def revive_state(values: dict, schema: type | None) -> dict:
 
 @dataclass
 class _Snap:
-    """A server checkpoint shaped like LangGraph's StateSnapshot for ``checkpoint_row``."""
+    """A server checkpoint shaped like LangGraph's ``StateSnapshot`` (what the pages and
+    ``checkpoint_row`` read of one)."""
 
     values: dict
     next: tuple
     config: dict
     created_at: str | None
-    tasks: list = field(default_factory=list)
+    tasks: tuple = ()
+    interrupts: tuple = ()
+    metadata: dict = field(default_factory=dict)
+
+
+def _snap(state: dict, schema: type | None) -> _Snap:
+    """A server's thread state (``threads.get_state`` / ``get_history``) as a ``_Snap``."""
+    return _Snap(
+        values=revive_state(state.get("values") or {}, schema),
+        next=tuple(state.get("next") or ()),
+        config={
+            "configurable": {"checkpoint_id": (state.get("checkpoint") or {}).get("checkpoint_id")}
+        },
+        created_at=state.get("created_at"),
+        tasks=tuple(
+            SimpleNamespace(
+                id=t.get("id"),
+                name=t.get("name"),
+                error=t.get("error"),
+                result=t.get("result"),
+                interrupts=tuple(
+                    SimpleNamespace(id=i.get("id"), value=i.get("value"))
+                    for i in t.get("interrupts") or []
+                ),
+            )
+            for t in state.get("tasks") or []
+        ),
+        interrupts=tuple(
+            SimpleNamespace(id=i.get("id"), value=i.get("value"))
+            for i in state.get("interrupts") or []
+        ),
+        metadata=dict(state.get("metadata") or {}),
+    )
+
+
+class ServerGraph:
+    """A design's compiled graph (for drawing it, its nodes and channels) whose
+    checkpoints are read from the LangGraph Server: the pages read a run's state and
+    history through ``get_state`` / ``get_state_history`` as they do locally."""
+
+    def __init__(self, compiled, service: "ServerRunService"):
+        self._compiled = compiled
+        self._service = service
+
+    def __getattr__(self, name: str):
+        return getattr(self._compiled, name)
+
+    def get_state(self, config: dict, subgraphs: bool = False) -> _Snap:
+        configurable = config.get("configurable") or {}
+        return self._service.snapshot_of(
+            configurable["thread_id"], configurable.get("checkpoint_id")
+        )
+
+    def get_state_history(self, config: dict, **kwargs):
+        return iter(self._service.history_of(config["configurable"]["thread_id"]))
 
 
 class ServerRunService(RunService):
@@ -463,16 +519,17 @@ class ServerRunService(RunService):
         """The thread's checkpoints on the server, oldest first."""
         schema = self._schema(design)
         states = self._call(self.client.threads.get_history, thread_of(run_id), limit=1000)
-        return [
-            _Snap(
-                values=revive_state(s.get("values") or {}, schema),
-                next=tuple(s.get("next") or ()),
-                config={"configurable": {"checkpoint_id": s["checkpoint"]["checkpoint_id"]}},
-                created_at=s.get("created_at"),
-                tasks=list(s.get("tasks") or []),
-            )
-            for s in reversed(states)
-        ]
+        return [_snap(s, schema) for s in reversed(states)]
+
+    def history_of(self, run_id: str) -> list[_Snap]:
+        """The run's checkpoints on the server, newest first (as LangGraph lists them)."""
+        _, design = self._stored(run_id)
+        return list(reversed(self._history(run_id, design)))
+
+    def snapshot_of(self, run_id: str, checkpoint_id: str | None = None) -> _Snap:
+        """The run's state on the server (at ``checkpoint_id``), as a snapshot."""
+        _, design = self._stored(run_id)
+        return _snap(self.server_state(run_id, checkpoint_id), self._schema(design))
 
     def timeline(self, run_id: str, inner: bool = False) -> list[dict]:
         """Each checkpoint of the run's server thread, oldest first (top graph only)."""
