@@ -41,3 +41,15 @@ def llama():
     server = llama_server.start()
     yield server
     server.stop()
+
+
+@pytest.fixture(scope="session")
+def langgraph_server(tmp_path_factory):
+    """``langgraph dev`` serving the repository's ``langgraph.json`` on loopback, offline, in
+    a home of its own, for the whole session (started on first use, stopped at the end):
+    ``tests/support_procs/langgraph_server.py``. Its ``url`` is for ``langgraph-sdk``."""
+    from tests.support_procs import langgraph_server
+
+    server = langgraph_server.start(tmp_path_factory.mktemp("langgraph-dev"))
+    yield server
+    server.stop()
