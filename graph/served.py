@@ -50,7 +50,10 @@ once with ``{"resume": {interrupt_id: decision, ...}}``. A malformed decision is
 taken for one: the node asks again.
 
 **Output**: the state's ``final_answer``, ``outcome`` (``done`` / ``failed``) and
-``outcome_reason``, as in a local run.
+``outcome_reason``, as in a local run. Streamed with ``stream_mode="custom"``, each model
+call arrives as ``{"llm_call": {model, node, input_tokens, output_tokens, latency_s,
+message_id}}`` (``graph.kernel.accounting``), and a node's own reports (a plan) as
+locally; ``stream_subgraphs=True`` names a sub-agent's events by its namespace.
 """
 
 from __future__ import annotations
@@ -65,6 +68,7 @@ from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel, ValidationError
 
 import graph.registry  # noqa: F401  (registers the hosted systems)
+from graph.kernel.accounting import UsageRecorder
 from graph.kernel.approval import AUTOMATIC, HumanDecision
 from graph.kernel.design import Design, DesignError
 from graph.kernel.system import get_system, systems
@@ -170,7 +174,11 @@ def served_graph(system: str, config: RunnableConfig | None = None):
             return _built[key]
     spec = get_system(system)
     settings = design.model.settings(_settings()) if design.model is not None else None
-    compiled = spec.build_graph(design, settings=settings, checkpointer=False)
+    # Each model call is reported on the run's ``custom`` stream ({"llm_call": ...}), as
+    # a local run logs it: a client streaming ``custom`` gets the run's accounting.
+    compiled = spec.build_graph(design, settings=settings, checkpointer=False).with_config(
+        callbacks=[UsageRecorder()]
+    )
     with _lock:
         _built[key] = compiled
         while len(_built) > _CACHE_SIZE:

@@ -119,6 +119,28 @@ def test_an_experiment_design_decides_its_approvals_on_the_server_without_waitin
     assert [a["by"] for a in values["approvals"]] == ["experiment"]
 
 
+def test_a_streamed_served_run_reports_each_model_call_on_the_custom_stream(client):
+    design = _unattended("plan_execute")
+    thread_id = client.threads.create()["thread_id"]
+    parts = list(
+        client.runs.stream(
+            thread_id,
+            "plan_execute",
+            input=run_input("plan_execute", "How did Tesla's stock do in 2008?", design),
+            config=run_config(design),
+            stream_mode=["updates", "custom"],
+            stream_subgraphs=True,
+        )
+    )
+    calls = [p.data["llm_call"] for p in parts if p.event.startswith("custom")]
+    calls = [c for c in calls if c]
+    updates = [p.data for p in parts if p.event == "updates"]
+
+    assert {c["node"] for c in calls} >= {"planner", "executor"}
+    assert all(c["model"] and c["latency_s"] >= 0 for c in calls)
+    assert any("synthesizer" in u for u in updates)
+
+
 def test_a_design_without_an_agent_serves_a_graph_without_its_node(client):
     design = Design(
         system="plan_execute",
