@@ -14,6 +14,8 @@ import time
 import pytest
 
 from graph.kernel.design import Design
+from graph.service.eval_sets import Check, EvalQuestion, EvalSet
+from graph.service.experiments import ExperimentRunner, Variant, compare
 from graph.service.run_service import RunService
 from graph.service.server_runs import (
     ServerRunService,
@@ -27,8 +29,9 @@ from tests.support_procs import langgraph_server
 
 QUESTION = "What was Apple's revenue in 2023?"
 ASK_EACH_STEP = "What caused the dot-com crash? Ask me before each step."
-# What only one runtime writes: model-call accounting (the served graphs do not report it
-# to the stream yet) and the note naming the server run.
+# What only one runtime writes: tool timings (a local run's callback), the note naming the
+# server run. Model calls are reported by both (compared on their own below: their
+# latencies differ).
 RUNTIME_NOTES = ("llm_call", "tool_call", "server", "paced")
 
 
@@ -109,6 +112,16 @@ def test_a_server_run_streams_to_its_answer_and_is_logged_as_a_local_run_is(
         # updates under their namespace; same messages; same snapshot of the state.
         assert _log(store, run_id) == _log(local_store, local_id)
         assert ("update", "model", "web_researcher", 1) in _log(store, run_id)
+        calls = [
+            (e["namespace"].split(":")[0], e["data"]["llm_call"]["node"])
+            for e in store.events(run_id, kinds=("custom",))
+            if "llm_call" in (e["data"] or {})
+        ]
+        assert calls and calls == [
+            (e["namespace"].split(":")[0], e["data"]["llm_call"]["node"])
+            for e in local_store.events(local_id, kinds=("custom",))
+            if "llm_call" in (e["data"] or {})
+        ]
         keys = store.update_keys(run_id)
         assert keys and len(keys) == len(local_store.update_keys(local_id))
         strip = lambda ms: [{k: v for k, v in m.items() if k != "id"} for m in ms]  # noqa: E731
@@ -193,6 +206,31 @@ def test_a_fork_is_a_new_server_thread_going_on_from_the_checkpoint(runs, store)
     assert runs.state(run_id)["plan"] != runs.state(fork_id)["plan"]
     with pytest.raises(ValueError, match="run's input"):
         runs.fork(run_id, timeline[0]["checkpoint_id"])
+
+
+def test_an_experiment_fans_out_as_server_runs_and_is_compared_as_locally(runs, store):
+    eval_set = EvalSet(
+        name="two",
+        questions=[
+            EvalQuestion(question=QUESTION, checks=[Check(kind="answer_contains", value="Apple")]),
+            EvalQuestion(question="How did IBM's stock do in 2008?"),
+        ],
+    )
+    experiments = ExperimentRunner.of(runs)
+    experiment_id = experiments.start(
+        "on the server", eval_set, [Variant(name="default")], repeats=2, approvals="auto"
+    )
+    experiments.wait(experiment_id, timeout=120)
+    assert experiments.progress(experiment_id) == (4, 4)
+    run_ids = [r["run_id"] for r in store.experiment_runs(experiment_id)]
+    for run_id in run_ids:
+        assert store.run(run_id).status == "done"
+        assert [r["status"] for r in runs.server_runs(run_id)] == ["success"]
+        calls = [e for e in store.events(run_id, kinds=("custom",)) if "llm_call" in e["data"]]
+        assert calls  # the comparison's calls and tokens come from these
+    summary = compare(store, experiment_id, "default").summary["default"]
+    assert summary["runs"] == 4 and summary["passed"] == 4
+    assert summary["llm_calls"]["mean"] > 0 and summary["tokens"]["mean"] > 0
 
 
 def test_a_server_that_is_down_is_said_in_one_sentence_and_the_run_kept(store, settings):
