@@ -50,6 +50,13 @@ def service() -> RunService:
     return _service(_home())
 
 
+def server_problem() -> str:
+    """With runs on a LangGraph Server: "" while it answers, else one sentence saying it
+    does not (runs already recorded are kept)."""
+    runs = service()
+    return runs.health() if isinstance(runs, ServerRunService) else ""
+
+
 def experiments() -> ExperimentRunner:
     """The experiment runner over that run service (its own bounded pools)."""
     return ExperimentRunner.of(service())

@@ -42,6 +42,20 @@ _MESSAGE = TypeAdapter(AnyMessage)
 _MESSAGE_TYPES = {"human", "ai", "tool", "system", "function", "chat", "remove"}
 
 
+def _client(url: str, timeout: httpx.Timeout):
+    """The SDK's client with one retry of a refused connection, not its five (7.5 s of
+    back-off a page would wait for each read of a server that is down); its headers
+    (an API key from the environment, for a deployment that wants one) kept."""
+    client = get_sync_client(url=url, timeout=timeout)
+    client.http.client = httpx.Client(
+        base_url=url,
+        transport=httpx.HTTPTransport(retries=1),
+        timeout=timeout,
+        headers=client.http.client.headers,
+    )
+    return client
+
+
 class ServerUnavailable(ValueError):
     """The LangGraph Server cannot be reached or refused the request (one sentence)."""
 
@@ -181,7 +195,10 @@ class ServerRunService(RunService):
         self.url = (url or self.settings.server_url or "").rstrip("/")
         if not self.url:
             raise ValueError("A server runtime needs STEPWISE_SERVER_URL.")
-        self.client = get_sync_client(url=self.url, timeout=httpx.Timeout(30.0, read=None))
+        # Reads (a page redrawing every second) give up soon on a slow server; a run's
+        # stream waits as long as the run takes.
+        self.client = _client(self.url, httpx.Timeout(10.0))
+        self.streams = _client(self.url, httpx.Timeout(10.0, read=None))
         self._schemas: dict[str, type] = {}
         self._server_runs: dict[str, str] = {}  # our run id -> the server's run in progress
         if claim_orphans:
@@ -201,6 +218,15 @@ class ServerRunService(RunService):
             return what(*args, **kwargs)
         except (httpx.TransportError, httpx.TimeoutException) as exc:
             raise self._unavailable(exc) from None
+
+    def health(self) -> str:
+        """ "" when the server answers, else the sentence the pages show."""
+        try:
+            reply = httpx.get(f"{self.url}/ok", timeout=2.0)
+            reply.raise_for_status()
+        except httpx.HTTPError as exc:
+            return str(self._unavailable(exc))
+        return ""
 
     def server_state(self, run_id: str, checkpoint_id: str | None = None) -> dict:
         """The server's state of the run's thread (at ``checkpoint_id``)."""
@@ -222,10 +248,18 @@ class ServerRunService(RunService):
 
     # ------------------------------------------------------------- running
 
+    def start(self, question: str, design: Design, *args, **kwargs) -> str:
+        """``RunService.start``, refused in one sentence (nothing recorded, the question
+        left with the caller) while the server does not answer."""
+        problem = self.health()
+        if problem:
+            raise ServerUnavailable(problem)
+        return super().start(question, design, *args, **kwargs)
+
     def _submit(self, run_id, design, compiled, run_input, step_mode, pool=None) -> None:
         if compiled is not None and run_input is not None and not isinstance(run_input, Command):
-            # A new run: its thread is created here, so a server that is down says so to
-            # the caller (the run stays recorded, failed, with the same sentence).
+            # A new run: its thread is created here, so a server that went down since
+            # ``start`` asked says so to the caller (the run stays recorded, failed).
             try:
                 self._call(
                     self.client.threads.create,
@@ -279,13 +313,13 @@ class ServerRunService(RunService):
     def _stream(self, run_id, design, run_input, step_mode, join: str | None):
         thread = thread_of(run_id)
         if join:  # a run already on the server (this process restarted): follow it
-            return self.client.runs.join_stream(thread, join, stream_mode=STREAM_MODES)
+            return self.streams.runs.join_stream(thread, join, stream_mode=STREAM_MODES)
         kwargs: dict[str, Any] = {}
         if isinstance(run_input, Command):
             kwargs["command"] = {"resume": as_json(run_input.resume)}
         elif run_input is not None:
             kwargs["input"] = as_json(run_input)
-        return self.client.runs.stream(
+        return self.streams.runs.stream(
             thread,
             design.system,
             config=run_config(design),

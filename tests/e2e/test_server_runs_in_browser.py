@@ -47,6 +47,9 @@ def test_a_step_approved_on_the_approvals_page_resumes_the_server_run_to_its_ans
     run_id = _ask(page, server_app_url, store, ASK_EACH_STEP)
     _wait_status(store, run_id, "waiting")
     expect(page.get_by_role("heading", name="Waiting for your decision")).to_be_visible()
+    sidebar = page.locator('[data-testid="stSidebar"]')
+    expect(sidebar).to_contain_text("Runs execute on the LangGraph Server")
+    expect(sidebar).to_contain_text(server.url)
     client = get_sync_client(url=server.url)
     # The run is a thread on the server, waiting there at LangGraph's interrupt().
     (asked,) = client.threads.get_state(thread_of(run_id))["interrupts"]
