@@ -316,7 +316,15 @@ class ServerRunService(RunService):
             return self.streams.runs.join_stream(thread, join, stream_mode=STREAM_MODES)
         kwargs: dict[str, Any] = {}
         if isinstance(run_input, Command):
-            kwargs["command"] = {"resume": as_json(run_input.resume)}
+            kwargs["command"] = {
+                key: as_json(value)
+                for key, value in (
+                    ("resume", run_input.resume),
+                    ("update", run_input.update),
+                    ("goto", run_input.goto or None),
+                )
+                if value is not None
+            }
         elif run_input is not None:
             kwargs["input"] = as_json(run_input)
         return self.streams.runs.stream(
@@ -538,14 +546,53 @@ class ServerRunService(RunService):
             self.store.set_run_status(run_id, "queued", "Resumed from its last checkpoint.")
             self._submit(run_id, design, None, None, step_mode)
 
-    def redirect(self, run_id: str, *args, **kwargs) -> None:
-        raise ValueError(
-            "Follow-up messages and edited requests are not available for runs on a "
-            "LangGraph Server yet: fork the run from the History page instead."
-        )
-
-    def send_message(self, run_id: str, text: str) -> None:
-        self.redirect(run_id)
+    def redirect(
+        self,
+        run_id: str,
+        update: dict | None = None,
+        goto: str | None = None,
+        note: str = "",
+        plan=None,
+        compiled=None,
+        spec: dict | None = None,
+    ) -> None:
+        """Send a run that has stopped on the server on to ``goto`` with ``update``: a new
+        server run on its thread whose input is ``Command(update=..., goto=...)`` (a
+        follow-up message, an edited request). Only from a checkpoint with nothing left
+        to run (the run ended): a command applied where other nodes are still due would
+        run them too, so a run in progress or waiting is refused in words."""
+        if plan is None:
+            if goto is None:
+                raise ValueError("redirect needs a node to go to, or a plan.")
+            plan = lambda _snapshot: (update or {}, goto)  # noqa: E731
+        with self._decide_lock:
+            if self.is_live(run_id):
+                raise ValueError(
+                    "The run is still going on the LangGraph Server: send this once it has "
+                    "stopped (or stop it first)."
+                )
+            record, design = self._stored(run_id)
+            compiled = compiled or self.prepare(design)[0]
+            with self._holding(run_id):
+                snapshot = self.snapshot_of(run_id)
+                if snapshot.next:
+                    raise ValueError(
+                        f"The run is {record.status} before {', '.join(snapshot.next)}: on a "
+                        "LangGraph Server a message or an edit goes to a run that has ended; "
+                        "answer or resume it first."
+                    )
+                changes, target = plan(snapshot)
+                if target not in set(compiled.nodes) - {"__start__"}:
+                    raise ValueError(
+                        f"Cannot send the run to {target!r}: the graph has no such node."
+                    )
+                self._log(
+                    run_id,
+                    {"kind": "redirect", "goto": target, "note": note, "was_next": []},
+                    step=(snapshot.values or {}).get("current_step"),
+                )
+                self.store.set_run_status(run_id, "queued", note or "Sent on.")
+                self._submit(run_id, design, None, Command(update=changes, goto=target), False)
 
     # ------------------------------------------------------------- time travel
 

@@ -248,3 +248,30 @@ def test_a_server_that_is_down_is_said_in_one_sentence_and_nothing_recorded(stor
         assert down.health() == str(caught.value)
     finally:
         down.shutdown()
+
+
+def test_a_follow_up_to_a_finished_server_run_starts_a_new_turn_on_its_thread(runs, store):
+    run_id = runs.start("How did Tesla's stock do in 2008?", Design())
+    assert runs.wait(run_id, timeout=60).status == "done"
+    first = store.snapshot(run_id)["final_answer"]
+    runs.send_message(run_id, "How did IBM's stock do in 2008?")
+    record = runs.wait(run_id, timeout=60)
+    assert record.status == "done", record.reason
+    snapshot = store.snapshot(run_id)
+    turns = snapshot["conversation"]["turns"]
+    assert [t["status"] for t in turns] == ["answered", "answered"]
+    assert turns[0]["answer"] == first and snapshot["final_answer"] != first
+    assert "IBM" in snapshot["final_answer"]
+    assert [r["step"] for r in snapshot["rows"]][0] == 1
+    assert len(runs.server_runs(run_id)) == 2  # the follow-up was a run on the same thread
+    with pytest.raises(ValueError, match="empty"):
+        runs.send_message(run_id, "   ")
+
+
+def test_a_message_to_a_server_run_waiting_for_a_human_is_refused_in_words(runs, store):
+    run_id = runs.start(ASK_EACH_STEP, Design())
+    assert runs.wait(run_id, timeout=60).status == "waiting"
+    with pytest.raises(ValueError, match="answer or resume it first"):
+        runs.send_message(run_id, "And Amazon?")
+    assert store.run(run_id).status == "waiting"
+    assert runs.pending_approvals()  # still there to answer
