@@ -469,19 +469,26 @@ class ServerRunService(RunService):
         return followed
 
     def _rejoin(self, run_id: str, design: Design, join: str | None, cancel: StopSignal) -> None:
+        """Follow again a run whose process stopped: first the node updates the server
+        finished meanwhile (from its checkpoints, keyed by task: stored once), then the
+        stream from now on, or, if it has ended, its last state and its end."""
         try:
+            graph = ServerGraph(self.prepare(design)[0], self)
+            self._reconcile_events(run_id, design, graph)
             if join:
                 status, reason = self._mirror(run_id, design, None, False, cancel, join=join)
             else:
+                values = self.state(run_id)
+                self._append(run_id, design, "state", values)
                 status, reason = self._ending(
                     run_id,
                     design,
                     get_system(design.system),
-                    {},
+                    values,
                     cancel,
                     "",
                     self._schema(design),
-                    lambda *a, **k: None,
+                    lambda kind, node, ns, data, key=None: self._append(run_id, design, kind, data),
                 )
             self._finish(run_id, status, reason)
         except Exception as exc:
@@ -490,6 +497,11 @@ class ServerRunService(RunService):
             with self._lock:
                 self._live.pop(run_id, None)
                 self._release(run_id)
+
+    def _append(self, run_id: str, design: Design, kind: str, data: Any) -> None:
+        """One top-level event at the end of the run's log."""
+        event = RunEvent(self.store.latest_seq(run_id) + 1, time.time(), kind, "", "", None, data)
+        self.store.append_event(run_id, event_record(event, design.system))
 
     # ------------------------------------------------------------- control
 

@@ -9,7 +9,11 @@ stopped half way.
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -275,3 +279,33 @@ def test_a_message_to_a_server_run_waiting_for_a_human_is_refused_in_words(runs,
         runs.send_message(run_id, "And Amazon?")
     assert store.run(run_id).status == "waiting"
     assert runs.pending_approvals()  # still there to answer
+
+
+def test_a_run_whose_app_process_was_killed_is_followed_again_to_its_end(server, tmp_path):
+    """The app process dies mid-run; the run goes on on the server; the next process on
+    the same home follows it again: nothing lost, nothing logged twice."""
+    settings = Settings(home=tmp_path, provider="scripted", server_url=server.url, run_lease_s=1.0)
+    host = Path(__file__).resolve().parents[1] / "support_procs" / "server_host.py"
+    done = subprocess.run(
+        [sys.executable, str(host), str(tmp_path), server.url, QUESTION],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == -signal.SIGKILL, done.stderr
+    run_id = done.stdout.split()[0]
+    store = Store.open(settings)
+    assert store.run(run_id).status == "running"
+    time.sleep(1.2)  # the dead process's lease runs out
+    again = ServerRunService(store, settings, timeout_tick_s=0)
+    try:
+        assert again.followed_at_start == 1
+        record = again.wait(run_id, timeout=60)
+        assert record.status == "done", record.reason
+        top = [e["node"] for e in store.events(run_id, kinds=("update",)) if not e["namespace"]]
+        assert top == ["planner", "executor", "web_researcher", "executor", "synthesizer"]
+        assert [e["kind"] for e in store.events(run_id)].count("end") == 1
+        assert store.snapshot(run_id)["final_answer"] == record.final_answer
+    finally:
+        again.shutdown()
+        store.close()
