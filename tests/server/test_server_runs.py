@@ -22,6 +22,7 @@ from graph.service.eval_sets import Check, EvalQuestion, EvalSet
 from graph.service.experiments import ExperimentRunner, Variant, compare
 from graph.service.run_service import RunService
 from graph.service.server_runs import (
+    ServerGraph,
     ServerRunService,
     ServerUnavailable,
     open_run_service,
@@ -309,3 +310,19 @@ def test_a_run_whose_app_process_was_killed_is_followed_again_to_its_end(server,
     finally:
         again.shutdown()
         store.close()
+
+
+def test_a_step_mode_server_run_pauses_before_each_node_and_resumes_one_at_a_time(runs, store):
+    run_id = runs.start(QUESTION, Design(), step_mode=True)
+    record = runs.wait(run_id, timeout=60)
+    assert record.status == "paused" and "planner" in record.reason
+    graph = ServerGraph(runs.prepare(Design())[0], runs)
+    assert graph.get_state({"configurable": {"thread_id": run_id}}).next == ("planner",)
+    runs.resume(run_id, step_mode=True)
+    record = runs.wait(run_id, timeout=60)
+    assert record.status == "paused" and "executor" in record.reason
+    assert [e["node"] for e in store.events(run_id, kinds=("update",))] == ["planner"]
+    runs.resume(run_id)
+    assert runs.wait(run_id, timeout=60).status == "done"
+    with pytest.raises(ValueError, match="cannot be resumed"):
+        runs.resume(run_id)
