@@ -7,7 +7,7 @@ graphs are compiled without a checkpointer of ours.
 The contract a client (the app's server runtime, a script, Studio) follows:
 
 **Graphs.** One per system, named after it: ``plan_execute``, ``supervisor_bus``,
-``hierarchical_teams`` (assistant ids of the same names exist on the server).
+``hierarchical_teams``; the name also stands for its default assistant's id.
 
 **Configuration** (``config`` of a run, or of an assistant; a run's overrides the
 assistant's), built by ``run_config(design, prompt_texts, model)``:
@@ -29,12 +29,17 @@ assistant's), built by ``run_config(design, prompt_texts, model)``:
   itself and no run waits (``graph.kernel.approval.AUTOMATIC``).
 - ``config["recursion_limit"]``: the design's ``recursion_limit``.
 
+An assistant made with ``assistants.create(system, config=run_config(design))`` carries a
+design for every run it makes; a run's own ``stepwise_design`` replaces the assistant's
+whole (configurables merge key by key). Prompt versions travel as their texts: which
+stored versions those are is the client's record, as locally.
+
 ``pace_s`` is not applied on a server (it paced the app's own stream); step mode is the
 client's ``interrupt_before="*"``.
 
 **Input**: ``run_input(system, question, design)``: the system's ``initial_state`` as
 JSON (messages as ``{"type": "human", ...}`` dicts, which LangGraph turns back into
-messages; the bus's messages as dicts, which its reducer turns back into ``Message``).
+messages; the bus's messages as dicts, which supervisor_bus reads back as ``Message``).
 Build it with the run's design: the guardrail and the hooks shape the first turn.
 
 **Approvals**: a step that needs a person pauses at LangGraph's ``interrupt()``; the
@@ -46,8 +51,12 @@ by a new run on the same thread with ``command={"resume": decision}`` (and the s
 config), ``decision`` being ``resume_value(...)``: ``{"decision": "approve" | "edit" |
 "reject" | "skip" | "retry", "query": "...", "reason": "...", "by": "human"}``
 (``graph.kernel.approval.HumanDecision``). Several pending interrupts are answered at
-once with ``{"resume": {interrupt_id: decision, ...}}``. A malformed decision is never
+once with LangGraph's map ``{"resume": {interrupt_id: decision, ...}}``. A malformed decision is never
 taken for one: the node asks again.
+
+**Follow-ups**: a follow-up message on a finished thread is ``runs.create(thread, graph,
+command=redirect_command(update, goto), config=...)``, ``(update, goto)`` being what
+``follow_up_plan(graph, design, text, system)`` plans for ``snapshot_of(state)``.
 
 **Output**: the state's ``final_answer``, ``outcome`` (``done`` / ``failed``) and
 ``outcome_reason``, as in a local run. Streamed with ``stream_mode="custom"``, each model
@@ -62,6 +71,7 @@ import asyncio
 import json
 import threading
 from collections import OrderedDict
+from types import SimpleNamespace
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -120,6 +130,26 @@ def resume_value(decision: str, query: str = "", reason: str = "", by: str = "hu
     """What ``Command(resume=...)`` carries to answer an approval (checked here, so a
     typo fails in the client rather than making the run ask again)."""
     return HumanDecision(decision=decision, query=query, reason=reason, by=by).model_dump()
+
+
+def redirect_command(update: dict, goto: str) -> dict:
+    """What ``runs.create(thread, graph, command=...)`` carries to send a thread on with
+    ``update`` at node ``goto``: a follow-up message's new turn (``update, goto`` from
+    ``graph.kernel.conversation.follow_up_plan`` on ``snapshot_of(state)``), an edited
+    request (``System.edit_request``, ``edit_goto``). Checked on a finished thread; a
+    thread waiting at an interrupt is answered with a resume instead."""
+    return {"update": as_json(update), "goto": goto}
+
+
+def snapshot_of(state: dict) -> SimpleNamespace:
+    """A server thread's state (``threads.get_state``) as the engine's plans read a
+    LangGraph ``StateSnapshot``: ``values``, ``next``, ``tasks`` (with ``name``)."""
+    return SimpleNamespace(
+        values=state.get("values") or {},
+        next=tuple(state.get("next") or ()),
+        tasks=tuple(SimpleNamespace(**t) for t in state.get("tasks") or ()),
+        interrupts=tuple(state.get("interrupts") or ()),
+    )
 
 
 def as_json(value: Any) -> Any:

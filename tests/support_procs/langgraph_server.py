@@ -25,10 +25,14 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / "langgraph.json"
+AUDIT = Path(__file__).resolve().parent / "net_audit"
 
-# What keeps ``langgraph dev`` off the network: LangSmith tracing and the CLI's usage
-# analytics (the server's metadata beacon only runs with a license key, which is unset).
+# What keeps ``langgraph dev`` off the network (checked with ``strace -e trace=connect``:
+# with these it connects to nothing but loopback): LangSmith tracing, the CLI's usage
+# analytics, the server's check for a newer langgraph-api on pypi.org. Its metadata beacon
+# only runs with a license key, left empty.
 OFFLINE_ENV = {
+    "LANGGRAPH_NO_VERSION_CHECK": "true",
     "LANGSMITH_TRACING": "false",
     "LANGCHAIN_TRACING_V2": "false",
     "LANGGRAPH_CLI_NO_ANALYTICS": "1",
@@ -57,6 +61,17 @@ class LangGraphServer:
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def network_audit(self) -> Path:
+        """Where the server's processes record any host they resolve or reach that is not
+        loopback (``net_audit/sitecustomize.py``): empty while it stays offline."""
+        return self.home / "network-audit.txt"
+
+    def off_loopback(self) -> list[str]:
+        """What the server tried to reach beyond loopback so far."""
+        audit = self.network_audit
+        return audit.read_text().splitlines() if audit.exists() else []
 
     def log_text(self) -> str:
         return self.log.read_text(errors="replace")
@@ -110,10 +125,12 @@ def start(
     environment.update(
         {
             "STEPWISE_HOME": str(home),
-            # the repository's packages (graph.served) for the graphs langgraph.json names
+            # the repository's packages (graph.served) for the graphs langgraph.json names,
+            # and the network audit every Python process of the server loads
             "PYTHONPATH": os.pathsep.join(
-                p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p
+                p for p in (str(ROOT), str(AUDIT), os.environ.get("PYTHONPATH", "")) if p
             ),
+            "STEPWISE_NET_AUDIT": str(home / "network-audit.txt"),
             **(env or {}),
         }
     )
