@@ -18,7 +18,7 @@ import typing
 import uuid
 from dataclasses import dataclass, field
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, Callable
 
 import httpx
 from langchain_core.messages import AnyMessage
@@ -346,6 +346,7 @@ class ServerRunService(RunService):
         step_mode: bool,
         cancel: StopSignal,
         join: str | None = None,
+        before_end: Callable[[], None] | None = None,
     ) -> tuple[str, str]:
         """Follow the server run's stream, writing each event to the store as
         ``continue_run`` would; the run's status and reason at its end."""
@@ -398,9 +399,13 @@ class ServerRunService(RunService):
                         continue
                     ids = task_ids.get(ns, {}).get(node)
                     key = update_key(ids.pop(0)) if ids else None
+                    if join and not ns and key is None:
+                        continue  # began before we joined: read from the checkpoints at the end
                     emit("update", node, ns, revive(update), key)
             elif mode == "error":
                 failure = (data or {}).get("message") or str(data)
+        if before_end is not None:
+            before_end()
         return self._ending(run_id, design, system, state, cancel, failure, schema, emit)
 
     def _ending(self, run_id, design, system, state, cancel, failure, schema, emit):
@@ -474,9 +479,15 @@ class ServerRunService(RunService):
         stream from now on, or, if it has ended, its last state and its end."""
         try:
             graph = ServerGraph(self.prepare(design)[0], self)
-            self._reconcile_events(run_id, design, graph)
-            if join:
-                status, reason = self._mirror(run_id, design, None, False, cancel, join=join)
+
+            def reconcile() -> None:
+                self._reconcile_events(run_id, design, graph)
+
+            reconcile()
+            if join:  # again at its end: it may have ended before the stream was joined
+                status, reason = self._mirror(
+                    run_id, design, None, False, cancel, join=join, before_end=reconcile
+                )
             else:
                 values = self.state(run_id)
                 self._append(run_id, design, "state", values)
