@@ -100,8 +100,9 @@ class Settings(BaseSettings):
     # hierarchical_teams: seconds one HTTP call of request_team may take.
     teams_http_timeout_s: float = Field(10.0, alias="STEPWISE_TEAMS_HTTP_TIMEOUT", gt=0, le=300)
 
-    # A LangGraph Server (``langgraph dev``, a self-hosted or cloud deployment): the
-    # Server page opens it first; empty: the page suggests ``langgraph dev``'s address.
+    # A LangGraph Server (``langgraph dev``, a self-hosted or cloud deployment) that runs the
+    # app's runs (graph/service/server_runs.py) and that the Server page opens first; empty:
+    # runs execute in this process's threads and the page suggests ``langgraph dev``'s address.
     server_url: str = Field("", alias="STEPWISE_SERVER_URL")
     # The server's key, sent as ``x-api-key`` to that server only; unset for ``langgraph dev``.
     server_api_key: SecretStr | None = Field(None, alias="STEPWISE_SERVER_API_KEY")
