@@ -16,10 +16,10 @@ from types import SimpleNamespace
 from typing import Any, Callable, TypeVar
 
 import httpx
-from langgraph_sdk.client import SyncLangGraphClient
 from langgraph_sdk.errors import APIStatusError
 
 from graph.kernel.render import to_dot
+from graph.service.server_client import sdk_client
 from graph.settings import Settings, get_settings
 
 T = TypeVar("T")
@@ -226,19 +226,13 @@ class ServerConsole:
                 f"e.g. {DEV_SERVER_URL}."
             )
         self.timeout_s = timeout_s
-        key = settings.server_api_key
-        headers = {"x-api-key": key.get_secret_value()} if key else {}
         try:
-            http = httpx.Client(
-                base_url=self.url,
-                # one retry: a server that is down is said at once, not after five
-                transport=httpx.HTTPTransport(retries=1),
-                timeout=httpx.Timeout(timeout_s, connect=min(timeout_s, 5.0)),
-                headers=headers,
+            # one retry: a server that is down is said at once, not after five
+            self.client = sdk_client(
+                self.url, httpx.Timeout(timeout_s, connect=min(timeout_s, 5.0)), settings
             )
         except (httpx.InvalidURL, ValueError) as exc:
             raise ServerError(f"'{self.url}' is not a server URL ({exc}).") from None
-        self.client = SyncLangGraphClient(http)
 
     def close(self) -> None:
         self.client.http.client.close()

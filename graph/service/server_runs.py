@@ -23,7 +23,6 @@ from typing import Any, Callable
 import httpx
 from langchain_core.messages import AnyMessage
 from langgraph.types import Command
-from langgraph_sdk import get_sync_client
 from langgraph_sdk.errors import APIError, NotFoundError
 from pydantic import TypeAdapter
 
@@ -34,26 +33,13 @@ from graph.models.chat import describe_error
 from graph.served import as_json, run_config
 from graph.service.run_service import RunService
 from graph.service.runs import RunEvent, StopSignal, event_record, is_pseudo_node, update_key
+from graph.service.server_client import sdk_client
 from graph.service.store import LIVE_STATUSES, SETTLED_STATUSES, TERMINAL_STATUSES, Store
 from graph.settings import Settings
 
 STREAM_MODES = ["updates", "custom", "values", "tasks"]
 _MESSAGE = TypeAdapter(AnyMessage)
 _MESSAGE_TYPES = {"human", "ai", "tool", "system", "function", "chat", "remove"}
-
-
-def _client(url: str, timeout: httpx.Timeout):
-    """The SDK's client with one retry of a refused connection, not its five (7.5 s of
-    back-off a page would wait for each read of a server that is down); its headers
-    (an API key from the environment, for a deployment that wants one) kept."""
-    client = get_sync_client(url=url, timeout=timeout)
-    client.http.client = httpx.Client(
-        base_url=url,
-        transport=httpx.HTTPTransport(retries=1),
-        timeout=timeout,
-        headers=client.http.client.headers,
-    )
-    return client
 
 
 class ServerUnavailable(ValueError):
@@ -197,8 +183,8 @@ class ServerRunService(RunService):
             raise ValueError("A server runtime needs STEPWISE_SERVER_URL.")
         # Reads (a page redrawing every second) give up soon on a slow server; a run's
         # stream waits as long as the run takes.
-        self.client = _client(self.url, httpx.Timeout(10.0))
-        self.streams = _client(self.url, httpx.Timeout(10.0, read=None))
+        self.client = sdk_client(self.url, httpx.Timeout(10.0), self.settings)
+        self.streams = sdk_client(self.url, httpx.Timeout(10.0, read=None), self.settings)
         self._schemas: dict[str, type] = {}
         self._server_runs: dict[str, str] = {}  # our run id -> the server's run in progress
         if claim_orphans:
