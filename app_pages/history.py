@@ -1,6 +1,7 @@
 """History: every run in the store; open one, walk through its checkpoints, fork or replay
 it from any of them, export it as JSON or import one."""
 
+import functools
 import json
 
 import pandas as pd
@@ -8,6 +9,7 @@ import streamlit as st
 
 from graph.kernel.design import Design
 from graph.service.store import STATUSES
+from ui import history_actions as actions
 from ui import history_open, run_panel, services, teams_fork, widgets
 from ui import history_view as hv
 
@@ -21,95 +23,25 @@ st.markdown(
 
 store = widgets.store_or_stop()
 service = services.service()
-FLASH = "history:flash"
-OPENED = "history:opened"  # the opened run's id; None once the user unselected its row
 TABLE = "history-table"  # the runs table; its selection state marks the opened run
 DRAWN = "history:drawn"  # (run ids in table order, selected rows) as last drawn
-FORKED = "history:forked"  # (new run id, confirmation): shown while that run is open
-TAB = "history:tab"
-
-
-def _flash(kind: str, text: str) -> None:
-    widgets.say(FLASH, kind, text)
-
-
-def _open(run_id: str | None) -> None:
-    st.session_state[OPENED] = run_id
-    if run_id:
-        st.query_params["run"] = run_id
-    else:
-        st.query_params.pop("run", None)
-
-
-def _clear_filter() -> None:
-    # dropped, not set to None: a select set to None shows "Choose an option"
-    st.session_state.pop("history:status", None)
-    st.session_state["history:text"] = ""
-
-
-def _import() -> None:
-    upload = st.session_state.get("history:import")
-    if upload is None:
-        return
-    try:
-        run_id = store.import_run(json.loads(upload.getvalue().decode("utf-8")))
-    except (ValueError, UnicodeDecodeError) as exc:  # JSONDecodeError is a ValueError
-        _flash("error", f"{upload.name} cannot be imported: {exc}")
-        return
-    _flash("success", f"Imported {upload.name} as run {hv.short_id(run_id)}; it is listed below.")
-    _clear_filter()
-    _open(run_id)
-
-
-def _fork(run_id: str, checkpoint_id: str, change: str, design: Design) -> None:
-    changes = {}
-    if change != "nothing":
-        text = st.session_state.get(f"history:change:{change}:{checkpoint_id}", "")
-        if not text.strip():
-            _flash(
-                "error", f"The {services.system_of(design).field_label(change).lower()} is empty."
-            )
-            return
-        try:
-            changes[change] = services.system_of(design).check_fork_change(change, text, design)
-        except ValueError as exc:
-            _flash("error", str(exc))
-            return
-    try:
-        new_id = service.fork(
-            run_id,
-            checkpoint_id,
-            changes,
-            step_mode=st.session_state.get("history:fork-step-mode", False),
-        )
-    except (ValueError, KeyError) as exc:
-        _flash("error", str(exc))
-        return
-    what = (
-        "unchanged (replay)"
-        if change == "nothing"
-        else f"with your {services.system_of(design).field_label(change).lower()}"
-    )
-    st.session_state[FORKED] = (
-        new_id,
-        f"Started run {hv.short_id(new_id)}: a fork of {hv.short_id(run_id)}, "
-        f"{what}. It is open below.",
-    )
-    _clear_filter()
-    _open(new_id)
-    st.session_state[TAB] = "Run"  # its steps, not the parent's fork form
+FORKED, OPENED, TAB = actions.FORKED, actions.OPENED, actions.TAB
+# The page's callbacks and labels live in ui.history_actions / dicts: a function defined
+# here would keep this page's namespace (every listed run) in each session Streamlit keeps.
 
 
 with st.expander("Import a run from a JSON export"):
-    st.file_uploader("Run export (.json)", type=["json"], key="history:import", on_change=_import)
-widgets.flash(FLASH)
+    st.file_uploader(
+        "Run export (.json)", type=["json"], key="history:import", on_change=actions.import_run
+    )
+widgets.flash(actions.FLASH)
 
 by_status, by_text = st.columns([1, 3])
 status = by_status.selectbox(
     "Status",
     [None, *STATUSES],
     key="history:status",
-    format_func=lambda s: "all statuses" if s is None else s,
+    format_func={None: "all statuses", **{s: s for s in STATUSES}}.get,
 )
 text = by_text.text_input(
     "Question contains", key="history:text", placeholder="a word of the question, e.g. Tesla"
@@ -120,13 +52,13 @@ listed_ids = [r.id for r in runs]
 # another run; else the one opened before; on a first visit, the newest run.
 linked = st.query_params.get("run")
 if linked and linked != st.session_state.get(OPENED):
-    _open(linked)
+    actions.open_run(linked)
 elif OPENED not in st.session_state:
-    _open(listed_ids[0] if listed_ids else None)
+    actions.open_run(listed_ids[0] if listed_ids else None)
 drawn_ids, drawn_rows = st.session_state.get(DRAWN, ([], []))
 clicked = history_open.clicked_run(st.session_state.get(TABLE), drawn_ids, drawn_rows)
 if clicked != history_open.UNCHANGED:
-    _open(clicked)
+    actions.open_run(clicked)
 opened_id = st.session_state[OPENED]
 if opened_id:
     st.query_params["run"] = opened_id  # back from another page, the address says it too
@@ -166,7 +98,7 @@ if not runs and not opened_id:
 st.divider()
 if shown.hidden_by_filter:
     st.warning(shown.note)
-    st.button("Clear the filter", icon=":material/filter_alt_off:", on_click=_clear_filter)
+    st.button("Clear the filter", icon=":material/filter_alt_off:", on_click=actions.clear_filter)
 elif shown.note and not shown.show:
     st.info(shown.note)
 elif shown.note:
@@ -239,7 +171,7 @@ with timeline_tab:
             [p["index"] for p in timeline],
             index=len(timeline) - 1,
             key=f"history:diff:{run_id}",
-            format_func=lambda i: hv.checkpoint_label(timeline[i]),
+            format_func={p["index"]: hv.checkpoint_label(p) for p in timeline}.get,
         )
         point = timeline[index]
         if point["diff"]:
@@ -286,17 +218,19 @@ with fork_tab:
             list(by_id),
             key=f"history:fork-point:{run_id}",
             index=list(by_id).index(default),
-            format_func=lambda c: hv.checkpoint_label(by_id[c]),
+            format_func={c: hv.checkpoint_label(p) for c, p in by_id.items()}.get,
         )
         point = by_id[checkpoint_id]
+        changes = [*hv.editable_fields(point, system), "nothing"]
         change = st.radio(
             "Change",
-            [*hv.editable_fields(point, system), "nothing"],
+            changes,
             horizontal=True,
             key="history:fork-change",
-            format_func=lambda f: (
-                "nothing (replay)" if f == "nothing" else f"the {system.field_label(f).lower()}"
-            ),
+            format_func={
+                f: "nothing (replay)" if f == "nothing" else f"the {system.field_label(f).lower()}"
+                for f in changes
+            }.get,
         )
         design = Design.model_validate(record.design)
         key = f"history:change:{change}:{checkpoint_id}"  # a subtask plan: edited as a table
@@ -330,7 +264,7 @@ with fork_tab:
             "Replay from here" if replay else "Run on as a new run",
             type="primary",
             icon=":material/replay:" if replay else ":material/call_split:",
-            on_click=_fork,
+            on_click=actions.fork,
             args=(run_id, checkpoint_id, change, design),
             key="history:fork",
         )
@@ -342,16 +276,13 @@ with export_tab:
         "view it."
     )
     if record.is_live:
-        st.caption(
-            "The run is still going: the file holds it as far as it has got (the page "
-            "renews it when the run ends)."
-        )
+        st.caption("The run is still going: the file holds it as far as it has got when you click.")
     st.download_button(
         "Export run JSON",
         key="history:export",
         icon=":material/download:",
         on_click="ignore",
-        data=json.dumps(store.export_run(run_id), ensure_ascii=False, indent=1),
+        data=functools.partial(actions.export_file, run_id),
         file_name=f"stepwise-run-{hv.short_id(run_id)}.json",
         mime="application/json",
     )

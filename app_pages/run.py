@@ -9,8 +9,7 @@ from here too (approve, next, continue, resume).
 import streamlit as st
 
 from graph.kernel.system import get_system
-from graph.prompts import PromptError
-from ui import lessons_view, run_panel, services, widgets
+from ui import lessons_view, run_actions, run_panel, services, widgets
 from ui.run_view import run_label
 
 st.title("Run")
@@ -20,31 +19,8 @@ system = get_system(design.system)
 EXAMPLES = system.examples
 
 
-def _use_example(question: str) -> None:
-    st.session_state["run:question"] = question
-
-
-def _start() -> None:
-    try:
-        design = services.run_design()
-        pace = st.session_state.get("run:pace", design.pace_s)
-        run_id = services.service().start(
-            st.session_state.get("run:question", ""),
-            design.model_copy(update={"pace_s": pace}),
-            step_mode=st.session_state.get("run:step-mode", False),
-        )
-    except (ValueError, PromptError) as exc:
-        st.session_state["run:error"] = str(exc)
-        return
-    st.session_state["run:selected"] = st.session_state["run:last"] = run_id
-    st.query_params["run"] = run_id
-
-
-def _select() -> None:
-    st.session_state["run:last"] = st.session_state["run:selected"]
-    st.query_params["run"] = st.session_state["run:selected"]
-
-
+# Callbacks and labels come from ui.run_actions: a function defined here would keep this
+# page's namespace (the listed runs) in each session Streamlit keeps.
 st.text_area(
     "Question",
     key="run:question",
@@ -56,14 +32,14 @@ st.caption("Or try an example:")
 for column, example in zip(st.columns(len(EXAMPLES)), EXAMPLES):
     column.button(
         example,
-        on_click=_use_example,
+        on_click=run_actions.use_example,
         args=(example,),
         width="stretch",
         wrap=True,
         key=f"run:example:{EXAMPLES.index(example)}",
     )
 go, stepping, pacing, about = st.columns([1, 1, 2, 3], vertical_alignment="center")
-go.button("Run", type="primary", on_click=_start, icon=":material/play_arrow:")
+go.button("Run", type="primary", on_click=run_actions.start, icon=":material/play_arrow:")
 stepping.checkbox(
     "Step mode",
     key="run:step-mode",
@@ -76,7 +52,7 @@ pacing.selectbox(
     PACES,
     index=PACES.index(design.pace_s),
     key="run:pace",
-    format_func=lambda s: "as fast as possible" if not s else f"{s:g} s per node",
+    format_func=run_actions.pace_label,
     help="How long each node's result stays on screen before the next node starts, so "
     "a class can follow the run. The design's pace is the default; pauses are not "
     "counted as work.",
@@ -110,7 +86,11 @@ if presenting.toggle(
     st.html(widgets.PRESENTATION)
 st.html(widgets.GRAPH_TOOLBAR_VISIBLE)
 run_id = watched.selectbox(
-    "Run to watch", list(labels), key="run:selected", format_func=labels.get, on_change=_select
+    "Run to watch",
+    list(labels),
+    key="run:selected",
+    format_func=labels.get,
+    on_change=run_actions.select,
 )
 st.session_state["run:last"] = run_id
 st.query_params["run"] = run_id

@@ -1,0 +1,101 @@
+"""What the History page's controls do: open a run, clear the filter, import a run, fork
+or replay one, and the export file it offers.
+
+Kept out of the page file on purpose: Streamlit keeps a session's callbacks (and each
+``format_func``) while the session lives, even for a while after its tab closed, and a
+function defined in a page keeps that page's whole namespace alive with it: the listed
+runs, the opened run's checkpoints. These functions read what they need from the
+process-wide services when they are called.
+"""
+
+from __future__ import annotations
+
+import json
+
+import streamlit as st
+
+from graph.kernel.design import Design
+from ui import history_view as hv
+from ui import services, widgets
+
+FLASH = "history:flash"
+OPENED = "history:opened"  # the opened run's id; None once the user unselected its row
+FORKED = "history:forked"  # (new run id, confirmation): shown while that run is open
+TAB = "history:tab"
+
+
+def flash(kind: str, text: str) -> None:
+    widgets.say(FLASH, kind, text)
+
+
+def open_run(run_id: str | None) -> None:
+    st.session_state[OPENED] = run_id
+    if run_id:
+        st.query_params["run"] = run_id
+    else:
+        st.query_params.pop("run", None)
+
+
+def clear_filter() -> None:
+    # dropped, not set to None: a select set to None shows "Choose an option"
+    st.session_state.pop("history:status", None)
+    st.session_state["history:text"] = ""
+
+
+def import_run() -> None:
+    upload = st.session_state.get("history:import")
+    if upload is None:
+        return
+    try:
+        payload = json.loads(upload.getvalue().decode("utf-8"))
+        run_id = services.store().import_run(payload)
+    except (ValueError, UnicodeDecodeError) as exc:  # JSONDecodeError is a ValueError
+        flash("error", f"{upload.name} cannot be imported: {exc}")
+        return
+    flash("success", f"Imported {upload.name} as run {hv.short_id(run_id)}; it is listed below.")
+    clear_filter()
+    open_run(run_id)
+
+
+def fork(run_id: str, checkpoint_id: str, change: str, design: Design) -> None:
+    system = services.system_of(design)
+    changes = {}
+    if change != "nothing":
+        text = st.session_state.get(f"history:change:{change}:{checkpoint_id}", "")
+        if not text.strip():
+            flash("error", f"The {system.field_label(change).lower()} is empty.")
+            return
+        try:
+            changes[change] = system.check_fork_change(change, text, design)
+        except ValueError as exc:
+            flash("error", str(exc))
+            return
+    try:
+        new_id = services.service().fork(
+            run_id,
+            checkpoint_id,
+            changes,
+            step_mode=st.session_state.get("history:fork-step-mode", False),
+        )
+    except (ValueError, KeyError) as exc:
+        flash("error", str(exc))
+        return
+    what = (
+        "unchanged (replay)"
+        if change == "nothing"
+        else f"with your {system.field_label(change).lower()}"
+    )
+    st.session_state[FORKED] = (
+        new_id,
+        f"Started run {hv.short_id(new_id)}: a fork of {hv.short_id(run_id)}, "
+        f"{what}. It is open below.",
+    )
+    clear_filter()
+    open_run(new_id)
+    st.session_state[TAB] = "Run"  # its steps, not the parent's fork form
+
+
+def export_file(run_id: str) -> str:
+    """The run's export, made when the user clicks to download it (so it is as far as
+    the run has got then, and no session keeps a copy of it meanwhile)."""
+    return json.dumps(services.store().export_run(run_id), ensure_ascii=False, indent=1)
