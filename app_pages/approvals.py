@@ -11,8 +11,7 @@ import time
 
 import streamlit as st
 
-from graph.service.store import LIVE_STATUSES
-from ui import approvals, inbox_view, services, widgets
+from ui import approvals, inbox_actions, inbox_view, services, widgets
 from ui.run_view import WATCH_S
 
 st.title("Approvals")
@@ -32,28 +31,9 @@ pending = service.pending_approvals()
 decided = service.recent_decisions(since)
 
 
-def _live() -> bool:
-    return any(store.runs(status=status, limit=1) for status in LIVE_STATUSES)
-
-
-def _clear_decided() -> None:
-    st.session_state["approvals:cleared"] = time.time()
-
-
-def _bulk(items: list[dict], decision: str, key: str) -> None:
-    reason = st.session_state.get(f"{key}:reason") or ""
-    try:
-        results = inbox_view.decide_all(service, items, decision, reason)
-    except ValueError as exc:
-        widgets.say(f"{key}:flash", "error", str(exc))
-        return
-    for result in results:
-        if not result.ok:
-            widgets.say(f"approvals:{result.item['id']}:flash", "warning", result.text.capitalize())
-    widgets.say(f"{key}:flash", *inbox_view.bulk_summary(decision, results))
-
-
-live = _live()
+# Callbacks and the watcher come from ui.inbox_actions: a function defined here would keep
+# this page's namespace (the inbox, the runs read) in each session Streamlit keeps.
+live = inbox_actions.live()
 shown = inbox_view.merge(pending, decided)
 options = inbox_view.filter_options(shown)
 filters = inbox_view.Filters()
@@ -93,7 +73,7 @@ if inbox.decided:
         f"{inbox.decided} decided here or by a timeout since you opened this page (or in the "
         "last 10 min): each stays in its place as a line."
     )
-    right.button("Clear decided", on_click=_clear_decided, key="approvals:clear")
+    right.button("Clear decided", on_click=inbox_actions.clear_decided, key="approvals:clear")
 
 designs = {}
 for group in inbox.groups:
@@ -114,7 +94,7 @@ for group in inbox.groups:
                 column.button(
                     f"{label} ({len(waiting)})",
                     key=f"{group_key}:{decision}",
-                    on_click=_bulk,
+                    on_click=inbox_actions.decide_group,
                     args=(waiting, decision, group_key),
                     width="stretch",
                 )
@@ -135,18 +115,6 @@ for group in inbox.groups:
                 )
 
 
-def _listed(decided_since: float) -> tuple:
-    return (
-        tuple(p["id"] for p in service.pending_approvals()),
-        tuple(d["id"] for d in service.recent_decisions(decided_since)),
-    )
-
-
-def _watch(was: tuple, was_live: bool, decided_since: float) -> None:
-    if _listed(decided_since) != was or _live() != was_live:
-        st.rerun()
-
-
 if pending or live:
     listed = (tuple(p["id"] for p in pending), tuple(d["id"] for d in decided))
-    st.fragment(run_every=WATCH_S)(_watch)(listed, live, since)
+    st.fragment(run_every=WATCH_S)(inbox_actions.watch)(listed, live, since)

@@ -41,7 +41,7 @@ status = by_status.selectbox(
     "Status",
     [None, *STATUSES],
     key="history:status",
-    format_func={None: "all statuses", **{s: s for s in STATUSES}}.get,
+    format_func={None: "all statuses", **{s: s for s in STATUSES}}.__getitem__,
 )
 text = by_text.text_input(
     "Question contains", key="history:text", placeholder="a word of the question, e.g. Tesla"
@@ -171,7 +171,7 @@ with timeline_tab:
             [p["index"] for p in timeline],
             index=len(timeline) - 1,
             key=f"history:diff:{run_id}",
-            format_func={p["index"]: hv.checkpoint_label(p) for p in timeline}.get,
+            format_func={p["index"]: hv.checkpoint_label(p) for p in timeline}.__getitem__,
         )
         point = timeline[index]
         if point["diff"]:
@@ -218,7 +218,7 @@ with fork_tab:
             list(by_id),
             key=f"history:fork-point:{run_id}",
             index=list(by_id).index(default),
-            format_func={c: hv.checkpoint_label(p) for c, p in by_id.items()}.get,
+            format_func={c: hv.checkpoint_label(p) for c, p in by_id.items()}.__getitem__,
         )
         point = by_id[checkpoint_id]
         changes = [*hv.editable_fields(point, system), "nothing"]
@@ -230,7 +230,7 @@ with fork_tab:
             format_func={
                 f: "nothing (replay)" if f == "nothing" else f"the {system.field_label(f).lower()}"
                 for f in changes
-            }.get,
+            }.__getitem__,
         )
         design = Design.model_validate(record.design)
         key = f"history:change:{change}:{checkpoint_id}"  # a subtask plan: edited as a table

@@ -6,6 +6,7 @@ import graph.kernel.guardrail  # noqa: F401  (registers the guardrail's classifi
 from graph.kernel.design import Design
 from graph.prompts import PromptError, default_text, prompt_names, template_errors
 from ui import offline_note, services, widgets
+from ui import prompt_actions as actions
 from ui import prompt_view as pv
 from ui.run_view import run_label
 
@@ -18,8 +19,7 @@ st.markdown(
 )
 
 store = widgets.store_or_stop()
-FLASH = "prompts:flash"
-widgets.flash(FLASH)
+widgets.flash(actions.FLASH)
 
 DESIGN = services.current_design()
 SYSTEM = services.system_of(DESIGN)
@@ -53,46 +53,13 @@ offline_note.show([name], services.settings().resolved_provider)
 active = store.active_prompts().get(name)
 versions = store.prompt_versions(name)
 active_text = active.text if active else default_text(name)
-editor, draft = f"prompts:editor:{name}", f"prompts:draft:{name}"
+editor, draft = actions.editor_key(name), actions.draft_key(name)
 if editor not in st.session_state:  # first visit, or back from another page: keep the draft
     st.session_state[editor] = st.session_state.get(draft, active_text)
 
 
-def _set_editor(text: str) -> None:
-    st.session_state[editor] = st.session_state[draft] = text
-
-
-def _save() -> None:
-    make_active = st.session_state.get(f"prompts:activate:{name}", True)
-    try:
-        version = store.save_prompt_version(
-            name, st.session_state.get(f"prompts:label:{name}", ""), st.session_state[editor]
-        )
-        if make_active:
-            store.set_active_prompt(name, version.id)
-    except PromptError as exc:
-        widgets.say(FLASH, "error", f"Not saved: {exc}")
-        return
-    st.session_state[f"prompts:label:{name}"] = ""
-    widgets.say(
-        FLASH,
-        "success",
-        f"Saved version “{version.label}”" + (" and made it active." if make_active else "."),
-    )
-
-
-def _activate(version_id: int, label: str, text: str) -> None:
-    store.set_active_prompt(name, version_id)
-    _set_editor(text)
-    widgets.say(FLASH, "success", f"Runs now use version “{label}”.")
-
-
-def _reset() -> None:
-    store.set_active_prompt(name, None)
-    _set_editor(default_text(name))
-    widgets.say(FLASH, "success", "Back to the shipped default: runs use it from now on.")
-
-
+# Callbacks and labels come from ui.prompt_actions and dicts: a function defined here
+# would keep this page's namespace (the runs offered, their states) in each session.
 height = (
     st.segmented_control(
         "Editor height",
@@ -126,7 +93,8 @@ with edit_col:
         "Save version",
         type="primary",
         disabled=bool(errors),
-        on_click=_save,
+        on_click=actions.save,
+        args=(name,),
         help="Fix the errors above first." if errors else None,
     )
 
@@ -137,7 +105,10 @@ with preview_col:
     source = st.selectbox(
         "Filled in for",
         [None, *runs],
-        format_func=lambda rid: "a sample state" if rid is None else f"a step of run {runs[rid]}",
+        format_func={
+            None: "a sample state",
+            **{r: f"a step of run {t}" for r, t in runs.items()},
+        }.__getitem__,
     )
     state = None
     if source:
@@ -150,7 +121,7 @@ with preview_col:
                 "State",
                 range(len(states)),
                 index=pv.fitting_state(states, SYSTEM.prompt_node(name)),
-                format_func=lambda i: states[i][0],
+                format_func=[label for label, _ in states].__getitem__,
             )
             state = states[picked][1]
         else:
@@ -194,7 +165,11 @@ else:
 
 if versions:
     by_id = {v.id: v for v in versions}
-    picked = by_id[st.selectbox("Version", list(by_id), format_func=lambda i: by_id[i].label)]
+    picked = by_id[
+        st.selectbox(
+            "Version", list(by_id), format_func={i: v.label for i, v in by_id.items()}.__getitem__
+        )
+    ]
     invalid = template_errors(name, picked.text)
     is_active = bool(active and active.id == picked.id)
 with st.container(horizontal=True):
@@ -202,14 +177,15 @@ with st.container(horizontal=True):
         st.button(
             "Make active",
             disabled=bool(invalid) or is_active,
-            on_click=_activate,
-            args=(picked.id, picked.label, picked.text),
+            on_click=actions.activate,
+            args=(name, picked.id, picked.label, picked.text),
             help="; ".join(invalid) or ("It is the active version." if is_active else None),
         )
-        st.button("Load into the editor", on_click=_set_editor, args=(picked.text,))
+        st.button("Load into the editor", on_click=actions.set_editor, args=(name, picked.text))
     st.button(
         "Reset to shipped default",
-        on_click=_reset,
+        on_click=actions.reset,
+        args=(name,),
         help="Runs use the shipped text again; saved versions are kept.",
     )
 
@@ -218,8 +194,9 @@ texts = {"editor": ("the editor", text), "default": ("the shipped default", defa
 texts.update({f"v{v.id}": (f"version {v.label}", v.text) for v in versions})
 keys = list(texts)
 a_col, b_col = st.columns(2)
-old = a_col.selectbox("From", keys, index=1, format_func=lambda k: texts[k][0])
-new = b_col.selectbox("To", keys, index=0, format_func=lambda k: texts[k][0])
+titles = {k: title for k, (title, _) in texts.items()}
+old = a_col.selectbox("From", keys, index=1, format_func=titles.__getitem__)
+new = b_col.selectbox("To", keys, index=0, format_func=titles.__getitem__)
 if texts[old][1] == texts[new][1]:
     st.caption("The two texts are identical.")
 else:

@@ -8,7 +8,7 @@ import streamlit as st
 from graph.kernel.system import Lesson, get_system, systems
 
 
-@st.cache_data(show_spinner="Running the task both ways…")
+@st.cache_data(show_spinner="Running the task both ways…", max_entries=16)  # one per system
 def _lesson(system: str) -> Lesson:
     return get_system(system).run_lesson()
 

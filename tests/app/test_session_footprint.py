@@ -18,7 +18,9 @@ import types
 import pytest
 
 from graph.kernel.design import Design
-from tests.app.support import open_page
+from tests.app.support import open_page, wait_status
+
+WAITS = "What caused the dot-com crash? Save a report."  # asks before its report
 
 
 def _held_by_session(at) -> dict[str, int]:
@@ -43,13 +45,20 @@ def _held_by_session(at) -> dict[str, int]:
 
 @pytest.mark.parametrize(
     "page",
-    ["app_pages/run.py", "app_pages/history.py", "app_pages/evals.py", "app_pages/approvals.py"],
+    [
+        "app_pages/run.py",
+        "app_pages/history.py",
+        "app_pages/evals.py",
+        "app_pages/approvals.py",
+        "app_pages/prompts.py",
+    ],
 )
 def test_a_drawn_page_leaves_no_run_records_in_its_session(services, page):
-    _, service = services
-    for n in range(3):
+    store, service = services
+    for n in range(2):
         run_id = service.start(f"How did Tesla's stock do in 200{n}?", Design())
         assert service.wait(run_id, timeout=60).status == "done"
+    wait_status(store, service.start(WAITS, Design()), "waiting")  # a card on Approvals
 
     at = open_page(page)
 

@@ -1,0 +1,54 @@
+"""What the Approvals page's buttons and its watcher do: decide a group's questions at
+once, clear the decided lines, redraw the page when the list changes.
+
+Kept out of the page file on purpose: Streamlit keeps a session's callbacks and
+fragments while the session lives, even for a while after its tab closed, and a
+function defined in a page keeps that page's whole namespace (the inbox, the runs it
+read) alive with it.
+"""
+
+from __future__ import annotations
+
+import time
+
+import streamlit as st
+
+from graph.service.store import LIVE_STATUSES
+from ui import inbox_view, services, widgets
+
+
+def live() -> bool:
+    """Is any run in progress (so a question may still come)?"""
+    return any(services.store().runs(status=status, limit=1) for status in LIVE_STATUSES)
+
+
+def clear_decided() -> None:
+    st.session_state["approvals:cleared"] = time.time()
+
+
+def decide_group(items: list[dict], decision: str, key: str) -> None:
+    reason = st.session_state.get(f"{key}:reason") or ""
+    try:
+        results = inbox_view.decide_all(services.service(), items, decision, reason)
+    except ValueError as exc:
+        widgets.say(f"{key}:flash", "error", str(exc))
+        return
+    for result in results:
+        if not result.ok:
+            widgets.say(f"approvals:{result.item['id']}:flash", "warning", result.text.capitalize())
+    widgets.say(f"{key}:flash", *inbox_view.bulk_summary(decision, results))
+
+
+def listed(decided_since: float) -> tuple:
+    """The ids of the pending and the recently decided questions."""
+    service = services.service()
+    return (
+        tuple(p["id"] for p in service.pending_approvals()),
+        tuple(d["id"] for d in service.recent_decisions(decided_since)),
+    )
+
+
+def watch(was: tuple, was_live: bool, decided_since: float) -> None:
+    """Run as a fragment: redraw the page when the list or the live state changed."""
+    if listed(decided_since) != was or live() != was_live:
+        st.rerun()
