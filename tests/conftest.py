@@ -41,3 +41,31 @@ def llama():
     server = llama_server.start()
     yield server
     server.stop()
+
+
+@pytest.fixture(scope="session")
+def postgres():
+    """A real PostgreSQL server for the whole session, in a temporary folder on loopback
+    (started on first use, stopped at the end): ``tests/support_procs/postgres_server.py``."""
+    from tests.support_procs import postgres_server
+
+    server = postgres_server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def postgres_url(postgres) -> str:
+    """A new empty database on that server, dropped after the test."""
+    url = postgres.create_database()
+    yield url
+    postgres.drop_database(url)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def database_url(request) -> str | None:
+    """Run a store test twice: on SQLite files under tmp_path (None: the embedded
+    default) and on a fresh database of the real PostgreSQL server."""
+    if request.param == "sqlite":
+        return None
+    return request.getfixturevalue("postgres_url")

@@ -15,7 +15,7 @@ import pytest
 from graph.kernel.design import Design
 from graph.models.scripted import ScriptedChatModel
 from graph.service.run_service import RunService
-from graph.service.store import Store
+from graph.service.store import SCHEMA_VERSION, Store
 from graph.settings import Settings
 from tests.unit.conftest import wait_for
 from tests.unit.test_restart import host, kill
@@ -89,7 +89,7 @@ def test_an_old_store_file_gains_the_lease_columns_on_open(tmp_path):
     old.commit()
     old.close()
     store = Store(path)
-    assert store.schema_version == 2
+    assert store.schema_version == SCHEMA_VERSION
     assert store.run_lease("old") == (None, None)
     assert store.mark_interrupted() == 1  # a run from before leases: nobody holds it
     store.close()
