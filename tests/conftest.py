@@ -69,3 +69,13 @@ def database_url(request) -> str | None:
     if request.param == "sqlite":
         return None
     return request.getfixturevalue("postgres_url")
+
+
+def assert_backend(home, database_url: str | None) -> None:
+    """The store and the checkpoints really are where ``database_url`` says: in
+    PostgreSQL (no SQLite store or checkpoint file under ``home``), or in those files."""
+    files = {name: (home / name).exists() for name in ("stepwise.sqlite", "checkpoints.sqlite")}
+    if database_url:
+        assert not any(files.values()), f"SQLite files made on PostgreSQL: {files}"
+    else:
+        assert all(files.values()), files

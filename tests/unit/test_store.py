@@ -24,6 +24,7 @@ def store_settings(tmp_path, database_url) -> Settings:
 @pytest.fixture
 def store(store_settings) -> Store:
     s = Store.open(store_settings)
+    assert s.dialect == ("postgresql" if store_settings.database_url else "sqlite")
     yield s
     s.close()
 
