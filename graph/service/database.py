@@ -319,9 +319,10 @@ def unavailable(url: str, error: BaseException) -> DatabaseUnavailable:
     reason = redact(reason, [password] if password else [])
     if password and password in reason:  # shorter than redact's minimum: still never shown
         reason = reason.replace(password, REDACTED)
+    reason = reason.rstrip(" .") or "no reason given"
     return DatabaseUnavailable(
         f"Cannot use the PostgreSQL database at {redact_url(url)} (STEPWISE_DATABASE_URL): "
-        f"{reason.rstrip('.') or 'no reason given'}. Check that the server is running and "
+        f"{reason}{'' if reason.endswith('?') else '.'} Check that the server is running and "
         "reachable from this machine, and that the user, password and database name are right."
     )
 
