@@ -84,6 +84,7 @@ def update_record(seq: int, node: str, messages: list[dict], namespace: str = ""
 def test_design_round_trips_and_survives_a_new_store_on_the_same_database(store_settings):
     saved = design(enabled_agents=["data_researcher", "synthesizer"], prompts={})
     first = Store.open(store_settings)
+    assert first.dialect == ("postgresql" if store_settings.database_url else "sqlite")
     assert first.load_design() is None
     first.save_design(saved)
     first.save_design(design(), name="other")
