@@ -408,3 +408,14 @@ def test_a_long_text_repeated_in_every_state_event_is_stored_once(store, tmp_pat
         size = sum(p.stat().st_size for p in tmp_path.iterdir())
         assert size < 5 * len(long_text), size  # (6.7 MB before)
     assert len("short") < SHELVED_TEXT
+
+
+def test_a_nul_character_in_a_question_or_an_answer_does_not_fail_the_write(store):
+    """PostgreSQL text cannot hold NUL; a model's stray one must not fail the run."""
+    store.create_run("r", "before\x00after", design(), "m")
+    store.append_event("r", state_record(1, 1, {}, final="answer\x00end"))
+    record = store.run("r")
+    expected = "\x00" if store.dialect == "sqlite" else "\ufffd"
+    assert record.question == f"before{expected}after"
+    assert record.final_answer == f"answer{expected}end"
+    assert store.snapshot("r")["final_answer"] == "answer\x00end"  # JSON keeps it escaped
