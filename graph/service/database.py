@@ -281,6 +281,18 @@ class PostgresDatabase(Database):
     def sql(self, sql: str) -> str:
         return _postgres_sql(sql)
 
+    def query(self, sql: str, params: Iterable = ()) -> list:
+        """A read; if the connection was lost (a server restart, an idle connection cut
+        by a proxy), once more on a new one: a read is safe to repeat."""
+        import psycopg
+
+        try:
+            return super().query(sql, params)
+        except psycopg.OperationalError:
+            if self._conn is None or not (self._conn.broken or self._conn.closed):
+                raise
+        return super().query(sql, params)
+
     def params(self, params: Iterable) -> tuple:
         """PostgreSQL text cannot hold NUL: a model's stray ``\x00`` becomes U+FFFD instead
         of failing the run's write (JSON columns already hold it escaped)."""

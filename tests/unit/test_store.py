@@ -419,3 +419,20 @@ def test_a_nul_character_in_a_question_or_an_answer_does_not_fail_the_write(stor
     assert record.question == f"before{expected}after"
     assert record.final_answer == f"answer{expected}end"
     assert store.snapshot("r")["final_answer"] == "answer\x00end"  # JSON keeps it escaped
+
+
+def test_a_lost_postgresql_connection_is_opened_again_for_the_next_read_and_write(
+    tmp_path, postgres, postgres_url
+):
+    """A server restart or a proxy cutting an idle connection: the store goes on."""
+    import psycopg
+
+    store = Store.open(Settings(home=tmp_path, database_url=postgres_url))
+    store.create_run("r", "q", design(), "m")
+    pid = store._query("SELECT pg_backend_pid()")[0][0]
+    with psycopg.connect(postgres.admin_url, autocommit=True) as admin:
+        admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+    assert store.run("r").question == "q"
+    store.set_run_status("r", "running")
+    assert store.run("r").status == "running"
+    store.close()
