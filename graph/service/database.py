@@ -31,6 +31,7 @@ from __future__ import annotations
 import re
 import sqlite3
 import threading
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
@@ -150,6 +151,11 @@ class Database:
 
     def params(self, params: Iterable) -> tuple:
         return tuple(params)
+
+    def clock(self) -> float:
+        """Seconds since the epoch by the database's clock: the one clock every process
+        sharing it agrees on (leases are compared against it)."""
+        return time.time()
 
     def ddl(self, ddl: str) -> str:
         return ddl
@@ -280,6 +286,11 @@ class PostgresDatabase(Database):
 
     def sql(self, sql: str) -> str:
         return _postgres_sql(sql)
+
+    def clock(self) -> float:
+        """The server's time: app processes on machines whose clocks disagree still agree
+        on when a lease runs out."""
+        return float(self.query("SELECT EXTRACT(EPOCH FROM clock_timestamp())")[0][0])
 
     def query(self, sql: str, params: Iterable = ()) -> list:
         """A read; if the connection was lost (a server restart, an idle connection cut

@@ -327,7 +327,7 @@ class Store:
                 parent_run,
                 parent_checkpoint,
                 owner,
-                time.time() + lease_s if owner else None,
+                self._db.clock() + lease_s if owner else None,
             ),
         )
         return self.run(run_id)
@@ -384,7 +384,7 @@ class Store:
     def mark_interrupted(self) -> int:
         """Runs a dead process left queued or running can never finish: say so. A run
         whose owner still renews its lease is live in another process and left alone."""
-        now = time.time()
+        now = self._db.clock()
         cursor = self._write(
             "UPDATE runs SET status = 'interrupted', reason = ?, finished_at = ?, "
             "owner = NULL, lease_until = NULL "
@@ -398,7 +398,7 @@ class Store:
     def claim_run(self, run_id: str, owner: str, lease_s: float) -> bool:
         """Hold a run for ``owner`` for ``lease_s`` seconds, in one statement so two
         processes never both win; False when another owner's lease has not run out."""
-        now = time.time()
+        now = self._db.clock()
         cursor = self._write(
             "UPDATE runs SET owner = ?, lease_until = ? "
             f"WHERE id = ? AND (owner = ? OR {_LEASE_FREE})",
@@ -414,7 +414,7 @@ class Store:
         cursor = self._write(
             "UPDATE runs SET lease_until = ? "
             f"WHERE owner = ? AND id IN ({', '.join('?' * len(run_ids))})",
-            (time.time() + lease_s, owner, *run_ids),
+            (self._db.clock() + lease_s, owner, *run_ids),
         )
         return cursor.rowcount
 
@@ -434,12 +434,18 @@ class Store:
         )
         return {r["owner"] for r in rows}
 
+    def lease_clock(self) -> float:
+        """Now, by the clock leases are kept in: the PostgreSQL server's, so processes on
+        machines whose clocks disagree never take over a run whose lease is still held."""
+        return self._db.clock()
+
     def end_leases(self, owner: str) -> None:
         """An owner known to be gone (its process no longer exists): its leases end now."""
         self._write("UPDATE runs SET lease_until = 0 WHERE owner = ?", (owner,))
 
     def run_lease(self, run_id: str) -> tuple[str | None, float | None]:
-        """(owner, lease_until) of a run; (None, None) when nobody holds it."""
+        """(owner, lease_until) of a run; (None, None) when nobody holds it. Leases are
+        in the database's clock (``lease_clock``): on SQLite this machine's."""
         rows = self._query("SELECT owner, lease_until FROM runs WHERE id = ?", (run_id,))
         return (rows[0]["owner"], rows[0]["lease_until"]) if rows else (None, None)
 

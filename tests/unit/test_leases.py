@@ -305,3 +305,21 @@ def test_two_app_processes_resuming_one_run_at_the_same_moment_run_it_once(tmp_p
     finally:
         watch.close()
     assert_backend(tmp_path, database_url)
+
+
+def test_on_postgresql_a_machine_whose_clock_runs_ahead_cannot_take_over_a_held_run(
+    tmp_path, postgres_url, monkeypatch
+):
+    """Leases are kept in the server's clock: an app process on a machine an hour ahead
+    still sees another's fresh lease as held."""
+    settings = Settings(home=tmp_path, database_url=postgres_url)
+    here, ahead = Store.open(settings), Store.open(settings)
+    here.create_run("r", QUESTION, Design(), "m", owner="here", lease_s=30)
+    here.set_run_status("r", "running")
+    real_time = time.time
+    monkeypatch.setattr(time, "time", lambda: real_time() + 3600)
+    assert not ahead.claim_run("r", "ahead", 30)
+    assert ahead.mark_interrupted() == 0 and ahead.run("r").status == "running"
+    assert abs(ahead.lease_clock() - real_time()) < 5  # the server's time, not this one's
+    monkeypatch.undo()
+    here.close(), ahead.close()
