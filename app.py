@@ -33,6 +33,7 @@ page = st.navigation(
         st.Page("app_pages/history.py", title="History", icon=":material/history:"),
         st.Page("app_pages/evals.py", title="Evals", icon=":material/fact_check:"),
         st.Page("app_pages/model.py", title="Model", icon=":material/memory:"),
+        st.Page("app_pages/server.py", title="Server", icon=":material/dns:"),
     ]
 )
 widgets.sidebar()

@@ -30,6 +30,7 @@ from graph.kernel.render import to_dot
 from graph.kernel.system import get_system, systems
 from graph.prompts import PromptError
 from graph.service.run_service import RunService
+from graph.service.server_runs import open_run_service
 from graph.service.store import LIVE_STATUSES, Store
 from graph.settings import get_settings
 
@@ -49,7 +50,7 @@ def _design(args) -> Design:
 def _service() -> RunService:
     settings = get_settings()
     # It does not claim other processes' runs: the app may be running them on this home.
-    return RunService(Store.open(settings), settings, timeout_tick_s=0, claim_orphans=False)
+    return open_run_service(Store.open(settings), settings, timeout_tick_s=0, claim_orphans=False)
 
 
 def _follow(service: RunService, run_id: str, out) -> None:

@@ -104,6 +104,13 @@ class Settings(BaseSettings):
     # hierarchical_teams: seconds one HTTP call of request_team may take.
     teams_http_timeout_s: float = Field(10.0, alias="STEPWISE_TEAMS_HTTP_TIMEOUT", gt=0, le=300)
 
+    # A LangGraph Server (``langgraph dev``, a self-hosted or cloud deployment) that runs the
+    # app's runs (graph/service/server_runs.py) and that the Server page opens first; empty:
+    # runs execute in this process's threads and the page suggests ``langgraph dev``'s address.
+    server_url: str = Field("", alias="STEPWISE_SERVER_URL")
+    # The server's key, sent as ``x-api-key`` to that server only; unset for ``langgraph dev``.
+    server_api_key: SecretStr | None = Field(None, alias="STEPWISE_SERVER_API_KEY")
+
     # Tools.
     tavily_api_key: SecretStr | None = Field(None, alias="TAVILY_API_KEY")
     sql_max_rows: int = Field(500, alias="STEPWISE_SQL_MAX_ROWS", ge=1, le=100_000)
@@ -177,7 +184,7 @@ class Settings(BaseSettings):
     def public_dict(self) -> dict:
         """Settings safe to store with a run or an export: secrets reduced to 'set'/'unset'."""
         data = self.model_dump(mode="json")
-        for key in ("openai_api_key", "tavily_api_key"):
+        for key in ("openai_api_key", "tavily_api_key", "server_api_key"):
             data[key] = "set" if getattr(self, key) else "unset"
         data["database_url"] = self.database_location if self.database_url else None
         return data

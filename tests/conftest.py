@@ -79,3 +79,27 @@ def assert_backend(home, database_url: str | None) -> None:
         assert not any(files.values()), f"SQLite files made on PostgreSQL: {files}"
     else:
         assert all(files.values()), files
+
+
+@pytest.fixture(scope="session")
+def foreign_graphs_server():
+    """A real ``langgraph dev`` serving ``tests/server_graphs/`` (graphs Stepwise did not
+    define), for the whole session (started on first use): ``tests/support_procs/langgraph_dev.py``."""
+    from tests.support_procs import langgraph_dev
+
+    server = langgraph_dev.start()
+    yield server
+    server.stop()
+    shutil.rmtree(server.home, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def langgraph_server(tmp_path_factory):
+    """``langgraph dev`` serving the repository's ``langgraph.json`` on loopback, offline, in
+    a home of its own, for the whole session (started on first use, stopped at the end):
+    ``tests/support_procs/langgraph_server.py``. Its ``url`` is for ``langgraph-sdk``."""
+    from tests.support_procs import langgraph_server
+
+    server = langgraph_server.start(tmp_path_factory.mktemp("langgraph-dev"))
+    yield server
+    server.stop()

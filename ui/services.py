@@ -16,6 +16,7 @@ from graph.kernel.system import System, get_system
 from graph.service.experiments import ExperimentRunner
 from graph.service.judging import JudgeJobs
 from graph.service.run_service import RunService
+from graph.service.server_runs import ServerGraph, ServerRunService, open_run_service
 from graph.service.store import Store
 from graph.settings import Settings, get_settings
 
@@ -38,7 +39,7 @@ def _store(home: str) -> Store:
 
 @st.cache_resource(show_spinner=False)
 def _service(home: str) -> RunService:
-    return RunService(_store(home), settings())
+    return open_run_service(_store(home), settings())
 
 
 def store() -> Store:
@@ -47,8 +48,16 @@ def store() -> Store:
 
 
 def service() -> RunService:
-    """The run service whose worker threads run every run of this process."""
+    """The run service of this process: its worker threads run every run, or follow them
+    on the LangGraph Server at STEPWISE_SERVER_URL."""
     return _service(_home())
+
+
+def server_problem() -> str:
+    """With runs on a LangGraph Server: "" while it answers, else one sentence saying it
+    does not (runs already recorded are kept)."""
+    runs = service()
+    return runs.health() if isinstance(runs, ServerRunService) else ""
 
 
 def experiments() -> ExperimentRunner:
@@ -75,8 +84,12 @@ def _compiled(design_json: str, home: str):
 
 def compiled_graph(design: Design):
     """The compiled graph of a design, on the shared checkpointer (for drawing it and for
-    reading a run's checkpoints). Building is cheap, but pages redraw twice a second."""
-    return _compiled(design.model_copy(update={"prompts": {}}).model_dump_json(), _home())
+    reading a run's checkpoints: on the LangGraph Server's, with STEPWISE_SERVER_URL).
+    Building is cheap, but pages redraw twice a second."""
+    compiled = _compiled(design.model_copy(update={"prompts": {}}).model_dump_json(), _home())
+    runs = service()
+    # Runs on a LangGraph Server: their checkpoints are read from there.
+    return ServerGraph(compiled, runs) if isinstance(runs, ServerRunService) else compiled
 
 
 def current_design() -> Design:

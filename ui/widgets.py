@@ -85,6 +85,12 @@ def sidebar() -> None:
         st.caption(
             f"open · {len(live)} run(s) in progress" if live else "open · no run in progress"
         )
+        if settings.server_url:
+            st.caption("Runs execute on the LangGraph Server")
+            st.markdown(f"`{settings.server_url}`")
+            problem = services.server_problem()
+            if problem:
+                st.warning(problem, icon=":material/cloud_off:")
         waiting = len(store.runs(status="waiting", limit=1000))
         if waiting:
             st.page_link(

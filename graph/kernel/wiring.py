@@ -277,7 +277,8 @@ def compile_graph(
 ):
     """A system's graph, finished: ``wire`` it, then compile it under the system's name.
     Without a checkpointer a human's answer could not resume a paused run, so one in
-    memory (able to load the system's state types) stands in."""
+    memory (able to load the system's state types) stands in; ``False``: none at all (a
+    LangGraph Server puts its own in, ``graph.served``)."""
     wire(builder, design, system=system, model=model, prompts=prompts, settings=settings)
     return builder.compile(
         checkpointer=checkpointer

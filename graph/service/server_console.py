@@ -1,0 +1,506 @@
+"""A console for any LangGraph Server: its graphs, threads, runs, state and interrupts.
+
+Thin over ``langgraph-sdk``: the server may run graphs Stepwise never defined, so
+nothing here assumes Stepwise's plan fields; a thread's state is whatever its graph
+keeps. Every call that fails says so in one sentence (``ServerError``): the server is
+down, too slow, not a LangGraph Server, or the URL is not a URL. The key, when one is
+configured, goes in a header to the server and nowhere else.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+from typing import Any, Callable, TypeVar
+
+import httpx
+from langgraph_sdk.errors import APIStatusError
+
+from graph.kernel.render import to_dot
+from graph.service.server_client import sdk_client
+from graph.settings import Settings, get_settings
+
+T = TypeVar("T")
+
+# What ``langgraph dev`` listens on when no port is given.
+DEV_SERVER_URL = "http://127.0.0.1:2024"
+# Run statuses after which a run no longer moves.
+RUN_DONE = {"success", "error", "timeout", "interrupted"}
+# Keys of a simple interrupt value that hold its question, in the order looked for.
+QUESTION_KEYS = ("question", "prompt", "message", "text", "query")
+# Keys of a simple interrupt value that list the answers it takes.
+CHOICE_KEYS = ("options", "choices")
+
+
+class ServerError(Exception):
+    """A server call that failed, said in one sentence a person can act on."""
+
+
+@dataclass(frozen=True)
+class Assistant:
+    """A graph the server serves (an assistant is a graph with its configuration)."""
+
+    assistant_id: str
+    graph_id: str
+    name: str
+
+    @property
+    def label(self) -> str:
+        return self.graph_id if self.name == self.graph_id else f"{self.name} ({self.graph_id})"
+
+
+@dataclass(frozen=True)
+class Interrupt:
+    """A question a thread is stopped on: its id and the value the graph passed."""
+
+    interrupt_id: str
+    value: Any
+    node: str = ""
+
+
+@dataclass(frozen=True)
+class ThreadSummary:
+    """One thread in the list: its status and whether it waits on a person."""
+
+    thread_id: str
+    status: str  # idle | busy | interrupted | error
+    created_at: str
+    updated_at: str
+    graph_id: str
+    interrupts: int
+
+    @property
+    def interrupted(self) -> bool:
+        return self.status == "interrupted" or self.interrupts > 0
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """One run of a thread: what started it (an input or an answer) and how it ended."""
+
+    run_id: str
+    status: str
+    created_at: str
+    started_by: str  # "input", "resume" (an answer to an interrupt) or "command"
+
+
+@dataclass(frozen=True)
+class ThreadState:
+    """Where a thread is now: its values, the nodes to run next and what it waits on."""
+
+    thread_id: str
+    values: Any
+    next: list[str]
+    interrupts: list[Interrupt]
+    checkpoint_id: str
+    created_at: str
+    status: str = ""
+
+    @property
+    def fields(self) -> list[tuple[str, Any]]:
+        """The state as named fields, when it is a mapping (a graph's state may be a list)."""
+        if isinstance(self.values, dict):
+            return list(self.values.items())
+        return [("value", self.values)]
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """One saved step of a thread, with what it changed since the one before."""
+
+    checkpoint_id: str
+    step: int | None
+    source: str  # "input", "loop", "update" or "fork"
+    created_at: str
+    ran: list[str]  # the nodes whose writes made this checkpoint
+    changed: dict[str, Any] = field(default_factory=dict)  # key: new value
+    removed: list[str] = field(default_factory=list)
+    next: list[str] = field(default_factory=list)
+    interrupts: int = 0
+
+
+@dataclass(frozen=True)
+class Stop:
+    """Where a run left its thread: finished, stopped on an interrupt, failed, or still
+    running when the wait ran out."""
+
+    run_id: str
+    run_status: str
+    state: ThreadState
+
+    @property
+    def summary(self) -> str:
+        if self.run_status not in RUN_DONE:
+            return f"The run is still {self.run_status}; refresh to see where it stops."
+        if self.run_status == "error":
+            return "The run failed on the server; its thread keeps the state before the failure."
+        if self.state.interrupts:
+            return "The run stopped on a question; answer it below."
+        if self.state.next:
+            return f"The run paused before {', '.join(self.state.next)}; continue it below."
+        return "The run finished."
+
+
+@dataclass(frozen=True)
+class AnswerForm:
+    """How an interrupt can be answered: a question in words and, when the value says
+    so, the answers it takes as buttons; ``decisions`` is set for LangChain's
+    human-in-the-loop requests (approve / reject each action)."""
+
+    question: str | None
+    choices: list[str]
+    actions: list[dict]
+    decisions: list[str]
+
+    @property
+    def simple(self) -> bool:
+        return self.question is not None or bool(self.actions)
+
+
+def answer_form(value: Any) -> AnswerForm:
+    """Reads an interrupt's value: a string is a question; a mapping with a question key
+    (``question``, ``prompt``...) and maybe ``options`` is a question with choices; a
+    LangChain ``HITLRequest`` (``action_requests`` + ``review_configs``) asks to approve or
+    reject actions. Anything else is answered as JSON."""
+    if isinstance(value, str):
+        return AnswerForm(value, [], [], [])
+    if isinstance(value, list) and len(value) == 1:
+        return answer_form(value[0])
+    if not isinstance(value, dict):
+        return AnswerForm(None, [], [], [])
+    if isinstance(value.get("action_requests"), list):
+        allowed = [
+            set(config.get("allowed_decisions") or [])
+            for config in value.get("review_configs") or []
+            if isinstance(config, dict)
+        ]
+        common = set.intersection(*allowed) if allowed else {"approve", "reject"}
+        decisions = [d for d in ("approve", "reject") if d in common]
+        actions = [a for a in value["action_requests"] if isinstance(a, dict)]
+        return AnswerForm(None, [], actions, decisions)
+    question = next((value[k] for k in QUESTION_KEYS if isinstance(value.get(k), str)), None)
+    choices = next(
+        (
+            [str(c) for c in value[k]]
+            for k in CHOICE_KEYS
+            if isinstance(value.get(k), list) and all(isinstance(c, (str, int)) for c in value[k])
+        ),
+        [],
+    )
+    return AnswerForm(question, choices, [], [])
+
+
+def decisions_answer(form: AnswerForm, decision: str, message: str = "") -> dict:
+    """The resume value of a LangChain human-in-the-loop request: one decision per action."""
+    one: dict[str, Any] = {"type": decision}
+    if decision == "reject" and message:
+        one["message"] = message
+    return {"decisions": [dict(one) for _ in form.actions]}
+
+
+def parse_json(text: str, what: str = "The input") -> Any:
+    """JSON typed by a person, or a ``ServerError`` saying where it is wrong."""
+    if not text.strip():
+        raise ServerError(f'{what} is empty: write JSON, e.g. {{"topic": "cats"}}.')
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ServerError(
+            f"{what} is not JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}."
+        ) from None
+
+
+class ServerConsole:
+    """One LangGraph Server, by URL. Each method is one question to the server."""
+
+    def __init__(self, url: str, *, settings: Settings | None = None, timeout_s: float = 10.0):
+        settings = settings or get_settings()
+        self.url = url.strip().rstrip("/")
+        if not self.url:
+            raise ServerError("No server URL: write one, e.g. " + DEV_SERVER_URL + ".")
+        if not self.url.startswith(("http://", "https://")):
+            raise ServerError(
+                f"'{self.url}' is not a server URL: it starts with http:// or https://, "
+                f"e.g. {DEV_SERVER_URL}."
+            )
+        self.timeout_s = timeout_s
+        try:
+            # one retry: a server that is down is said at once, not after five
+            self.client = sdk_client(
+                self.url, httpx.Timeout(timeout_s, connect=min(timeout_s, 5.0)), settings
+            )
+        except (httpx.InvalidURL, ValueError) as exc:
+            raise ServerError(f"'{self.url}' is not a server URL ({exc}).") from None
+
+    def close(self) -> None:
+        self.client.http.client.close()
+
+    def _call(self, what: str, call: Callable[[], T]) -> T:
+        """``call()``, with any failure turned into one sentence naming the server."""
+        try:
+            return call()
+        except httpx.TimeoutException:
+            raise ServerError(
+                f"The server at {self.url} did not answer within {self.timeout_s:g} s "
+                f"({what}): it is busy or stuck."
+            ) from None
+        except (httpx.ConnectError, httpx.RemoteProtocolError):
+            raise ServerError(
+                f"No server answers at {self.url}: is it running (e.g. `langgraph dev`)?"
+            ) from None
+        except httpx.UnsupportedProtocol:
+            raise ServerError(
+                f"'{self.url}' is not a server URL: it starts with http:// or https://."
+            ) from None
+        except APIStatusError as exc:
+            code = exc.response.status_code if exc.response is not None else "?"
+            if code == 404 and what == "listing its graphs":
+                raise ServerError(
+                    f"{self.url} answered 404 to {what}: is it the URL of a LangGraph Server?"
+                ) from None
+            if code in (401, 403):
+                raise ServerError(
+                    f"The server at {self.url} refused the request ({code}) while {what}: "
+                    "set STEPWISE_SERVER_API_KEY to its key."
+                ) from None
+            raise ServerError(
+                f"The server at {self.url} answered {code} while {what}: {_detail(exc)}"
+            ) from None
+        except httpx.HTTPError as exc:
+            raise ServerError(f"Talking to {self.url} failed while {what}: {exc}.") from None
+        except (json.JSONDecodeError, ValueError):
+            raise ServerError(
+                f"{self.url} answered, but not like a LangGraph Server ({what})."
+            ) from None
+
+    # -- what the server holds ------------------------------------------------------
+
+    def assistants(self) -> list[Assistant]:
+        """The graphs the server serves, one assistant each (its own and any created)."""
+        found = self._call("listing its graphs", lambda: self.client.assistants.search(limit=100))
+        if not isinstance(found, list):
+            raise ServerError(f"{self.url} answered, but not like a LangGraph Server.")
+        return [
+            Assistant(a["assistant_id"], a.get("graph_id", ""), a.get("name") or a["graph_id"])
+            for a in found
+        ]
+
+    def graph_dot(self, assistant_id: str, *, active: str | None = None) -> str:
+        """The assistant's graph as DOT, drawn like Stepwise's own graphs
+        (``graph.kernel.render``); ``active`` (a node the thread runs next) is marked."""
+        drawing = self._call(
+            "drawing its graph", lambda: self.client.assistants.get_graph(assistant_id, xray=1)
+        )
+        return drawing_to_dot(drawing, name=assistant_id, active=active)
+
+    def threads(self, graph_id: str | None = None, limit: int = 50) -> list[ThreadSummary]:
+        """The server's threads, newest first; only ``graph_id``'s when given."""
+        metadata = {"graph_id": graph_id} if graph_id else None
+        found = self._call(
+            "listing its threads",
+            lambda: self.client.threads.search(
+                metadata=metadata, limit=limit, sort_by="updated_at", sort_order="desc"
+            ),
+        )
+        return [
+            ThreadSummary(
+                thread_id=t["thread_id"],
+                status=t.get("status") or "",
+                created_at=str(t.get("created_at") or ""),
+                updated_at=str(t.get("updated_at") or ""),
+                graph_id=(t.get("metadata") or {}).get("graph_id", ""),
+                interrupts=sum(len(v) for v in (t.get("interrupts") or {}).values()),
+            )
+            for t in found
+        ]
+
+    def runs(self, thread_id: str, limit: int = 50) -> list[RunSummary]:
+        """The runs of a thread, newest first."""
+        found = self._call(
+            "listing the thread's runs", lambda: self.client.runs.list(thread_id, limit=limit)
+        )
+        return [_run_summary(r) for r in found]
+
+    def state(self, thread_id: str) -> ThreadState:
+        """The thread's current state and what it waits on."""
+        thread = self._call("reading the thread", lambda: self.client.threads.get(thread_id))
+        raw = self._call("reading its state", lambda: self.client.threads.get_state(thread_id))
+        return _thread_state(thread_id, raw, thread.get("status") or "")
+
+    def history(self, thread_id: str, limit: int = 100) -> list[Checkpoint]:
+        """The thread's checkpoints, oldest first, each with what it changed."""
+        raw = self._call(
+            "reading its history",
+            lambda: self.client.threads.get_history(thread_id, limit=limit),
+        )
+        return checkpoints_of(list(reversed(raw)))
+
+    # -- what a person does ---------------------------------------------------------
+
+    def start(self, assistant_id: str, input: Any, *, wait_s: float = 30.0) -> Stop:
+        """A new thread running ``assistant_id`` on ``input``, followed to its next stop."""
+        thread = self._call("creating a thread", lambda: self.client.threads.create())
+        run = self._call(
+            "starting a run",
+            lambda: self.client.runs.create(thread["thread_id"], assistant_id, input=input),
+        )
+        return self.follow(thread["thread_id"], run["run_id"], wait_s=wait_s)
+
+    def answer(
+        self,
+        thread_id: str,
+        assistant_id: str,
+        value: Any,
+        *,
+        interrupt_id: str | None = None,
+        wait_s: float = 30.0,
+    ) -> Stop:
+        """Resume a thread stopped on an interrupt with ``value`` (``Command(resume=...)``)
+        and follow it to its next stop. Refused when the thread waits on nothing, or on
+        another question than ``interrupt_id``; with several questions pending (parallel
+        nodes), the answer goes to ``interrupt_id``'s alone."""
+        pending = [i.interrupt_id for i in self.state(thread_id).interrupts]
+        if not pending or (interrupt_id and interrupt_id not in pending):
+            raise ServerError(
+                "This thread is not waiting on that question any more; refresh to see its state."
+            )
+        resume = {interrupt_id: value} if interrupt_id and len(pending) > 1 else value
+        run = self._call(
+            "sending the answer",
+            lambda: self.client.runs.create(
+                thread_id, assistant_id, command={"resume": resume}, multitask_strategy="reject"
+            ),
+        )
+        return self.follow(thread_id, run["run_id"], wait_s=wait_s)
+
+    def proceed(self, thread_id: str, assistant_id: str, *, wait_s: float = 30.0) -> Stop:
+        """Run on a thread paused at a breakpoint (``interrupt_before``/``after``: it has
+        nodes to run next and no question), from where it stopped."""
+        now = self.state(thread_id)
+        if now.interrupts or not now.next:
+            raise ServerError(
+                "This thread is not paused at a breakpoint; refresh to see its state."
+            )
+        run = self._call(
+            "continuing the thread",
+            lambda: self.client.runs.create(
+                thread_id, assistant_id, input=None, multitask_strategy="reject"
+            ),
+        )
+        return self.follow(thread_id, run["run_id"], wait_s=wait_s)
+
+    def follow(self, thread_id: str, run_id: str, *, wait_s: float = 30.0) -> Stop:
+        """Wait up to ``wait_s`` for a run to stop (finish, fail or hit an interrupt)."""
+        deadline = time.monotonic() + wait_s
+        status = "pending"
+        while True:
+            run = self._call("following the run", lambda: self.client.runs.get(thread_id, run_id))
+            status = run.get("status") or ""
+            if status in RUN_DONE or time.monotonic() >= deadline:
+                break
+            time.sleep(0.2)
+        return Stop(run_id, status, self.state(thread_id))
+
+
+def _detail(exc: APIStatusError) -> str:
+    """The server's own reason, in one line."""
+    try:
+        body = exc.response.json()
+        text = body.get("detail") or body.get("message") or json.dumps(body)
+    except Exception:  # noqa: BLE001 - any body, even not JSON, still gives a message
+        text = exc.response.text if exc.response is not None else str(exc)
+    text = " ".join(str(text).split())
+    return (text[:200] + "…" if len(text) > 200 else text).rstrip(".") + "."
+
+
+def _run_summary(run: dict) -> RunSummary:
+    kwargs = run.get("kwargs") or {}
+    command = kwargs.get("command") or {}
+    started_by = (
+        "resume"
+        if isinstance(command, dict) and "resume" in command
+        else "command"
+        if command
+        else "input"
+    )
+    return RunSummary(
+        run_id=run["run_id"],
+        status=run.get("status") or "",
+        created_at=str(run.get("created_at") or ""),
+        started_by=started_by,
+    )
+
+
+def _interrupts(raw: dict) -> list[Interrupt]:
+    """A state's pending interrupts, each with the node that raised it."""
+    found = []
+    for task in raw.get("tasks") or []:
+        for item in task.get("interrupts") or []:
+            found.append(Interrupt(item.get("id") or "", item.get("value"), task.get("name", "")))
+    if not found:  # older servers list them only at the top
+        found = [Interrupt(i.get("id") or "", i.get("value")) for i in raw.get("interrupts") or []]
+    return found
+
+
+def _thread_state(thread_id: str, raw: dict, status: str = "") -> ThreadState:
+    return ThreadState(
+        thread_id=thread_id,
+        values=raw.get("values") if raw.get("values") is not None else {},
+        next=list(raw.get("next") or []),
+        interrupts=_interrupts(raw),
+        checkpoint_id=(raw.get("checkpoint") or {}).get("checkpoint_id", ""),
+        created_at=str(raw.get("created_at") or ""),
+        status=status,
+    )
+
+
+def checkpoints_of(states: list[dict]) -> list[Checkpoint]:
+    """Checkpoints (oldest first) with what each changed: the keys whose value differs
+    from the checkpoint before, and the nodes that ran in between (the tasks the one
+    before had to run)."""
+    out: list[Checkpoint] = []
+    before: dict = {}
+    pending: list[str] = []
+    for raw in states:
+        values = raw.get("values")
+        values = values if isinstance(values, dict) else {"value": values}
+        metadata = raw.get("metadata") or {}
+        out.append(
+            Checkpoint(
+                checkpoint_id=(raw.get("checkpoint") or {}).get("checkpoint_id", ""),
+                step=metadata.get("step"),
+                source=metadata.get("source") or "",
+                created_at=str(raw.get("created_at") or ""),
+                ran=pending,
+                changed={k: v for k, v in values.items() if k not in before or before[k] != v},
+                removed=[k for k in before if k not in values],
+                next=list(raw.get("next") or []),
+                interrupts=len(_interrupts(raw)),
+            )
+        )
+        before = values
+        pending = [t.get("name", "") for t in raw.get("tasks") or []]
+    return out
+
+
+def drawing_to_dot(drawing: dict, *, name: str = "graph", active: str | None = None) -> str:
+    """DOT for a graph the server drew as JSON (``nodes``/``edges``): handed to Stepwise's
+    own renderer through the shape it reads from ``compiled.get_graph()``, so a foreign
+    graph looks like Stepwise's (START/END, dashed conditional edges, subgraph clusters)."""
+    if not isinstance(drawing, dict) or not isinstance(drawing.get("nodes"), list):
+        raise ServerError("The server's drawing of the graph has no nodes to draw.")
+    nodes = {str(n["id"]): None for n in drawing["nodes"] if isinstance(n, dict) and "id" in n}
+    edges = [
+        SimpleNamespace(
+            source=str(e["source"]),
+            target=str(e["target"]),
+            conditional=bool(e.get("conditional")),
+        )
+        for e in drawing.get("edges") or []
+        if isinstance(e, dict) and "source" in e and "target" in e
+    ]
+    drawn = SimpleNamespace(nodes=nodes, edges=edges)
+    compiled = SimpleNamespace(name=name, get_graph=lambda xray=1: drawn)
+    return to_dot(compiled, active=active, active_note="waiting" if active else "")

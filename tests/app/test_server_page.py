@@ -1,0 +1,139 @@
+"""The Server page against a real ``langgraph dev`` serving a graph Stepwise did not
+define: the graph drawn, its threads listed, a thread opened (state, history, runs), its
+question answered from the page, and a server that is down said in one sentence."""
+
+from __future__ import annotations
+
+import socket
+
+from graph.service.server_console import ServerConsole
+from graph.settings import get_settings
+from tests.app.support import button, graph_dots, open_page, texts
+
+PAGE = "app_pages/server.py"
+
+
+def _at(monkeypatch, url: str, graph: str | None = "ask_and_write"):
+    """The page opened on ``url`` (as STEPWISE_SERVER_URL), with ``graph`` picked."""
+    monkeypatch.setenv("STEPWISE_SERVER_URL", url)
+    get_settings.cache_clear()
+    at = open_page(PAGE)
+    if graph:
+        at.selectbox(key="server:assistant").set_value(_assistant_id(url, graph)).run()
+    return at
+
+
+def _assistant_id(url: str, graph: str) -> str:
+    return next(a for a in ServerConsole(url).assistants() if a.graph_id == graph).assistant_id
+
+
+def _waiting_thread(url: str, topic: str, graph: str = "ask_and_write", **input) -> str:
+    console = ServerConsole(url)
+    return console.start(_assistant_id(url, graph), input or {"topic": topic}).state.thread_id
+
+
+def test_the_page_draws_the_foreign_graph_and_lists_its_threads(
+    home, monkeypatch, foreign_graphs_server
+):
+    thread_id = _waiting_thread(foreign_graphs_server.url, "moths")
+    at = _at(monkeypatch, foreign_graphs_server.url)
+    assert at.text_input(key="server:url").value == foreign_graphs_server.url
+    assert set(at.selectbox(key="server:assistant").options) == {
+        "ask_and_write",
+        "review_send",
+        "two_questions",
+    }
+    [dot] = graph_dots(at)
+    assert "ask -> write" in dot and "▶ waiting" not in dot
+    threads = at.dataframe[0].value
+    row = threads[threads["Thread"] == thread_id].iloc[0]
+    assert row["Status"] == "interrupted" and row["Waits on a person"] == "yes"
+
+
+def test_opening_a_thread_shows_its_question_and_answering_writes_the_state(
+    home, monkeypatch, foreign_graphs_server
+):
+    thread_id = _waiting_thread(foreign_graphs_server.url, "frogs")
+    at = _at(monkeypatch, foreign_graphs_server.url)
+    at.selectbox(key="server:thread").set_value(thread_id).run()
+    assert not at.exception, [e.value for e in at.exception]
+    shown = texts(at)
+    assert "What should be said about frogs?" in shown
+    assert "**topic**: frogs" in shown
+    # the node the thread waits in is marked on the drawing
+    assert "▶ waiting" in graph_dots(at)[0]
+    history = at.dataframe[1].value
+    assert list(history["Step"]) == [-1, 0]
+    key = next(t.key for t in at.text_input if t.key.endswith(":text"))
+    at.text_input(key=key).set_value("they croak")
+    button(at, "Send answer").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    shown = texts(at)
+    assert "The run finished." in shown
+    assert "**answer**: they croak" in shown and "**note**: Noted: they croak" in shown
+    assert "What should be said about frogs?" not in shown
+    assert list(at.dataframe[2].value["Started by"]) == ["an answer", "an input"]
+
+
+def test_bad_json_to_start_a_thread_is_said_and_nothing_is_started(
+    home, monkeypatch, foreign_graphs_server
+):
+    at = _at(monkeypatch, foreign_graphs_server.url)
+    before = len(at.dataframe[0].value) if at.dataframe else 0
+    at.text_area(key="server:input").set_value('{"topic": frogs}')
+    button(at, "Start").click().run()
+    assert "The input is not JSON" in texts(at)
+    assert (len(at.dataframe[0].value) if at.dataframe else 0) == before
+    at.text_area(key="server:input").set_value('{"topic": "newts"}')
+    button(at, "Start").click().run()
+    assert "The run stopped on a question" in texts(at)
+    assert "What should be said about newts?" in texts(at)
+
+
+def test_a_server_that_is_down_is_said_in_one_sentence(home, monkeypatch):
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    at = _at(monkeypatch, f"http://127.0.0.1:{port}", graph=None)
+    assert [e.value for e in at.error] == [
+        f"No server answers at http://127.0.0.1:{port}: is it running (e.g. `langgraph dev`)?"
+    ]
+    at.text_input(key="server:url").set_value("localhost:2024").run()
+    assert "is not a server URL" in at.error[0].value
+
+
+def test_a_review_request_is_approved_or_rejected_with_buttons(
+    home, monkeypatch, foreign_graphs_server
+):
+    approved = _waiting_thread(foreign_graphs_server.url, "", "review_send", to="ann@example.org")
+    rejected = _waiting_thread(foreign_graphs_server.url, "", "review_send", to="bob@example.org")
+    at = _at(monkeypatch, foreign_graphs_server.url, "review_send")
+    at.selectbox(key="server:thread").set_value(approved).run()
+    assert "send_email" in texts(at)
+    assert not [t for t in at.text_input if t.label == "Answer"]  # buttons, not a text box
+    button(at, "Approve").click().run()
+    assert "**sent**: true" in texts(at) and "**decision**: approve" in texts(at)
+    at.selectbox(key="server:thread").set_value(rejected).run()
+    key = next(t.key for t in at.text_input if t.key.endswith(":reason"))
+    at.text_input(key=key).set_value("wrong person")
+    button(at, "Reject").click().run()
+    shown = texts(at)
+    assert "**sent**: false" in shown and "**reason**: wrong person" in shown
+
+
+def test_a_thread_paused_at_a_breakpoint_continues_from_the_page(
+    home, monkeypatch, foreign_graphs_server
+):
+    thread_id = _waiting_thread(foreign_graphs_server.url, "larks")
+    console = ServerConsole(foreign_graphs_server.url)
+    assistant_id = _assistant_id(foreign_graphs_server.url, "ask_and_write")
+    run = console.client.runs.create(
+        thread_id, assistant_id, command={"resume": "they sing"}, interrupt_before=["write"]
+    )
+    console.follow(thread_id, run["run_id"])
+    at = _at(monkeypatch, foreign_graphs_server.url)
+    at.selectbox(key="server:thread").set_value(thread_id).run()
+    assert "Noted: they sing" not in texts(at)
+    button(at, "Continue (write next)").click().run()
+    assert "The run finished." in texts(at) and "**note**: Noted: they sing" in texts(at)
+    assert not [b for b in at.button if b.label.startswith("Continue")]
