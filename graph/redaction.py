@@ -17,6 +17,7 @@ import re
 import threading
 from collections.abc import Iterable
 from typing import Any
+from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
 REDACTED = "[redacted]"
 _MIN_SECRET = 6  # shorter "secrets" (a placeholder key like "x") would blank ordinary words
@@ -72,3 +73,30 @@ def redact_data(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [redact_data(v) for v in value]
     return value
+
+
+def url_password(url: str) -> str | None:
+    """The password in a PostgreSQL URL (in its user part or as ``?password=``), decoded."""
+    parts = urlsplit(url)
+    password = parts.password
+    if password is None:
+        password = dict(parse_qsl(parts.query)).get("password")
+    return unquote(password) if password else None
+
+
+def redact_url(url: str) -> str:
+    """``url`` with its password replaced by ``[redacted]``: safe to show and log."""
+    parts = urlsplit(url)
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    in_query = any(k == "password" for k, _ in query)
+    if parts.password is None and not in_query:
+        return url
+    netloc = parts.netloc
+    if parts.password is not None:
+        user_part, _, host_part = netloc.rpartition("@")
+        netloc = f"{user_part.split(':', 1)[0]}:{REDACTED}@{host_part}"
+    if in_query:
+        query = [(k, REDACTED if k == "password" else v) for k, v in query]
+    return urlunsplit(
+        (parts.scheme, netloc, parts.path, urlencode(query, safe="[]/"), parts.fragment)
+    )

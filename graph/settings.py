@@ -14,7 +14,7 @@ from typing import Literal
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from graph.redaction import redact, remember_secrets
+from graph.redaction import redact, redact_url, remember_secrets, url_password
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -43,6 +43,10 @@ class Settings(BaseSettings):
 
     # Where the store, checkpoints and indexes live.
     home: Path = Field(Path(".stepwise"), alias="STEPWISE_HOME")
+    # postgresql://user:password@host:5432/db: the store and the checkpoints live in that
+    # PostgreSQL database, shared by every app process pointed at it; unset: SQLite files
+    # under STEPWISE_HOME. A secret (it may hold a password): shown only without it.
+    database_url: SecretStr | None = Field(None, alias="STEPWISE_DATABASE_URL")
 
     # Models. With neither a key nor a base URL, runs use the offline scripted model.
     provider: Literal["auto", "scripted", "openai"] = Field("auto", alias="STEPWISE_PROVIDER")
@@ -130,13 +134,31 @@ class Settings(BaseSettings):
         remember_secrets(self.secret_values())
         return self
 
+    @field_validator("database_url", mode="after")
+    @classmethod
+    def _no_empty_url(cls, value: SecretStr | None) -> SecretStr | None:
+        """An empty STEPWISE_DATABASE_URL means unset: SQLite."""
+        return value if value is not None and value.get_secret_value().strip() else None
+
     def secret_values(self) -> list[str]:
-        """The configured secrets (API keys), in clear: only for ``redact``."""
-        return [
+        """The configured secrets (API keys, the database URL and its password), in
+        clear: only for ``redact``."""
+        values = [
             value.get_secret_value()
             for value in (getattr(self, name) for name in type(self).model_fields)
             if isinstance(value, SecretStr)
         ]
+        if self.database_url is not None:
+            values.append(url_password(self.database_url.get_secret_value()) or "")
+        return [v for v in values if v]
+
+    @property
+    def database_location(self) -> str:
+        """Where the store is, for people: the database URL without its password, or
+        the SQLite file's folder."""
+        if self.database_url is None:
+            return str(self.home)
+        return redact_url(self.database_url.get_secret_value())
 
     def redact(self, text: str) -> str:
         """``text`` with this configuration's secrets (and any key-shaped text) taken out."""
@@ -164,6 +186,7 @@ class Settings(BaseSettings):
         data = self.model_dump(mode="json")
         for key in ("openai_api_key", "tavily_api_key", "server_api_key"):
             data[key] = "set" if getattr(self, key) else "unset"
+        data["database_url"] = self.database_location if self.database_url else None
         return data
 
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the test suite needs (Python packages, Debian's chromium for the browser
-# tests, a real inference server and model for the real-model tests) and runs the whole
-# suite. CI runs exactly this (.ci/run).
+# tests, PostgreSQL for the shared-store tests, a real inference server and model for the
+# real-model tests) and runs the whole suite. CI runs exactly this (.ci/run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -10,6 +10,15 @@ if ! command -v chromium >/dev/null 2>&1; then
   [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   $SUDO apt-get update
   $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium
+fi
+# The PostgreSQL-backed store tests start a real server of their own (initdb + pg_ctl
+# into a temporary folder, tests/support_procs/postgres_server.py): Debian's server
+# binaries live in /usr/lib/postgresql/<version>/bin, off PATH.
+if ! command -v initdb >/dev/null 2>&1 && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends postgresql
 fi
 # Everything goes into a virtual environment (.venv, made once): Debian's own Python
 # refuses pip installs into itself.

@@ -44,6 +44,44 @@ def llama():
 
 
 @pytest.fixture(scope="session")
+def postgres():
+    """A real PostgreSQL server for the whole session, in a temporary folder on loopback
+    (started on first use, stopped at the end): ``tests/support_procs/postgres_server.py``."""
+    from tests.support_procs import postgres_server
+
+    server = postgres_server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def postgres_url(postgres) -> str:
+    """A new empty database on that server, dropped after the test."""
+    url = postgres.create_database()
+    yield url
+    postgres.drop_database(url)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def database_url(request) -> str | None:
+    """Run a store test twice: on SQLite files under tmp_path (None: the embedded
+    default) and on a fresh database of the real PostgreSQL server."""
+    if request.param == "sqlite":
+        return None
+    return request.getfixturevalue("postgres_url")
+
+
+def assert_backend(home, database_url: str | None) -> None:
+    """The store and the checkpoints really are where ``database_url`` says: in
+    PostgreSQL (no SQLite store or checkpoint file under ``home``), or in those files."""
+    files = {name: (home / name).exists() for name in ("stepwise.sqlite", "checkpoints.sqlite")}
+    if database_url:
+        assert not any(files.values()), f"SQLite files made on PostgreSQL: {files}"
+    else:
+        assert all(files.values()), files
+
+
+@pytest.fixture(scope="session")
 def foreign_graphs_server():
     """A real ``langgraph dev`` serving ``tests/server_graphs/`` (graphs Stepwise did not
     define), for the whole session (started on first use): ``tests/support_procs/langgraph_dev.py``."""

@@ -26,7 +26,10 @@ def settings() -> Settings:
 
 
 def _home() -> str:
-    return str(Path(settings().home).resolve())
+    """The cache key of the store and services: the home folder, and the PostgreSQL
+    database (without its password) when one is configured."""
+    home = str(Path(settings().home).resolve())
+    return f"{home} {settings().database_location}" if settings().database_url else home
 
 
 @st.cache_resource(show_spinner=False)
@@ -40,7 +43,7 @@ def _service(home: str) -> RunService:
 
 
 def store() -> Store:
-    """The SQLite store under STEPWISE_HOME (opened once per process)."""
+    """The store under STEPWISE_HOME, or in STEPWISE_DATABASE_URL (opened once per process)."""
     return _store(_home())
 
 

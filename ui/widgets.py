@@ -71,10 +71,17 @@ def sidebar() -> None:
         try:
             store = services.store()
             live = services.service().live_runs()
-        except Exception as exc:  # an unwritable STEPWISE_HOME, a locked file...
+        except Exception as exc:  # an unwritable STEPWISE_HOME, a PostgreSQL server down...
             st.error(f"The store cannot be opened: {exc}")
-            return
-        st.markdown(f"`{store.path}`")
+            failure = exc
+        else:
+            failure = None
+    if failure is not None:
+        # Every page reads the store: say why on the page, not with a traceback.
+        st.error(f"The store cannot be opened: {failure}")
+        st.stop()
+    with st.sidebar:
+        st.markdown(f"`{store.location}`")
         st.caption(
             f"open · {len(live)} run(s) in progress" if live else "open · no run in progress"
         )

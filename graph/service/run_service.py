@@ -310,9 +310,10 @@ class RunService:
 
     def _held_elsewhere(self, run_id: str) -> str:
         _, until = self.store.run_lease(run_id)
-        left = max(0.0, (until or 0.0) - time.time())
+        left = max(0.0, (until or 0.0) - self.store.lease_clock())
+        where = "on this home" if self.store.dialect == "sqlite" else "sharing this database"
         return (
-            "The run is in progress in another app process on this home; it can be taken "
+            f"The run is in progress in another app process {where}; it can be taken "
             f"over only once that process has stopped for {self.lease_s:g} s "
             f"(in {left:.0f} s at the earliest)."
         )

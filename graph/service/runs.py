@@ -16,18 +16,22 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from langgraph.checkpoint.sqlite import SqliteSaver
+import psycopg
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.errors import GraphDrained, GraphRecursionError
 from langgraph.runtime import RunControl
+from psycopg_pool import PoolTimeout
 
 from graph.kernel.accounting import UsageRecorder
 from graph.kernel.approval import AUTOMATIC
 from graph.kernel.checkpoints import open_checkpointer
 from graph.kernel.conversation import conversation_snapshot
 from graph.kernel.design import Design
+from graph.kernel.postgres_checkpoints import open_postgres_checkpointer
 from graph.kernel.records import plain
 from graph.kernel.system import get_system, systems
 from graph.models.chat import describe_error
+from graph.service.database import unavailable
 from graph.settings import Settings, get_settings
 from graph.stopping import Stopped, stoppable
 
@@ -89,11 +93,20 @@ class RunOutcome:
     interrupts: list = field(default_factory=list)  # what waits for a human: {id, step, agent, ...}
 
 
-def checkpointer_for(settings: Settings | None = None) -> SqliteSaver:
-    """The checkpointer of a ``STEPWISE_HOME``, able to load every hosted system's state."""
+def checkpointer_for(settings: Settings | None = None) -> BaseCheckpointSaver:
+    """The checkpointer of the settings, able to load every hosted system's state: in the
+    PostgreSQL database of ``STEPWISE_DATABASE_URL`` when set, else in a file under
+    ``STEPWISE_HOME``. ``DatabaseUnavailable`` says in one sentence why PostgreSQL cannot
+    be used."""
     settings = settings or get_settings()
-    types = {t for system in systems().values() for t in system.state_types}
-    return open_checkpointer(settings.home / "checkpoints.sqlite", sorted(types))
+    types = sorted({t for system in systems().values() for t in system.state_types})
+    if settings.database_url is not None:
+        url = settings.database_url.get_secret_value()
+        try:
+            return open_postgres_checkpointer(url, types)
+        except (psycopg.Error, PoolTimeout) as exc:
+            raise unavailable(url, exc) from None
+    return open_checkpointer(settings.home / "checkpoints.sqlite", types)
 
 
 def event_record(event: RunEvent, system: str) -> dict:

@@ -439,7 +439,7 @@ class ServerRunService(RunService):
             if record.status not in LIVE_STATUSES:
                 continue
             owner, until = self.store.run_lease(record.id)
-            if owner and (until or 0) > time.time():
+            if owner and (until or 0) > self.store.lease_clock():
                 continue  # another live process follows it
             if not self.store.claim_run(record.id, self.owner, self.lease_s):
                 continue

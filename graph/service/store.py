@@ -1,11 +1,14 @@
-"""Everything a user sees, in one SQLite file: designs, prompt versions, runs and their events.
+"""Everything a user sees: designs, prompt versions, runs and their events, experiments,
+eval sets, decisions, judgements, model modes.
 
-Pages read it while run workers write to it, from other threads, so there is one
-connection (``check_same_thread=False``) behind a lock, in WAL mode so readers in other
-processes are not blocked by a writer. Nothing here holds an API key: designs and
-settings are stored as their public, key-free forms.
+In one SQLite file under ``STEPWISE_HOME`` by default, or in a PostgreSQL database shared
+by several app processes when ``STEPWISE_DATABASE_URL`` is set: ``graph.service.database``
+gives both one connection interface, so each method has one SQL text, and
+``graph.service.schema`` migrates either on open. Pages read it while run workers write to
+it, from other threads: one connection behind a lock. Nothing here holds an API key:
+designs and settings are stored as their public, key-free forms.
 
-Over 400 lines: one class over one SQLite file; every table's reads and writes share its
+Over 400 lines: one class over one database; every table's reads and writes share its
 connection and lock, so a transaction never spans modules.
 """
 
@@ -13,8 +16,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sqlite3
-import threading
 import time
 import uuid
 from dataclasses import asdict, dataclass, field
@@ -27,11 +28,11 @@ from graph.kernel.design import Design
 from graph.kernel.system import default_system
 from graph.prompts import PromptError, prompt_names, prompt_spec, template_errors
 from graph.redaction import redact, redact_data
+from graph.service.database import Database, Transaction, open_database
 from graph.service.eval_sets import EvalSet
+from graph.service.schema import MIGRATIONS, SCHEMA_VERSION
 from graph.settings import Settings, get_settings
 
-# 2: run leases (owner, lease_until), event keys, queued redirects.
-SCHEMA_VERSION = 2
 FILE_NAME = "stepwise.sqlite"
 
 STATUSES = ("queued", "running", "waiting", "paused", "done", "failed", "cancelled", "interrupted")
@@ -43,148 +44,6 @@ TERMINAL_STATUSES = ("done", "failed", "cancelled", "interrupted")
 SHELVED_TEXT = 4096  # characters: a text this long is stored once, not in every event
 INTERRUPTED_REASON = "The app stopped while this run was in progress."
 EXPORT_FORMAT = "stepwise-run"
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS designs (
-    name TEXT PRIMARY KEY,
-    design_json TEXT NOT NULL,
-    updated_at REAL NOT NULL
-);
-CREATE TABLE IF NOT EXISTS prompt_versions (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    prompt_name TEXT NOT NULL,
-    label TEXT NOT NULL,
-    text TEXT NOT NULL,
-    created_at REAL NOT NULL
-);
-CREATE INDEX IF NOT EXISTS prompt_versions_by_name ON prompt_versions (prompt_name, id);
-CREATE TABLE IF NOT EXISTS active_prompts (
-    prompt_name TEXT PRIMARY KEY,
-    version_id INTEGER NOT NULL REFERENCES prompt_versions (id)
-);
-CREATE TABLE IF NOT EXISTS runs (
-    id TEXT PRIMARY KEY,
-    question TEXT NOT NULL,
-    system TEXT NOT NULL,
-    design_json TEXT NOT NULL,
-    prompt_versions_json TEXT NOT NULL DEFAULT '{}',
-    settings_json TEXT NOT NULL DEFAULT '{}',
-    status TEXT NOT NULL,
-    reason TEXT NOT NULL DEFAULT '',
-    model_label TEXT NOT NULL DEFAULT '',
-    created_at REAL NOT NULL,
-    started_at REAL,
-    finished_at REAL,
-    final_answer TEXT,
-    step_count INTEGER NOT NULL DEFAULT 0,
-    replan_count INTEGER NOT NULL DEFAULT 0,
-    parent_run TEXT,
-    parent_checkpoint TEXT,
-    snapshot_json TEXT,
-    owner TEXT,
-    lease_until REAL
-);
-CREATE INDEX IF NOT EXISTS runs_by_created ON runs (created_at);
-CREATE INDEX IF NOT EXISTS runs_by_status ON runs (status);
-CREATE TABLE IF NOT EXISTS events (
-    run_id TEXT NOT NULL,
-    seq INTEGER NOT NULL,
-    ts REAL NOT NULL,
-    kind TEXT NOT NULL,
-    node TEXT NOT NULL DEFAULT '',
-    namespace TEXT NOT NULL DEFAULT '',
-    step INTEGER,
-    data_json TEXT NOT NULL,
-    event_key TEXT,
-    PRIMARY KEY (run_id, seq)
-);
-CREATE TABLE IF NOT EXISTS event_texts (
-    sha TEXT PRIMARY KEY,
-    text TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS eval_sets (
-    name TEXT PRIMARY KEY,
-    eval_set_json TEXT NOT NULL,
-    updated_at REAL NOT NULL
-);
-CREATE TABLE IF NOT EXISTS experiments (
-    id TEXT PRIMARY KEY,
-    name TEXT NOT NULL,
-    eval_set_json TEXT NOT NULL,
-    variants_json TEXT NOT NULL,
-    repeats INTEGER NOT NULL,
-    max_workers INTEGER NOT NULL,
-    design_json TEXT NOT NULL,
-    settings_json TEXT NOT NULL,
-    status TEXT NOT NULL,
-    created_at REAL NOT NULL,
-    finished_at REAL,
-    rerun_of TEXT
-);
-CREATE TABLE IF NOT EXISTS experiment_runs (
-    experiment_id TEXT NOT NULL,
-    run_id TEXT NOT NULL,
-    variant TEXT NOT NULL,
-    question_index INTEGER NOT NULL,
-    repeat INTEGER NOT NULL,
-    PRIMARY KEY (experiment_id, variant, question_index, repeat)
-);
-CREATE TABLE IF NOT EXISTS model_modes (
-    server TEXT NOT NULL,
-    model TEXT NOT NULL,
-    modes_json TEXT NOT NULL,
-    updated_at REAL NOT NULL,
-    PRIMARY KEY (server, model)
-);
-CREATE TABLE IF NOT EXISTS judgements (
-    run_id TEXT PRIMARY KEY,
-    model_label TEXT NOT NULL,
-    scores_json TEXT NOT NULL,
-    judged_at REAL NOT NULL
-);
-CREATE TABLE IF NOT EXISTS decisions (
-    interrupt_id TEXT PRIMARY KEY,
-    run_id TEXT NOT NULL,
-    decision TEXT NOT NULL,
-    decided_by TEXT NOT NULL,
-    reason TEXT NOT NULL DEFAULT '',
-    decided_at REAL NOT NULL,
-    item_json TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS decisions_by_time ON decisions (decided_at);
-CREATE TABLE IF NOT EXISTS judge_jobs (
-    id TEXT PRIMARY KEY,
-    experiment_id TEXT,
-    total INTEGER NOT NULL,
-    judged INTEGER NOT NULL DEFAULT 0,
-    failed INTEGER NOT NULL DEFAULT 0,
-    status TEXT NOT NULL,
-    error TEXT NOT NULL DEFAULT '',
-    created_at REAL NOT NULL,
-    finished_at REAL
-);
-CREATE TABLE IF NOT EXISTS queued_redirects (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    run_id TEXT NOT NULL,
-    spec_json TEXT NOT NULL,
-    note TEXT NOT NULL DEFAULT '',
-    created_at REAL NOT NULL
-);
-"""
-# Columns added after version 1: a file made by an older Stepwise gets them on open.
-_ADDED_COLUMNS = {
-    "runs": (("owner", "TEXT"), ("lease_until", "REAL")),
-    "events": (("event_key", "TEXT"),),
-    # Who decides its runs' approvals (auto / human / design); NULL: older experiments,
-    # whose runs waited for a person.
-    "experiments": (("approvals", "TEXT"),),
-}
-# Needs the added columns, so it runs after they exist.
-_SCHEMA_AFTER_MIGRATION = """
-CREATE UNIQUE INDEX IF NOT EXISTS events_by_key ON events (run_id, event_key)
-    WHERE event_key IS NOT NULL;
-"""
 
 _RUN_COLUMNS = (
     "id, question, system, design_json, prompt_versions_json, settings_json, status, "
@@ -278,56 +137,47 @@ def _like(text: str) -> str:
 class Store:
     """The app's SQLite file. Thread-safe: every statement runs under one re-entrant lock."""
 
-    def __init__(self, path: Path):
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._lock = threading.RLock()
-        self._conn = sqlite3.connect(self.path, check_same_thread=False, timeout=30)
-        self._conn.row_factory = sqlite3.Row
-        with self._lock:
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute("PRAGMA busy_timeout=30000")
-            self._conn.execute("PRAGMA synchronous=NORMAL")  # WAL: durable enough, much faster
-            with self._conn:
-                self._conn.executescript(_SCHEMA)
-                self._migrate()
-                self._conn.executescript(_SCHEMA_AFTER_MIGRATION)
-                self._conn.execute("DELETE FROM schema_version")
-                self._conn.execute("INSERT INTO schema_version VALUES (?)", (SCHEMA_VERSION,))
-                self._conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
-
-    def _migrate(self) -> None:
-        """Bring a file written by an older version up to this one (adds columns only)."""
-        for table, columns in _ADDED_COLUMNS.items():
-            have = {r[1] for r in self._conn.execute(f"PRAGMA table_info({table})")}
-            for name, kind in columns:
-                if name not in have:
-                    self._conn.execute(f"ALTER TABLE {table} ADD COLUMN {name} {kind}")
+    def __init__(self, path: Path | None = None, *, database: Database | None = None):
+        """The store in the SQLite file ``path``, or in ``database`` (see ``open``);
+        migrated to ``SCHEMA_VERSION`` first."""
+        self._db = database if database is not None else open_database(path)
+        self.path: Path | None = getattr(self._db, "path", None)  # None on PostgreSQL
+        self._db.migrate(MIGRATIONS)
 
     @classmethod
     def open(cls, settings: Settings | None = None) -> Store:
-        """The store under ``STEPWISE_HOME`` (the folder is created if missing)."""
+        """The store of ``settings``: the PostgreSQL database of ``STEPWISE_DATABASE_URL``
+        when set, else the file under ``STEPWISE_HOME`` (the folder is created if missing).
+        ``DatabaseUnavailable`` says in one sentence why PostgreSQL cannot be used."""
         settings = settings or get_settings()
+        if settings.database_url is not None:
+            return cls(database=open_database(url=settings.database_url.get_secret_value()))
         home = Path(settings.home)
         home.mkdir(parents=True, exist_ok=True)
         return cls(home / FILE_NAME)
 
+    @property
+    def location(self) -> str:
+        """Where the store is, for people: the file, or the database URL without password."""
+        return self._db.location
+
+    @property
+    def dialect(self) -> str:
+        """``sqlite`` or ``postgresql``."""
+        return self._db.dialect
+
     def close(self) -> None:
-        with self._lock:
-            self._conn.close()
+        self._db.close()
 
     @property
     def schema_version(self) -> int:
-        with self._lock:
-            return self._conn.execute("SELECT MAX(version) FROM schema_version").fetchone()[0]
+        return self._query("SELECT MAX(version) FROM schema_version")[0][0]
 
-    def _query(self, sql: str, params: Iterable = ()) -> list[sqlite3.Row]:
-        with self._lock:
-            return self._conn.execute(sql, tuple(params)).fetchall()
+    def _query(self, sql: str, params: Iterable = ()) -> list:
+        return self._db.query(sql, params)
 
-    def _write(self, sql: str, params: Iterable = ()) -> sqlite3.Cursor:
-        with self._lock, self._conn:
-            return self._conn.execute(sql, tuple(params))
+    def _write(self, sql: str, params: Iterable = ()):
+        return self._db.execute(sql, params)
 
     # ------------------------------------------------------------------ designs
 
@@ -356,7 +206,7 @@ class Store:
     # ------------------------------------------------------------------ prompt versions
 
     @staticmethod
-    def _prompt_version(row: sqlite3.Row) -> PromptVersion:
+    def _prompt_version(row) -> PromptVersion:
         return PromptVersion(
             row["id"], row["prompt_name"], row["label"], row["text"], row["created_at"]
         )
@@ -366,18 +216,17 @@ class Store:
         become active and break a run."""
         if errors := template_errors(prompt_name, text):
             raise PromptError(" ".join(errors))
-        with self._lock, self._conn:
+        with self._db.transaction() as tx:
             if not label.strip():
-                count = self._conn.execute(
+                count = tx.execute(
                     "SELECT COUNT(*) FROM prompt_versions WHERE prompt_name = ?", (prompt_name,)
                 ).fetchone()[0]
                 label = f"v{count + 1}"
-            cursor = self._conn.execute(
+            version_id = tx.insert_id(
                 "INSERT INTO prompt_versions (prompt_name, label, text, created_at) "
                 "VALUES (?, ?, ?, ?)",
                 (prompt_name, label.strip(), text, time.time()),
             )
-            version_id = cursor.lastrowid
         return self.prompt_version(version_id)
 
     def prompt_versions(self, prompt_name: str) -> list[PromptVersion]:
@@ -424,7 +273,7 @@ class Store:
 
     # ------------------------------------------------------------------ runs
 
-    def _run_record(self, row: sqlite3.Row) -> RunRecord:
+    def _run_record(self, row) -> RunRecord:
         return RunRecord(
             id=row["id"],
             question=row["question"],
@@ -478,7 +327,7 @@ class Store:
                 parent_run,
                 parent_checkpoint,
                 owner,
-                time.time() + lease_s if owner else None,
+                self._db.clock() + lease_s if owner else None,
             ),
         )
         return self.run(run_id)
@@ -517,7 +366,7 @@ class Store:
             where.append("status = ?")
             params.append(status)
         if text and text.strip():
-            where.append("question LIKE ? ESCAPE '\\'")
+            where.append("LOWER(question) LIKE LOWER(?) ESCAPE '\\'")
             params.append(_like(text.strip()))
         sql = f"SELECT {_RUN_COLUMNS} FROM runs"
         if where:
@@ -526,16 +375,16 @@ class Store:
         return [self._run_record(r) for r in self._query(sql, [*params, int(limit)])]
 
     def delete_run(self, run_id: str) -> None:
-        with self._lock, self._conn:
-            self._conn.execute("DELETE FROM events WHERE run_id = ?", (run_id,))
-            self._conn.execute("DELETE FROM queued_redirects WHERE run_id = ?", (run_id,))
-            self._conn.execute("DELETE FROM decisions WHERE run_id = ?", (run_id,))
-            self._conn.execute("DELETE FROM runs WHERE id = ?", (run_id,))
+        with self._db.transaction() as tx:
+            tx.execute("DELETE FROM events WHERE run_id = ?", (run_id,))
+            tx.execute("DELETE FROM queued_redirects WHERE run_id = ?", (run_id,))
+            tx.execute("DELETE FROM decisions WHERE run_id = ?", (run_id,))
+            tx.execute("DELETE FROM runs WHERE id = ?", (run_id,))
 
     def mark_interrupted(self) -> int:
         """Runs a dead process left queued or running can never finish: say so. A run
         whose owner still renews its lease is live in another process and left alone."""
-        now = time.time()
+        now = self._db.clock()
         cursor = self._write(
             "UPDATE runs SET status = 'interrupted', reason = ?, finished_at = ?, "
             "owner = NULL, lease_until = NULL "
@@ -549,7 +398,7 @@ class Store:
     def claim_run(self, run_id: str, owner: str, lease_s: float) -> bool:
         """Hold a run for ``owner`` for ``lease_s`` seconds, in one statement so two
         processes never both win; False when another owner's lease has not run out."""
-        now = time.time()
+        now = self._db.clock()
         cursor = self._write(
             "UPDATE runs SET owner = ?, lease_until = ? "
             f"WHERE id = ? AND (owner = ? OR {_LEASE_FREE})",
@@ -565,7 +414,7 @@ class Store:
         cursor = self._write(
             "UPDATE runs SET lease_until = ? "
             f"WHERE owner = ? AND id IN ({', '.join('?' * len(run_ids))})",
-            (time.time() + lease_s, owner, *run_ids),
+            (self._db.clock() + lease_s, owner, *run_ids),
         )
         return cursor.rowcount
 
@@ -585,12 +434,18 @@ class Store:
         )
         return {r["owner"] for r in rows}
 
+    def lease_clock(self) -> float:
+        """Now, by the clock leases are kept in: the PostgreSQL server's, so processes on
+        machines whose clocks disagree never take over a run whose lease is still held."""
+        return self._db.clock()
+
     def end_leases(self, owner: str) -> None:
         """An owner known to be gone (its process no longer exists): its leases end now."""
         self._write("UPDATE runs SET lease_until = 0 WHERE owner = ?", (owner,))
 
     def run_lease(self, run_id: str) -> tuple[str | None, float | None]:
-        """(owner, lease_until) of a run; (None, None) when nobody holds it."""
+        """(owner, lease_until) of a run; (None, None) when nobody holds it. Leases are
+        in the database's clock (``lease_clock``): on SQLite this machine's."""
         rows = self._query("SELECT owner, lease_until FROM runs WHERE id = ?", (run_id,))
         return (rows[0]["owner"], rows[0]["lease_until"]) if rows else (None, None)
 
@@ -600,12 +455,11 @@ class Store:
         """Record a redirect (a follow-up message, an edited request) asked of a live run,
         before it is applied at the run's next stop: a crash in between does not lose it.
         ``spec`` is JSON data the run service rebuilds it from; returns its id."""
-        cursor = self._write(
+        return self._db.insert_id(
             "INSERT INTO queued_redirects (run_id, spec_json, note, created_at) "
             "VALUES (?, ?, ?, ?)",
             (run_id, json.dumps(spec, ensure_ascii=False), note, time.time()),
         )
-        return int(cursor.lastrowid)
 
     def queued_redirects(self, run_id: str) -> list[dict]:
         """The run's redirects not yet applied, oldest first: {id, spec, note, created_at}."""
@@ -643,19 +497,19 @@ class Store:
         logged = data
         if kind == "state" and isinstance(data, dict):
             logged = {k: v for k, v in data.items() if k != "chart_spec"}
-        with self._lock, self._conn:
-            latest = self._latest_seq(run_id)
+        with self._db.transaction() as tx:
+            latest = self._latest_seq(tx, run_id)
             if kind == "update" and str(record.get("node") or "").startswith("__"):
                 return latest
             if key is not None and (
-                known := self._conn.execute(
+                known := tx.execute(
                     "SELECT seq FROM events WHERE run_id = ? AND event_key = ?", (run_id, key)
                 ).fetchone()
             ):
                 return known[0]
             seq = int(record["seq"]) if int(record["seq"]) > latest else latest + 1
-            logged = self._shelve(logged)
-            self._conn.execute(
+            logged = self._shelve(tx, logged)
+            tx.execute(
                 "INSERT INTO events (run_id, seq, ts, kind, node, namespace, step, data_json, "
                 "event_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
@@ -672,7 +526,7 @@ class Store:
             )
             if kind == "state" and isinstance(data, dict):
                 counts = data.get("counts") or {}  # the system's own (System.counts)
-                self._conn.execute(
+                tx.execute(
                     "UPDATE runs SET snapshot_json = ?, step_count = ?, replan_count = ?, "
                     "final_answer = COALESCE(?, final_answer) WHERE id = ?",
                     (
@@ -686,13 +540,13 @@ class Store:
             elif kind == "end" and isinstance(data, dict):
                 status = data.get("status")
                 if status in SETTLED_STATUSES:
-                    self._conn.execute(
+                    tx.execute(
                         "UPDATE runs SET status = ?, reason = ? WHERE id = ?",
                         (status, str(data.get("reason") or ""), run_id),
                     )
                 else:
                     status = status if status in TERMINAL_STATUSES else "failed"
-                    self._conn.execute(
+                    tx.execute(
                         "UPDATE runs SET status = ?, reason = ?, finished_at = ? WHERE id = ?",
                         (
                             status,
@@ -715,10 +569,9 @@ class Store:
             return []
         return list((self._load(rows[0][0]) or {}).get("interrupts") or [])
 
-    def _latest_seq(self, run_id: str) -> int:
-        row = self._conn.execute(
-            "SELECT MAX(seq) FROM events WHERE run_id = ?", (run_id,)
-        ).fetchone()
+    @staticmethod
+    def _latest_seq(tx: Transaction, run_id: str) -> int:
+        row = tx.execute("SELECT MAX(seq) FROM events WHERE run_id = ?", (run_id,)).fetchone()
         return row[0] or 0
 
     def update_keys(self, run_id: str) -> set[str] | None:
@@ -732,10 +585,9 @@ class Store:
         return None if None in keys else keys
 
     def latest_seq(self, run_id: str) -> int:
-        with self._lock:
-            return self._latest_seq(run_id)
+        return self._query("SELECT MAX(seq) FROM events WHERE run_id = ?", (run_id,))[0][0] or 0
 
-    def _shelve(self, value: Any) -> Any:
+    def _shelve(self, tx: Transaction, value: Any) -> Any:
         """Long texts stored once: every state event repeats the run's messages and
         results, so a long text would be copied into each. Such a text goes into
         ``event_texts`` by its hash, and the event holds ``{"$text": hash}``. Called
@@ -744,14 +596,15 @@ class Store:
             if len(value) < SHELVED_TEXT:
                 return value
             sha = hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()
-            self._conn.execute(
-                "INSERT OR IGNORE INTO event_texts (sha, text) VALUES (?, ?)", (sha, value)
+            tx.execute(
+                "INSERT INTO event_texts (sha, text) VALUES (?, ?) ON CONFLICT (sha) DO NOTHING",
+                (sha, value),
             )
             return {"$text": sha}
         if isinstance(value, dict):
-            return {k: self._shelve(v) for k, v in value.items()}
+            return {k: self._shelve(tx, v) for k, v in value.items()}
         if isinstance(value, (list, tuple)):
-            return [self._shelve(v) for v in value]
+            return [self._shelve(tx, v) for v in value]
         return value
 
     def _load(self, data_json: str) -> Any:
@@ -776,7 +629,7 @@ class Store:
 
         return back(data)
 
-    def _event(self, row: sqlite3.Row) -> dict:
+    def _event(self, row) -> dict:
         return {
             "seq": row["seq"],
             "ts": row["ts"],
@@ -871,11 +724,11 @@ class Store:
         run = data["run"]
         run_id = str(run.get("id") or uuid.uuid4().hex)
         snapshot = data.get("snapshot")
-        with self._lock, self._conn:
-            if self._conn.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone():
+        with self._db.transaction() as tx:
+            if tx.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone():
                 run_id = uuid.uuid4().hex
             status = run.get("status") if run.get("status") in TERMINAL_STATUSES else "interrupted"
-            self._conn.execute(
+            tx.execute(
                 f"INSERT INTO runs ({_RUN_COLUMNS}, snapshot_json) VALUES "
                 "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
@@ -901,7 +754,7 @@ class Store:
                     _dumps(snapshot) if snapshot is not None else None,
                 ),
             )
-            self._conn.executemany(
+            tx.executemany(
                 "INSERT INTO events (run_id, seq, ts, kind, node, namespace, step, data_json) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 [
@@ -944,7 +797,7 @@ class Store:
     # ------------------------------------------------------------------ experiments
 
     @staticmethod
-    def _experiment(row: sqlite3.Row) -> ExperimentRecord:
+    def _experiment(row) -> ExperimentRecord:
         return ExperimentRecord(
             id=row["id"],
             name=row["name"],
@@ -1037,11 +890,9 @@ class Store:
 
     def delete_experiment(self, experiment_id: str) -> None:
         """Forget the experiment; its runs stay in History as ordinary runs."""
-        with self._lock, self._conn:
-            self._conn.execute(
-                "DELETE FROM experiment_runs WHERE experiment_id = ?", (experiment_id,)
-            )
-            self._conn.execute("DELETE FROM experiments WHERE id = ?", (experiment_id,))
+        with self._db.transaction() as tx:
+            tx.execute("DELETE FROM experiment_runs WHERE experiment_id = ?", (experiment_id,))
+            tx.execute("DELETE FROM experiments WHERE id = ?", (experiment_id,))
 
     def experiment_places(self, run_ids: Iterable[str]) -> dict[str, dict]:
         """Where each run sits in an experiment: {run_id: {experiment_id, experiment,
@@ -1075,8 +926,12 @@ class Store:
         """What answered a run's question, by whom (a person, or ``timeout`` when the
         design's default applied) and when: the Approvals page shows it in the card's place."""
         self._write(
-            "INSERT OR REPLACE INTO decisions (interrupt_id, run_id, decision, decided_by, "
-            "reason, decided_at, item_json) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO decisions (interrupt_id, run_id, decision, decided_by, "
+            "reason, decided_at, item_json) VALUES (?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (interrupt_id) DO UPDATE SET run_id = excluded.run_id, "
+            "decision = excluded.decision, decided_by = excluded.decided_by, "
+            "reason = excluded.reason, decided_at = excluded.decided_at, "
+            "item_json = excluded.item_json",
             (item["id"], run_id, decision, by, reason, time.time(), _dumps(item)),
         )
 

@@ -21,6 +21,7 @@ from graph.service.run_service import RunService
 from graph.service.runs import continue_run, event_record
 from graph.service.store import Store
 from graph.settings import Settings
+from tests.conftest import assert_backend
 from tests.support import ROOT
 from tests.unit.conftest import wait_for
 
@@ -80,9 +81,27 @@ def reference_path(tmp_path_factory) -> list[str]:
 def test_a_run_killed_at_any_point_resumes_with_a_log_matching_its_checkpoints(
     trigger, reference_path, tmp_path, monkeypatch
 ):
+    kill_and_resume(trigger, reference_path, tmp_path, monkeypatch, None)
+
+
+@pytest.mark.parametrize("trigger", ["call:5", "saved:planner", "stored:chart_generator"])
+def test_a_run_killed_on_postgresql_resumes_with_a_log_matching_its_checkpoints(
+    trigger, reference_path, tmp_path, monkeypatch, postgres_url
+):
+    """The same, with the store and the checkpoints in one PostgreSQL database."""
+    kill_and_resume(trigger, reference_path, tmp_path, monkeypatch, postgres_url)
+    assert_backend(tmp_path, postgres_url)
+
+
+def kill_and_resume(trigger, reference_path, tmp_path, monkeypatch, database_url) -> None:
+    """Kill a hosting process at ``trigger``, resume its run in a new service: the log
+    ends as the never-killed run's, with one end and every model call in it."""
     monkeypatch.setenv("STEPWISE_HOME", str(tmp_path))
     calls_file = tmp_path / "model_calls.txt"
     env = {**os.environ, "STEPWISE_HOME": str(tmp_path), "STEPWISE_RUN_LEASE": str(LEASE_S)}
+    env.pop("STEPWISE_DATABASE_URL", None)
+    if database_url:
+        env["STEPWISE_DATABASE_URL"] = database_url
     proc = subprocess.Popen(
         [sys.executable, str(HOST), QUESTION, trigger, str(calls_file)],
         env=env,
@@ -93,7 +112,9 @@ def test_a_run_killed_at_any_point_resumes_with_a_log_matching_its_checkpoints(
     assert run_id, "the host process did not start a run"
     assert proc.wait(timeout=90) == -signal.SIGKILL, proc.stdout.read()
 
-    settings = Settings(home=tmp_path, provider="scripted", run_lease_s=LEASE_S)
+    settings = Settings(
+        home=tmp_path, provider="scripted", run_lease_s=LEASE_S, database_url=database_url
+    )
     service = RunService(
         Store.open(settings),
         settings,

@@ -1,12 +1,17 @@
-"""One run, one process: two app processes on one STEPWISE_HOME never run it twice.
+"""One run, one process: two app processes on one STEPWISE_HOME, or on one PostgreSQL
+database, never run it twice.
 
 The process running a run holds a lease on it in the store and renews it while the run is
 live; another process marks the run interrupted, or resumes it, only once that lease has
-run out. Real SQLite files, real checkpointers, and for the kill a real second process.
+run out. Real SQLite files and a real PostgreSQL server (each test runs on both, through
+the ``database_url`` fixture), real checkpointers, and for the kill a real second process.
 """
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import threading
 import time
 
@@ -15,8 +20,10 @@ import pytest
 from graph.kernel.design import Design
 from graph.models.scripted import ScriptedChatModel
 from graph.service.run_service import RunService
-from graph.service.store import Store
+from graph.service.store import SCHEMA_VERSION, Store
 from graph.settings import Settings
+from tests.conftest import assert_backend
+from tests.support import ROOT
 from tests.unit.conftest import wait_for
 from tests.unit.test_restart import host, kill
 
@@ -48,8 +55,9 @@ def end_events(store: Store, run_id: str) -> list[dict]:
     return store.events(run_id, kinds=("end",))
 
 
-def test_a_lease_held_by_one_owner_is_refused_to_another_until_it_runs_out(tmp_path):
-    store = Store(tmp_path / "stepwise.sqlite")
+def test_a_lease_held_by_one_owner_is_refused_to_another_until_it_runs_out(tmp_path, database_url):
+    store = Store.open(Settings(home=tmp_path, database_url=database_url))
+    assert store.dialect == ("postgresql" if database_url else "sqlite")
     store.create_run("r", QUESTION, Design(), "m", owner="first", lease_s=0.5)
     store.set_run_status("r", "running")
     assert not store.claim_run("r", "second", 30)
@@ -89,18 +97,20 @@ def test_an_old_store_file_gains_the_lease_columns_on_open(tmp_path):
     old.commit()
     old.close()
     store = Store(path)
-    assert store.schema_version == 2
+    assert store.schema_version == SCHEMA_VERSION
     assert store.run_lease("old") == (None, None)
     assert store.mark_interrupted() == 1  # a run from before leases: nobody holds it
     store.close()
 
 
 @pytest.fixture
-def two_services(tmp_path):
-    """Two run services on one home, as two app processes would be: each its own store
-    connection, checkpointer and owner id; a short lease."""
+def two_services(tmp_path, database_url):
+    """Two run services on one home (or one PostgreSQL database), as two app processes
+    would be: each its own store connection, checkpointer and owner id; a short lease."""
     # Long enough that a renewal delayed by a busy machine does not let it run out.
-    settings = Settings(home=tmp_path, provider="scripted", run_lease_s=2.0)
+    settings = Settings(
+        home=tmp_path, provider="scripted", run_lease_s=2.0, database_url=database_url
+    )
     made: list[RunService] = []
 
     def make() -> RunService:
@@ -117,6 +127,7 @@ def two_services(tmp_path):
     yield make
     for service in made:
         service.shutdown()
+    assert_backend(tmp_path, database_url)
 
 
 def test_a_second_service_leaves_a_live_run_alone_and_refuses_to_resume_it(two_services):
@@ -175,11 +186,15 @@ def test_only_one_of_two_services_resuming_an_interrupted_run_at_once_wins(two_s
 
 
 def test_a_killed_app_process_s_run_is_taken_over_only_after_its_lease_and_ends_once(
-    tmp_path, monkeypatch
+    tmp_path, monkeypatch, database_url
 ):
     monkeypatch.setenv("STEPWISE_HOME", str(tmp_path))
+    if database_url:  # the host process shares the database through its environment
+        monkeypatch.setenv("STEPWISE_DATABASE_URL", database_url)
     proc, run_id = host(tmp_path, QUESTION, delay=0.6, lease=2.0)
-    settings = Settings(home=tmp_path, provider="scripted", run_lease_s=2.0)
+    settings = Settings(
+        home=tmp_path, provider="scripted", run_lease_s=2.0, database_url=database_url
+    )
     watch = Store.open(settings)
     wait_for(lambda: len(watch.nodes_run(run_id)) >= 2, what="the hosted run to be mid-way")
     second = RunService(Store.open(settings), settings, timeout_tick_s=0)
@@ -200,6 +215,7 @@ def test_a_killed_app_process_s_run_is_taken_over_only_after_its_lease_and_ends_
         assert finished.status == "done", finished.reason
         assert len(end_events(watch, run_id)) == 1
         assert watch.nodes_run(run_id).count("synthesizer") == 1
+        assert_backend(tmp_path, database_url)
     finally:
         if proc.poll() is None:
             kill(proc)
@@ -208,22 +224,102 @@ def test_a_killed_app_process_s_run_is_taken_over_only_after_its_lease_and_ends_
 
 
 def test_a_restarted_app_takes_over_at_once_the_runs_of_the_dead_process_it_replaces(
-    tmp_path, monkeypatch
+    tmp_path, monkeypatch, database_url
 ):
     """Same machine, the owner's process gone: no need to wait out its (default) lease."""
     monkeypatch.setenv("STEPWISE_HOME", str(tmp_path))
+    if database_url:
+        monkeypatch.setenv("STEPWISE_DATABASE_URL", database_url)
     proc, run_id = host(tmp_path, QUESTION, delay=0.3, lease=30.0)
-    watch = Store.open(Settings(home=tmp_path))
+    watch = Store.open(Settings(home=tmp_path, database_url=database_url))
     wait_for(lambda: watch.nodes_run(run_id), what="the hosted run to get going")
     assert watch.run_lease(run_id)[1] > time.time() + 20  # a long lease, still held
     kill(proc)
-    settings = Settings(home=tmp_path, provider="scripted")
+    settings = Settings(home=tmp_path, provider="scripted", database_url=database_url)
     service = RunService(Store.open(settings), settings, timeout_tick_s=0)
     try:
         assert service.interrupted_at_start == 1
         assert watch.run(run_id).status == "interrupted"
         service.resume(run_id)
         assert service.wait(run_id, timeout=120).status == "done"
+        assert_backend(tmp_path, database_url)
     finally:
         service.shutdown()
         watch.close()
+
+
+RESUME_HOST = ROOT / "tests" / "support_procs" / "resume_host.py"
+
+
+def test_two_app_processes_resuming_one_run_at_the_same_moment_run_it_once(tmp_path, database_url):
+    """Two real processes sharing the home (or the PostgreSQL database) both try to resume
+    the same stopped run at one instant: one runs it, the other makes no model call."""
+    settings = Settings(
+        home=tmp_path, provider="scripted", run_lease_s=2.0, database_url=database_url
+    )
+    first = RunService(
+        Store.open(settings), settings, timeout_tick_s=0, model_factory=lambda r: CountedSlowModel()
+    )
+    MODEL_CALLS.clear()
+    run_id = first.start(QUESTION, Design(max_replans=2, recursion_limit=60))
+    wait_for(lambda: first.store.nodes_run(run_id), what="the run to get going")
+    first.cancel(run_id)
+    assert first.wait(run_id, timeout=30).status == "cancelled"
+    first.shutdown()
+    calls_before = len(MODEL_CALLS)
+    env = {
+        **os.environ,
+        "STEPWISE_HOME": str(tmp_path),
+        "STEPWISE_PROVIDER": "scripted",
+        "STEPWISE_RUN_LEASE": "2.0",
+    }
+    env.pop("STEPWISE_DATABASE_URL", None)
+    if database_url:
+        env["STEPWISE_DATABASE_URL"] = database_url
+    start_at = time.time() + 8  # both processes imported and waiting by then
+    procs = [
+        subprocess.Popen(
+            [sys.executable, str(RESUME_HOST), run_id, str(start_at)],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
+    outputs = [proc.communicate(timeout=180) for proc in procs]
+    lines = [out.splitlines() for out, _ in outputs]
+    assert all(proc.returncode == 0 for proc in procs), [err for _, err in outputs]
+    winners = [i for i, out in enumerate(lines) if "resumed" in out]
+    assert len(winners) == 1, lines
+    winner, loser = lines[winners[0]], lines[1 - winners[0]]
+    assert "ended: done" in winner
+    assert any("in progress in another app process" in line for line in loser), loser
+    assert "call" not in loser  # the loser never ran a step
+    watch = Store.open(settings)
+    try:
+        ends = [e["data"]["status"] for e in end_events(watch, run_id)]
+        assert ends == ["cancelled", "done"]
+        assert watch.nodes_run(run_id).count("synthesizer") == 1
+        assert llm_calls(watch, run_id) == calls_before + winner.count("call")
+    finally:
+        watch.close()
+    assert_backend(tmp_path, database_url)
+
+
+def test_on_postgresql_a_machine_whose_clock_runs_ahead_cannot_take_over_a_held_run(
+    tmp_path, postgres_url, monkeypatch
+):
+    """Leases are kept in the server's clock: an app process on a machine an hour ahead
+    still sees another's fresh lease as held."""
+    settings = Settings(home=tmp_path, database_url=postgres_url)
+    here, ahead = Store.open(settings), Store.open(settings)
+    here.create_run("r", QUESTION, Design(), "m", owner="here", lease_s=30)
+    here.set_run_status("r", "running")
+    real_time = time.time
+    monkeypatch.setattr(time, "time", lambda: real_time() + 3600)
+    assert not ahead.claim_run("r", "ahead", 30)
+    assert ahead.mark_interrupted() == 0 and ahead.run("r").status == "running"
+    assert abs(ahead.lease_clock() - real_time()) < 5  # the server's time, not this one's
+    monkeypatch.undo()
+    here.close(), ahead.close()

@@ -1,4 +1,5 @@
-"""Tests for the SQLite store (graph/store.py), on real files in tmp_path."""
+"""Tests for the store (graph/service/store.py), each on a real SQLite file in tmp_path and
+on a real PostgreSQL database (the ``database_url`` fixture)."""
 
 from __future__ import annotations
 
@@ -16,8 +17,14 @@ PLANNER = "plan_execute/planner"
 
 
 @pytest.fixture
-def store(tmp_path) -> Store:
-    s = Store(tmp_path / "stepwise.sqlite")
+def store_settings(tmp_path, database_url) -> Settings:
+    return Settings(home=tmp_path, provider="scripted", database_url=database_url)
+
+
+@pytest.fixture
+def store(store_settings) -> Store:
+    s = Store.open(store_settings)
+    assert s.dialect == ("postgresql" if store_settings.database_url else "sqlite")
     yield s
     s.close()
 
@@ -74,16 +81,16 @@ def update_record(seq: int, node: str, messages: list[dict], namespace: str = ""
     }
 
 
-def test_design_round_trips_and_survives_a_new_store_on_the_same_file(tmp_path):
-    path = tmp_path / "stepwise.sqlite"
+def test_design_round_trips_and_survives_a_new_store_on_the_same_database(store_settings):
     saved = design(enabled_agents=["data_researcher", "synthesizer"], prompts={})
-    first = Store(path)
+    first = Store.open(store_settings)
+    assert first.dialect == ("postgresql" if store_settings.database_url else "sqlite")
     assert first.load_design() is None
     first.save_design(saved)
     first.save_design(design(), name="other")
     assert first.load_design() == saved
     first.close()
-    second = Store(path)
+    second = Store.open(store_settings)
     assert second.load_design() == saved
     assert second.load_design("other") == design()
     assert second.schema_version == SCHEMA_VERSION
@@ -304,9 +311,9 @@ def test_duration_is_measured_from_start_to_finish(store):
     assert store.run("a").duration_s == pytest.approx(12.5)
 
 
-def test_an_export_contains_no_api_key_and_imports_under_a_new_id(store, monkeypatch):
+def test_an_export_contains_no_api_key_and_imports_under_a_new_id(store, tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-SECRET")
-    settings = Settings(home=store.path.parent)
+    settings = Settings(home=tmp_path)
     assert settings.openai_api_key.get_secret_value() == "sk-test-SECRET"
     store.create_run("r1", "question?", design(), settings.model_label, settings=settings)
     store.append_event("r1", update_record(1, "planner", [message("p1", 1, "planner")]))
@@ -326,7 +333,7 @@ def test_an_export_contains_no_api_key_and_imports_under_a_new_id(store, monkeyp
     assert store.events(new_id) == store.events("r1")
     assert store.snapshot(new_id) == store.snapshot("r1")
 
-    other = Store(store.path.parent / "other.sqlite")
+    other = Store(tmp_path / "other.sqlite")  # from either database into a file
     assert other.import_run(exported) == "r1"  # a free id is kept
     other.close()
 
@@ -363,11 +370,10 @@ def test_four_threads_appending_200_events_each_to_different_runs_all_stored(sto
         assert len(store.messages(run_id)) == 180
 
 
-def test_a_long_text_repeated_in_every_state_event_is_stored_once(tmp_path):
+def test_a_long_text_repeated_in_every_state_event_is_stored_once(store, tmp_path):
     """#14 item 6: each state event repeats the run's results; a long one is kept once."""
     from graph.service.store import SHELVED_TEXT
 
-    store = Store(tmp_path / "s.sqlite")
     run_id = "r1"
     store.create_run(run_id, "q", design(), "offline scripted model")
     long_text = "finding " * 40_000  # 320 KB
@@ -388,7 +394,45 @@ def test_a_long_text_repeated_in_every_state_event_is_stored_once(tmp_path):
     assert len(states) == 20 and all(e["data"]["step_results"]["1"] == long_text for e in states)
     assert store.messages(run_id)[0]["content"] == long_text
     assert store.snapshot(run_id)["step_results"]["1"] == long_text
-    store.close()
-    size = sum(p.stat().st_size for p in tmp_path.iterdir())
-    assert size < 5 * len(long_text), size  # the text, the snapshot: not 21 copies (6.7 MB)
+    stored = sum(
+        store._query(sql)[0][0] or 0
+        for sql in (
+            "SELECT SUM(LENGTH(data_json)) FROM events",
+            "SELECT SUM(LENGTH(text)) FROM event_texts",
+            "SELECT SUM(LENGTH(snapshot_json)) FROM runs",
+        )
+    )
+    assert stored < 5 * len(long_text), stored  # the text, the snapshot: not 21 copies
+    if store.path is not None:
+        store.close()
+        size = sum(p.stat().st_size for p in tmp_path.iterdir())
+        assert size < 5 * len(long_text), size  # (6.7 MB before)
     assert len("short") < SHELVED_TEXT
+
+
+def test_a_nul_character_in_a_question_or_an_answer_does_not_fail_the_write(store):
+    """PostgreSQL text cannot hold NUL; a model's stray one must not fail the run."""
+    store.create_run("r", "before\x00after", design(), "m")
+    store.append_event("r", state_record(1, 1, {}, final="answer\x00end"))
+    record = store.run("r")
+    expected = "\x00" if store.dialect == "sqlite" else "\ufffd"
+    assert record.question == f"before{expected}after"
+    assert record.final_answer == f"answer{expected}end"
+    assert store.snapshot("r")["final_answer"] == "answer\x00end"  # JSON keeps it escaped
+
+
+def test_a_lost_postgresql_connection_is_opened_again_for_the_next_read_and_write(
+    tmp_path, postgres, postgres_url
+):
+    """A server restart or a proxy cutting an idle connection: the store goes on."""
+    import psycopg
+
+    store = Store.open(Settings(home=tmp_path, database_url=postgres_url))
+    store.create_run("r", "q", design(), "m")
+    pid = store._query("SELECT pg_backend_pid()")[0][0]
+    with psycopg.connect(postgres.admin_url, autocommit=True) as admin:
+        admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+    assert store.run("r").question == "q"
+    store.set_run_status("r", "running")
+    assert store.run("r").status == "running"
+    store.close()

@@ -1,0 +1,98 @@
+"""LangGraph's PostgreSQL checkpointer (``langgraph-checkpoint-postgres``), with the same
+serializer as on a file: LangGraph's allowlist plus long texts stored once
+(``BlobSerializer``), here in a ``stepwise_texts`` table of the same database.
+
+A module of its own beside ``checkpoints.py``: the SQLite saver there is the embedded
+default; this one is used when ``STEPWISE_DATABASE_URL`` points at PostgreSQL, shared by
+several app processes. Both expose ``.conn.close()`` (a pool here), which the run service
+calls at shutdown.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from typing import Iterable
+
+from graph.kernel.checkpoints import BlobSerializer
+
+# pg_advisory_lock key of the checkpoint tables' setup ("stepckpt" in ASCII): two
+# processes starting at once would otherwise both create them.
+SETUP_LOCK = 0x737465706370
+
+
+class PostgresTextStore:
+    """Long texts by their SHA-256 in ``stepwise_texts``, the ``TextStore`` of a
+    PostgreSQL checkpointer; connections come from the saver's pool (the saver holds one
+    while it serializes, so the pool has room for a second)."""
+
+    def __init__(self, pool):
+        self.pool = pool
+        self.lock = threading.Lock()
+        self.cache: OrderedDict[str, str] = OrderedDict()
+
+    def put(self, texts: dict[str, str]) -> None:
+        """Store ``texts`` ({hash: text}), committed before any checkpoint refers to them."""
+        with self.pool.connection() as conn:
+            conn.cursor().executemany(
+                "INSERT INTO stepwise_texts (hash, text) VALUES (%s, %s) "
+                "ON CONFLICT (hash) DO NOTHING",
+                list(texts.items()),
+            )
+
+    def get(self, key: str) -> str:
+        with self.lock:
+            if key in self.cache:
+                self.cache.move_to_end(key)
+                return self.cache[key]
+        with self.pool.connection() as conn:
+            row = conn.execute("SELECT text FROM stepwise_texts WHERE hash = %s", (key,)).fetchone()
+        if row is None:
+            raise ValueError(
+                f"A checkpoint refers to a stored text ({key[:12]}…) that is not in the "
+                "database's stepwise_texts table: it was changed outside Stepwise."
+            )
+        text = row["text"] if isinstance(row, dict) else row[0]
+        with self.lock:
+            self.cache[key] = text
+            if len(self.cache) > 256:
+                self.cache.popitem(last=False)
+        return text
+
+
+def open_postgres_checkpointer(url: str, types: Iterable[tuple[str, str]] = ()):
+    """A ``PostgresSaver`` on ``url`` (its tables created or migrated once, under a lock),
+    long texts stored once. A database that cannot be reached raises psycopg's own
+    error (the caller words it for people)."""
+    import psycopg
+    from langgraph.checkpoint.postgres import PostgresSaver
+    from psycopg.rows import dict_row
+    from psycopg_pool import ConnectionPool
+
+    psycopg.connect(url, connect_timeout=10).close()  # the server's reason, not a pool timeout
+    pool = ConnectionPool(
+        url,
+        min_size=1,
+        max_size=4,
+        # What PostgresSaver needs of a connection (its documented setup).
+        kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
+        open=False,
+    )
+    pool.open(wait=True, timeout=10)
+    try:
+        serde = BlobSerializer(PostgresTextStore(pool), allowed_msgpack_modules=tuple(types))
+        saver = PostgresSaver(pool, serde=serde)
+        with pool.connection() as conn:
+            conn.execute("SELECT pg_advisory_lock(%s)", (SETUP_LOCK,))
+            try:
+                saver.setup()
+                conn.execute(
+                    "CREATE TABLE IF NOT EXISTS stepwise_texts "
+                    "(hash TEXT PRIMARY KEY, text TEXT NOT NULL)"
+                )
+            finally:
+                conn.execute("SELECT pg_advisory_unlock(%s)", (SETUP_LOCK,))
+    except BaseException:
+        pool.close()
+        raise
+    return saver

@@ -1,0 +1,182 @@
+"""The store's schema as numbered migrations, run on start (``Database.migrate``).
+
+Each migration is applied once, in order, and ``schema_version`` records the last one; a
+new one is appended with the next number and never edits an earlier one. Every step is
+also safe on a database that already has part of it, because files made before the steps
+were numbered (version 1 and 2) gained tables and columns on open without a new number.
+
+DDL is written as SQLite spells it; ``graph.service.database`` turns it into PostgreSQL
+(``{rowid}``: the insertion order some reads sort by, implicit on SQLite).
+"""
+
+from __future__ import annotations
+
+from graph.service.database import Migration, Transaction
+
+_VERSION_1 = """
+CREATE TABLE IF NOT EXISTS designs (
+    name TEXT PRIMARY KEY,
+    design_json TEXT NOT NULL,
+    updated_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS prompt_versions (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    prompt_name TEXT NOT NULL,
+    label TEXT NOT NULL,
+    text TEXT NOT NULL,
+    created_at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS prompt_versions_by_name ON prompt_versions (prompt_name, id);
+CREATE TABLE IF NOT EXISTS active_prompts (
+    prompt_name TEXT PRIMARY KEY,
+    version_id INTEGER NOT NULL REFERENCES prompt_versions (id)
+);
+CREATE TABLE IF NOT EXISTS runs (
+    {rowid}
+    id TEXT PRIMARY KEY,
+    question TEXT NOT NULL,
+    system TEXT NOT NULL,
+    design_json TEXT NOT NULL,
+    prompt_versions_json TEXT NOT NULL DEFAULT '{}',
+    settings_json TEXT NOT NULL DEFAULT '{}',
+    status TEXT NOT NULL,
+    reason TEXT NOT NULL DEFAULT '',
+    model_label TEXT NOT NULL DEFAULT '',
+    created_at REAL NOT NULL,
+    started_at REAL,
+    finished_at REAL,
+    final_answer TEXT,
+    step_count INTEGER NOT NULL DEFAULT 0,
+    replan_count INTEGER NOT NULL DEFAULT 0,
+    parent_run TEXT,
+    parent_checkpoint TEXT,
+    snapshot_json TEXT
+);
+CREATE INDEX IF NOT EXISTS runs_by_created ON runs (created_at);
+CREATE INDEX IF NOT EXISTS runs_by_status ON runs (status);
+CREATE TABLE IF NOT EXISTS events (
+    run_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    ts REAL NOT NULL,
+    kind TEXT NOT NULL,
+    node TEXT NOT NULL DEFAULT '',
+    namespace TEXT NOT NULL DEFAULT '',
+    step INTEGER,
+    data_json TEXT NOT NULL,
+    PRIMARY KEY (run_id, seq)
+);
+CREATE TABLE IF NOT EXISTS event_texts (
+    sha TEXT PRIMARY KEY,
+    text TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS eval_sets (
+    name TEXT PRIMARY KEY,
+    eval_set_json TEXT NOT NULL,
+    updated_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS experiments (
+    {rowid}
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    eval_set_json TEXT NOT NULL,
+    variants_json TEXT NOT NULL,
+    repeats INTEGER NOT NULL,
+    max_workers INTEGER NOT NULL,
+    design_json TEXT NOT NULL,
+    settings_json TEXT NOT NULL,
+    status TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    finished_at REAL,
+    rerun_of TEXT
+);
+CREATE TABLE IF NOT EXISTS experiment_runs (
+    {rowid}
+    experiment_id TEXT NOT NULL,
+    run_id TEXT NOT NULL,
+    variant TEXT NOT NULL,
+    question_index INTEGER NOT NULL,
+    repeat INTEGER NOT NULL,
+    PRIMARY KEY (experiment_id, variant, question_index, repeat)
+);
+CREATE TABLE IF NOT EXISTS model_modes (
+    server TEXT NOT NULL,
+    model TEXT NOT NULL,
+    modes_json TEXT NOT NULL,
+    updated_at REAL NOT NULL,
+    PRIMARY KEY (server, model)
+);
+CREATE TABLE IF NOT EXISTS judgements (
+    run_id TEXT PRIMARY KEY,
+    model_label TEXT NOT NULL,
+    scores_json TEXT NOT NULL,
+    judged_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS decisions (
+    interrupt_id TEXT PRIMARY KEY,
+    run_id TEXT NOT NULL,
+    decision TEXT NOT NULL,
+    decided_by TEXT NOT NULL,
+    reason TEXT NOT NULL DEFAULT '',
+    decided_at REAL NOT NULL,
+    item_json TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS decisions_by_time ON decisions (decided_at);
+CREATE TABLE IF NOT EXISTS judge_jobs (
+    id TEXT PRIMARY KEY,
+    experiment_id TEXT,
+    total INTEGER NOT NULL,
+    judged INTEGER NOT NULL DEFAULT 0,
+    failed INTEGER NOT NULL DEFAULT 0,
+    status TEXT NOT NULL,
+    error TEXT NOT NULL DEFAULT '',
+    created_at REAL NOT NULL,
+    finished_at REAL
+)
+"""
+
+_QUEUED_REDIRECTS = """
+CREATE TABLE IF NOT EXISTS queued_redirects (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    run_id TEXT NOT NULL,
+    spec_json TEXT NOT NULL,
+    note TEXT NOT NULL DEFAULT '',
+    created_at REAL NOT NULL
+)
+"""
+
+_EVENTS_BY_KEY = """
+CREATE UNIQUE INDEX IF NOT EXISTS events_by_key ON events (run_id, event_key)
+    WHERE event_key IS NOT NULL
+"""
+
+
+def _tables(tx: Transaction) -> None:
+    """Version 1: designs, prompt versions, runs and their events, eval sets, experiments,
+    model modes, judgements, decisions and judge jobs."""
+    tx.script(_VERSION_1)
+
+
+def _leases(tx: Transaction) -> None:
+    """Version 2: run leases (owner, lease_until), event keys, queued redirects."""
+    tx.add_column("runs", "owner", "TEXT")
+    tx.add_column("runs", "lease_until", "REAL")
+    tx.add_column("events", "event_key", "TEXT")
+    tx.script(_QUEUED_REDIRECTS)
+    tx.script(_EVENTS_BY_KEY)
+
+
+def _catch_up(tx: Transaction) -> None:
+    """Version 3: what version-2 files gained on open without a number (who decides an
+    experiment's approvals; any table an older file lacks), so every file at 3 has it all."""
+    _tables(tx)
+    _leases(tx)
+    # auto / human / design; NULL: older experiments, whose runs waited for a person.
+    tx.add_column("experiments", "approvals", "TEXT")
+
+
+MIGRATIONS = [
+    Migration(1, "designs, prompts, runs, events, experiments and the rest", _tables),
+    Migration(2, "run leases, event keys, queued redirects", _leases),
+    Migration(3, "catch-up of what version 2 added unnumbered", _catch_up),
+]
+SCHEMA_VERSION = MIGRATIONS[-1].version
