@@ -178,7 +178,7 @@ class HierarchicalTeams(System):
             lead_model=lead,
             worker_model=worker,
             prompts=texts,
-            ledger=side_effect_ledger(settings.home),
+            ledger=side_effect_ledger(settings),
             enabled=enabled,
             teams=teams,
             nodes=frozenset({LEAD, *teams}),

@@ -1,5 +1,7 @@
-"""The side-effect ledger: each side effect's key and state, in SQLite so they survive a
-crash, a replay and a fork.
+"""The side-effect ledger: each side effect's key and state, in a database so they survive
+a crash, a replay and a fork: SQLite under ``STEPWISE_HOME``, or the shared PostgreSQL
+database when ``STEPWISE_DATABASE_URL`` is set, so a run taken over by an app process on
+another machine still finds the effects its first owner carried out.
 
 A run can be resumed after a crash, which re-executes the node that was in progress; a
 fork or a replay runs nodes again. Each side effect is keyed (run, step or message,
@@ -19,11 +21,13 @@ import time
 from functools import lru_cache
 from pathlib import Path
 
+from graph.settings import Settings
 from graph.tools.effects import FINISHED, Effect
 
 
 class SideEffectLedger:
-    """Side effects by key: intended, under way, or carried out (with their results)."""
+    """Side effects by key: intended, under way, or carried out (with their results).
+    One SQL text per operation, written with ``?`` placeholders; ``_sql`` adapts it."""
 
     def __init__(self, path: Path):
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -36,6 +40,9 @@ class SideEffectLedger:
         )
         self._migrate()
         self.conn.commit()
+
+    def _sql(self, sql: str) -> str:
+        return sql
 
     def _migrate(self) -> None:
         """Ledgers written before intents were recorded hold finished effects only: their
@@ -51,7 +58,8 @@ class SideEffectLedger:
     def entry(self, key: str) -> Effect | None:
         with self._lock:
             row = self.conn.execute(
-                "SELECT key, state, detail, result FROM side_effects WHERE key = ?", (key,)
+                self._sql("SELECT key, state, detail, result FROM side_effects WHERE key = ?"),
+                (key,),
             ).fetchone()
         return Effect(*row) if row else None
 
@@ -65,8 +73,10 @@ class SideEffectLedger:
         between intent and result, or another thread) is returned unchanged."""
         with self._lock:
             self.conn.execute(
-                "INSERT OR IGNORE INTO side_effects (key, result, at, state, detail) "
-                "VALUES (?, '', ?, ?, ?)",
+                self._sql(
+                    "INSERT INTO side_effects (key, result, at, state, detail) "
+                    "VALUES (?, '', ?, ?, ?) ON CONFLICT (key) DO NOTHING"
+                ),
                 (key, time.time(), state, detail),
             )
             self.conn.commit()
@@ -76,9 +86,11 @@ class SideEffectLedger:
         """Record the effect carried out, with its result."""
         with self._lock:
             self.conn.execute(
-                "INSERT INTO side_effects (key, result, at, state, detail) "
-                "VALUES (?, ?, ?, ?, '') ON CONFLICT(key) DO UPDATE SET "
-                "result = excluded.result, at = excluded.at, state = excluded.state",
+                self._sql(
+                    "INSERT INTO side_effects (key, result, at, state, detail) "
+                    "VALUES (?, ?, ?, ?, '') ON CONFLICT(key) DO UPDATE SET "
+                    "result = excluded.result, at = excluded.at, state = excluded.state"
+                ),
                 (key, result, time.time(), state),
             )
             self.conn.commit()
@@ -86,17 +98,19 @@ class SideEffectLedger:
     def forget(self, key: str) -> None:
         """Drop an intent whose effect is known not to have happened (it may be tried again)."""
         with self._lock:
-            self.conn.execute("DELETE FROM side_effects WHERE key = ?", (key,))
+            self.conn.execute(self._sql("DELETE FROM side_effects WHERE key = ?"), (key,))
             self.conn.commit()
 
     def record(self, key: str, result: str) -> None:
         """Record a finished effect, unless the key is already finished."""
         with self._lock:
             self.conn.execute(
-                "INSERT INTO side_effects (key, result, at, state, detail) "
-                "VALUES (?, ?, ?, 'done', '') ON CONFLICT(key) DO UPDATE SET "
-                "result = excluded.result, at = excluded.at, state = 'done' "
-                "WHERE side_effects.state NOT IN ('done', 'sent')",
+                self._sql(
+                    "INSERT INTO side_effects (key, result, at, state, detail) "
+                    "VALUES (?, ?, ?, 'done', '') ON CONFLICT(key) DO UPDATE SET "
+                    "result = excluded.result, at = excluded.at, state = 'done' "
+                    "WHERE side_effects.state NOT IN ('done', 'sent')"
+                ),
                 (key, result, time.time()),
             )
             self.conn.commit()
@@ -108,10 +122,37 @@ class SideEffectLedger:
             sql += " AND state IN ('done', 'sent')"
         pattern = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
         with self._lock:
-            return self.conn.execute(sql, (pattern,)).fetchone()[0]
+            return self.conn.execute(self._sql(sql), (pattern,)).fetchone()[0]
+
+
+class PostgresSideEffectLedger(SideEffectLedger):
+    """The same ledger in a PostgreSQL database (one autocommit connection behind the
+    lock, as on SQLite; the table created if missing)."""
+
+    def __init__(self, url: str):
+        import psycopg
+
+        self._lock = threading.Lock()
+        self.conn = psycopg.connect(url, autocommit=True, connect_timeout=10)
+        self.conn.execute(
+            "CREATE TABLE IF NOT EXISTS side_effects (key TEXT PRIMARY KEY, "
+            "result TEXT NOT NULL, at DOUBLE PRECISION NOT NULL, "
+            "state TEXT NOT NULL DEFAULT 'done', detail TEXT NOT NULL DEFAULT '')"
+        )
+
+    def _sql(self, sql: str) -> str:
+        return sql.replace("%", "%%").replace("?", "%s")
 
 
 @lru_cache(maxsize=8)
-def side_effect_ledger(home: Path) -> SideEffectLedger:
-    """The ledger of a ``STEPWISE_HOME``, one per process."""
+def _ledger(home: Path, database_url: str | None) -> SideEffectLedger:
+    if database_url:
+        return PostgresSideEffectLedger(database_url)
     return SideEffectLedger(Path(home) / "side_effects.sqlite")
+
+
+def side_effect_ledger(settings: Settings) -> SideEffectLedger:
+    """The ledger of these settings, one per process: in the shared database when
+    ``STEPWISE_DATABASE_URL`` is set, else in ``STEPWISE_HOME``."""
+    url = settings.database_url.get_secret_value() if settings.database_url else None
+    return _ledger(Path(settings.home), url)

@@ -198,7 +198,7 @@ class PlanExecute(System):
             nodes=nodes,
             approvals={a: design.approval_policy(a) for a in enabled},
             escalate_at_cap=design.escalate_at_cap,
-            ledger=side_effect_ledger(settings.home),
+            ledger=side_effect_ledger(settings),
         )
         builder = StateGraph(State)
         builder.add_node(

@@ -48,7 +48,7 @@ def make_deps(
         worker_model=worker,
         prompts=prompts,
         knowledge=default_knowledge_base(),
-        ledger=side_effect_ledger(settings.home),
+        ledger=side_effect_ledger(settings),
         drafts_dir=settings.home / "drafts",
         enabled=enabled,
         nodes=frozenset({"supervisor", "human", *enabled}),
