@@ -326,3 +326,41 @@ def test_a_step_mode_server_run_pauses_before_each_node_and_resumes_one_at_a_tim
     assert runs.wait(run_id, timeout=60).status == "done"
     with pytest.raises(ValueError, match="cannot be resumed"):
         runs.resume(run_id)
+
+
+def test_on_a_shared_postgresql_store_an_approval_from_another_app_process_resumes_once(
+    server, tmp_path, postgres_url
+):
+    """Two app processes (two homes: two machines) share one PostgreSQL store and one
+    server: a run started by the first waits; the second sees the approval, answers it,
+    and the server run resumes once to the end, which both see."""
+    services = []
+    for machine in ("a", "b"):
+        settings = Settings(
+            home=tmp_path / machine,
+            provider="scripted",
+            server_url=server.url,
+            database_url=postgres_url,
+        )
+        services.append(ServerRunService(Store.open(settings), settings, timeout_tick_s=0))
+    first, second = services
+    try:
+        run_id = first.start(ASK_EACH_STEP, Design())
+        assert first.wait(run_id, timeout=60).status == "waiting"
+        decided = 0
+        record = second.store.run(run_id)
+        while record.status == "waiting":
+            for item in second.pending_approvals():
+                second.decide(run_id, item["id"], "approve")
+                decided += 1
+            record = _wait(second.store, run_id, ("done", "failed", "waiting"))
+        assert record.status == "done", record.reason
+        assert decided >= 1
+        assert first.store.run(run_id).status == "done"
+        assert len(second.store.decisions_since(0)) == decided
+        # each decision resumed the thread once: the first run plus one per decision
+        assert len(second.server_runs(run_id)) == 1 + decided
+        assert not (tmp_path / "a" / "stepwise.sqlite").exists()
+    finally:
+        for service in services:
+            service.shutdown()
