@@ -88,6 +88,13 @@ class Settings(BaseSettings):
     # take the run over only after that, so one run never runs twice.
     run_lease_s: float = Field(30.0, alias="STEPWISE_RUN_LEASE", gt=0, le=3600)
 
+    # Worker processes the runs' streams go to; 0: worker threads of the app process.
+    # Processes pay off only for CPU-bound runs (the offline scripted model) on several
+    # cores: each costs ~1-2 s to start and ~150 MB, and runs waiting on a model server
+    # already overlap on threads. So 0 by default; e.g. 2 on 2 cores for offline
+    # experiments (bench/parallel_runs.py prints both).
+    run_processes: int = Field(0, alias="STEPWISE_RUN_PROCESSES", ge=0, le=64)
+
     # Experiments: how many of an experiment's runs go at once (their own pool, so an
     # experiment never queues the runs people start by hand).
     experiment_workers: int = Field(4, alias="STEPWISE_EXPERIMENT_WORKERS", ge=1, le=64)

@@ -34,7 +34,9 @@ from graph.kernel.system import get_system
 from graph.models.chat import describe_error, make_chat_model, model_label
 from graph.models.modes import ModeBook
 from graph.prompts import PromptSet
+from graph.service.run_processes import RunFailed, RunProcesses, WorkerDied
 from graph.service.runs import (
+    RunOutcome,
     StopSignal,
     checkpointer_for,
     continue_run,
@@ -83,10 +85,17 @@ class RunService:
         model_factory: ModelFactory | None = None,
         timeout_tick_s: float = 1.0,
         claim_orphans: bool = True,
+        processes: int | None = None,
     ):
         self.store = store
         self.settings = settings or get_settings()
         self.model_factory = model_factory
+        processes = self.settings.run_processes if processes is None else processes
+        if processes and model_factory is not None:
+            raise ValueError(
+                "Runs on worker processes make their models from the settings; a "
+                "model_factory lives in this process only (use processes=0)."
+            )
         # Who holds this service's runs in the store: another app process on the same home
         # leaves a run alone while its owner renews the lease (``_keep_leases``).
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
@@ -101,6 +110,9 @@ class RunService:
         self._executor = ThreadPoolExecutor(
             max_workers=max_workers, thread_name_prefix="stepwise-run"
         )
+        # With processes, a worker thread here waits while a worker process drives the
+        # stream (CPU-bound runs in parallel); everything else stays in this process.
+        self.processes = RunProcesses(self.settings, processes) if processes else None
         self._lock = threading.Lock()
         self._decide_lock = threading.Lock()  # a human and the timeout never both answer
         self._live: dict[str, tuple[Future, StopSignal]] = {}
@@ -242,27 +254,24 @@ class RunService:
                 return
             self.store.set_run_status(run_id, "running")
             while True:
-                outcome = continue_run(
-                    compiled,
-                    run_input,
-                    run_id,
-                    design,
-                    settings=self.run_settings(design),
-                    on_event=lambda event: self.store.append_event(
-                        run_id, event_record(event, design.system)
-                    ),
-                    cancel=cancel,
-                    step_mode=step_mode,
-                    first_seq=self.store.latest_seq(run_id),
-                )
+                if self.processes is not None:
+                    outcome = self.processes.run(run_id, design, run_input, step_mode, cancel)
+                else:
+                    outcome = self.continue_here(
+                        run_id, design, compiled, run_input, step_mode, cancel
+                    )
                 redirect = self._redirect_or_finish(run_id, cancel, outcome)
                 if redirect is None:
                     break
                 self._apply_or_refuse(run_id, compiled, *redirect)
                 run_input, step_mode = None, False
         except Exception as exc:  # a run ends in words, never in a traceback
+            status, reason = "failed", describe_error(exc, self.settings)
+            if isinstance(exc, (WorkerDied, RunFailed)):
+                status = "interrupted" if isinstance(exc, WorkerDied) else "failed"
+                reason = str(exc)
             try:
-                self.store.set_run_status(run_id, "failed", describe_error(exc, self.settings))
+                self.store.set_run_status(run_id, status, reason)
             except Exception:
                 pass  # the store itself is gone; mark_interrupted will say so next start
         finally:
@@ -279,6 +288,25 @@ class RunService:
                         self.store.forget_redirect(redirect_id)
                 except Exception as exc:  # kept in the store: a resume applies it
                     self.store.set_run_status(run_id, "failed", describe_error(exc, self.settings))
+
+    def continue_here(
+        self, run_id: str, design: Design, compiled, run_input, step_mode: bool, cancel
+    ) -> RunOutcome:
+        """Drive the run's stream in this process, its events into the store (a worker
+        thread's part of a run; also what a worker process does with one)."""
+        return continue_run(
+            compiled,
+            run_input,
+            run_id,
+            design,
+            settings=self.run_settings(design),
+            on_event=lambda event: self.store.append_event(
+                run_id, event_record(event, design.system)
+            ),
+            cancel=cancel,
+            step_mode=step_mode,
+            first_seq=self.store.latest_seq(run_id),
+        )
 
     def _redirect_or_finish(
         self, run_id: str, cancel: StopSignal, outcome
@@ -828,6 +856,8 @@ class RunService:
         for hook in list(self._shutdown_hooks):
             hook(wait=wait, cancel=cancel)
         self._executor.shutdown(wait=wait, cancel_futures=cancel)
+        if self.processes is not None:
+            self.processes.shutdown(wait=wait)
         with self._lock:
             never_started = [rid for rid, (future, _) in self._live.items() if future.cancelled()]
             for run_id in never_started:

@@ -73,11 +73,15 @@ class StopSignal(threading.Event):
 
     redirecting = False
     control: RunControl | None = None  # the stream running now, set by continue_run
+    # Passes the request on to a stream running in a worker process (``RunProcesses``).
+    forward: Callable[[bool], None] | None = None
 
     def set(self) -> None:
         super().set()
         if self.control is not None:
             self.control.request_drain("redirect" if self.redirecting else "cancel")
+        if self.forward is not None:
+            self.forward(self.redirecting)
 
 
 @dataclass

@@ -1,0 +1,280 @@
+"""Runs on worker processes: CPU-bound runs (the offline scripted model) in parallel.
+
+In one process the GIL lets only one run compute at a time, so 20 offline runs on
+threads take as long as one after another. With ``STEPWISE_RUN_PROCESSES`` set, the run
+service hands each run's stream to one of that many worker processes (``spawn``), each
+holding its own store connection, checkpointer and compiled graphs on the same
+``STEPWISE_HOME`` (SQLite in WAL mode takes several processes). Everything else stays in
+the owning process: the run's record, its lease (renewed there while the run is live),
+approvals, redirects and the final status. A worker only drives the stream and writes
+the run's events, as a worker thread does.
+
+Stop reaches the run through the worker's pipe; a worker that dies fails its runs'
+streams at once in the owner, which marks them interrupted and lets go of them, so they
+can be resumed from their last checkpoint. A worker whose owner dies sees its pipe close
+and exits: the owner's lease then runs out and another app process may take the run
+over, never two running it. Settings go to a worker through the pipe spawn uses, never
+through a file: the API keys in them are never written to disk.
+"""
+
+from __future__ import annotations
+
+import itertools
+import multiprocessing
+import os
+import threading
+from concurrent.futures import Future
+from multiprocessing.connection import Connection, wait
+from typing import Any, NamedTuple
+
+from graph.kernel.design import Design
+from graph.settings import Settings
+from graph.stopping import Stopped
+
+# How long a worker may take to end on its own at shutdown before it is terminated.
+STOP_GRACE_S = 10.0
+
+
+class WorkerDied(RuntimeError):
+    """The worker process running a run's stream stopped (killed, out of memory)."""
+
+
+class RunFailed(RuntimeError):
+    """A run's stream failed in its worker; the message is already in words."""
+
+
+class Ended(NamedTuple):
+    """How a stream driven in a worker ended (as ``RunOutcome`` says it)."""
+
+    status: str
+    reason: str
+
+
+class _Worker:
+    """One worker process seen from the owner: its pipe and the streams it runs."""
+
+    def __init__(self, context, settings: Settings):
+        self.conn, child = context.Pipe(duplex=True)
+        self.process = context.Process(
+            target=_worker_main,
+            args=(child, settings),
+            name="stepwise-run-worker",
+            daemon=True,  # ended with the owner's interpreter, whatever happens
+        )
+        self.process.start()
+        child.close()  # only the worker holds its end: the worker sees EOF when we die
+        self.send_lock = threading.Lock()
+        self.jobs: dict[int, Future] = {}
+
+    def send(self, message: tuple) -> None:
+        with self.send_lock:
+            self.conn.send(message)
+
+
+class RunProcesses:
+    """The owner's side of ``processes`` worker processes: ``run`` blocks (in the run
+    service's worker thread) while a worker drives one run's stream."""
+
+    def __init__(self, settings: Settings, processes: int):
+        if processes < 1:
+            raise ValueError("At least one worker process is needed.")
+        self.settings = settings.model_copy(update={"run_processes": 0})  # no pools in pools
+        self.size = processes
+        self._context = multiprocessing.get_context("spawn")
+        self._lock = threading.Lock()
+        self._workers: list[_Worker] = []
+        self._ids = itertools.count(1)
+        self._closed = False
+        with self._lock:
+            for _ in range(processes):
+                self._workers.append(_Worker(self._context, self.settings))
+        threading.Thread(target=self._read, name="stepwise-run-workers", daemon=True).start()
+
+    def pids(self) -> list[int]:
+        """The worker processes' ids (for tests, benches and the status line)."""
+        with self._lock:
+            return [w.process.pid for w in self._workers]
+
+    def _pick(self) -> _Worker:
+        """The worker with the fewest streams; a dead one is replaced first."""
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("The run service has been shut down.")
+            self._workers = [w for w in self._workers if w.process.is_alive() or w.jobs]
+            while len(self._workers) < self.size:
+                self._workers.append(_Worker(self._context, self.settings))
+            live = [w for w in self._workers if w.process.is_alive()]
+            return min(live or self._workers, key=lambda w: len(w.jobs))
+
+    def run(self, run_id: str, design: Design, run_input: Any, step_mode: bool, cancel) -> Ended:
+        """Drive the run's stream in a worker; (status, reason) as ``continue_run`` ends.
+        ``cancel`` (a ``StopSignal``) set now or later stops it there. Raises
+        ``WorkerDied`` when the worker stops first, ``RunFailed`` when the stream failed."""
+        worker = self._pick()
+        job = next(self._ids)
+        done: Future = Future()
+        with self._lock:
+            worker.jobs[job] = done
+        try:
+            worker.send(("run", job, run_id, design.model_dump_json(), run_input, step_mode))
+        except (OSError, ValueError) as exc:
+            with self._lock:
+                worker.jobs.pop(job, None)
+            raise WorkerDied(f"Its worker process could not take the run ({exc}).") from exc
+
+        def forward(redirecting: bool) -> None:
+            try:
+                worker.send(("stop", job, redirecting))
+            except (OSError, ValueError):
+                pass  # the worker is gone: its death ends the run anyway
+
+        cancel.forward = forward
+        if cancel.is_set():  # set before ``forward`` was in place
+            forward(cancel.redirecting)
+        try:
+            return done.result()
+        finally:
+            cancel.forward = None
+
+    def _read(self) -> None:
+        """The owner's reader: results from the workers' pipes; a closed pipe (a dead
+        worker) fails the streams it was running."""
+        while True:
+            with self._lock:
+                workers = {w.conn: w for w in self._workers}
+                if self._closed and not workers:
+                    return
+            if not workers:
+                threading.Event().wait(0.2)
+                continue
+            for conn in wait(list(workers), timeout=0.2):
+                worker = workers[conn]
+                try:
+                    kind, job, *rest = conn.recv()
+                except (EOFError, OSError):
+                    self._buried(worker)
+                    continue
+                with self._lock:
+                    done = worker.jobs.pop(job, None)
+                if done is None:
+                    continue
+                if kind == "ended":
+                    done.set_result(Ended(*rest))
+                else:
+                    done.set_exception(RunFailed(rest[0]))
+
+    def _buried(self, worker: _Worker) -> None:
+        worker.process.join(timeout=5)
+        with self._lock:
+            jobs, worker.jobs = worker.jobs, {}
+            if worker in self._workers:
+                self._workers.remove(worker)
+        code = worker.process.exitcode
+        for done in jobs.values():
+            done.set_exception(
+                WorkerDied(
+                    f"Its worker process (pid {worker.process.pid}) stopped"
+                    + (f" (exit code {code})" if code is not None else "")
+                    + "; resume goes on from its last checkpoint."
+                )
+            )
+        worker.conn.close()
+
+    def shutdown(self, wait: bool = True) -> None:
+        """Ask the workers to end (their streams have been stopped by then, when the run
+        service cancels); with ``wait``, terminate those still there after a grace."""
+        with self._lock:
+            self._closed = True
+            workers = list(self._workers)
+        for worker in workers:
+            try:
+                worker.send(("exit",))
+            except (OSError, ValueError):
+                pass
+        if not wait:
+            return
+        for worker in workers:
+            worker.process.join(timeout=STOP_GRACE_S)
+            if worker.process.is_alive():
+                worker.process.terminate()
+                worker.process.join(timeout=5)
+
+
+# --------------------------------------------------------------------------- in a worker
+
+
+def _worker_main(conn: Connection, settings: Settings) -> None:
+    """A worker process: drive the streams the owner sends, each on a thread of its own
+    (the owner bounds how many), until told to exit or the owner's pipe closes."""
+    # Tools that read the process-wide settings (the stock database) find the same home.
+    os.environ["STEPWISE_HOME"] = str(settings.home)
+    from graph.service.run_service import RunService
+    from graph.service.runs import StopSignal
+    from graph.service.store import Store
+
+    service = RunService(Store.open(settings), settings, timeout_tick_s=0, claim_orphans=False)
+    send_lock = threading.Lock()
+    graphs: dict[str, Any] = {}
+    graphs_lock = threading.Lock()
+    signals: dict[int, StopSignal] = {}
+
+    def reply(message: tuple) -> None:
+        with send_lock:
+            conn.send(message)
+
+    def compiled_for(design_json: str, design: Design):
+        with graphs_lock:  # one compiled graph per design serves all its runs
+            if design_json not in graphs:
+                graphs[design_json] = service.prepare(design)[0]
+            return graphs[design_json]
+
+    def drive(job: int, run_id: str, design_json: str, run_input, step_mode: bool) -> None:
+        try:
+            design = Design.model_validate_json(design_json)
+            outcome = service.continue_here(
+                run_id,
+                design,
+                compiled_for(design_json, design),
+                run_input,
+                step_mode,
+                signals[job],
+            )
+            reply(("ended", job, outcome.status, outcome.reason))
+        except Stopped as exc:
+            reply(("ended", job, "cancelled", str(exc)))
+        except Exception as exc:  # a run ends in words, never in a traceback
+            from graph.models.chat import describe_error
+
+            reply(("failed", job, describe_error(exc, settings)))
+        finally:
+            signals.pop(job, None)
+
+    while True:
+        try:
+            message = conn.recv()
+        except (EOFError, OSError):
+            os._exit(0)  # the owner is gone: its runs must not go on without its lease
+        kind = message[0]
+        if kind == "exit":
+            break
+        if kind == "run":
+            _, job, run_id, design_json, run_input, step_mode = message
+            signals[job] = StopSignal()
+            threading.Thread(
+                target=drive,
+                args=(job, run_id, design_json, run_input, step_mode),
+                name=f"stepwise-stream-{run_id[:8]}",
+                daemon=True,
+            ).start()
+        elif kind == "stop":
+            _, job, redirecting = message
+            signal = signals.get(job)
+            if signal is not None:
+                signal.redirecting = redirecting
+                signal.set()
+    for signal in list(signals.values()):  # exit: stop what still runs, keep its progress
+        signal.set()
+    for thread in threading.enumerate():
+        if thread.name.startswith("stepwise-stream-") and thread is not threading.current_thread():
+            thread.join(timeout=STOP_GRACE_S)
+    service.shutdown(wait=True, cancel=True)
