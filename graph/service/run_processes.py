@@ -2,33 +2,35 @@
 
 In one process the GIL lets only one run compute at a time, so 20 offline runs on
 threads take as long as one after another. With ``STEPWISE_RUN_PROCESSES`` set, the run
-service hands each run's stream to one of that many worker processes (``spawn``), each
-holding its own store connection, checkpointer and compiled graphs on the same
+service hands each run's stream to one of that many worker processes (fresh
+interpreters, talking over a socket pair), each holding its own store connection, checkpointer and compiled graphs on the same
 ``STEPWISE_HOME`` (SQLite in WAL mode takes several processes). Everything else stays in
 the owning process: the run's record, its lease (renewed there while the run is live),
 approvals, redirects and the final status. A worker only drives the stream and writes
 the run's events, as a worker thread does.
 
-Stop reaches the run through the worker's pipe; a worker that dies fails its runs'
+Stop reaches the run through the worker's socket; a worker that dies fails its runs'
 streams at once in the owner, which marks them interrupted and lets go of them, so they
-can be resumed from their last checkpoint. A worker whose owner dies sees its pipe close
-and exits: the owner's lease then runs out and another app process may take the run
-over, never two running it. Settings go to a worker through the pipe spawn uses, never
-through a file: the API keys in them are never written to disk.
+can be resumed from their last checkpoint. A worker whose owner dies sees its socket
+close and exits: the owner's lease then runs out and another app process may take the run
+over, never two running it. Settings go to a worker over its socket, never through a
+file or the command line: the API keys in them are never written to disk.
 """
 
 from __future__ import annotations
 
 import itertools
-import multiprocessing
 import os
+import socket
+import subprocess
+import sys
 import threading
 from concurrent.futures import Future
 from multiprocessing.connection import Connection, wait
 from typing import Any, NamedTuple
 
 from graph.kernel.design import Design
-from graph.settings import Settings
+from graph.settings import REPO_ROOT, Settings
 from graph.stopping import Stopped
 
 # How long a worker may take to end on its own at shutdown before it is terminated.
@@ -51,20 +53,43 @@ class Ended(NamedTuple):
 
 
 class _Worker:
-    """One worker process seen from the owner: its pipe and the streams it runs."""
+    """One worker process seen from the owner: its socket and the streams it runs.
 
-    def __init__(self, context, settings: Settings):
-        self.conn, child = context.Pipe(duplex=True)
-        self.process = context.Process(
-            target=_worker_main,
-            args=(child, settings),
-            name="stepwise-run-worker",
-            daemon=True,  # ended with the owner's interpreter, whatever happens
+    A fresh interpreter (not ``multiprocessing``'s spawn, which re-imports the owner's
+    main script: Streamlit's, a test's) that imports only this module; the settings
+    are its first message."""
+
+    def __init__(self, settings: Settings):
+        mine, theirs = socket.socketpair()
+        env = {
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join(
+                p for p in (str(REPO_ROOT), os.environ.get("PYTHONPATH")) if p
+            ),
+        }
+        self.process = subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                "from graph.service.run_processes import worker_main; "
+                f"worker_main({theirs.fileno()})",
+            ],
+            pass_fds=(theirs.fileno(),),
+            env=env,
+            stdin=subprocess.DEVNULL,
         )
-        self.process.start()
-        child.close()  # only the worker holds its end: the worker sees EOF when we die
+        theirs.close()  # only the worker holds its end: it sees EOF when we die
+        self.conn = Connection(mine.detach())
         self.send_lock = threading.Lock()
         self.jobs: dict[int, Future] = {}
+        self.send(("settings", settings))
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
 
     def send(self, message: tuple) -> None:
         with self.send_lock:
@@ -80,30 +105,29 @@ class RunProcesses:
             raise ValueError("At least one worker process is needed.")
         self.settings = settings.model_copy(update={"run_processes": 0})  # no pools in pools
         self.size = processes
-        self._context = multiprocessing.get_context("spawn")
         self._lock = threading.Lock()
         self._workers: list[_Worker] = []
         self._ids = itertools.count(1)
         self._closed = False
         with self._lock:
             for _ in range(processes):
-                self._workers.append(_Worker(self._context, self.settings))
+                self._workers.append(_Worker(self.settings))
         threading.Thread(target=self._read, name="stepwise-run-workers", daemon=True).start()
 
     def pids(self) -> list[int]:
         """The worker processes' ids (for tests, benches and the status line)."""
         with self._lock:
-            return [w.process.pid for w in self._workers]
+            return [w.pid for w in self._workers]
 
     def _pick(self) -> _Worker:
         """The worker with the fewest streams; a dead one is replaced first."""
         with self._lock:
             if self._closed:
                 raise RuntimeError("The run service has been shut down.")
-            self._workers = [w for w in self._workers if w.process.is_alive() or w.jobs]
+            self._workers = [w for w in self._workers if w.alive() or w.jobs]
             while len(self._workers) < self.size:
-                self._workers.append(_Worker(self._context, self.settings))
-            live = [w for w in self._workers if w.process.is_alive()]
+                self._workers.append(_Worker(self.settings))
+            live = [w for w in self._workers if w.alive()]
             return min(live or self._workers, key=lambda w: len(w.jobs))
 
     def run(self, run_id: str, design: Design, run_input: Any, step_mode: bool, cancel) -> Ended:
@@ -164,16 +188,18 @@ class RunProcesses:
                     done.set_exception(RunFailed(rest[0]))
 
     def _buried(self, worker: _Worker) -> None:
-        worker.process.join(timeout=5)
+        try:
+            code = worker.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            code = None
         with self._lock:
             jobs, worker.jobs = worker.jobs, {}
             if worker in self._workers:
                 self._workers.remove(worker)
-        code = worker.process.exitcode
         for done in jobs.values():
             done.set_exception(
                 WorkerDied(
-                    f"Its worker process (pid {worker.process.pid}) stopped"
+                    f"Its worker process (pid {worker.pid}) stopped"
                     + (f" (exit code {code})" if code is not None else "")
                     + "; resume goes on from its last checkpoint."
                 )
@@ -194,18 +220,25 @@ class RunProcesses:
         if not wait:
             return
         for worker in workers:
-            worker.process.join(timeout=STOP_GRACE_S)
-            if worker.process.is_alive():
+            try:
+                worker.process.wait(timeout=STOP_GRACE_S)
+            except subprocess.TimeoutExpired:
                 worker.process.terminate()
-                worker.process.join(timeout=5)
+                worker.process.wait(timeout=5)
 
 
 # --------------------------------------------------------------------------- in a worker
 
 
-def _worker_main(conn: Connection, settings: Settings) -> None:
-    """A worker process: drive the streams the owner sends, each on a thread of its own
-    (the owner bounds how many), until told to exit or the owner's pipe closes."""
+def worker_main(fd: int) -> None:
+    """A worker process: drive the streams the owner sends on socket ``fd``, each on a
+    thread of its own (the owner bounds how many), until told to exit or the owner's
+    socket closes."""
+    conn = Connection(fd)
+    try:
+        _, settings = conn.recv()
+    except (EOFError, OSError):
+        return
     # Tools that read the process-wide settings (the stock database) find the same home.
     os.environ["STEPWISE_HOME"] = str(settings.home)
     from graph.service.run_service import RunService
@@ -278,3 +311,6 @@ def _worker_main(conn: Connection, settings: Settings) -> None:
         if thread.name.startswith("stepwise-stream-") and thread is not threading.current_thread():
             thread.join(timeout=STOP_GRACE_S)
     service.shutdown(wait=True, cancel=True)
+    service.store.close()
+    conn.close()
+    os._exit(0)  # all written and closed: skip the slow teardown of the imported libraries

@@ -11,8 +11,10 @@ cannot flood a prompt.
 from __future__ import annotations
 
 import csv
+import os
 import re
 import sqlite3
+import threading
 import time
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -90,7 +92,8 @@ def build_database(db_path: Path, data_dir: Path) -> Path:
     if db_path.exists():
         return db_path
     db_path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = db_path.with_suffix(".building")
+    # Its own name per process and thread: worker processes on one home build it at once.
+    tmp = db_path.with_suffix(f".building-{os.getpid()}-{threading.get_ident()}")
     tmp.unlink(missing_ok=True)
     with sqlite3.connect(tmp) as conn, open(data_dir / "stocks.csv", newline="") as f:
         conn.executescript(SCHEMA_SQL)

@@ -37,15 +37,17 @@ def cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def children_of(pid: int) -> list[int]:
+def workers_of(pid: int) -> list[int]:
+    """The spawned worker processes of ``pid`` (not its multiprocessing resource tracker)."""
     found = []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
                 stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+                command = (entry / "cmdline").read_bytes()
             except OSError:
                 continue
-            if int(stat[1]) == pid:
+            if int(stat[1]) == pid and b"spawn_main" in command:
                 found.append(int(entry.name))
     return found
 
@@ -73,9 +75,7 @@ def pooled(tmp_path, monkeypatch):
         settings = Settings(
             home=home, provider="scripted", scripted_delay_s=delay, run_lease_s=lease
         )
-        service = RunService(
-            Store.open(settings), settings, timeout_tick_s=0, processes=processes
-        )
+        service = RunService(Store.open(settings), settings, timeout_tick_s=0, processes=processes)
         made.append(service)
         return service
 
@@ -84,9 +84,7 @@ def pooled(tmp_path, monkeypatch):
         service.shutdown()
 
 
-def test_an_experiment_on_worker_processes_gives_the_figures_it_gives_on_threads(
-    pooled, tmp_path
-):
+def test_an_experiment_on_worker_processes_gives_the_figures_it_gives_on_threads(pooled, tmp_path):
     questions = load_starter()
     questions = questions.model_copy(update={"questions": questions.questions[:2]})
     figures = {}
@@ -109,8 +107,17 @@ def test_an_experiment_on_worker_processes_gives_the_figures_it_gives_on_threads
         comparison["differences"]["no-data planner"].pop("latency_s")
         comparison.pop("experiment_id")
         records = sorted(
-            (r["variant"], r["question_index"], r["repeat"], r["status"], r["passed"],
-             r["steps"], r["llm_calls"], r["tokens"], r["final_answer"])
+            (
+                r["variant"],
+                r["question_index"],
+                r["repeat"],
+                r["status"],
+                r["passed"],
+                r["steps"],
+                r["llm_calls"],
+                r["tokens"],
+                r["final_answer"],
+            )
             for r in run_records(service.store, experiment_id)
         )
         figures[processes] = (comparison, records)
@@ -209,7 +216,7 @@ def test_a_killed_owner_s_workers_stop_and_its_run_is_taken_over_once_after_its_
     watch = Store.open(settings)
     second = None
     try:
-        (worker,) = wait_for(lambda: children_of(proc.pid), what="the host's worker")
+        (worker,) = wait_for(lambda: workers_of(proc.pid), what="the host's worker")
         wait_for(lambda: len(watch.nodes_run(run_id)) >= 2, what="the hosted run to be mid-way")
         busy = cpu_s(worker)
         assert busy > 0.5  # the hosted run's stream is driven there
