@@ -75,7 +75,8 @@ class TextStore:
     of its own (LangGraph's saver holds its lock while it serializes)."""
 
     def __init__(self, path: Path):
-        self.conn = sqlite3.connect(path, check_same_thread=False)
+        # Worker processes write to one file at once: wait for a lock as the store does.
+        self.conn = sqlite3.connect(path, check_same_thread=False, timeout=30)
         self.conn.execute("PRAGMA journal_mode=WAL")
         self.conn.execute(
             "CREATE TABLE IF NOT EXISTS stepwise_texts (hash TEXT PRIMARY KEY, text TEXT NOT NULL)"
@@ -147,7 +148,7 @@ def open_checkpointer(path: Path, types: Iterable[tuple[str, str]] = ()) -> Sqli
     """LangGraph's SQLite checkpointer on a file (WAL: runs in parallel threads do not
     block each other), long texts stored once."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    conn = sqlite3.connect(path, check_same_thread=False)
+    conn = sqlite3.connect(path, check_same_thread=False, timeout=30)
     conn.execute("PRAGMA journal_mode=WAL")
     serde = BlobSerializer(TextStore(path), allowed_msgpack_modules=tuple(types))
     return SqliteSaver(conn, serde=serde)

@@ -38,7 +38,7 @@ def cpu_s(pid: int) -> float:
 
 
 def workers_of(pid: int) -> list[int]:
-    """The spawned worker processes of ``pid`` (not its multiprocessing resource tracker)."""
+    """The run worker processes ``pid`` started."""
     found = []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
@@ -47,7 +47,7 @@ def workers_of(pid: int) -> list[int]:
                 command = (entry / "cmdline").read_bytes()
             except OSError:
                 continue
-            if int(stat[1]) == pid and b"spawn_main" in command:
+            if int(stat[1]) == pid and b"worker_main" in command:
                 found.append(int(entry.name))
     return found
 

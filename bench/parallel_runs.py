@@ -1,0 +1,130 @@
+"""CPU-bound runs in parallel: N offline runs one after another, on threads, on processes.
+
+    python bench/parallel_runs.py [--runs 20] [--processes 2] [--repeats 3]
+
+The offline scripted model answers at once, so a run is pure Python: on threads of one
+process the GIL lets one run compute at a time, and N runs at once take about as long as
+N in a row. With ``STEPWISE_RUN_PROCESSES`` (here ``--processes``) the runs' streams go
+to worker processes (graph/service/run_processes.py) and use the machine's cores.
+
+Each mode runs the same experiment (the starter questions that need no approval, cycled
+to ``--runs``, one variant) through ``ExperimentRunner`` on a run service of its own, on
+its own home: sequential (1 experiment worker, threads), threads (``--runs`` workers),
+processes (``--runs`` workers, ``--processes`` worker processes). Every mode is warmed up
+first (the stock database built, the worker processes started and their graphs
+compiled); the time the worker processes take to start is printed apart. CPU s: the
+CPU time the mode used in this process and its worker processes: wall time well above
+it (sequential) means the machine was busy with something else. Repeats are
+interleaved; medians. Target: processes <= 0.6x sequential on 2 cores. Prints figures
+only, asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import os
+import resource
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+_HOMES = tempfile.TemporaryDirectory(prefix="stepwise-bench-")  # removed when the bench exits
+os.environ.setdefault("STEPWISE_HOME", _HOMES.name)
+
+from graph.service.eval_sets import EvalQuestion, EvalSet, load_starter  # noqa: E402
+from graph.service.experiments import ExperimentRunner, Variant  # noqa: E402
+from graph.service.run_service import RunService  # noqa: E402
+from graph.service.store import Store  # noqa: E402
+from graph.settings import Settings  # noqa: E402
+
+
+def questions(runs: int) -> EvalSet:
+    """The starter questions that finish on their own (no approval), cycled to ``runs``."""
+    usable = [q.question for q in load_starter().questions if "report" not in q.question.lower()]
+    chosen = list(itertools.islice(itertools.cycle(usable), runs))
+    return EvalSet(name="parallel", questions=[EvalQuestion(question=q) for q in chosen])
+
+
+def service_on(name: str, processes: int) -> RunService:
+    home = Path(_HOMES.name) / name
+    home.mkdir()
+    settings = Settings(home=home, provider="scripted", scripted_delay_s=0.0)
+    return RunService(Store.open(settings), settings, timeout_tick_s=0, processes=processes)
+
+
+def cpu_s(service: RunService) -> float:
+    """CPU seconds used so far by this process and the service's worker processes."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    total = usage.ru_utime + usage.ru_stime
+    for pid in service.processes.pids() if service.processes else []:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
+def experiment_wall(service: RunService, runs: int, workers: int) -> tuple[float, float]:
+    """Seconds from starting an experiment of ``runs`` runs to its last run's end, and the
+    CPU seconds it took in all processes."""
+    runner = ExperimentRunner.of(service)
+    cpu = cpu_s(service)
+    started = time.perf_counter()
+    experiment_id = runner.start(
+        f"{runs} runs on {workers}", questions(runs), [Variant(name="default")], max_workers=workers
+    )
+    runner.wait(experiment_id, timeout=3600, poll_s=0.02)
+    wall, cpu = time.perf_counter() - started, cpu_s(service) - cpu
+    statuses = [r["status"] for r in service.store.experiment_runs(experiment_id)]
+    if statuses.count("done") != runs:
+        raise SystemExit(f"not every run ended done: {sorted(set(statuses))}")
+    return wall, cpu
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--processes", type=int, default=2)
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+
+    started = time.perf_counter()
+    services = {
+        "sequential": service_on("sequential", 0),
+        "threads": service_on("threads", 0),
+        "processes": service_on("processes", args.processes),
+    }
+    workers = {"sequential": 1, "threads": args.runs, "processes": args.runs}
+    for name, service in services.items():  # warm-up: built database, ready workers
+        experiment_wall(service, max(2, args.processes), max(2, args.processes))
+        if name == "processes":
+            pool_ready = time.perf_counter() - started
+    print(
+        f"{args.runs} offline runs; {os.cpu_count()} cores; {args.processes} worker processes "
+        f"(started and warmed up in {pool_ready:.1f} s, not counted below)"
+    )
+    walls: dict[str, list[float]] = {name: [] for name in services}
+    cpus: dict[str, list[float]] = {name: [] for name in services}
+    for _ in range(args.repeats):  # interleaved: a busy moment hits every mode alike
+        for name, service in services.items():
+            wall, cpu = experiment_wall(service, args.runs, workers[name])
+            walls[name].append(wall)
+            cpus[name].append(cpu)
+    for service in services.values():
+        service.shutdown()
+
+    base = statistics.median(walls["sequential"])
+    print(f"\n{'':12}{'wall s':>9}{'x sequential':>14}{'CPU s':>8}   wall of each repeat (s)")
+    for name, values in walls.items():
+        median = statistics.median(values)
+        each = " ".join(f"{v:.2f}" for v in values)
+        cpu = statistics.median(cpus[name])
+        print(f"{name:12}{median:9.2f}{median / base:13.2f}x{cpu:8.2f}   {each}")
+    print(f"\nper run: sequential {base / args.runs * 1000:.0f} ms; target: processes <= 0.60x")
+
+
+if __name__ == "__main__":
+    main()
