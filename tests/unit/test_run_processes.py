@@ -24,6 +24,7 @@ from graph.service.run_service import RunService
 from graph.service.store import Store
 from graph.settings import Settings
 from tests.unit.conftest import wait_for
+from tests.unit.test_conversation import FOLLOW_UP, QUESTION, _redirects, _updates
 from tests.unit.test_experiments import two_variants
 from tests.unit.test_restart import host, kill
 
@@ -241,3 +242,26 @@ def test_a_killed_owner_s_workers_stop_and_its_run_is_taken_over_once_after_its_
         if second is not None:
             second.shutdown()
         watch.close()
+
+
+def test_a_follow_up_sent_in_the_owner_redirects_a_run_in_a_worker_that_then_answers_it(pooled):
+    service = pooled(1, delay=0.12)
+    (worker,) = service.processes.pids()
+    run_id = service.start(QUESTION, Design(guardrail=True))
+    wait_for(
+        lambda: (service.store.snapshot(run_id) or {}).get("current_step", 0) >= 2,
+        what="step 2",
+    )
+    busy = cpu_s(worker)
+    service.send_message(run_id, FOLLOW_UP)
+    record = service.wait(run_id, timeout=120)
+    assert record.status == "done", record.reason
+    assert cpu_s(worker) > busy  # the redirected run went on in the worker
+    (redirect,) = _redirects(service.store, run_id)
+    assert redirect["goto"] == "guardrail"
+    nodes = _updates(service.store, run_id)
+    assert nodes[nodes.index("guardrail", 1) + 1] == redirect["was_next"][0]
+    turns = service.store.snapshot(run_id)["conversation"]["turns"]
+    assert [t["status"] for t in turns] == ["answered", "answered"]
+    assert end_statuses(service.store, run_id) == ["done"]
+    assert service.store.queued_redirects(run_id) == []
