@@ -12,7 +12,11 @@ to ``--runs``, one variant) through ``ExperimentRunner`` on a run service of its
 its own home: sequential (1 experiment worker, threads), threads (``--runs`` workers),
 processes (``--runs`` workers, ``--processes`` worker processes). Every mode is warmed up
 first (the stock database built, the worker processes started and their graphs
-compiled); the time the worker processes take to start is printed apart. CPU s: the
+compiled); the time the worker processes take to start is printed apart. A fourth
+line, "separate", is the ceiling: ``--processes`` independent Python processes, each on
+a home of its own, each running its share of the runs one after another, started at
+the same moment (no shared store, no owner): what the cores give two programs that
+share nothing; the pool cannot beat it. CPU s: the
 CPU time the mode used in this process and its worker processes: wall time well above
 it (sequential) means the machine was busy with something else. Repeats are
 interleaved; medians. Target: processes <= 0.6x sequential on 2 cores. Prints figures
@@ -26,6 +30,7 @@ import itertools
 import os
 import resource
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -84,12 +89,60 @@ def experiment_wall(service: RunService, runs: int, workers: int) -> tuple[float
     return wall, cpu
 
 
+def alone(runs: int) -> None:
+    """A "separate" process: its share of the runs one after another, on each "go"."""
+    service = service_on("alone", 0)
+    experiment_wall(service, 2, 1)
+    print("ready", flush=True)
+    for line in sys.stdin:
+        if line.strip() != "go":
+            break
+        wall, cpu = experiment_wall(service, runs, 1)
+        print(f"{wall} {cpu}", flush=True)
+    service.shutdown()
+
+
+class Separate:
+    """``processes`` independent bench processes, each with ``runs`` runs to do."""
+
+    def __init__(self, processes: int, runs: int):
+        self.procs = [
+            subprocess.Popen(
+                [sys.executable, __file__, "--alone", str(runs)],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                text=True,
+                env={k: v for k, v in os.environ.items() if k != "STEPWISE_HOME"},
+            )
+            for _ in range(processes)
+        ]
+        for proc in self.procs:
+            assert proc.stdout.readline().strip() == "ready"
+
+    def wall(self) -> tuple[float, float]:
+        """Wall time until the last one has finished; CPU seconds of all."""
+        started = time.perf_counter()
+        for proc in self.procs:
+            proc.stdin.write("go\n")
+            proc.stdin.flush()
+        cpu = sum(float(proc.stdout.readline().split()[1]) for proc in self.procs)
+        return time.perf_counter() - started, cpu
+
+    def close(self) -> None:
+        for proc in self.procs:
+            proc.stdin.close()
+            proc.wait(timeout=60)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--processes", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--alone", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.alone:
+        return alone(args.alone)
 
     started = time.perf_counter()
     services = {
@@ -102,17 +155,22 @@ def main() -> None:
         experiment_wall(service, max(2, args.processes), max(2, args.processes))
         if name == "processes":
             pool_ready = time.perf_counter() - started
+    separate = Separate(args.processes, args.runs // args.processes)
     print(
         f"{args.runs} offline runs; {os.cpu_count()} cores; {args.processes} worker processes "
         f"(started and warmed up in {pool_ready:.1f} s, not counted below)"
     )
-    walls: dict[str, list[float]] = {name: [] for name in services}
-    cpus: dict[str, list[float]] = {name: [] for name in services}
+    walls: dict[str, list[float]] = {name: [] for name in [*services, "separate"]}
+    cpus: dict[str, list[float]] = {name: [] for name in walls}
     for _ in range(args.repeats):  # interleaved: a busy moment hits every mode alike
         for name, service in services.items():
             wall, cpu = experiment_wall(service, args.runs, workers[name])
             walls[name].append(wall)
             cpus[name].append(cpu)
+        wall, cpu = separate.wall()
+        walls["separate"].append(wall)
+        cpus["separate"].append(cpu)
+    separate.close()
     for service in services.values():
         service.shutdown()
 

@@ -30,6 +30,7 @@ from multiprocessing.connection import Connection, wait
 from typing import Any, NamedTuple
 
 from graph.kernel.design import Design
+from graph.redaction import remember_secrets
 from graph.settings import REPO_ROOT, Settings
 from graph.stopping import Stopped
 
@@ -239,8 +240,11 @@ def worker_main(fd: int) -> None:
         _, settings = conn.recv()
     except (EOFError, OSError):
         return
-    # Tools that read the process-wide settings (the stock database) find the same home.
+    # Tools that read the process-wide settings (the stock database) find the same home;
+    # the keys are taken out of any text stored here, as in the owner (unpickled settings
+    # skip their validators).
     os.environ["STEPWISE_HOME"] = str(settings.home)
+    remember_secrets(settings.secret_values())
     from graph.service.run_service import RunService
     from graph.service.runs import StopSignal
     from graph.service.store import Store
