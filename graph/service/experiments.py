@@ -6,6 +6,8 @@ one prompt on two models). Every
 question x variant x repeat becomes an ordinary run through ``RunService.start`` (so
 each one is in History and can be opened), on a pool of its own bounded by
 ``experiment_workers``, so an experiment never queues the runs people start by hand.
+With ``STEPWISE_RUN_PROCESSES`` those runs' streams go to the run service's worker
+processes (CPU-bound offline runs then use every core: ``bench/parallel_runs.py``).
 
 What an experiment ran with is recorded in full: every prompt's text per variant (not
 just the edits, so a later change to a default prompt file cannot change a rerun), the
