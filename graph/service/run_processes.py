@@ -120,8 +120,9 @@ class RunProcesses:
         with self._lock:
             return [w.pid for w in self._workers]
 
-    def _pick(self) -> _Worker:
-        """The worker with the fewest streams; a dead one is replaced first."""
+    def _take(self, job: int, done: Future) -> _Worker:
+        """Give ``job`` to the worker with the fewest streams (a dead one is replaced
+        first), under the lock a dead worker's streams are failed with."""
         with self._lock:
             if self._closed:
                 raise RuntimeError("The run service has been shut down.")
@@ -129,23 +130,24 @@ class RunProcesses:
             while len(self._workers) < self.size:
                 self._workers.append(_Worker(self.settings))
             live = [w for w in self._workers if w.alive()]
-            return min(live or self._workers, key=lambda w: len(w.jobs))
+            worker = min(live or self._workers, key=lambda w: len(w.jobs))
+            worker.jobs[job] = done
+            return worker
 
     def run(self, run_id: str, design: Design, run_input: Any, step_mode: bool, cancel) -> Ended:
         """Drive the run's stream in a worker; (status, reason) as ``continue_run`` ends.
         ``cancel`` (a ``StopSignal``) set now or later stops it there. Raises
         ``WorkerDied`` when the worker stops first, ``RunFailed`` when the stream failed."""
-        worker = self._pick()
-        job = next(self._ids)
-        done: Future = Future()
-        with self._lock:
-            worker.jobs[job] = done
+        job, done = next(self._ids), Future()
+        worker = self._take(job, done)
         try:
             worker.send(("run", job, run_id, design.model_dump_json(), run_input, step_mode))
-        except (OSError, ValueError) as exc:
+        except Exception as exc:
             with self._lock:
                 worker.jobs.pop(job, None)
-            raise WorkerDied(f"Its worker process could not take the run ({exc}).") from exc
+            if isinstance(exc, (OSError, ValueError)):  # its socket is closed: it died
+                raise WorkerDied(f"Its worker process could not take the run ({exc}).") from exc
+            raise  # the run's input does not pickle: the run fails saying why
 
         def forward(redirecting: bool) -> None:
             try:
