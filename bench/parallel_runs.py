@@ -10,7 +10,8 @@ to worker processes (graph/service/run_processes.py) and use the machine's cores
 Each mode runs the same experiment (the starter questions that need no approval, cycled
 to ``--runs``, one variant) through ``ExperimentRunner`` on a run service of its own, on
 its own home: sequential (1 experiment worker, threads), threads (``--runs`` workers),
-processes (``--runs`` workers, ``--processes`` worker processes). Every mode is warmed up
+processes (``--runs`` workers, ``--processes`` worker processes), processes/1 (as
+many experiment workers as worker processes: one run at a time in each). Every mode is warmed up
 first (the stock database built, the worker processes started and their graphs
 compiled); the time the worker processes take to start is printed apart. A fourth
 line, "separate", is the ceiling: ``--processes`` independent Python processes, each on
@@ -146,16 +147,21 @@ def main() -> None:
         return alone(args.alone)
 
     started = time.perf_counter()
+    pool = service_on("processes", args.processes)
     services = {
         "sequential": service_on("sequential", 0),
         "threads": service_on("threads", 0),
-        "processes": service_on("processes", args.processes),
+        "processes": pool,
+        "processes/1": pool,
     }
+    # processes/1: one run at a time per worker process (the experiment's worker count is
+    # the number of processes): no GIL traffic between a worker's own threads.
     workers = {"sequential": 1, "threads": args.runs, "processes": args.runs}
-    for name, service in services.items():  # warm-up: built database, ready workers
-        experiment_wall(service, max(2, args.processes), max(2, args.processes))
-        if name == "processes":
-            pool_ready = time.perf_counter() - started
+    workers["processes/1"] = args.processes
+    experiment_wall(pool, max(2, args.processes), max(2, args.processes))
+    pool_ready = time.perf_counter() - started  # warm-up: ready workers, built database
+    for name in ("sequential", "threads"):
+        experiment_wall(services[name], 2, 2)
     separate = Separate(args.processes, args.runs // args.processes)
     print(
         f"{args.runs} offline runs; {os.cpu_count()} cores; {args.processes} worker processes "
@@ -172,7 +178,7 @@ def main() -> None:
         walls["separate"].append(wall)
         cpus["separate"].append(cpu)
     separate.close()
-    for service in services.values():
+    for service in set(services.values()):
         service.shutdown()
 
     base, best_base = statistics.median(walls["sequential"]), min(walls["sequential"])
