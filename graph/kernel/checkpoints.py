@@ -29,6 +29,7 @@ from langgraph.types import Command
 from pydantic import BaseModel
 
 from graph.kernel.records import plain
+from graph.kernel.versioned_saver import VersionedSqliteSaver
 
 # The conversation keys every system's timeline shows too: which agent is hibernated where.
 CONVERSATION_FIELDS = ("agent_memory", "checking_turn", "active_turn")
@@ -145,12 +146,13 @@ class BlobSerializer(JsonPlusSerializer):
 
 def open_checkpointer(path: Path, types: Iterable[tuple[str, str]] = ()) -> SqliteSaver:
     """LangGraph's SQLite checkpointer on a file (WAL: runs in parallel threads do not
-    block each other), long texts stored once."""
+    block each other), each channel's value stored once per version, as what changed
+    (``VersionedSqliteSaver``), long texts stored once."""
     path.parent.mkdir(parents=True, exist_ok=True)
     conn = sqlite3.connect(path, check_same_thread=False)
     conn.execute("PRAGMA journal_mode=WAL")
     serde = BlobSerializer(TextStore(path), allowed_msgpack_modules=tuple(types))
-    return SqliteSaver(conn, serde=serde)
+    return VersionedSqliteSaver(conn, serde=serde)
 
 
 def memory_checkpointer(types: Iterable[tuple[str, str]] = ()) -> InMemorySaver:
