@@ -275,6 +275,7 @@ def growth(repeats: int) -> None:
                 "checkpoints": ("checkpoint", "metadata"),
                 "writes": ("value",),
                 "stepwise_texts": ("text",),
+                "checkpoint_blobs": ("blob",),
             },
         )
         checkpoints = _count(ckpt, "SELECT COUNT(*) FROM checkpoints")
