@@ -7,10 +7,10 @@ forked; the store (``graph.service.store``) holds what happened. Checkpoints loa
 LangGraph's safe types and the types the hosted systems declare (``System.state_types``):
 a checkpoint file cannot make us build arbitrary objects.
 
-Every checkpoint is a whole copy of the state, so one long text (a model's reply, a
-tool's result) was once copied into every later checkpoint of its run. On a file, long
-texts are stored once, keyed by their hash, in a table beside LangGraph's own
-(``stepwise_texts``); a checkpoint holds a short reference instead (``BlobSerializer``).
+On a file, each channel's value is stored once per version, as what changed since the
+version before (``VersionedSqliteSaver``), and long texts (a model's reply, a tool's
+result) once, keyed by their hash, in a table beside LangGraph's own
+(``stepwise_texts``); a stored value holds a short reference instead (``BlobSerializer``).
 """
 
 from __future__ import annotations
