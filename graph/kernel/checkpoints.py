@@ -45,6 +45,7 @@ def checkpoint_serializer(types: Iterable[tuple[str, str]] = ()) -> JsonPlusSeri
 # to start like a reference (then no stored text is ever mistaken for one).
 TEXT_MIN_CHARS = 2048
 REFERENCE = "\x00stepwise-text:"
+_MARK = REFERENCE[1:].encode()  # in a serialized value wherever a reference may be
 
 
 def _map_strings(value: Any, change: Callable[[str], str]) -> Any:
@@ -121,6 +122,13 @@ class BlobSerializer(JsonPlusSerializer):
         self.texts = texts
 
     def dumps_typed(self, obj: Any) -> tuple[str, bytes]:
+        try:
+            plain = super().dumps_typed(obj)
+        except Exception:  # a text only a reference can carry (lone surrogates, say)
+            plain = None
+        # A value serialized shorter than the cut holds no long text: it is not walked.
+        if plain is not None and len(plain[1]) < TEXT_MIN_CHARS and _MARK not in plain[1]:
+            return plain
         new: dict[str, str] = {}
 
         def refer(text: str) -> str:
@@ -131,6 +139,8 @@ class BlobSerializer(JsonPlusSerializer):
             return REFERENCE + key
 
         referred = _map_strings(obj, refer)
+        if not new and plain is not None:
+            return plain
         if new:
             self.texts.put(new)
         return super().dumps_typed(referred)
@@ -141,7 +151,10 @@ class BlobSerializer(JsonPlusSerializer):
                 return self.texts.get(text[len(REFERENCE) :])
             return text
 
-        return _map_strings(super().loads_typed(data), restore)
+        value = super().loads_typed(data)
+        if isinstance(data[1], (bytes, bytearray)) and _MARK not in data[1]:
+            return value  # no reference in it: not walked
+        return _map_strings(value, restore)
 
 
 def open_checkpointer(path: Path, types: Iterable[tuple[str, str]] = ()) -> SqliteSaver:
