@@ -56,7 +56,7 @@ CREATE TABLE IF NOT EXISTS checkpoint_blobs (
 );
 """
 _SCALARS = (str, int, float, bool, type(None), bytes)
-_REMEMBERED = 4096  # channels whose last written version is kept for the next step
+_REMEMBERED = 1024  # channels whose last written version is kept for the next step
 
 
 class VersionedSqliteSaver(SqliteSaver):
@@ -79,7 +79,11 @@ class VersionedSqliteSaver(SqliteSaver):
     # ------------------------------------------------------------------ writing
 
     def _fingerprint(self, value: Any) -> Any:
-        return value if isinstance(value, _SCALARS) else self.serde.dumps_typed(value)[1]
+        """What tells a dict's item changed: a scalar with its type (1 is not True), else
+        its serialized form (a nested dict may have been changed in place)."""
+        if isinstance(value, _SCALARS):
+            return type(value), value
+        return self.serde.dumps_typed(value)[1]
 
     def _remember(self, key: tuple, version: str, value: Any) -> None:
         if type(value) is list:
@@ -110,7 +114,7 @@ class VersionedSqliteSaver(SqliteSaver):
                 changed = {
                     k: v
                     for k, v in value.items()
-                    if k not in items or not (v is items[k] or self._fingerprint(v) == items[k])
+                    if k not in items or self._fingerprint(v) != items[k]
                 }
                 return "merge", base, changed
         return "full", None, value

@@ -208,3 +208,31 @@ def test_deleting_a_thread_removes_its_blobs(tmp_path):
     assert threads == {"b"}
     assert graph.get_state({"configurable": {"thread_id": "a"}}).values == {}
     assert graph.get_state({"configurable": {"thread_id": "b"}}).values["steps"] == 3
+
+
+class Flags(MessagesState):
+    flags: Annotated[dict, merge_dicts]
+
+
+def test_a_dict_item_changed_in_type_or_in_place_is_stored_as_changed(tmp_path):
+    memory = {"agent": {"last": 1}}
+
+    def first(state: Flags) -> dict:
+        return {"flags": {"on": 1, "memory": memory}}
+
+    def second(state: Flags) -> dict:
+        memory["agent"]["last"] = 2  # changed in place, then handed back
+        return {"flags": {"on": True, "memory": memory}}
+
+    builder = StateGraph(Flags)
+    builder.add_node("first", first)
+    builder.add_node("second", second)
+    builder.add_edge(START, "first")
+    builder.add_edge("first", "second")
+    builder.add_edge("second", END)
+    path = tmp_path / "c.sqlite"
+    config = {"configurable": {"thread_id": "t"}}
+    builder.compile(checkpointer=open_checkpointer(path)).invoke({"messages": []}, config)
+    cold = builder.compile(checkpointer=open_checkpointer(path))
+    flags = cold.get_state(config).values["flags"]
+    assert flags["on"] is True and flags["memory"] == {"agent": {"last": 2}}
