@@ -85,13 +85,16 @@ class VersionedSqliteSaver(SqliteSaver):
             return type(value), value
         return self.serde.dumps_typed(value)[1]
 
-    def _remember(self, key: tuple, version: str, value: Any) -> None:
+    def _kept(self, value: Any) -> Any:
+        """What the next version of a channel is compared with: taken as the value is
+        serialized (a node running meanwhile may change a nested item in place)."""
         if type(value) is list:
-            kept: Any = ("list", list(value))
-        elif type(value) is dict:
-            kept = ("dict", {k: self._fingerprint(v) for k, v in value.items()})
-        else:
-            kept = None
+            return ("list", list(value))
+        if type(value) is dict:
+            return ("dict", {k: self._fingerprint(v) for k, v in value.items()})
+        return None
+
+    def _remember(self, key: tuple, version: str, kept: Any) -> None:
         with self._memory:
             if kept is None:
                 self._last.pop(key, None)
@@ -138,8 +141,9 @@ class VersionedSqliteSaver(SqliteSaver):
                 rows.append((thread_id, ns, channel, str(version), "empty", None, None, None))
                 continue
             kind, base, part = self._encode(key, values[channel])
+            kept = self._kept(values[channel])
             rows.append((thread_id, ns, channel, str(version), kind, base, *self._dump(part)))
-            written.append((key, str(version), values[channel]))
+            written.append((key, str(version), kept))
         carried = [(c, str(versions[c])) for c in values if c not in new_versions and c in versions]
         type_, serialized = self.serde.dumps_typed(bare)
         serialized_metadata = json.dumps(
@@ -168,8 +172,8 @@ class VersionedSqliteSaver(SqliteSaver):
                     serialized_metadata,
                 ),
             )
-        for key, version, value in written:  # bases of the next deltas, once committed
-            self._remember(key, version, value)
+        for key, version, kept in written:  # bases of the next deltas, once committed
+            self._remember(key, version, kept)
         with self._memory:
             known = self._stored.setdefault((thread_id, ns), set())
             self._stored.move_to_end((thread_id, ns))

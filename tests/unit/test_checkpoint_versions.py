@@ -232,7 +232,8 @@ def test_a_dict_item_changed_in_type_or_in_place_is_stored_as_changed(tmp_path):
     builder.add_edge("second", END)
     path = tmp_path / "c.sqlite"
     config = {"configurable": {"thread_id": "t"}}
-    builder.compile(checkpointer=open_checkpointer(path)).invoke({"messages": []}, config)
+    graph = builder.compile(checkpointer=open_checkpointer(path))
+    graph.invoke({"messages": []}, config, durability="sync")  # each step saved before the next
     cold = builder.compile(checkpointer=open_checkpointer(path))
     flags = cold.get_state(config).values["flags"]
     assert flags["on"] is True and flags["memory"] == {"agent": {"last": 2}}
