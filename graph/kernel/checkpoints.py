@@ -7,10 +7,10 @@ forked; the store (``graph.service.store``) holds what happened. Checkpoints loa
 LangGraph's safe types and the types the hosted systems declare (``System.state_types``):
 a checkpoint file cannot make us build arbitrary objects.
 
-Every checkpoint is a whole copy of the state, so one long text (a model's reply, a
-tool's result) was once copied into every later checkpoint of its run. On a file, long
-texts are stored once, keyed by their hash, in a table beside LangGraph's own
-(``stepwise_texts``); a checkpoint holds a short reference instead (``BlobSerializer``).
+On a file, each channel's value is stored once per version, as what changed since the
+version before (``VersionedSqliteSaver``), and long texts (a model's reply, a tool's
+result) once, keyed by their hash, in a table beside LangGraph's own
+(``stepwise_texts``); a stored value holds a short reference instead (``BlobSerializer``).
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from langgraph.types import Command
 from pydantic import BaseModel
 
 from graph.kernel.records import plain
+from graph.kernel.versioned_saver import VersionedSqliteSaver
 
 # The conversation keys every system's timeline shows too: which agent is hibernated where.
 CONVERSATION_FIELDS = ("agent_memory", "checking_turn", "active_turn")
@@ -44,6 +45,7 @@ def checkpoint_serializer(types: Iterable[tuple[str, str]] = ()) -> JsonPlusSeri
 # to start like a reference (then no stored text is ever mistaken for one).
 TEXT_MIN_CHARS = 2048
 REFERENCE = "\x00stepwise-text:"
+_MARK = REFERENCE[1:].encode()  # in a serialized value wherever a reference may be
 
 
 def _map_strings(value: Any, change: Callable[[str], str]) -> Any:
@@ -121,6 +123,13 @@ class BlobSerializer(JsonPlusSerializer):
         self.texts = texts
 
     def dumps_typed(self, obj: Any) -> tuple[str, bytes]:
+        try:
+            plain = super().dumps_typed(obj)
+        except Exception:  # a text only a reference can carry (lone surrogates, say)
+            plain = None
+        # A value serialized shorter than the cut holds no long text: it is not walked.
+        if plain is not None and len(plain[1]) < TEXT_MIN_CHARS and _MARK not in plain[1]:
+            return plain
         new: dict[str, str] = {}
 
         def refer(text: str) -> str:
@@ -131,6 +140,8 @@ class BlobSerializer(JsonPlusSerializer):
             return REFERENCE + key
 
         referred = _map_strings(obj, refer)
+        if not new and plain is not None:
+            return plain
         if new:
             self.texts.put(new)
         return super().dumps_typed(referred)
@@ -141,17 +152,21 @@ class BlobSerializer(JsonPlusSerializer):
                 return self.texts.get(text[len(REFERENCE) :])
             return text
 
-        return _map_strings(super().loads_typed(data), restore)
+        value = super().loads_typed(data)
+        if isinstance(data[1], (bytes, bytearray)) and _MARK not in data[1]:
+            return value  # no reference in it: not walked
+        return _map_strings(value, restore)
 
 
 def open_checkpointer(path: Path, types: Iterable[tuple[str, str]] = ()) -> SqliteSaver:
     """LangGraph's SQLite checkpointer on a file (WAL: runs in parallel threads do not
-    block each other), long texts stored once."""
+    block each other), each channel's value stored once per version, as what changed
+    (``VersionedSqliteSaver``), long texts stored once."""
     path.parent.mkdir(parents=True, exist_ok=True)
     conn = sqlite3.connect(path, check_same_thread=False, timeout=30)
     conn.execute("PRAGMA journal_mode=WAL")
     serde = BlobSerializer(TextStore(path), allowed_msgpack_modules=tuple(types))
-    return SqliteSaver(conn, serde=serde)
+    return VersionedSqliteSaver(conn, serde=serde)
 
 
 def memory_checkpointer(types: Iterable[tuple[str, str]] = ()) -> InMemorySaver:

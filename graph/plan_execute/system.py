@@ -11,7 +11,7 @@ fork checks, texts), each short; the contract is what ties them.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from functools import partial
 
 from langchain_core.messages import HumanMessage
@@ -64,7 +64,9 @@ class StepRow:
     result: str
 
     def as_dict(self) -> dict:
-        return asdict(self)
+        # Every field is a scalar: a plain copy, not asdict's deep one (rows are made
+        # for every state event of a run).
+        return dict(vars(self))
 
 
 def _worker_destinations(name: str, nodes: set[str]) -> tuple[str, ...]:

@@ -31,6 +31,7 @@ from graph.redaction import redact, redact_data
 from graph.service.database import Database, Transaction, open_database
 from graph.service.eval_sets import EvalSet
 from graph.service.schema import MIGRATIONS, SCHEMA_VERSION
+from graph.service.state_deltas import StateLog
 from graph.settings import Settings, get_settings
 
 FILE_NAME = "stepwise.sqlite"
@@ -142,6 +143,7 @@ class Store:
         migrated to ``SCHEMA_VERSION`` first."""
         self._db = database if database is not None else open_database(path)
         self.path: Path | None = getattr(self._db, "path", None)  # None on PostgreSQL
+        self._states = StateLog()  # state events are stored as patches on the previous one
         self._db.migrate(MIGRATIONS)
 
     @classmethod
@@ -377,6 +379,7 @@ class Store:
     def delete_run(self, run_id: str) -> None:
         with self._db.transaction() as tx:
             tx.execute("DELETE FROM events WHERE run_id = ?", (run_id,))
+            self._states.forget(run_id)
             tx.execute("DELETE FROM queued_redirects WHERE run_id = ?", (run_id,))
             tx.execute("DELETE FROM decisions WHERE run_id = ?", (run_id,))
             tx.execute("DELETE FROM runs WHERE id = ?", (run_id,))
@@ -490,12 +493,18 @@ class Store:
         ``key`` already in the log (a node update a resumed run replays) is not stored
         again: the seq it has is returned. LangGraph's pseudo-nodes are never stored.
         """
-        record = redact_data(record)  # an echoed server error may carry an API key
+        # An echoed server error may carry an API key. A state's snapshot is redacted by
+        # what changed since the run's previous one (``StateLog.to_store``).
+        state = record["kind"] == "state" and isinstance(record.get("data"), dict)
+        if state:
+            record = {**redact_data({**record, "data": None}), "data": record["data"]}
+        else:
+            record = redact_data(record)
         kind = record["kind"]
         data = record.get("data")
         key = record.get("key")
         logged = data
-        if kind == "state" and isinstance(data, dict):
+        if state:
             logged = {k: v for k, v in data.items() if k != "chart_spec"}
         with self._db.transaction() as tx:
             latest = self._latest_seq(tx, run_id)
@@ -508,6 +517,12 @@ class Store:
             ):
                 return known[0]
             seq = int(record["seq"]) if int(record["seq"]) > latest else latest + 1
+            if state:
+                logged, whole = self._states.to_store(run_id, logged)
+                data = {
+                    **whole,
+                    **redact_data({k: v for k, v in data.items() if k == "chart_spec"}),
+                }
             logged = self._shelve(tx, logged)
             tx.execute(
                 "INSERT INTO events (run_id, seq, ts, kind, node, namespace, step, data_json, "
@@ -555,6 +570,8 @@ class Store:
                             run_id,
                         ),
                     )
+        if state:
+            self._states.stored(run_id, seq, whole)
         return seq
 
     def pending_interrupts(self, run_id: str) -> list[dict]:
@@ -651,7 +668,17 @@ class Store:
         if kinds:
             sql += f" AND kind IN ({', '.join('?' * len(kinds))})"
             params += list(kinds)
-        return [self._event(r) for r in self._query(sql + " ORDER BY seq", params)]
+        found = [self._event(r) for r in self._query(sql + " ORDER BY seq", params)]
+        return self._states.resolve(run_id, found, self._states_until)
+
+    def _states_until(self, run_id: str, seq: int) -> list[tuple[int, Any]]:
+        """The run's stored state events up to ``seq``, newest first (patches as stored)."""
+        rows = self._query(
+            "SELECT seq, data_json FROM events WHERE run_id = ? AND kind = 'state' AND seq <= ? "
+            "ORDER BY seq DESC",
+            (run_id, seq),
+        )
+        return [(r["seq"], self._load(r["data_json"])) for r in rows]
 
     def snapshot(self, run_id: str) -> dict | None:
         rows = self._query("SELECT snapshot_json FROM runs WHERE id = ?", (run_id,))
