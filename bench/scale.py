@@ -20,9 +20,7 @@ from __future__ import annotations
 
 import argparse
 import os
-import socket
 import statistics
-import subprocess
 import sys
 import time
 from datetime import datetime
@@ -33,42 +31,12 @@ sys.path.insert(0, str(ROOT))
 
 from langgraph_sdk import get_sync_client  # noqa: E402
 
+from bench.eval_throughput import model_server  # noqa: E402
 from graph.kernel.design import Design  # noqa: E402
 from graph.kernel.system import get_system  # noqa: E402
 from graph.models.choice import ModelChoice  # noqa: E402
 from graph.served import run_config, run_input  # noqa: E402
 from tests.support_procs import langgraph_server  # noqa: E402
-
-
-def model_server(delay: float) -> tuple[subprocess.Popen, str]:
-    """A fake OpenAI-compatible server answering with the scripted model after ``delay``."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "graph.models.fake_server",
-            "--model",
-            "scripted",
-            "--port",
-            str(port),
-            "--delay",
-            str(delay),
-            "--model-name",
-            "bench",
-        ],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
-    base_url = process.stdout.readline().strip()
-    if not base_url.startswith("http"):
-        process.terminate()
-        raise RuntimeError("the fake model server did not start")
-    return process, base_url
 
 
 def _seconds(run: dict) -> float:
@@ -118,8 +86,7 @@ def main(argv: list[str] | None = None) -> None:
     spec = get_system(args.system)
     questions = [spec.examples[i % len(spec.examples)] for i in range(args.runs)]
 
-    process, base_url = model_server(args.delay)
-    try:
+    with model_server(args.delay, in_process=False) as base_url:
         design = Design(
             system=args.system,
             approvals_by="experiment",  # no run waits for a person
@@ -140,9 +107,6 @@ def main(argv: list[str] | None = None) -> None:
                 f"{jobs:>4} {figures['wall']:>8.2f} {ideal:>8.2f} {figures['wall'] / ideal:>6.2f} "
                 f"{figures['run_s']:>6.2f} {figures['done']:>5}"
             )
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
 
 
 if __name__ == "__main__":
