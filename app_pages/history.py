@@ -1,7 +1,6 @@
 """History: every run in the store; open one, walk through its checkpoints, fork or replay
 it from any of them, export it as JSON or import one."""
 
-import functools
 import json
 
 import pandas as pd
@@ -276,13 +275,15 @@ with export_tab:
         "view it."
     )
     if record.is_live:
-        st.caption("The run is still going: the file holds it as far as it has got when you click.")
+        st.caption("The run is still going: the file holds it as far as it has got now.")
     st.download_button(
         "Export run JSON",
         key="history:export",
         icon=":material/download:",
         on_click="ignore",
-        data=functools.partial(actions.export_file, run_id),
+        # Made with the page, not on click: Streamlit's deferred download (a callable)
+        # is forgotten when a fragment of the page reruns first ("Deferred file not found").
+        data=actions.export_file(run_id),
         file_name=f"stepwise-run-{hv.short_id(run_id)}.json",
         mime="application/json",
     )

@@ -96,6 +96,5 @@ def fork(run_id: str, checkpoint_id: str, change: str, design: Design) -> None:
 
 
 def export_file(run_id: str) -> str:
-    """The run's export, made when the user clicks to download it (so it is as far as
-    the run has got then, and no session keeps a copy of it meanwhile)."""
+    """The run's export as the file the Export tab offers."""
     return json.dumps(services.store().export_run(run_id), ensure_ascii=False, indent=1)
