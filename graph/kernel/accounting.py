@@ -27,6 +27,13 @@ class UsageRecorder(BaseCallbackHandler):
     stream names it), else to the graph's stream. ``on_tool(timing, namespace)``, when
     given, gets each tool run's latency under its tool call id."""
 
+    # Only model and tool events are read: LangChain skips this handler for the rest
+    # (every node, sub-agent step and runnable starts and ends a chain).
+    ignore_chain = True
+    ignore_retriever = True
+    ignore_custom_event = True
+    ignore_retry = True
+
     def __init__(
         self,
         on_call: Callable[[dict, str], None] | None = None,

@@ -72,6 +72,19 @@ def _map_strings(value: Any, change: Callable[[str], str]) -> Any:
     return value
 
 
+def _may_hold_long_text(data: bytes) -> bool:
+    """Whether msgpack ``data`` may hold a string of ``TEXT_MIN_CHARS`` characters or more.
+    Such a string has at least as many UTF-8 bytes, so its header is a str 16 (0xda) with
+    a length that large or a str 32 (0xdb); the same byte met inside other data only costs
+    a walk that finds nothing."""
+    at = data.find(b"\xda")
+    while at != -1:
+        if int.from_bytes(data[at + 1 : at + 3], "big") >= TEXT_MIN_CHARS:
+            return True
+        at = data.find(b"\xda", at + 1)
+    return b"\xdb" in data
+
+
 class TextStore:
     """Long texts by their SHA-256, in the checkpoint file's own table, on a connection
     of its own (LangGraph's saver holds its lock while it serializes)."""
@@ -127,8 +140,16 @@ class BlobSerializer(JsonPlusSerializer):
             plain = super().dumps_typed(obj)
         except Exception:  # a text only a reference can carry (lone surrogates, say)
             plain = None
-        # A value serialized shorter than the cut holds no long text: it is not walked.
-        if plain is not None and len(plain[1]) < TEXT_MIN_CHARS and _MARK not in plain[1]:
+        # A value whose serialized form holds no long string is not walked: most values
+        # (a list of short messages, a plan) are long only as a whole.
+        if (
+            plain is not None
+            and _MARK not in plain[1]
+            and (
+                len(plain[1]) < TEXT_MIN_CHARS
+                or (plain[0] == "msgpack" and not _may_hold_long_text(plain[1]))
+            )
+        ):
             return plain
         new: dict[str, str] = {}
 

@@ -104,8 +104,9 @@ class VersionedSqliteSaver(SqliteSaver):
             while len(self._last) > _REMEMBERED:
                 self._last.popitem(last=False)
 
-    def _encode(self, key: tuple, value: Any) -> tuple[str, str | None, Any]:
-        """(kind, base version, what to serialize) for a new version of a channel."""
+    def _encode(self, key: tuple, value: Any, kept: Any) -> tuple[str, str | None, Any]:
+        """(kind, base version, what to serialize) for a new version of a channel;
+        ``kept``: ``_kept(value)``, each dict item's fingerprint taken once."""
         with self._memory:
             last = self._last.get(key)
         if last is not None:
@@ -114,11 +115,8 @@ class VersionedSqliteSaver(SqliteSaver):
                 if all(a is b for a, b in zip(value, items)):
                     return "append", base, value[len(items) :]
             elif shape == "dict" and type(value) is dict and items.keys() <= value.keys():
-                changed = {
-                    k: v
-                    for k, v in value.items()
-                    if k not in items or self._fingerprint(v) != items[k]
-                }
+                now = kept[1]
+                changed = {k: v for k, v in value.items() if k not in items or now[k] != items[k]}
                 return "merge", base, changed
         return "full", None, value
 
@@ -140,8 +138,8 @@ class VersionedSqliteSaver(SqliteSaver):
             if channel not in values:
                 rows.append((thread_id, ns, channel, str(version), "empty", None, None, None))
                 continue
-            kind, base, part = self._encode(key, values[channel])
             kept = self._kept(values[channel])
+            kind, base, part = self._encode(key, values[channel], kept)
             rows.append((thread_id, ns, channel, str(version), kind, base, *self._dump(part)))
             written.append((key, str(version), kept))
         carried = [(c, str(versions[c])) for c in values if c not in new_versions and c in versions]
@@ -196,8 +194,8 @@ class VersionedSqliteSaver(SqliteSaver):
         """The carried-over (channel, version) pairs with no blob yet: values a
         ``SqliteSaver`` checkpoint held inline, now referred to by version only."""
         with self._memory:
-            known = set(self._stored.get((thread_id, ns), ()))
-        unknown = [pair for pair in carried if pair not in known]
+            known = self._stored.get((thread_id, ns), ())
+            unknown = [pair for pair in carried if pair not in known]
         missing = []
         for channel, version in unknown:
             cur.execute(

@@ -15,11 +15,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from langchain_core.runnables import RunnableConfig, RunnableLambda
+from langchain_core.runnables import RunnableConfig
 from langgraph.errors import NodeError
 from langgraph.graph import END, START, StateGraph
 from langgraph.pregel import Pregel
 from langgraph.types import Command
+from langgraph.utils.runnable import RunnableCallable
 
 from graph.kernel.checkpoints import memory_checkpointer
 from graph.kernel.conversation import (
@@ -124,11 +125,14 @@ def after_node(ctx: Context, node: str, state: dict, out: Any) -> Any:
     return update
 
 
-def _remembering(ctx: Context, node: str, inner) -> RunnableLambda:
+def _remembering(ctx: Context, node: str, inner) -> RunnableCallable:
+    """``inner`` followed by ``after_node``, as LangGraph wraps a node function: untraced
+    (the node's task is the traced run) and its signature read once, not at every call."""
+
     def run(state: dict, config: RunnableConfig) -> Any:
         return after_node(ctx, node, state, inner.invoke(state, config))
 
-    return RunnableLambda(run, name=node)
+    return RunnableCallable(run, name=node, trace=False)
 
 
 def _fallback(state: dict, error: NodeError, *, ctx: Context) -> Command:

@@ -89,3 +89,27 @@ def test_texts_round_trip_through_the_checkpointer_in_every_container(tmp_path):
     plain = checkpoint_serializer([("graph.supervisor_bus.state", "Message")])
     assert saver.serde.loads_typed((kind, data)) == plain.loads_typed(plain.dumps_typed(value))
     assert value["messages"][0].content == long  # the state itself is never changed
+
+
+def test_only_values_holding_a_long_text_are_walked(tmp_path, monkeypatch):
+    """A value long only as a whole (many short messages) is stored as LangGraph would
+    store it, without walking it; a long text is found wherever it sits, in any script."""
+    from graph.kernel import checkpoints
+
+    saver = open_checkpointer(tmp_path / "c.sqlite")
+    walks = []
+    real = checkpoints._map_strings
+    monkeypatch.setattr(
+        checkpoints, "_map_strings", lambda value, change: walks.append(1) or real(value, change)
+    )
+    plain = checkpoint_serializer()
+    many = [HumanMessage(content=f"message {i} " + "é" * 100) for i in range(60)]
+    assert saver.serde.dumps_typed(many) == plain.dumps_typed(many) and walks == []
+
+    under = "é" * 2047  # 4,094 bytes, under the cut in characters: kept inline
+    long = "é" * 2048
+    for text, stored in ((under, False), (long, True), ("x" * 70_000, True)):
+        value = [*many, AIMessage(content="short", additional_kwargs={"note": [text]})]
+        kind, data = saver.serde.dumps_typed(value)
+        assert (text.encode() not in data) is stored
+        assert saver.serde.loads_typed((kind, data)) == plain.loads_typed(plain.dumps_typed(value))

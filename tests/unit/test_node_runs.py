@@ -1,0 +1,84 @@
+"""What the engine adds around each node run: one traced run per node task (LangGraph's
+own), and an accounting handler that LangChain calls for model and tool events only.
+
+Structural, not timed: every extra traced layer around a node, or a handler called for
+every chain event, is work repeated at every step of every run."""
+
+from collections import Counter
+
+from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.callbacks.manager import CallbackManager
+
+from graph.kernel.accounting import UsageRecorder
+from graph.kernel.checkpoints import open_checkpointer
+from graph.kernel.design import Design
+from graph.models.scripted import ScriptedChatModel
+from graph.plan_execute import SYSTEM
+from graph.service.runs import run_question
+
+QUESTION = "What happened to Apple when it launched the iPhone?"
+
+
+class ChainRuns(BaseCallbackHandler):
+    """Counts the chain runs started under each node's name."""
+
+    def __init__(self):
+        self.runs: Counter = Counter()
+
+    def on_chain_start(self, serialized, inputs, *, name=None, metadata=None, **kwargs):
+        if name and name == (metadata or {}).get("langgraph_node"):
+            self.runs[name] += 1
+
+
+def test_each_node_task_is_one_traced_run_not_two(tmp_path):
+    model = ScriptedChatModel()
+    graph = SYSTEM.build_graph(
+        Design(),
+        checkpointer=open_checkpointer(tmp_path / "c.sqlite", SYSTEM.state_types),
+        planner_model=model,
+        worker_model=model,
+    )
+    handler = ChainRuns()
+    tasks: Counter = Counter()
+    config = {"configurable": {"thread_id": "t"}, "callbacks": [handler]}
+    for chunk in graph.stream(
+        SYSTEM.initial_state(QUESTION, Design()), config, stream_mode="tasks"
+    ):
+        if "triggers" in chunk:
+            tasks[chunk["name"]] += 1
+    assert tasks["executor"] >= 2 and tasks["planner"] == 1
+    # The wiring's wrapper (memory, hooks, guardrail) runs inside the node's task: it is
+    # not a traced runnable of its own, which would start a second run per task.
+    # (The hubs and the synthesizer: a sub-agent's own graph runs under its node's name.)
+    hubs = ("planner", "executor", "synthesizer")
+    assert {n: handler.runs[n] for n in hubs} == {n: tasks[n] for n in hubs}
+
+
+def test_the_accounting_handler_is_not_called_for_chain_events():
+    calls = []
+
+    class Recorder(UsageRecorder):
+        def on_chain_start(self, *args, **kwargs):
+            calls.append("chain")
+
+    manager = CallbackManager(handlers=[Recorder(on_call=lambda call, ns: None)])
+    manager.on_chain_start({}, {"x": 1}, name="executor")
+    assert calls == []
+
+
+def test_a_run_still_records_every_model_call(tmp_path):
+    events = []
+    outcome = run_question(
+        QUESTION,
+        Design(),
+        graph=SYSTEM.build_graph(
+            Design(),
+            checkpointer=open_checkpointer(tmp_path / "c.sqlite", SYSTEM.state_types),
+            planner_model=ScriptedChatModel(),
+            worker_model=ScriptedChatModel(),
+        ),
+        on_event=events.append,
+    )
+    calls = [e.data["llm_call"] for e in events if e.kind == "custom" and "llm_call" in e.data]
+    assert outcome.status == "done" and calls
+    assert {c["node"] for c in calls} >= {"planner", "executor", "synthesizer"}
