@@ -19,9 +19,11 @@ going on from one stores its carried-over values as blobs at its next checkpoint
 from __future__ import annotations
 
 import json
+import sqlite3
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -41,6 +43,8 @@ from langgraph.checkpoint.sqlite.utils import (
     pending_writes_sql,
     search_where,
 )
+
+from graph.write_lock import write_lock
 
 _BLOBS = """
 CREATE TABLE IF NOT EXISTS checkpoint_blobs (
@@ -69,6 +73,21 @@ class VersionedSqliteSaver(SqliteSaver):
         # (thread, ns) -> versions known stored, for checkpoints carried over from SqliteSaver.
         self._stored: OrderedDict[tuple, set] = OrderedDict()
         self._memory = threading.Lock()
+        # Run worker processes write one checkpoint file: their writers queue on its
+        # write lock (woken when free) instead of polling in SQLite's busy handler.
+        path = next((r[2] for r in conn.execute("PRAGMA database_list") if r[1] == "main"), "")
+        self._write_lock = write_lock(path) if path else None
+
+    @contextmanager
+    def cursor(self, transaction: bool = True) -> Iterator[sqlite3.Cursor]:
+        """``SqliteSaver``'s cursor; one that writes holds the file's write lock until
+        its commit."""
+        if not transaction or self._write_lock is None:
+            with super().cursor(transaction) as cur:
+                yield cur
+            return
+        with self._write_lock.held(), super().cursor(transaction) as cur:
+            yield cur
 
     def setup(self) -> None:
         if self.is_setup:

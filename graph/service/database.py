@@ -40,6 +40,7 @@ from typing import Any, Callable, Iterable, Iterator
 from urllib.parse import urlsplit
 
 from graph.redaction import REDACTED, redact, redact_url, url_password
+from graph.write_lock import write_lock
 
 POSTGRES_SCHEMES = ("postgresql", "postgres")
 # pg_advisory_xact_lock key of schema migrations ("stepwise" in ASCII, as an int64).
@@ -250,10 +251,13 @@ class SqliteDatabase(Database):
 
     @contextmanager
     def _begin(self, conn: sqlite3.Connection, exclusive: bool) -> Iterator[None]:
-        if exclusive:  # the write lock now, not at the first write: one migrator at a time
-            conn.execute("BEGIN IMMEDIATE")
-        with conn:
-            yield
+        # Writers of other processes (run workers) queue on the file's write lock and are
+        # woken when it is free, instead of polling in SQLite's busy handler.
+        with write_lock(self.path).held():
+            if exclusive:  # the write lock now, not at the first write: one migrator at a time
+                conn.execute("BEGIN IMMEDIATE")
+            with conn:
+                yield
 
     def _after_migration(self, version: int) -> None:
         with self._lock:
