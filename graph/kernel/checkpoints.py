@@ -186,6 +186,9 @@ def open_checkpointer(path: Path, types: Iterable[tuple[str, str]] = ()) -> Sqli
     path.parent.mkdir(parents=True, exist_ok=True)
     conn = sqlite3.connect(path, check_same_thread=False, timeout=30)
     conn.execute("PRAGMA journal_mode=WAL")
+    # As the store: in WAL, NORMAL keeps the file whole after a crash and does not sync
+    # at each commit (a sync held the write lock other run workers queue on).
+    conn.execute("PRAGMA synchronous=NORMAL")
     serde = BlobSerializer(TextStore(path), allowed_msgpack_modules=tuple(types))
     return VersionedSqliteSaver(conn, serde=serde)
 

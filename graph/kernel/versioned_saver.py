@@ -19,9 +19,11 @@ going on from one stores its carried-over values as blobs at its next checkpoint
 from __future__ import annotations
 
 import json
+import sqlite3
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator, Mapping, Sequence
+from contextlib import ExitStack, contextmanager
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -41,6 +43,8 @@ from langgraph.checkpoint.sqlite.utils import (
     pending_writes_sql,
     search_where,
 )
+
+from graph.write_lock import WriteLock, write_lock
 
 _BLOBS = """
 CREATE TABLE IF NOT EXISTS checkpoint_blobs (
@@ -69,6 +73,27 @@ class VersionedSqliteSaver(SqliteSaver):
         # (thread, ns) -> versions known stored, for checkpoints carried over from SqliteSaver.
         self._stored: OrderedDict[tuple, set] = OrderedDict()
         self._memory = threading.Lock()
+        # Run worker processes write one checkpoint file: their writers queue on its
+        # write lock (woken when free) instead of polling in SQLite's busy handler.
+        path = next((r[2] for r in conn.execute("PRAGMA database_list") if r[1] == "main"), "")
+        self._write_lock = write_lock(path) if path else None
+
+    @contextmanager
+    def cursor(self, transaction: bool = True) -> Iterator[sqlite3.Cursor]:
+        """``SqliteSaver``'s cursor; one that writes takes the file's write lock at its
+        first write (the values are serialized by then) and keeps it until its commit."""
+        if not transaction or self._write_lock is None:
+            with super().cursor(transaction) as cur:
+                yield cur
+            return
+        with self.lock, ExitStack() as turn:
+            self.setup()
+            cur = self.conn.cursor()
+            try:
+                yield _WritingCursor(cur, self._write_lock, turn)
+            finally:
+                self.conn.commit()
+                cur.close()
 
     def setup(self) -> None:
         if self.is_setup:
@@ -363,3 +388,27 @@ class VersionedSqliteSaver(SqliteSaver):
 
 
 _ABSENT = object()
+
+
+class _WritingCursor:
+    """A cursor whose first write takes the file's write lock, held (by ``turn``) until
+    the transaction's commit."""
+
+    def __init__(self, cur: sqlite3.Cursor, lock: WriteLock, turn: ExitStack):
+        self._cur, self._lock, self._turn, self._holding = cur, lock, turn, False
+
+    def _before(self, sql: str) -> None:
+        if not self._holding and not sql.lstrip()[:6].upper() == "SELECT":
+            self._turn.enter_context(self._lock.held())
+            self._holding = True
+
+    def execute(self, sql: str, params: Any = ()) -> sqlite3.Cursor:
+        self._before(sql)
+        return self._cur.execute(sql, params)
+
+    def executemany(self, sql: str, rows: Any) -> sqlite3.Cursor:
+        self._before(sql)
+        return self._cur.executemany(sql, rows)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._cur, name)

@@ -32,7 +32,7 @@ import re
 import sqlite3
 import threading
 import time
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -40,6 +40,7 @@ from typing import Any, Callable, Iterable, Iterator
 from urllib.parse import urlsplit
 
 from graph.redaction import REDACTED, redact, redact_url, url_password
+from graph.write_lock import write_lock
 
 POSTGRES_SCHEMES = ("postgresql", "postgres")
 # pg_advisory_xact_lock key of schema migrations ("stepwise" in ASCII, as an int64).
@@ -94,17 +95,26 @@ class Result:
 class Transaction:
     """Statements inside one transaction of a ``Database`` (see ``Database.transaction``)."""
 
-    def __init__(self, db: Database, conn: Any):
+    def __init__(self, db: Database, conn: Any, before_write: Callable[[], None] | None = None):
         self.db = db
         self._conn = conn
+        self._before_write = before_write  # called before the first statement that writes
+
+    def _writes(self, sql: str) -> None:
+        if self._before_write is not None and sql.lstrip()[:6].upper() != "SELECT":
+            self._before_write()
+            self._before_write = None
 
     def execute(self, sql: str, params: Iterable = ()):
         """Run one statement; returns a cursor (``fetchone``, ``fetchall``, ``rowcount``)."""
-        return self._conn.execute(self.db.sql(sql), self.db.params(params))
+        params = self.db.params(params)
+        self._writes(sql)
+        return self._conn.execute(self.db.sql(sql), params)
 
     def executemany(self, sql: str, rows: Iterable[Iterable]) -> None:
         rows = [self.db.params(r) for r in rows]
         if rows:
+            self._writes(sql)
             self._conn.cursor().executemany(self.db.sql(sql), rows)
 
     def insert_id(self, sql: str, params: Iterable = ()) -> int:
@@ -115,6 +125,7 @@ class Transaction:
         """Run DDL statements (``;``-separated, written as SQLite spells types)."""
         for statement in self.db.ddl(ddl).split(";"):
             if statement.strip():
+                self._writes(statement)
                 self._conn.execute(statement)
 
     def columns(self, table: str) -> set[str]:
@@ -123,6 +134,7 @@ class Transaction:
     def add_column(self, table: str, name: str, kind: str) -> None:
         """Add a column unless the table already has it (a file older or newer in parts)."""
         if name not in self.columns(table):
+            self._writes("ALTER")
             self._conn.execute(self.db.ddl(f"ALTER TABLE {table} ADD COLUMN {name} {kind}"))
 
 
@@ -249,11 +261,19 @@ class SqliteDatabase(Database):
         return ddl.replace("{rowid}", "")
 
     @contextmanager
-    def _begin(self, conn: sqlite3.Connection, exclusive: bool) -> Iterator[None]:
-        if exclusive:  # the write lock now, not at the first write: one migrator at a time
-            conn.execute("BEGIN IMMEDIATE")
-        with conn:
-            yield
+    def transaction(self, exclusive: bool = False) -> Iterator[Transaction]:
+        """As ``Database.transaction``; writers of other processes (run workers) queue on
+        the file's write lock, woken when it is free instead of polling in SQLite's busy
+        handler. It is taken at the first write (reads and the values' serializing come
+        first) and held until the commit."""
+        lock = write_lock(self.path)
+        with self._lock, ExitStack() as turn:
+            conn = self._conn
+            if exclusive:  # the write lock now, not at the first write: one migrator at a time
+                turn.enter_context(lock.held())
+                conn.execute("BEGIN IMMEDIATE")
+            with conn:
+                yield Transaction(self, conn, lambda: turn.enter_context(lock.held()))
 
     def _after_migration(self, version: int) -> None:
         with self._lock:
