@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables.config import run_in_executor
 from langgraph.errors import NodeError
 from langgraph.graph import END, START, StateGraph
 from langgraph.pregel import Pregel
@@ -127,12 +128,18 @@ def after_node(ctx: Context, node: str, state: dict, out: Any) -> Any:
 
 def _remembering(ctx: Context, node: str, inner) -> RunnableCallable:
     """``inner`` followed by ``after_node``, as LangGraph wraps a node function: untraced
-    (the node's task is the traced run) and its signature read once, not at every call."""
+    (the node's task is the traced run) and its signature read once, not at every call.
+    Run asynchronously (LangGraph Server streams with ``astream``) the node goes to a
+    worker thread, as a sync node should: inline it would block the server's event loop
+    (``langgraph dev`` refuses that: "Blocking call to time.sleep")."""
 
     def run(state: dict, config: RunnableConfig) -> Any:
         return after_node(ctx, node, state, inner.invoke(state, config))
 
-    return RunnableCallable(run, name=node, trace=False)
+    async def run_async(state: dict, config: RunnableConfig) -> Any:
+        return await run_in_executor(config, run, state, config)
+
+    return RunnableCallable(run, run_async, name=node, trace=False)
 
 
 def _fallback(state: dict, error: NodeError, *, ctx: Context) -> Command:
