@@ -82,3 +82,31 @@ def test_a_run_still_records_every_model_call(tmp_path):
     calls = [e.data["llm_call"] for e in events if e.kind == "custom" and "llm_call" in e.data]
     assert outcome.status == "done" and calls
     assert {c["node"] for c in calls} >= {"planner", "executor", "synthesizer"}
+
+
+def test_run_asynchronously_each_node_works_off_the_event_loop(tmp_path):
+    """LangGraph Server streams with ``astream``: a node (sync code, a model call that
+    may sleep or wait on HTTP) must run in a worker thread, never on the event loop, which
+    would stall every other run and health check of the server."""
+    import asyncio
+    import threading
+
+    threads: list[str] = []
+
+    class Where(ScriptedChatModel):
+        def _generate(self, *args, **kwargs):
+            threads.append(threading.current_thread().name)
+            return super()._generate(*args, **kwargs)
+
+    model = Where()
+    graph = SYSTEM.build_graph(
+        Design(), checkpointer=False, planner_model=model, worker_model=model
+    )
+
+    async def stream() -> str:
+        async for _ in graph.astream(SYSTEM.initial_state(QUESTION, Design())):
+            pass
+        return threading.current_thread().name
+
+    loop_thread = asyncio.run(stream())
+    assert threads and loop_thread not in threads
