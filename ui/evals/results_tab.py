@@ -27,7 +27,9 @@ POLL_S = 1.0  # how often the progress bar rereads the store while an experiment
 
 
 def show() -> None:
-    widgets.flash(FLASH)
+    # Kept a few seconds: after Stop, the page redraws again as soon as a stopping run ends
+    # (``_settling``), which would take the message away before it is read.
+    widgets.flash(FLASH, keep_s=10)
     store = services.store()
     experiments = {r.id: r for r in store.experiments()}
     if not experiments:
