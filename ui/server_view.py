@@ -101,9 +101,11 @@ def graph_drawing(console: ServerConsole, assistant: Assistant, active: str | No
 
 
 def thread_label(thread: ThreadSummary) -> str:
+    """A thread as the picker lists it: the end of its id (a server's ids are UUIDv7, whose
+    first characters are a timestamp shared by every thread made in the same minute)."""
     waits = " · waits on a question" if thread.interrupted else ""
     updated = thread.updated_at[:19].replace("T", " ")
-    return f"{thread.thread_id[:8]} · {thread.status}{waits} · {updated}"
+    return f"…{thread.thread_id[-12:]} · {thread.status}{waits} · {updated}"
 
 
 def thread_rows(threads: list[ThreadSummary]) -> list[dict]:
