@@ -202,21 +202,38 @@ class RunService:
         versions = (
             prompt_versions if prompt_versions is not None else self._recorded_versions(design)
         )
+        self._record_run(
+            run_id, question, design, planner, worker, versions, parent_run, parent_checkpoint
+        )
+        initial = get_system(design.system).initial_state(question, design)
+        self._submit(run_id, design, compiled, initial, step_mode, pool=pool)
+        return run_id
+
+    def _record_run(
+        self,
+        run_id: str,
+        question: str,
+        design: Design,
+        planner,
+        worker,
+        prompt_versions: dict,
+        parent_run: str | None = None,
+        parent_checkpoint: str | None = None,
+    ) -> None:
+        """The store's record of a new run (a fork names its parent), owned and leased by
+        this process: one place for the local and the server runtime."""
         self.store.create_run(
             run_id,
             question,
             design,
             self._label(planner, worker, design),
-            prompt_versions=versions,
+            prompt_versions=prompt_versions,
             settings=self.run_settings(design),
             parent_run=parent_run,
             parent_checkpoint=parent_checkpoint,
             owner=self.owner,
             lease_s=self.lease_s,
         )
-        initial = get_system(design.system).initial_state(question, design)
-        self._submit(run_id, design, compiled, initial, step_mode, pool=pool)
-        return run_id
 
     def prepare(self, design: Design) -> tuple:
         """Validate a design and build its graph once, for many runs of it (a compiled
@@ -777,17 +794,15 @@ class RunService:
             values = dict(snapshot.values or {})
             changes, goto = get_system(design.system).fork_changes(values, changes, design)
         fork_state(compiled, run_id, checkpoint_id, new_id, changes or {}, goto=goto)
-        self.store.create_run(
+        self._record_run(
             new_id,
             record.question,
             design,
-            self._label(planner, worker, design),
-            prompt_versions=record.prompt_versions,
-            settings=self.run_settings(design),
-            parent_run=run_id,
-            parent_checkpoint=checkpoint_id,
-            owner=self.owner,
-            lease_s=self.lease_s,
+            planner,
+            worker,
+            record.prompt_versions,
+            run_id,
+            checkpoint_id,
         )
         self._submit(new_id, design, compiled, None, step_mode)
         return new_id

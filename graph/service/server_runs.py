@@ -714,17 +714,15 @@ class ServerRunService(RunService):
                 ],
             },
         )
-        self.store.create_run(
+        self._record_run(
             new_id,
             record.question,
             design,
-            self._label(planner, worker, design),
-            prompt_versions=record.prompt_versions,
-            settings=self.run_settings(design),
-            parent_run=run_id,
-            parent_checkpoint=checkpoint_id,
-            owner=self.owner,
-            lease_s=self.lease_s,
+            planner,
+            worker,
+            record.prompt_versions,
+            run_id,
+            checkpoint_id,
         )
         self._submit(new_id, design, None, None, step_mode)
         return new_id
