@@ -246,6 +246,7 @@ class SqliteDatabase(Database):
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._conn = sqlite3.connect(self.path, check_same_thread=False, timeout=30)
         self._conn.row_factory = sqlite3.Row
+        self._write_lock = write_lock(self.path)  # looked up once: it resolves the path
         with self._lock:
             self._conn.execute("PRAGMA journal_mode=WAL")
             self._conn.execute("PRAGMA busy_timeout=30000")
@@ -266,7 +267,7 @@ class SqliteDatabase(Database):
         the file's write lock, woken when it is free instead of polling in SQLite's busy
         handler. It is taken at the first write (reads and the values' serializing come
         first) and held until the commit."""
-        lock = write_lock(self.path)
+        lock = self._write_lock
         with self._lock, ExitStack() as turn:
             conn = self._conn
             if exclusive:  # the write lock now, not at the first write: one migrator at a time

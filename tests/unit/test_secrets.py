@@ -105,3 +105,31 @@ def test_the_store_keeps_no_configured_secret_whoever_hands_it_text(tmp_path):
     for path in tmp_path.rglob("*"):
         if path.is_file():
             assert secret.encode() not in path.read_bytes(), f"the key is in {path.name}"
+
+
+def test_a_secret_anywhere_in_a_large_value_is_found_however_json_escapes_it():
+    """``redact_data`` skips the walk when a value's JSON text shows no secret: a secret
+    holding characters JSON escapes, or a key shape after an escaped character, must still
+    be found."""
+    from graph.redaction import redact_data, remember_secrets
+
+    odd = 'pa"ss\\word-77\u00e9'
+    remember_secrets([odd])
+    rows = [{"step": i, "result": f"plain text {i}", "tags": ("a", "b")} for i in range(200)]
+    value = {
+        "rows": rows,
+        "deep": [{"x": [f"before {odd} after"]}],
+        "shape": "line\nsk-proj-AbCdEf0123456789",
+        "bearer": "Authorization: Bearer\tabcdefghijklmnop1234",
+    }
+    cleaned = redact_data(value)
+    assert cleaned["deep"] == [{"x": [f"before {REDACTED} after"]}]
+    assert cleaned["shape"] == f"line\n{REDACTED}"
+    assert cleaned["bearer"] == f"Authorization: Bearer {REDACTED}"
+    assert cleaned["rows"][5] == {"step": 5, "result": "plain text 5", "tags": ["a", "b"]}
+
+    clean = {"rows": rows, "note": "nothing secret here"}
+    copy = redact_data(clean)
+    assert copy == {"rows": [{**r, "tags": ["a", "b"]} for r in rows], "note": clean["note"]}
+    copy["rows"][0]["result"] = "changed"
+    assert rows[0]["result"] == "plain text 0"  # a copy, never the caller's value
