@@ -13,10 +13,13 @@
 
 from __future__ import annotations
 
+import dataclasses
+import operator
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import run_in_executor
+from langgraph.channels.binop import BinaryOperatorAggregate
 from langgraph.errors import NodeError
 from langgraph.graph import END, START, StateGraph
 from langgraph.pregel import Pregel
@@ -39,6 +42,7 @@ from graph.kernel.conversation import (
 )
 from graph.kernel.guardrail import check_message, flag_tool_results, guardrail_message
 from graph.kernel.hooks import GUARDRAIL, Agents, HookError, Hooks, Target
+from graph.kernel.reducers import merge_dicts
 from graph.kernel.system import System
 from graph.models.chat import describe_error
 
@@ -126,7 +130,36 @@ def after_node(ctx: Context, node: str, state: dict, out: Any) -> Any:
     return update
 
 
-def _remembering(ctx: Context, node: str, inner) -> RunnableCallable:
+def idle_writes(builder: StateGraph) -> frozenset[str]:
+    """The state keys for which writing an empty list or dict changes nothing: those whose
+    reducer appends (``operator.add``, ``add_messages``) or merges (``merge_dicts``)."""
+    return frozenset(
+        key
+        for key, channel in builder.channels.items()
+        if isinstance(channel, BinaryOperatorAggregate)
+        and (
+            channel.operator in (operator.add, merge_dicts)
+            or getattr(channel.operator, "__name__", "") == "_add_messages"
+        )
+    )
+
+
+def without_idle_writes(out: Any, idle: frozenset[str]) -> Any:
+    """A node's return without its empty appends and merges (``notices: []``): each
+    would still be a new version of its channel, serialized into the next checkpoint,
+    for a value that did not change."""
+    update = out.update if isinstance(out, Command) else out
+    if not isinstance(update, dict) or not any(
+        k in idle and v in ([], {}) and type(v) in (list, dict) for k, v in update.items()
+    ):
+        return out
+    kept = {
+        k: v for k, v in update.items() if not (k in idle and type(v) in (list, dict) and not v)
+    }
+    return dataclasses.replace(out, update=kept) if isinstance(out, Command) else kept
+
+
+def _remembering(ctx: Context, node: str, inner, idle: frozenset[str]) -> RunnableCallable:
     """``inner`` followed by ``after_node``, as LangGraph wraps a node function: untraced
     (the node's task is the traced run) and its signature read once, not at every call.
     Run asynchronously (LangGraph Server streams with ``astream``) the node goes to a
@@ -134,7 +167,7 @@ def _remembering(ctx: Context, node: str, inner) -> RunnableCallable:
     (``langgraph dev`` refuses that: "Blocking call to time.sleep")."""
 
     def run(state: dict, config: RunnableConfig) -> Any:
-        return after_node(ctx, node, state, inner.invoke(state, config))
+        return without_idle_writes(after_node(ctx, node, state, inner.invoke(state, config)), idle)
 
     async def run_async(state: dict, config: RunnableConfig) -> Any:
         return await run_in_executor(config, run, state, config)
@@ -253,9 +286,10 @@ def wire(
         builder.add_node(
             GUARDRAIL, lambda state: guardrail_node(state, ctx=ctx), destinations=(entry, END)
         )
+    idle = idle_writes(builder)
     for name, spec in builder.nodes.items():
         if not isinstance(spec.runnable, Pregel):  # team subgraphs keep their own drawing
-            spec.runnable = _remembering(ctx, name, spec.runnable)
+            spec.runnable = _remembering(ctx, name, spec.runnable, idle)
     starts = {entry, *(t for t in ([GUARDRAIL] if design.guardrail else []))}
     starts |= {
         agents.entry.get(r.target, r.target)
