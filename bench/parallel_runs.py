@@ -10,8 +10,10 @@ to worker processes (graph/service/run_processes.py) and use the machine's cores
 Each mode runs the same experiment (the starter questions that need no approval, cycled
 to ``--runs``, one variant) through ``ExperimentRunner`` on a run service of its own, on
 its own home: sequential (1 experiment worker, threads), threads (``--runs`` workers),
-processes (``--runs`` workers, ``--processes`` worker processes), processes/1 (as
-many experiment workers as worker processes: one run at a time in each). Every mode is warmed up
+processes (``--runs`` workers, ``--processes`` worker processes: all runs started at once;
+the run service gives a run that never waits a worker of its own and queues the rest),
+processes/1 (as many experiment workers as worker processes: the experiment itself starts
+only one run per worker). Every mode is warmed up
 first (the stock database built, the worker processes started and their graphs
 compiled); the time the worker processes take to start is printed apart. A fourth
 line, "separate", is the ceiling: ``--processes`` independent Python processes, each on
@@ -154,8 +156,8 @@ def main() -> None:
         "processes": pool,
         "processes/1": pool,
     }
-    # processes/1: one run at a time per worker process (the experiment's worker count is
-    # the number of processes): no GIL traffic between a worker's own threads.
+    # processes/1: the experiment starts one run per worker process at a time itself;
+    # "processes" starts all at once and the run service queues them for a free worker.
     workers = {"sequential": 1, "threads": args.runs, "processes": args.runs}
     workers["processes/1"] = args.processes
     experiment_wall(pool, max(2, args.processes), max(2, args.processes))

@@ -83,6 +83,7 @@ class _Worker:
         self.conn = Connection(mine.detach())
         self.send_lock = threading.Lock()
         self.jobs: dict[int, Future] = {}
+        self.alone: set[int] = set()  # its jobs that compute without pause (``run(alone=)``)
         self.send(("settings", settings))
 
     @property
@@ -107,6 +108,7 @@ class RunProcesses:
         self.settings = settings.model_copy(update={"run_processes": 0})  # no pools in pools
         self.size = processes
         self._lock = threading.Lock()
+        self._freed = threading.Condition(self._lock)  # a job ended: a worker may be free
         self._workers: list[_Worker] = []
         self._ids = itertools.count(1)
         self._closed = False
@@ -120,31 +122,64 @@ class RunProcesses:
         with self._lock:
             return [w.pid for w in self._workers]
 
-    def _take(self, job: int, done: Future) -> _Worker:
+    def _take(self, job: int, done: Future, alone: bool, cancel) -> _Worker | None:
         """Give ``job`` to the worker with the fewest streams (a dead one is replaced
-        first), under the lock a dead worker's streams are failed with."""
+        first), under the lock a dead worker's streams are failed with. A job ``alone``
+        waits for a worker running no other such job; None if ``cancel`` is set first."""
         with self._lock:
-            if self._closed:
-                raise RuntimeError("The run service has been shut down.")
-            self._workers = [w for w in self._workers if w.alive() or w.jobs]
-            while len(self._workers) < self.size:
-                self._workers.append(_Worker(self.settings))
-            live = [w for w in self._workers if w.alive()]
-            worker = min(live or self._workers, key=lambda w: len(w.jobs))
+            while True:
+                if self._closed:
+                    raise RuntimeError("The run service has been shut down.")
+                self._workers = [w for w in self._workers if w.alive() or w.jobs]
+                while len(self._workers) < self.size:
+                    self._workers.append(_Worker(self.settings))
+                live = [w for w in self._workers if w.alive()] or self._workers
+                if alone:
+                    live = [w for w in live if not w.alone]
+                if live:
+                    break
+                if cancel is not None and cancel.is_set():
+                    return None
+                self._freed.wait(0.2)
+            worker = min(live, key=lambda w: len(w.jobs))
             worker.jobs[job] = done
+            if alone:
+                worker.alone.add(job)
             return worker
 
-    def run(self, run_id: str, design: Design, run_input: Any, step_mode: bool, cancel) -> Ended:
+    def _ended(self, worker: _Worker, job: int) -> Future | None:
+        """``job`` is over on ``worker``: its future, and its place free for the next."""
+        with self._lock:
+            worker.alone.discard(job)
+            self._freed.notify_all()
+            return worker.jobs.pop(job, None)
+
+    def run(
+        self,
+        run_id: str,
+        design: Design,
+        run_input: Any,
+        step_mode: bool,
+        cancel,
+        *,
+        alone: bool = False,
+    ) -> Ended:
         """Drive the run's stream in a worker; (status, reason) as ``continue_run`` ends.
         ``cancel`` (a ``StopSignal``) set now or later stops it there. Raises
-        ``WorkerDied`` when the worker stops first, ``RunFailed`` when the stream failed."""
+        ``WorkerDied`` when the worker stops first, ``RunFailed`` when the stream failed.
+
+        ``alone``: the run computes without pause (its model answers at once), so it
+        waits here until a worker runs no other such run: one per core computes at full
+        speed, where ten sharing a worker would take turns on its GIL and its writes.
+        Runs that wait on a model share workers freely."""
         job, done = next(self._ids), Future()
-        worker = self._take(job, done)
+        worker = self._take(job, done, alone, cancel)
+        if worker is None:
+            return Ended("cancelled", "Cancelled before it started.")
         try:
             worker.send(("run", job, run_id, design.model_dump_json(), run_input, step_mode))
         except Exception as exc:
-            with self._lock:
-                worker.jobs.pop(job, None)
+            self._ended(worker, job)
             if isinstance(exc, (OSError, ValueError)):  # its socket is closed: it died
                 raise WorkerDied(f"Its worker process could not take the run ({exc}).") from exc
             raise  # the run's input does not pickle: the run fails saying why
@@ -181,8 +216,7 @@ class RunProcesses:
                 except (EOFError, OSError):
                     self._buried(worker)
                     continue
-                with self._lock:
-                    done = worker.jobs.pop(job, None)
+                done = self._ended(worker, job)
                 if done is None:
                     continue
                 if kind == "ended":
@@ -197,8 +231,10 @@ class RunProcesses:
             code = None
         with self._lock:
             jobs, worker.jobs = worker.jobs, {}
+            worker.alone.clear()
             if worker in self._workers:
                 self._workers.remove(worker)
+            self._freed.notify_all()
         for done in jobs.values():
             done.set_exception(
                 WorkerDied(
@@ -214,6 +250,7 @@ class RunProcesses:
         service cancels); with ``wait``, terminate those still there after a grace."""
         with self._lock:
             self._closed = True
+            self._freed.notify_all()  # runs waiting for a worker: refused now
             workers = list(self._workers)
         for worker in workers:
             try:

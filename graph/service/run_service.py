@@ -136,6 +136,16 @@ class RunService:
             return self.settings
         return design.model.settings(self.settings)
 
+    def computes_without_pause(self, design: Design) -> bool:
+        """Whether a run of ``design`` never waits: the offline scripted model answering at
+        once, unpaced. Such runs are CPU-bound: on worker processes, one per worker."""
+        settings = self.run_settings(design)
+        return (
+            settings.resolved_provider == "scripted"
+            and not settings.scripted_delay_s
+            and not design.pace_s
+        )
+
     def _label(self, planner: BaseChatModel, worker: BaseChatModel, design: Design) -> str:
         if self.model_factory is None:
             return self.run_settings(design).model_label
@@ -272,7 +282,14 @@ class RunService:
             self.store.set_run_status(run_id, "running")
             while True:
                 if self.processes is not None:
-                    outcome = self.processes.run(run_id, design, run_input, step_mode, cancel)
+                    outcome = self.processes.run(
+                        run_id,
+                        design,
+                        run_input,
+                        step_mode,
+                        cancel,
+                        alone=self.computes_without_pause(design),
+                    )
                 else:
                     outcome = self.continue_here(
                         run_id, design, compiled, run_input, step_mode, cancel

@@ -21,6 +21,7 @@ from graph.kernel.design import Design
 from graph.service.eval_sets import load_starter
 from graph.service.experiments import ExperimentRunner, compare, run_records
 from graph.service.run_service import RunService
+from graph.service.runs import StopSignal
 from graph.service.store import Store
 from graph.settings import Settings
 from tests.unit.conftest import wait_for
@@ -265,3 +266,58 @@ def test_a_follow_up_sent_in_the_owner_redirects_a_run_in_a_worker_that_then_ans
     assert [t["status"] for t in turns] == ["answered", "answered"]
     assert end_statuses(service.store, run_id) == ["done"]
     assert service.store.queued_redirects(run_id) == []
+
+
+def _spans(store: Store, run_ids: list[str]) -> list[tuple[float, float]]:
+    """When each run's stream wrote its first and last event (in its worker), in order."""
+    spans = []
+    for run_id in run_ids:
+        stamps = [e["ts"] for e in store.events(run_id, kinds=("state", "update", "custom"))]
+        spans.append((min(stamps), max(stamps)))
+    return sorted(spans)
+
+
+def test_runs_that_never_wait_take_a_worker_each_and_the_others_queue(pooled, tmp_path):
+    """On the offline model answering at once a run is pure computing: three on one
+    worker run one after another (not taking turns on its GIL); runs whose model makes
+    them wait share the worker at once."""
+    computing = pooled(processes=1, home=tmp_path / "computing")
+    assert computing.computes_without_pause(Design())
+    assert not computing.computes_without_pause(Design(pace_s=0.5))  # paced: it waits
+    ids = [computing.start(GROWTH, Design()) for _ in range(3)]
+    for run_id in ids:
+        assert computing.wait(run_id, timeout=120).status == "done"
+    spans = _spans(computing.store, ids)
+    assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:])), spans
+
+    waiting = pooled(processes=1, delay=0.2, home=tmp_path / "waiting")
+    assert not waiting.computes_without_pause(Design())
+    ids = [waiting.start(GROWTH, Design()) for _ in range(2)]
+    for run_id in ids:
+        assert waiting.wait(run_id, timeout=120).status == "done"
+    (first, second) = _spans(waiting.store, ids)
+    assert second[0] < first[1], (first, second)  # side by side on the one worker
+
+
+def test_a_run_queued_for_a_busy_worker_is_stopped_before_it_starts(pooled):
+    """Stop on a run waiting for a worker ends it there; the worker was never asked."""
+    service = pooled(processes=1)
+    pool = service.processes
+    with pool._lock:
+        (worker,) = pool._workers
+        worker.alone.add(-1)  # a run that never waits holds the only worker
+    cancel = StopSignal()
+    ended: list = []
+    queued = threading.Thread(
+        target=lambda: ended.append(pool.run("r-queued", Design(), None, False, cancel, alone=True))
+    )
+    queued.start()
+    time.sleep(0.6)
+    assert queued.is_alive() and not worker.jobs  # waiting, not sent
+    cancel.set()
+    queued.join(timeout=5)
+    assert ended == [("cancelled", "Cancelled before it started.")]
+    with pool._lock:
+        worker.alone.discard(-1)
+    run_id = service.start(GROWTH, Design())  # the worker serves the next as before
+    assert service.wait(run_id, timeout=120).status == "done"
