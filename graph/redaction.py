@@ -63,15 +63,14 @@ def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
     return text
 
 
-_MAY_BE_SHAPED = re.compile(r"(?i)bearer|sk-")
-
-
 def _may_hold_secret(text: str) -> bool:
     """Whether JSON ``text`` could hold something ``redact`` takes out. A secret in any
     string of a value is in the value's JSON text too, escaped as ``remember_secrets``
-    also remembers it; the shapes begin with "bearer" or "sk-", which JSON never escapes."""
-    known = _known_pattern
-    return bool(_MAY_BE_SHAPED.search(text) or (known is not None and known.search(text)))
+    also remembers it; the shapes begin with "bearer" or "sk-", which JSON never escapes.
+    Plain substring tests: far quicker than the patterns on a long text."""
+    if "sk-" in text or "bearer" in text.lower():
+        return True
+    return any(secret in text for secret in _known)
 
 
 def redact_data(value: Any) -> Any:
