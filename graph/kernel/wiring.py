@@ -149,13 +149,13 @@ def without_idle_writes(out: Any, idle: frozenset[str]) -> Any:
     would still be a new version of its channel, serialized into the next checkpoint,
     for a value that did not change."""
     update = out.update if isinstance(out, Command) else out
-    if not isinstance(update, dict) or not any(
-        k in idle and v in ([], {}) and type(v) in (list, dict) for k, v in update.items()
-    ):
+    if not isinstance(update, dict):
         return out
     kept = {
         k: v for k, v in update.items() if not (k in idle and type(v) in (list, dict) and not v)
     }
+    if len(kept) == len(update):
+        return out
     return dataclasses.replace(out, update=kept) if isinstance(out, Command) else kept
 
 

@@ -115,3 +115,36 @@ def test_run_asynchronously_each_node_works_off_the_event_loop(tmp_path):
     runner.start()
     runner.join(timeout=60)
     assert threads and loop_threads and loop_threads[0] not in threads
+
+
+def test_a_new_version_of_an_appended_or_merged_channel_always_changes_its_value(tmp_path):
+    """A node returning ``notices: []`` (most executor turns) changes nothing, yet was a new
+    version of the channel, serialized into the checkpoint: such writes are dropped."""
+    from langgraph.graph import StateGraph
+
+    from graph.kernel.wiring import idle_writes
+    from graph.plan_execute.state import State
+
+    idle = idle_writes(StateGraph(State))
+    assert {"notices", "messages", "step_status", "agent_memory"} <= idle
+    assert "plan" not in idle and "current_step" not in idle  # replaced, not appended
+
+    model = ScriptedChatModel()
+    saver = open_checkpointer(tmp_path / "c.sqlite", SYSTEM.state_types)
+    graph = SYSTEM.build_graph(
+        Design(), checkpointer=saver, planner_model=model, worker_model=model
+    )
+    outcome = run_question(QUESTION, Design(), graph=graph, thread_id="t")
+    assert outcome.status == "done"
+    top = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
+    checkpoints = [t.checkpoint for t in saver.list(top)][::-1]
+    assert len(checkpoints) > 5
+    bumps = 0
+    for before, after in zip(checkpoints, checkpoints[1:]):
+        for channel in idle & after["channel_versions"].keys():
+            if after["channel_versions"][channel] != before["channel_versions"].get(channel):
+                bumps += 1
+                assert after["channel_values"].get(channel) != before["channel_values"].get(
+                    channel
+                ), f"{channel} got a new version without a change"
+    assert bumps > 5  # the idle channels were written, only never for nothing
