@@ -270,6 +270,21 @@ class RunProcesses:
 # --------------------------------------------------------------------------- in a worker
 
 
+def worker_service(settings: Settings):
+    """The run service a worker process drives its streams with.
+
+    Its checkpoints are saved on the stream's thread before the next step ("sync"): saved
+    on a second thread, as by default, a write held the checkpoint file's lock (shared
+    with the other workers) while this process's node thread had the GIL and the core,
+    and the other workers waited (bench/parallel_runs.py: the lock held twice as long)."""
+    from graph.service.run_service import RunService
+    from graph.service.store import Store
+
+    return RunService(
+        Store.open(settings), settings, timeout_tick_s=0, claim_orphans=False, durability="sync"
+    )
+
+
 def worker_main(fd: int) -> None:
     """A worker process: drive the streams the owner sends on socket ``fd``, each on a
     thread of its own (the owner bounds how many), until told to exit or the owner's
@@ -284,11 +299,9 @@ def worker_main(fd: int) -> None:
     # skip their validators).
     os.environ["STEPWISE_HOME"] = str(settings.home)
     remember_secrets(settings.secret_values())
-    from graph.service.run_service import RunService
     from graph.service.runs import StopSignal
-    from graph.service.store import Store
 
-    service = RunService(Store.open(settings), settings, timeout_tick_s=0, claim_orphans=False)
+    service = worker_service(settings)
     send_lock = threading.Lock()
     graphs: dict[str, Any] = {}
     graphs_lock = threading.Lock()

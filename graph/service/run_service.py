@@ -86,8 +86,12 @@ class RunService:
         timeout_tick_s: float = 1.0,
         claim_orphans: bool = True,
         processes: int | None = None,
+        durability: str = "async",
     ):
         self.store = store
+        # When LangGraph saves a run's checkpoints: "async" (its default) on a thread of its
+        # own while the next step runs; "sync" before it (``worker_main``).
+        self.durability = durability
         self.settings = settings or get_settings()
         self.model_factory = model_factory
         processes = self.settings.run_processes if processes is None else processes
@@ -340,6 +344,7 @@ class RunService:
             cancel=cancel,
             step_mode=step_mode,
             first_seq=self.store.latest_seq(run_id),
+            durability=self.durability,
         )
 
     def _redirect_or_finish(

@@ -213,10 +213,12 @@ def continue_run(
     cancel: threading.Event | None = None,
     step_mode: bool = False,
     first_seq: int = 0,
+    durability: str = "async",
 ) -> RunOutcome:
     """Drive a run: ``run_input`` is the initial state, a ``Command(resume=...)`` with a
     human's decision, or None to go on from the last checkpoint (resume after a crash,
-    next step in step mode)."""
+    next step in step mode). ``durability``: LangGraph's; "sync" saves each checkpoint
+    before the next step starts, on the stream's own thread."""
     settings = settings or get_settings()
     started = time.time()
     seq = first_seq
@@ -275,6 +277,7 @@ def continue_run(
                 subgraphs=True,
                 interrupt_before="*" if step_mode else None,
                 control=control,
+                durability=durability,
             )
             for namespace, mode, chunk in stream:
                 ns = "/".join(namespace)
