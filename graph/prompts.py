@@ -9,6 +9,7 @@ Literal braces in a prompt (a JSON example, say) are written doubled: ``{{`` and
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Mapping
 
@@ -37,6 +38,7 @@ _SPECS: dict[str, PromptSpec] = {}
 def register(spec: PromptSpec) -> PromptSpec:
     """Hosted systems declare their prompts at import time."""
     _SPECS[spec.name] = spec
+    _checked.cache_clear()  # texts checked against an earlier spec of that name
     return spec
 
 
@@ -80,11 +82,18 @@ def template_errors(name: str, text: str) -> list[str]:
     return errors
 
 
-def render(name: str, text: str, values: Mapping[str, object]) -> str:
-    """Fill a validated template. Values the template does not use are ignored."""
+@lru_cache(maxsize=512)
+def _checked(name: str, text: str) -> PromptTemplate:
+    """The template of ``text``, checked once: a run renders the same few texts at every
+    step, and parsing and checking each again was work repeated per model call."""
     if errors := template_errors(name, text):
         raise PromptError(" ".join(errors))
-    template = PromptTemplate.from_template(text)
+    return PromptTemplate.from_template(text)
+
+
+def render(name: str, text: str, values: Mapping[str, object]) -> str:
+    """Fill a validated template. Values the template does not use are ignored."""
+    template = _checked(name, text)
     return template.format(**{k: values.get(k, "") for k in template.input_variables})
 
 
