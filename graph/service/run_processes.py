@@ -9,6 +9,10 @@ the owning process: the run's record, its lease (renewed there while the run is 
 approvals, redirects and the final status. A worker only drives the stream and writes
 the run's events, as a worker thread does.
 
+A run that never waits (the offline model answering at once) is pure computing: it gets
+a worker to itself and the others queue in the owner for the next free one, so each
+core runs one at full speed. Runs that wait on a model share the workers freely.
+
 Stop reaches the run through the worker's socket; a worker that dies fails its runs'
 streams at once in the owner, which marks them interrupted and lets go of them, so they
 can be resumed from their last checkpoint. A worker whose owner dies sees its socket
