@@ -277,7 +277,8 @@ def continue_run(
                 subgraphs=True,
                 interrupt_before="*" if step_mode else None,
                 control=control,
-                durability=durability,
+                # (LangGraph warns when there is no checkpointer to be durable with.)
+                **({"durability": durability} if graph.checkpointer else {}),
             )
             for namespace, mode, chunk in stream:
                 ns = "/".join(namespace)
