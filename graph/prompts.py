@@ -92,9 +92,11 @@ def _checked(name: str, text: str) -> PromptTemplate:
 
 
 def render(name: str, text: str, values: Mapping[str, object]) -> str:
-    """Fill a validated template. Values the template does not use are ignored."""
+    """Fill a validated template. Values the template does not use are ignored. Checked,
+    its placeholders are plain names, which ``str.format`` (in C) fills as LangChain's
+    formatter (in Python) does."""
     template = _checked(name, text)
-    return template.format(**{k: values.get(k, "") for k in template.input_variables})
+    return text.format(**{k: values.get(k, "") for k in template.input_variables})
 
 
 class PromptSet:

@@ -108,3 +108,22 @@ def test_a_bad_design_file_is_refused_with_the_reason(doc, says):
 
     with pytest.raises(DesignError, match=says):
         import_design(doc)
+
+
+def test_every_shipped_prompt_renders_as_langchain_s_formatter_fills_it():
+    """``render`` fills a checked text with ``str.format``; it must say what LangChain's
+    ``PromptTemplate`` says for every prompt of every system, braces and specs included."""
+    from langchain_core.prompts import PromptTemplate
+
+    import graph.hierarchical_teams  # noqa: F401  (their prompts registered)
+    import graph.supervisor_bus  # noqa: F401
+    from graph.prompts import prompt_spec, render
+
+    names = prompt_names()
+    assert len(names) >= 20
+    for name in names:
+        text = default_text(name) + " {{literal}}"
+        values = {var: f"<{var} {{braced}}>" for var in prompt_spec(name).allowed}
+        template = PromptTemplate.from_template(text)
+        expected = template.format(**{k: values.get(k, "") for k in template.input_variables})
+        assert render(name, text, values) == expected, name
