@@ -27,7 +27,8 @@ _SHAPES = [
     (re.compile(r"\bsk-[A-Za-z0-9_-]{8,}"), REDACTED),
 ]
 
-_known: set[str] = set()
+# Replaced whole, never changed in place: a reader iterates it while a setting is made.
+_known: frozenset[str] = frozenset()
 _known_pattern: re.Pattern | None = None
 _lock = threading.Lock()
 
@@ -42,11 +43,12 @@ def remember_secrets(values: Iterable[str | None]) -> None:
     found = {v for v in values if v and len(v) >= _MIN_SECRET}
     # A secret may sit in JSON text with its special characters escaped.
     found |= {json.dumps(v)[1:-1] for v in found}
-    global _known_pattern
+    global _known, _known_pattern
     if found - _known:
         with _lock:
-            _known.update(found)
-            _known_pattern = _alternation(_known)
+            known = _known | found
+            _known_pattern = _alternation(known)
+            _known = known
 
 
 def redact(text: str, secrets: Iterable[str | None] = ()) -> str:

@@ -133,3 +133,35 @@ def test_a_secret_anywhere_in_a_large_value_is_found_however_json_escapes_it():
     assert copy == {"rows": [{**r, "tags": ["a", "b"]} for r in rows], "note": clean["note"]}
     copy["rows"][0]["result"] = "changed"
     assert rows[0]["result"] == "plain text 0"  # a copy, never the caller's value
+
+
+def test_secrets_remembered_while_another_thread_redacts_break_nothing(monkeypatch):
+    """Settings made on one thread (a page, a run's model) remember their keys while a run
+    writes its events on another: the set of secrets is never changed under a reader."""
+    import threading
+
+    from graph import redaction
+
+    monkeypatch.setattr(redaction, "_known", redaction._known)  # restored afterwards
+    monkeypatch.setattr(redaction, "_known_pattern", redaction._known_pattern)
+    value = {"rows": [{"step": i, "result": f"text {i}"} for i in range(50)]}
+    errors: list[BaseException] = []
+    done = threading.Event()
+
+    def redacting() -> None:
+        try:
+            while not done.is_set():
+                redaction.redact_data(value)
+        except BaseException as exc:  # noqa: BLE001 - the failure under test
+            errors.append(exc)
+
+    reader = threading.Thread(target=redacting)
+    reader.start()
+    try:
+        for i in range(300):
+            redaction.remember_secrets([f"concurrent-secret-{i:06d}"])
+    finally:
+        done.set()
+        reader.join(timeout=30)
+    assert errors == []
+    assert redaction.redact("x concurrent-secret-000042 y") == f"x {REDACTED} y"
