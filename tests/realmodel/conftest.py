@@ -54,9 +54,10 @@ def real_service(real_store, real_settings) -> RunService:
     service.shutdown()
 
 
-def drive(service: RunService, run_id: str, timeout: float = 600):
+def drive(service: RunService, run_id: str, timeout: float = 1200):
     """Follow a run to its end, answering every question it asks a human (``ANSWERS``);
-    the run's record at the end, or a failure saying where it stood."""
+    the run's record at the end, or a failure saying where it stood. The timeout is
+    generous: a run on the 135M model took 12.7 minutes on a slowed 2-core machine."""
     deadline = time.time() + timeout
     while time.time() < deadline:
         record = service.store.run(run_id)
