@@ -47,7 +47,10 @@ def real_app(llama, tmp_path_factory):
         "STEPWISE_PLANNER_MODEL": MODEL_NAME,
         "STEPWISE_WORKER_MODEL": MODEL_NAME,
         "STEPWISE_MAX_TOKENS": "512",
-        "STEPWISE_REQUEST_TIMEOUT": "180",
+        # One call of the 135M model on a slow 2-core machine: the Planner's first took
+        # 87 s in one CI run and over 120 s (the default deadline) in another.
+        "STEPWISE_REQUEST_TIMEOUT": "600",
+        "STEPWISE_MODEL_CALL_DEADLINE": "600",
         "STEPWISE_MAX_RETRIES": "0",
     }
     with serve(home, env=env) as url:

@@ -33,7 +33,10 @@ def real_settings(llama, tmp_path, monkeypatch) -> Settings:
         planner_model=llama_server.MODEL_NAME,
         worker_model=llama_server.MODEL_NAME,
         max_retries=0,
-        request_timeout_s=180,
+        # One call of the 135M model on a slow 2-core machine took over 120 s (the
+        # default deadline) in a browser test of the same model.
+        request_timeout_s=600,
+        model_call_deadline_s=600,
         max_tokens=512,
     )
     get_settings.cache_clear()
