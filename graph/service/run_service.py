@@ -90,7 +90,7 @@ class RunService:
     ):
         self.store = store
         # When LangGraph saves a run's checkpoints: "async" (its default) on a thread of its
-        # own while the next step runs; "sync" before it (``worker_main``).
+        # own while the next step runs; "sync" before it (``worker_service``).
         self.durability = durability
         self.settings = settings or get_settings()
         self.model_factory = model_factory
