@@ -338,8 +338,8 @@ class RunService:
             run_id,
             design,
             settings=self.run_settings(design),
-            on_event=lambda event: self.store.append_event(
-                run_id, event_record(event, design.system)
+            on_events=lambda events: self.store.append_events(
+                run_id, [event_record(event, design.system) for event in events]
             ),
             cancel=cancel,
             step_mode=step_mode,

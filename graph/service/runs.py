@@ -214,11 +214,19 @@ def continue_run(
     step_mode: bool = False,
     first_seq: int = 0,
     durability: str = "async",
+    on_events: Callable[[list[RunEvent]], None] | None = None,
 ) -> RunOutcome:
     """Drive a run: ``run_input`` is the initial state, a ``Command(resume=...)`` with a
     human's decision, or None to go on from the last checkpoint (resume after a crash,
     next step in step mode). ``durability``: LangGraph's; "sync" saves each checkpoint
-    before the next step starts, on the stream's own thread."""
+    before the next step starts, on the stream's own thread.
+
+    Events go to ``on_event`` one by one, or to ``on_events`` in batches a store can write
+    in one transaction: a superstep that runs one node runs it on the stream's thread, so
+    LangGraph hands over all its updates (sub-agents' included) at once when it ends;
+    they are held until the superstep's state follows, a moment later. A model or tool
+    call is handed over as it ends (with whatever is held), as is every event of a
+    superstep running nodes in parallel or of a paced run."""
     settings = settings or get_settings()
     started = time.time()
     seq = first_seq
@@ -231,13 +239,32 @@ def continue_run(
     # stream: an update is keyed by its task's id, so a replayed one is stored once.
     task_ids: dict[str, dict[str, list[str]]] = {}
 
-    def emit(kind: str, node: str, namespace: str, data: Any, key: str | None = None) -> None:
+    held: list[RunEvent] = []  # events of a one-node superstep, until its state
+    root_tasks = 0  # nodes started in the current top-level superstep
+
+    def emit(
+        kind: str, node: str, namespace: str, data: Any, key: str | None = None, hold=False
+    ) -> None:
         nonlocal seq
         with emitting:
             seq += 1
-            if on_event:
+            if on_event or on_events:
                 step = state.get("current_step")
-                on_event(RunEvent(seq, time.time(), kind, node, namespace, step, data, key))
+                held.append(RunEvent(seq, time.time(), kind, node, namespace, step, data, key))
+                if not hold:
+                    hand_over()
+
+    def hand_over() -> None:
+        """Deliver the held events (called with ``emitting`` held)."""
+        if not held:
+            return
+        batch = held[:]
+        held.clear()
+        if on_events is not None:
+            on_events(batch)
+        elif on_event is not None:
+            for event in batch:
+                on_event(event)
 
     def task_key(namespace: str, node: str) -> str | None:
         # Tasks of one name in one superstep (a fan-out) take the ids in start order as
@@ -285,23 +312,27 @@ def continue_run(
                 if mode == "values":
                     if not namespace:
                         state = chunk
-                        emit("state", "", "", chunk)
+                        emit("state", "", "", chunk)  # with the superstep's held events
+                        root_tasks = 0
                     continue
                 if mode == "tasks":
                     if isinstance(chunk, dict) and "triggers" in chunk:  # a task starts
                         task_ids.setdefault(ns, {}).setdefault(chunk["name"], []).append(
                             chunk["id"]
                         )
+                        root_tasks += not namespace
                     continue
+                # One node, on this thread: its events came all at once, its state is next.
+                hold = root_tasks == 1 and not design.pace_s
                 if mode == "custom":
-                    emit("custom", "", ns, chunk)
+                    emit("custom", "", ns, chunk, hold=hold)
                 else:
                     for node, update in (chunk or {}).items():
                         if is_pseudo_node(node):
                             continue  # an interrupt is read from the checkpoint below
                         if not namespace:
                             nodes_run += 1
-                        emit("update", node, ns, update, task_key(ns, node))
+                        emit("update", node, ns, update, task_key(ns, node), hold=hold)
                     if not namespace and design.pace_s:
                         _hold(design.pace_s, cancel, lambda s: emit("custom", "", "", s))
                 if cancel is not None and cancel.is_set():
@@ -320,6 +351,8 @@ def continue_run(
         )
     except Exception as exc:  # a run ends in words, never in a traceback
         status, reason = "failed", describe_error(exc, settings)
+    with emitting:  # a superstep cut short (an interrupt, Stop, an error) has no state
+        hand_over()
 
     if graph.checkpointer is not None:
         snapshot = graph.get_state(config)

@@ -493,85 +493,113 @@ class Store:
         ``key`` already in the log (a node update a resumed run replays) is not stored
         again: the seq it has is returned. LangGraph's pseudo-nodes are never stored.
         """
-        # An echoed server error may carry an API key. A state's snapshot is redacted by
-        # what changed since the run's previous one (``StateLog.to_store``).
+        return self.append_events(run_id, [record])[0]
+
+    def append_events(self, run_id: str, records: list[dict]) -> list[int]:
+        """Store ``event_record``s of one run, in order, in one transaction (as
+        ``append_event`` each); the seq each was stored under. One commit for several
+        events: each SQLite call lets the run's other threads take the interpreter, so
+        a write costs far more mid-run than alone."""
+        prepared = [self._redacted(record) for record in records]
+        seqs: list[int] = []
+        try:
+            with self._db.transaction() as tx:
+                latest = self._latest_seq(tx, run_id)
+                for record, state in prepared:
+                    seq = self._insert_event(tx, run_id, record, state, latest)
+                    latest = max(latest, seq)
+                    seqs.append(seq)
+        except BaseException:
+            # A state event's base may not have been committed: the next is stored whole.
+            self._states.forget(run_id)
+            raise
+        return seqs
+
+    @staticmethod
+    def _redacted(record: dict) -> tuple[dict, bool]:
+        """The record with secrets taken out, and whether it is a state event (whose
+        snapshot is redacted by what changed since the run's previous one:
+        ``StateLog.to_store``). An echoed server error may carry an API key."""
         state = record["kind"] == "state" and isinstance(record.get("data"), dict)
         if state:
-            record = {**redact_data({**record, "data": None}), "data": record["data"]}
-        else:
-            record = redact_data(record)
+            return {**redact_data({**record, "data": None}), "data": record["data"]}, True
+        return redact_data(record), False
+
+    def _insert_event(
+        self, tx: Transaction, run_id: str, record: dict, state: bool, latest: int
+    ) -> int:
+        """``append_event``'s writes for one redacted record, ``latest`` the run's
+        highest seq so far; the seq it is stored under."""
         kind = record["kind"]
         data = record.get("data")
         key = record.get("key")
+        if kind == "update" and str(record.get("node") or "").startswith("__"):
+            return latest
+        if key is not None and (
+            known := tx.execute(
+                "SELECT seq FROM events WHERE run_id = ? AND event_key = ?", (run_id, key)
+            ).fetchone()
+        ):
+            return known[0]
+        seq = int(record["seq"]) if int(record["seq"]) > latest else latest + 1
         logged = data
         if state:
-            logged = {k: v for k, v in data.items() if k != "chart_spec"}
-        with self._db.transaction() as tx:
-            latest = self._latest_seq(tx, run_id)
-            if kind == "update" and str(record.get("node") or "").startswith("__"):
-                return latest
-            if key is not None and (
-                known := tx.execute(
-                    "SELECT seq FROM events WHERE run_id = ? AND event_key = ?", (run_id, key)
-                ).fetchone()
-            ):
-                return known[0]
-            seq = int(record["seq"]) if int(record["seq"]) > latest else latest + 1
-            if state:
-                logged, whole = self._states.to_store(run_id, logged)
-                data = {
-                    **whole,
-                    **redact_data({k: v for k, v in data.items() if k == "chart_spec"}),
-                }
-            logged = self._shelve(tx, logged)
+            logged, whole = self._states.to_store(
+                run_id, {k: v for k, v in data.items() if k != "chart_spec"}
+            )
+            data = {
+                **whole,
+                **redact_data({k: v for k, v in data.items() if k == "chart_spec"}),
+            }
+        logged = self._shelve(tx, logged)
+        tx.execute(
+            "INSERT INTO events (run_id, seq, ts, kind, node, namespace, step, data_json, "
+            "event_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                run_id,
+                seq,
+                record.get("ts") or time.time(),
+                kind,
+                record.get("node") or "",
+                record.get("namespace") or "",
+                record.get("step"),
+                _dumps(logged),
+                key,
+            ),
+        )
+        if kind == "state" and isinstance(data, dict):
+            counts = data.get("counts") or {}  # the system's own (System.counts)
             tx.execute(
-                "INSERT INTO events (run_id, seq, ts, kind, node, namespace, step, data_json, "
-                "event_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "UPDATE runs SET snapshot_json = ?, step_count = ?, replan_count = ?, "
+                "final_answer = COALESCE(?, final_answer) WHERE id = ?",
                 (
+                    _dumps(data),
+                    int(counts.get("steps", len(data.get("rows") or []))),
+                    int(counts.get("replans", 0)),
+                    data.get("final_answer"),
                     run_id,
-                    seq,
-                    record.get("ts") or time.time(),
-                    kind,
-                    record.get("node") or "",
-                    record.get("namespace") or "",
-                    record.get("step"),
-                    _dumps(logged),
-                    key,
                 ),
             )
-            if kind == "state" and isinstance(data, dict):
-                counts = data.get("counts") or {}  # the system's own (System.counts)
+            # The base of the run's next state event (forgotten if this transaction fails).
+            self._states.stored(run_id, seq, whole)
+        elif kind == "end" and isinstance(data, dict):
+            status = data.get("status")
+            if status in SETTLED_STATUSES:
                 tx.execute(
-                    "UPDATE runs SET snapshot_json = ?, step_count = ?, replan_count = ?, "
-                    "final_answer = COALESCE(?, final_answer) WHERE id = ?",
+                    "UPDATE runs SET status = ?, reason = ? WHERE id = ?",
+                    (status, str(data.get("reason") or ""), run_id),
+                )
+            else:
+                status = status if status in TERMINAL_STATUSES else "failed"
+                tx.execute(
+                    "UPDATE runs SET status = ?, reason = ?, finished_at = ? WHERE id = ?",
                     (
-                        _dumps(data),
-                        int(counts.get("steps", len(data.get("rows") or []))),
-                        int(counts.get("replans", 0)),
-                        data.get("final_answer"),
+                        status,
+                        str(data.get("reason") or ""),
+                        record.get("ts") or time.time(),
                         run_id,
                     ),
                 )
-            elif kind == "end" and isinstance(data, dict):
-                status = data.get("status")
-                if status in SETTLED_STATUSES:
-                    tx.execute(
-                        "UPDATE runs SET status = ?, reason = ? WHERE id = ?",
-                        (status, str(data.get("reason") or ""), run_id),
-                    )
-                else:
-                    status = status if status in TERMINAL_STATUSES else "failed"
-                    tx.execute(
-                        "UPDATE runs SET status = ?, reason = ?, finished_at = ? WHERE id = ?",
-                        (
-                            status,
-                            str(data.get("reason") or ""),
-                            record.get("ts") or time.time(),
-                            run_id,
-                        ),
-                    )
-        if state:
-            self._states.stored(run_id, seq, whole)
         return seq
 
     def pending_interrupts(self, run_id: str) -> list[dict]:

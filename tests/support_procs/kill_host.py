@@ -2,7 +2,7 @@
 event-log tests. Usage: kill_host.py QUESTION TRIGGER CALLS_FILE
 
 Every model call appends a line to CALLS_FILE (the calls really made). TRIGGER says when
-the run's worker thread dies, at the event it is about to store:
+the run's worker thread dies, at the batch of events it is about to store:
   call:K       the first event after model call K;
   saved:NODE   the first event once NODE's writes are in the checkpoint;
   stored:NODE  the same, but after storing that event.
@@ -51,14 +51,16 @@ def node_saved(run_id: str) -> bool:
 
 
 class KillingStore(Store):
-    def append_event(self, run_id: str, record: dict) -> int:
+    def append_events(self, run_id: str, records: list[dict]) -> list[int]:
+        """Events come in batches, each written in one transaction: the process dies
+        before a batch (or, for "stored", just after it) once the trigger is due."""
         if threading.current_thread().name.startswith("stepwise-run"):  # the run's worker
             due = len(calls_here) >= int(WHAT) if KIND == "call" else node_saved(run_id)
             if due:
                 if KIND == "stored":
-                    super().append_event(run_id, record)
+                    super().append_events(run_id, records)
                 os.kill(os.getpid(), signal.SIGKILL)
-        return super().append_event(run_id, record)
+        return super().append_events(run_id, records)
 
 
 service = RunService(KillingStore.open(), model_factory=lambda role: CountingModel())

@@ -101,12 +101,17 @@ def test_a_real_runs_state_events_read_back_as_they_were_logged(settings):
     class Recording(Store):
         logged: list = []
 
-        def append_event(self, run_id, record):
-            if record["kind"] == "state":
-                self.logged.append(
-                    {k: v for k, v in copy.deepcopy(record["data"]).items() if k != "chart_spec"}
-                )
-            return super().append_event(run_id, record)
+        def append_events(self, run_id, records):
+            for record in records:
+                if record["kind"] == "state":
+                    self.logged.append(
+                        {
+                            k: v
+                            for k, v in copy.deepcopy(record["data"]).items()
+                            if k != "chart_spec"
+                        }
+                    )
+            return super().append_events(run_id, records)
 
     store = Recording.open(settings)
     service = RunService(store, settings, timeout_tick_s=0)
@@ -153,3 +158,31 @@ def test_a_secret_in_a_later_state_is_kept_out_of_the_patch_and_the_snapshot(tmp
     for path in tmp_path.rglob("*"):
         if path.is_file():
             assert secret.encode() not in path.read_bytes(), f"the key is in {path.name}"
+
+
+def test_a_batch_of_events_is_stored_whole_or_not_at_all(store):
+    """``append_events`` writes a batch in one transaction. A failed batch leaves nothing
+    behind, and the next state event is not stored as a patch on one rolled back."""
+    store.create_run("r", "q", Design(), "scripted")
+    first, second, third = (copy.deepcopy(_snapshot(3, done)) for done in range(3))
+    assert store.append_events(
+        "r",
+        [
+            {"seq": 1, "ts": 1.0, "kind": "state", "data": first},
+            {"seq": 2, "ts": 1.1, "kind": "update", "node": "planner", "data": {"a": 1}},
+        ],
+    ) == [1, 2]
+    broken = {"seq": "not a number", "ts": 2.1, "kind": "update", "node": "executor"}
+    try:
+        store.append_events("r", [{"seq": 3, "ts": 2.0, "kind": "state", "data": second}, broken])
+    except ValueError:
+        pass
+    else:
+        raise AssertionError("a record without a number seq was stored")
+    assert [e["seq"] for e in store.events("r")] == [1, 2]  # nothing of the failed batch
+    assert store.append_events("r", [{"seq": 3, "ts": 3.0, "kind": "state", "data": third}]) == [3]
+    cold = Store(store.path)
+    try:
+        assert _states(cold.events("r")) == [_snapshot(3, 0), _snapshot(3, 2)]
+    finally:
+        cold.close()
