@@ -35,6 +35,10 @@ from graph.service.database import unavailable
 from graph.settings import Settings, get_settings
 from graph.stopping import Stopped, stoppable
 
+# The longest an event waits to share one store transaction with the events after it
+# (the Run page reads new events every 0.5 s).
+EVENT_LINGER_S = 0.2
+
 
 @dataclass
 class RunEvent:
@@ -158,6 +162,25 @@ def missed_updates(graph, thread_id: str, known_keys: set[str]) -> list[RunEvent
     return found
 
 
+def _repeat(every_s: float, action: Callable[[], None], name: str) -> Callable[[], None]:
+    """Call ``action`` every ``every_s`` seconds on a daemon thread; returns what stops it
+    (and waits for a call under way)."""
+    done = threading.Event()
+
+    def loop() -> None:
+        while not done.wait(every_s):
+            action()
+
+    thread = threading.Thread(target=loop, name=name, daemon=True)
+    thread.start()
+
+    def stop() -> None:
+        done.set()
+        thread.join()
+
+    return stop
+
+
 def _hold(pace_s: float, cancel: threading.Event | None, note: Callable[[dict], None]) -> None:
     """Keep a node's result on screen ``pace_s`` before the next node starts (the stream
     is lazy: the next superstep waits for this loop). Stop ends the wait at once; the
@@ -221,12 +244,12 @@ def continue_run(
     next step in step mode). ``durability``: LangGraph's; "sync" saves each checkpoint
     before the next step starts, on the stream's own thread.
 
-    Events go to ``on_event`` one by one, or to ``on_events`` in batches a store can write
-    in one transaction: a superstep that runs one node runs it on the stream's thread, so
-    LangGraph hands over all its updates (sub-agents' included) at once when it ends;
-    they are held until the superstep's state follows, a moment later. A model or tool
-    call is handed over as it ends (with whatever is held), as is every event of a
-    superstep running nodes in parallel or of a paced run."""
+    Events go to ``on_event`` one by one, or to ``on_events`` in batches a store writes in
+    one transaction (each SQLite call mid-run hands the interpreter to the run's other
+    threads: per event, that cost more than the write). Node updates and streamed custom
+    events wait at most ``EVENT_LINGER_S`` for company; a state, a model or tool call (a
+    crash must not lose a call that happened) and the end are handed over at once, with
+    whatever waits before them. A paced run hands each update over before its pause."""
     settings = settings or get_settings()
     started = time.time()
     seq = first_seq
@@ -239,14 +262,16 @@ def continue_run(
     # stream: an update is keyed by its task's id, so a replayed one is stored once.
     task_ids: dict[str, dict[str, list[str]]] = {}
 
-    held: list[RunEvent] = []  # events of a one-node superstep, until its state
-    root_tasks = 0  # nodes started in the current top-level superstep
+    held: list[RunEvent] = []  # events waiting to be handed over together
+    failed: list[Exception] = []  # what handing them over on the flusher's thread raised
 
     def emit(
         kind: str, node: str, namespace: str, data: Any, key: str | None = None, hold=False
     ) -> None:
         nonlocal seq
         with emitting:
+            if failed:
+                raise failed.pop()  # the run fails as if this event could not be stored
             seq += 1
             if on_event or on_events:
                 step = state.get("current_step")
@@ -265,6 +290,13 @@ def continue_run(
         elif on_event is not None:
             for event in batch:
                 on_event(event)
+
+    def flush_held() -> None:
+        with emitting:
+            try:
+                hand_over()
+            except Exception as exc:  # raised on the run's own thread, at its next event
+                failed.append(exc)
 
     def task_key(namespace: str, node: str) -> str | None:
         # Tasks of one name in one superstep (a fan-out) take the ids in start order as
@@ -295,6 +327,11 @@ def continue_run(
         cancel.control = control
     if cancel is not None and cancel.is_set():
         control.request_drain("cancel")
+    stop_flusher = (
+        _repeat(EVENT_LINGER_S, flush_held, f"{threading.current_thread().name}:events")
+        if on_event or on_events
+        else lambda: None
+    )
     try:
         with stoppable(cancel):  # Stop reaches model calls and queries in flight
             stream = graph.stream(
@@ -312,18 +349,15 @@ def continue_run(
                 if mode == "values":
                     if not namespace:
                         state = chunk
-                        emit("state", "", "", chunk)  # with the superstep's held events
-                        root_tasks = 0
+                        emit("state", "", "", chunk)
                     continue
                 if mode == "tasks":
                     if isinstance(chunk, dict) and "triggers" in chunk:  # a task starts
                         task_ids.setdefault(ns, {}).setdefault(chunk["name"], []).append(
                             chunk["id"]
                         )
-                        root_tasks += not namespace
                     continue
-                # One node, on this thread: its events came all at once, its state is next.
-                hold = root_tasks == 1 and not design.pace_s
+                hold = not design.pace_s
                 if mode == "custom":
                     emit("custom", "", ns, chunk, hold=hold)
                 else:
@@ -351,7 +385,9 @@ def continue_run(
         )
     except Exception as exc:  # a run ends in words, never in a traceback
         status, reason = "failed", describe_error(exc, settings)
-    with emitting:  # a superstep cut short (an interrupt, Stop, an error) has no state
+    finally:
+        stop_flusher()
+    with emitting:
         hand_over()
 
     if graph.checkpointer is not None:

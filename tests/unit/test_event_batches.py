@@ -1,16 +1,17 @@
 """How a run hands its events to the store: in batches, one transaction each.
 
-A superstep that runs one node runs it on the stream's thread, so LangGraph hands over
-all of its updates (a subgraph's included) only when it has ended: they are held until
-the superstep's state, a moment later, and written with it. A model call is handed over
-as it ends (a crash must not lose a call that happened); a superstep running nodes in
-parallel, and a paced run, hand over each update as it comes (shown while they run).
+Node updates (a subgraph's too) and streamed custom events wait a moment (at most
+``EVENT_LINGER_S``) to share a transaction with what follows; a state, a model call (a
+crash must not lose a call that happened) and the run's end are handed over at once with
+whatever waits before them. Nothing waits for a slow node to end, and a paced run hands
+each update over before its pause.
 """
 
 from __future__ import annotations
 
 import operator
 import sqlite3
+import threading
 from typing import Annotated, TypedDict
 
 from langgraph.checkpoint.sqlite import SqliteSaver
@@ -86,10 +87,35 @@ def test_a_one_node_superstep_is_written_with_its_state_and_a_model_call_at_once
     assert [e.kind for e in batches[-1]] == ["end"]
 
 
-def test_nodes_running_in_parallel_hand_over_each_update_as_it_comes(tmp_path):
-    batches = _run(tmp_path, Design())
-    for node in ("left", "right"):
-        assert [e.kind for e in _batch_of(batches, _update(node))] == ["update"]
+def test_an_update_is_handed_over_while_a_slow_node_after_it_still_runs(tmp_path):
+    """A subgraph logs its first node's update, then its second node takes long: the
+    update reaches the store while the second node runs, not when the superstep ends."""
+    handed = threading.Event()
+
+    def slow(state: S) -> dict:
+        # Waits until the first node's update has been handed over (at most 20 s).
+        return {"seen": ["saw it" if handed.wait(20) else "never saw it"]}
+
+    inner = StateGraph(S)
+    inner.add_node("first", lambda s: {"seen": ["first"]})
+    inner.add_node("slow", slow)
+    inner.add_edge(START, "first")
+    inner.add_edge("first", "slow")
+    inner.add_edge("slow", END)
+    builder = StateGraph(S)
+    builder.add_node("team", inner.compile())
+    builder.add_edge(START, "team")
+    builder.add_edge("team", END)
+    graph = builder.compile(
+        checkpointer=SqliteSaver(sqlite3.connect(tmp_path / "c.sqlite", check_same_thread=False))
+    )
+
+    def on_events(batch: list[RunEvent]) -> None:
+        if any(e.kind == "update" and e.node == "first" for e in batch):
+            handed.set()
+
+    outcome = continue_run(graph, {}, "t", Design(), on_events=on_events)
+    assert outcome.state["seen"] == ["first", "saw it"]
 
 
 def test_a_paced_run_hands_over_each_update_before_its_pause(tmp_path):
