@@ -551,7 +551,6 @@ class Store:
                 **whole,
                 **redact_data({k: v for k, v in data.items() if k == "chart_spec"}),
             }
-        logged = self._shelve(tx, logged)
         tx.execute(
             "INSERT INTO events (run_id, seq, ts, kind, node, namespace, step, data_json, "
             "event_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -563,7 +562,7 @@ class Store:
                 record.get("node") or "",
                 record.get("namespace") or "",
                 record.get("step"),
-                _dumps(logged),
+                self._event_json(tx, logged),
                 key,
             ),
         )
@@ -631,6 +630,12 @@ class Store:
 
     def latest_seq(self, run_id: str) -> int:
         return self._query("SELECT MAX(seq) FROM events WHERE run_id = ?", (run_id,))[0][0] or 0
+
+    def _event_json(self, tx: Transaction, value: Any) -> str:
+        """An event's data as stored: its JSON, long texts shelved. A value whose whole
+        JSON is shorter than a shelved text holds none: most values are not walked."""
+        text = _dumps(value)
+        return text if len(text) < SHELVED_TEXT else _dumps(self._shelve(tx, value))
 
     def _shelve(self, tx: Transaction, value: Any) -> Any:
         """Long texts stored once: every state event repeats the run's messages and

@@ -410,6 +410,31 @@ def test_a_long_text_repeated_in_every_state_event_is_stored_once(store, tmp_pat
     assert len("short") < SHELVED_TEXT
 
 
+def test_a_long_text_in_many_events_is_stored_once_and_a_short_one_inline(store):
+    """Updates repeat what a node returned: a long text is shelved (kept once), a short
+    one stays in its event; both read back as written."""
+    from graph.service.store import SHELVED_TEXT
+
+    store.create_run("r", "q", design(), "offline scripted model")
+    long_text, short_text = "x" * SHELVED_TEXT, "y" * (SHELVED_TEXT // 2)
+    for seq in range(1, 11):
+        store.append_event(
+            "r",
+            {
+                "seq": seq,
+                "kind": "update",
+                "node": "w",
+                "data": {"messages": [{"content": long_text}, {"content": short_text}]},
+            },
+        )
+    read = [e["data"]["messages"] for e in store.events("r")]
+    assert read == [[{"content": long_text}, {"content": short_text}]] * 10
+    in_events = store._query("SELECT SUM(LENGTH(data_json)) FROM events")[0][0]
+    shelved = store._query("SELECT COUNT(*), SUM(LENGTH(text)) FROM event_texts")[0]
+    assert (shelved[0], shelved[1]) == (1, SHELVED_TEXT)
+    assert 10 * len(short_text) <= in_events < 10 * len(short_text) + 2_000
+
+
 def test_a_nul_character_in_a_question_or_an_answer_does_not_fail_the_write(store):
     """PostgreSQL text cannot hold NUL; a model's stray one must not fail the run."""
     store.create_run("r", "before\x00after", design(), "m")
