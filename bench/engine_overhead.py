@@ -1,7 +1,7 @@
 """Engine overhead: Stepwise's plan_execute against the idiomatic LangGraph peer.
 
     python bench/engine_overhead.py [--repeats 15] [--steps 10]
-    python bench/engine_overhead.py --growth [--repeats 3]
+    python bench/engine_overhead.py --growth [--repeats 5]
 
 The peer (``bench/langgraph_peer.py``) is the same plan-execute shape written directly in
 LangGraph: a planner node, an executor node routing with ``Command(goto=...)``, ReAct
@@ -248,29 +248,39 @@ def _count(path: Path, sql: str) -> int:
 
 
 def growth(repeats: int) -> None:
-    """Per-step time and what one run leaves stored, as plans grow."""
+    """Per-step time and what one run leaves stored, as plans grow. Every size is built
+    first and the runs of all sizes interleave (the order rotating every repeat): the
+    machine's speed drifts over a minute, and the sizes are compared with each other."""
     print(
         f"growth: plans of {'/'.join(map(str, GROWTH_SIZES))} steps through the RunService "
-        f"(store on), {repeats} interleaved repeats, medians; stored figures per run"
+        f"(store on), {repeats} repeats interleaved across sizes, medians; stored figures "
+        "per run"
     )
     print(
         f"{'steps':>5} {'ms/step':>8} {'CPU ms/step':>11} {'peer ms/step':>12} "
         f"{'peer CPU':>8} {'checkpoints':>11} {'ckpt MB':>8} {'events':>7} {'event MB':>9}"
     )
+    homes = {steps: Path(tempfile.mkdtemp(dir=_HOME.name)) for steps in GROWTH_SIZES}
+    sides = {steps: Sides(steps, homes[steps]) for steps in GROWTH_SIZES}
+    took: dict[tuple[int, str], list[Took]] = {}
+    try:
+        jobs = [
+            (steps, side, run)
+            for steps, s in sides.items()
+            for side, run in (("ours", s.stepwise_store), ("peer", s.peer_run))
+        ]
+        for _, _, run in jobs:  # warm-up
+            run()
+        for i in range(repeats):
+            shift = i % len(jobs)
+            for steps, side, run in jobs[shift:] + jobs[:shift]:
+                took.setdefault((steps, side), []).append(run())
+    finally:
+        for s in sides.values():
+            s.close()
     per_step: dict[int, float] = {}
     for steps in GROWTH_SIZES:
-        home = Path(tempfile.mkdtemp(dir=_HOME.name))
-        sides = Sides(steps, home)
-        try:
-            sides.stepwise_store(), sides.peer_run()  # warm-up
-            ours, peer = [], []
-            for i in range(repeats):
-                pair = (sides.stepwise_store, sides.peer_run)
-                for run in pair if i % 2 == 0 else pair[::-1]:
-                    (ours if run == sides.stepwise_store else peer).append(run())
-        finally:
-            sides.close()
-        runs = len(sides.run_ids)
+        home, runs = homes[steps], len(sides[steps].run_ids)
         ckpt = home / "checkpoints.sqlite"
         ckpt_bytes = _stored_bytes(
             ckpt,
@@ -288,8 +298,10 @@ def growth(repeats: int) -> None:
         event_bytes = _stored_bytes(store, {"events": ("data_json",), "event_texts": ("text",)})
         events = _count(store, "SELECT COUNT(*) FROM events")
         ms = {
-            f"{side} {what}": statistics.median(getattr(t, what) for t in took) / steps * 1000
-            for side, took in (("ours", ours), ("peer", peer))
+            f"{side} {what}": statistics.median(getattr(t, what) for t in took[(steps, side)])
+            / steps
+            * 1000
+            for side in ("ours", "peer")
             for what in ("wall", "cpu")
         }
         per_step[steps] = ms["ours cpu"]
@@ -313,7 +325,7 @@ def main() -> None:
     parser.add_argument("--growth", action="store_true", help="the growth table instead")
     args = parser.parse_args()
     if args.growth:
-        growth(args.repeats or 3)
+        growth(args.repeats or 5)
     else:
         overhead(args.steps, args.repeats or 15)
 
