@@ -263,15 +263,12 @@ def continue_run(
     task_ids: dict[str, dict[str, list[str]]] = {}
 
     held: list[RunEvent] = []  # events waiting to be handed over together
-    failed: list[Exception] = []  # what handing them over on the flusher's thread raised
 
     def emit(
         kind: str, node: str, namespace: str, data: Any, key: str | None = None, hold=False
     ) -> None:
         nonlocal seq
         with emitting:
-            if failed:
-                raise failed.pop()  # the run fails as if this event could not be stored
             seq += 1
             if on_event or on_events:
                 step = state.get("current_step")
@@ -280,23 +277,23 @@ def continue_run(
                     hand_over()
 
     def hand_over() -> None:
-        """Deliver the held events (called with ``emitting`` held)."""
-        if not held:
-            return
-        batch = held[:]
-        held.clear()
+        """Deliver the held events (called with ``emitting`` held); an event leaves
+        ``held`` only once delivered, so one that could not be is tried again."""
         if on_events is not None:
-            on_events(batch)
+            if held:
+                on_events(held[:])
+                held.clear()
         elif on_event is not None:
-            for event in batch:
-                on_event(event)
+            while held:
+                on_event(held[0])
+                del held[0]
 
     def flush_held() -> None:
         with emitting:
             try:
                 hand_over()
-            except Exception as exc:  # raised on the run's own thread, at its next event
-                failed.append(exc)
+            except Exception:
+                pass  # kept: the run's next state, call or end tries again and fails there
 
     def task_key(namespace: str, node: str) -> str | None:
         # Tasks of one name in one superstep (a fan-out) take the ids in start order as
@@ -344,6 +341,7 @@ def continue_run(
                 # (LangGraph warns when there is no checkpointer to be durable with.)
                 **({"durability": durability} if graph.checkpointer else {}),
             )
+            hold = not design.pace_s  # a paced run shows each update before its pause
             for namespace, mode, chunk in stream:
                 ns = "/".join(namespace)
                 if mode == "values":
@@ -357,7 +355,6 @@ def continue_run(
                             chunk["id"]
                         )
                     continue
-                hold = not design.pace_s
                 if mode == "custom":
                     emit("custom", "", ns, chunk, hold=hold)
                 else:

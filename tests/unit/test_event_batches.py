@@ -12,6 +12,7 @@ from __future__ import annotations
 import operator
 import sqlite3
 import threading
+import time
 from typing import Annotated, TypedDict
 
 from langgraph.checkpoint.sqlite import SqliteSaver
@@ -122,3 +123,37 @@ def test_a_paced_run_hands_over_each_update_before_its_pause(tmp_path):
     batches = _run(tmp_path, Design(pace_s=0.01))
     assert [e.kind for e in _batch_of(batches, _update("ask"))] == ["update"]
     assert not [b for b in batches if {e.kind for e in b} >= {"update", "state"}]
+
+
+def test_events_the_store_could_not_take_are_kept_and_written_by_the_next_hand_over(tmp_path):
+    """The flusher's write fails (the store busy a moment): its events stay held, go with
+    the run's next hand-over, and the run goes on; nothing is lost or written twice."""
+    batches: list[list[RunEvent]] = []
+
+    def on_events(batch: list[RunEvent]) -> None:
+        if threading.current_thread().name.endswith(":events") and not getattr(
+            on_events, "refused", False
+        ):
+            on_events.refused = True
+            raise RuntimeError("database is locked")
+        batches.append(batch)
+
+    inner = StateGraph(S)
+    inner.add_node("first", lambda s: {"seen": ["first"]})
+    inner.add_node("slow", lambda s: time.sleep(1.0) or {"seen": ["slow"]})
+    inner.add_edge(START, "first")
+    inner.add_edge("first", "slow")
+    inner.add_edge("slow", END)
+    builder = StateGraph(S)
+    builder.add_node("team", inner.compile())
+    builder.add_edge(START, "team")
+    builder.add_edge("team", END)
+    graph = builder.compile(
+        checkpointer=SqliteSaver(sqlite3.connect(tmp_path / "c.sqlite", check_same_thread=False))
+    )
+    outcome = continue_run(graph, {}, "t", Design(), on_events=on_events)
+    assert getattr(on_events, "refused", False), "the flusher never tried"
+    assert outcome.state["seen"] == ["first", "slow"]
+    events = [e for batch in batches for e in batch]
+    assert [e.seq for e in events] == list(range(1, len(events) + 1))
+    assert [e.node for e in events if e.kind == "update"] == ["first", "slow", "team"]
