@@ -4,13 +4,13 @@ and a record of what a timeout decided."""
 
 from __future__ import annotations
 
-import time
 from datetime import datetime
 
 from graph.kernel.design import Design
 from graph.service.store import TERMINAL_STATUSES
 from tests.app.support import button, open_page, texts
 from tests.inbox_support import APPLE, IBM, REPORT, waiting_experiment, waiting_run
+from tests.unit.conftest import wait_for
 
 TEAMS_QUESTION = "Check that the API is healthy and find reliable news sites"
 
@@ -107,18 +107,19 @@ def test_approving_the_middle_card_leaves_a_line_in_its_place_and_nothing_moves(
     assert len(_card_order(at)) == 2
 
 
-def _settled_after(store, service, run_id: str, answered: str, timeout: float = 60) -> str:
+def _settled_after(store, service, run_id: str, answered: str) -> str:
     """Block until the run, its question ``answered``, has ended or asks a new one; its
     status then (the run goes on in the background, so a page redrawn at once may or may
     not show its next question yet)."""
-    deadline = time.time() + timeout
-    while True:
+
+    def settled() -> str | None:
         status = store.run(run_id).status
         asking = [p for p in service.pending_approvals() if p["run_id"] == run_id]
         if status in TERMINAL_STATUSES or (asking and asking[0]["id"] != answered):
             return status
-        assert time.time() < deadline, f"run {run_id} still {status} after {timeout} s"
-        time.sleep(0.05)
+        return None
+
+    return wait_for(settled, what=f"run {run_id} to end or ask again")
 
 
 def test_a_timeout_shows_what_it_decided_in_the_cards_place(home, services):
