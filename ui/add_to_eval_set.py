@@ -17,13 +17,17 @@ COLUMNS = ["Keep", "Kind", "Value", "From the run"]
 
 
 def control(store: Store, run_id: str, key: str) -> None:
-    """Folded by default; keyed per run, so edits for one run never show on another."""
-    with st.expander(
+    """Folded by default, and then costs the page nothing (the proposal reads all the
+    run's messages); keyed per run, so edits for one run never show on another."""
+    box = st.expander(
         "Add this run to an eval set",
         icon=":material/playlist_add:",
         key=f"{key}:to-set-open",
         on_change="rerun",
-    ):
+    )
+    if not box.open:
+        return
+    with box:
         try:
             run, proposed = proposal_from_run(store, run_id)
         except KeyError:

@@ -1,6 +1,6 @@
 """A run's events, read once: each refresh of a page reads only the events logged after
-the last one this process has seen, and whatever is computed from them (the trace) is
-kept until a new event arrives.
+the last one this process has seen, and whatever is computed from them is kept until a
+new event arrives; what can be (the trace) is built up from the new events alone.
 
 The Run page redraws twice a second while a run is live; reading and decoding all of a
 long run's events each time made the page's cost grow with the run (10,000 messages:
@@ -15,18 +15,37 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Protocol, TypeVar
 
 from graph.service.store import Store
 
 MAX_EVENTS = 60_000  # kept across runs; the least recently read run is dropped first
 
 
+class Builder(Protocol):
+    """What ``EventFeed.built`` keeps: takes a run's events a few at a time, in order."""
+
+    def add(self, events: list[dict]) -> Any: ...
+
+
+B = TypeVar("B", bound=Builder)
+T = TypeVar("T")
+
+
+@dataclass
+class _Built:
+    builder: Any
+    fed: int = 0  # how many of the feed's events it has been given
+    seq: int = -1  # the last seq when ``value`` was made
+    value: Any = None
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
 @dataclass
 class _Feed:
     events: list[dict] = field(default_factory=list)
     last_seq: int = 0
-    derived: dict[str, tuple[int, Any]] = field(default_factory=dict)  # name: (seq, value)
+    built: dict[str, _Built] = field(default_factory=dict)
 
 
 class EventFeed:
@@ -44,19 +63,32 @@ class EventFeed:
         with self._lock:
             return [e for e in feed.events if kinds is None or e["kind"] in kinds]
 
-    def derived(self, store: Store, run_id: str, name: str, make: Callable[[list[dict]], Any]):
-        """``make(events)``, computed again only when the run has new events."""
+    def built(
+        self,
+        store: Store,
+        run_id: str,
+        name: str,
+        start: Callable[[], B],
+        result: Callable[[B], T],
+    ) -> T:
+        """``result(builder)`` of a builder made once by ``start()`` and given each of the
+        run's events once, as they arrive (``builder.add``); computed again only when the
+        run has new events. Sessions watching one run share the builder."""
         feed = self._refresh(store, run_id)
         with self._lock:
-            known = feed.derived.get(name)
-            if known is not None and known[0] == feed.last_seq:
-                return known[1]
-            events = list(feed.events)
-            seq = feed.last_seq
-        value = make(events)
-        with self._lock:
-            feed.derived[name] = (seq, value)
-        return value
+            built = feed.built.get(name)
+            if built is None:
+                built = feed.built[name] = _Built(start())
+        with built.lock:
+            with self._lock:
+                new = feed.events[built.fed :]
+                seq = feed.last_seq
+            if built.seq == seq:
+                return built.value
+            built.builder.add(new)
+            built.fed += len(new)
+            built.value, built.seq = result(built.builder), seq
+            return built.value
 
     def _refresh(self, store: Store, run_id: str) -> _Feed:
         key = (id(store), run_id)

@@ -18,9 +18,9 @@ from graph.service.store import Store
 from ui.event_feed import FEED
 from ui.trace_view import (
     Trace,
+    TraceBuilder,
     TraceItem,
     bar_share,
-    build_trace,
     filter_trace,
     format_ms,
     format_tokens,
@@ -33,14 +33,10 @@ TOKENS_COLOUR = "#2e7d32"
 ALL = "all"  # no filter
 
 
-def _trace(events: list[dict]) -> Trace:
-    return build_trace([e for e in events if e["kind"] in ("update", "custom")])
-
-
 def show(store: Store, run_id: str, key: str) -> None:
     """The run's trace, with its Step and Agent filters."""
     st.subheader("Messages")
-    trace = FEED.derived(store, run_id, "trace", _trace)
+    trace = FEED.built(store, run_id, "trace", TraceBuilder, TraceBuilder.trace)
     steps, agents = trace.filters()
     by_step, by_agent = st.columns(2)
     # "all" rather than None: a selectbox holding None draws its placeholder instead

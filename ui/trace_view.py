@@ -10,6 +10,8 @@ message, an HTTP call a node made itself) has none: the page says "—", never a
 
 from __future__ import annotations
 
+from bisect import bisect_left
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
 FOLLOW_UP_NOTE = "Follow-up message"  # the run service's note on a follow-up's redirect
@@ -165,83 +167,8 @@ def _namespace_agent(namespace: str, node: str) -> str:
     return namespace.split("/")[0].split(":")[0]
 
 
-def _turn_starts(events: list[dict]) -> list[int]:
-    """The seqs at which a follow-up message started a new turn."""
-    return [
-        e["seq"]
-        for e in events
-        if e["kind"] == "custom"
-        and isinstance(e.get("data"), dict)
-        and e["data"].get("kind") == "redirect"
-        and str(e["data"].get("note") or "").startswith(FOLLOW_UP_NOTE)
-    ]
-
-
-def _turn(seq: int, starts: list[int]) -> int:
-    return 1 + sum(1 for s in starts if s < seq)
-
-
 def _fingerprint(message: dict) -> tuple:
     return (message.get("type"), message.get("name"), message.get("content"))
-
-
-def _messages(events: list[dict]) -> list[tuple[dict, int, int | None, str]]:
-    """Every message once, with the seq it was logged at, the event's step and the agent
-    its sub-graph names: first as the top-level nodes returned them (they carry the step
-    and agent), then any a sub-graph logged that never reached the top level (a team
-    waiting for a decision, a run stopped inside a sub-agent)."""
-    top: list[tuple[dict, int, int | None, str]] = []
-    inner: list[tuple[dict, int, int | None, str]] = []
-    for event in events:
-        data = event.get("data")
-        if event["kind"] != "update" or not isinstance(data, dict):
-            continue
-        namespace = event.get("namespace") or ""
-        agent = _namespace_agent(namespace, event.get("node") or "") if namespace else ""
-        for message in data.get("messages") or []:
-            if isinstance(message, dict):
-                found = (message, event["seq"], event.get("step"), agent)
-                (inner if namespace else top).append(found)
-    kept, ids, prints = [], set(), set()
-    for message, seq, step, agent in top:
-        if message.get("id"):
-            if message["id"] in ids:
-                continue
-            ids.add(message["id"])
-        prints.add(_fingerprint(message))
-        kept.append((message, seq, step, agent))
-    for message, seq, step, agent in inner:
-        if message.get("id") in ids or _fingerprint(message) in prints:
-            continue
-        if message.get("id"):
-            ids.add(message["id"])
-        prints.add(_fingerprint(message))
-        kept.append((message, seq, step, agent))
-    return kept
-
-
-def _recorded(events: list[dict]) -> tuple[dict, dict, list, bool]:
-    """The model calls by their reply's id, the tool runs by their call id, the calls
-    whose reply is not among the messages (kept for the figures), and whether the
-    run's calls name their replies at all (an older run's do not)."""
-    calls: dict[str, tuple[dict, int, int | None, str]] = {}
-    tools: dict[str, dict] = {}
-    unnamed = []
-    named = False
-    for event in events:
-        data = event.get("data")
-        if event["kind"] != "custom" or not isinstance(data, dict):
-            continue
-        if isinstance(call := data.get("llm_call"), dict):
-            named = named or "message_id" in call
-            found = (call, event["seq"], event.get("step"), event.get("namespace") or "")
-            if call.get("message_id"):
-                calls[call["message_id"]] = found
-            else:
-                unnamed.append(found)
-        elif isinstance(timing := data.get("tool_call"), dict) and timing.get("tool_call_id"):
-            tools[timing["tool_call_id"]] = timing
-    return calls, tools, unnamed, named
 
 
 def _title(message: dict, kind: str) -> str:
@@ -269,8 +196,11 @@ def _kind(message: dict) -> str:
     return {"ai": "model", "tool": "tool"}.get(message.get("type"), "input")
 
 
-def _item(message: dict, position: int, calls: dict, tools: dict, asked: dict) -> TraceItem:
-    kind = _kind(message)
+def _new_item(
+    message: dict, kind: str, position: int, call: dict | None, asked: dict | None, timing
+) -> TraceItem:
+    """The item of one message: ``call`` the model call recorded for a reply, ``asked`` the
+    tool call a tool's result answers and ``timing`` its recorded run (None if none)."""
     item = TraceItem(
         kind=kind,
         title=_title(message, kind),
@@ -284,22 +214,19 @@ def _item(message: dict, position: int, calls: dict, tools: dict, asked: dict) -
         raw={"message": message},
     )
     if kind == "model":
-        call = calls.get(message.get("id") or "")
         if call is not None:
-            record = call[0]
-            item.tokens_in, item.tokens_out = record["input_tokens"], record["output_tokens"]
-            item.latency_ms = round(record["latency_s"] * 1000, 2)
-            item.raw["recorded call"] = record
+            item.tokens_in, item.tokens_out = call["input_tokens"], call["output_tokens"]
+            item.latency_ms = round(call["latency_s"] * 1000, 2)
+            item.raw["recorded call"] = call
         elif isinstance(usage := message.get("usage"), dict):
             item.tokens_in = int(usage.get("input_tokens") or 0)
             item.tokens_out = int(usage.get("output_tokens") or 0)
         if item.tokens_in is not None:
             item.tokens = item.tokens_in + (item.tokens_out or 0)
     elif kind == "tool":
-        call_id = message.get("tool_call_id") or ""
-        if call_id in asked:  # the call the reply asked for: its arguments
-            item.tool_calls = [asked[call_id]]
-        if (timing := tools.get(call_id)) is not None:
+        if asked is not None:  # the call the reply asked for: its arguments
+            item.tool_calls = [{"name": asked.get("name"), "args": asked.get("args")}]
+        if timing is not None:
             item.latency_ms = round(timing["latency_s"] * 1000, 2)
             item.raw["recorded run"] = timing
     return item
@@ -321,50 +248,179 @@ def _unkept_call(record: dict, seq: int, namespace: str) -> TraceItem:
     )
 
 
-def build_trace(events: list[dict]) -> Trace:
-    """The run's trace from its stored "update" and "custom" events (any order of kinds,
-    in seq order): steps in the order they first appear, each agent's consecutive
-    messages one node."""
-    events = sorted(events, key=lambda e: e["seq"])
-    starts = _turn_starts(events)
-    calls, tools, unnamed, named = _recorded(events)
-    steps: dict[tuple[int, int | None], TraceStep] = {}
-    asked: dict[str, dict] = {}  # tool call id -> the call a reply asked for
-    used: set[str] = set()
+class TraceBuilder:
+    """A run's trace kept up to date while the run goes on: ``add`` the events logged
+    since the last call (in seq order, any kinds), then ``trace()``.
 
-    def place(turn: int, step: int | None, agent: str, item: TraceItem) -> None:
-        if not (isinstance(step, int) and step > 0):
-            step = 0
-        group = steps.setdefault((turn, step), TraceStep(turn, step))
-        if not group.nodes or group.nodes[-1].agent != agent:
-            group.nodes.append(TraceNode(agent))
-        group.nodes[-1].items.append(item)
+    Each event is read once, as it arrives; ``trace()`` lays the messages out again
+    (what a new one changes can reach back: a top-level update drops an inner copy logged
+    earlier, a reply turns an unkept call into a kept one) but reuses the item of every
+    message whose recorded figures have not changed. A live Run page's refresh then
+    costs a pass over the messages instead of building each anew: at 10,000 messages
+    that took most of the page's time, and the new objects set off a full garbage
+    collection most refreshes. Stored events are never changed, so neither are the
+    messages the items are kept by."""
 
-    for position, (message, seq, step, agent) in enumerate(_messages(events)):
-        for c in message.get("tool_calls") or []:
-            if isinstance(c, dict) and c.get("id"):
-                asked[c["id"]] = {"name": c.get("name"), "args": c.get("args")}
-        item = _item(message, position, calls, tools, asked)
-        if message.get("id") in calls:
-            used.add(message["id"])
-        tagged = message.get("step")
-        place(
-            _turn(seq, starts),
-            tagged if tagged is not None else step,
-            message.get("agent") or agent or message.get("name") or "—",
-            item,
+    def __init__(self) -> None:
+        self._starts: list[int] = []  # seqs at which a follow-up started a new turn
+        self._calls: dict[str, tuple] = {}  # reply id -> (record, seq, step, namespace)
+        self._tools: dict[str, dict] = {}  # tool call id -> its recorded run
+        self._unnamed: list[tuple] = []  # calls that name no reply (older runs)
+        self._named = False  # whether the run's calls name their replies at all
+        # A message as an update logged it: (message, seq, event step, agent, id, print).
+        self._top: list[tuple] = []  # top-level nodes' messages, the first of each id
+        self._top_ids: set[str] = set()
+        self._top_prints: set[tuple] = set()
+        self._inner: list[tuple] = []  # every message a sub-graph logged
+        self._items: dict[int, tuple] = {}  # id(message) -> (message, inputs, item)
+        self._unkept: dict[int, tuple] = {}  # id(record) -> (record, seq, namespace, item)
+
+    def add(self, events: Iterable[dict]) -> TraceBuilder:
+        for event in events:
+            data = event.get("data")
+            if not isinstance(data, dict):
+                continue
+            if event["kind"] == "custom":
+                self._add_custom(event, data)
+            elif event["kind"] == "update":
+                self._add_update(event, data)
+        return self
+
+    def _add_custom(self, event: dict, data: dict) -> None:
+        if data.get("kind") == "redirect" and str(data.get("note") or "").startswith(
+            FOLLOW_UP_NOTE
+        ):
+            self._starts.append(event["seq"])
+        if isinstance(call := data.get("llm_call"), dict):
+            self._named = self._named or "message_id" in call
+            found = (call, event["seq"], event.get("step"), event.get("namespace") or "")
+            if call.get("message_id"):
+                self._calls[call["message_id"]] = found
+            else:
+                self._unnamed.append(found)
+        elif isinstance(timing := data.get("tool_call"), dict) and timing.get("tool_call_id"):
+            self._tools[timing["tool_call_id"]] = timing
+
+    def _add_update(self, event: dict, data: dict) -> None:
+        namespace = event.get("namespace") or ""
+        agent = _namespace_agent(namespace, event.get("node") or "") if namespace else ""
+        for message in data.get("messages") or []:
+            if not isinstance(message, dict):
+                continue
+            mid = message.get("id") or None
+            said = (message, event["seq"], event.get("step"), agent, mid, _fingerprint(message))
+            if namespace:
+                self._inner.append(said)
+                continue
+            if mid:
+                if mid in self._top_ids:
+                    continue
+                self._top_ids.add(mid)
+            self._top_prints.add(said[5])
+            self._top.append(said)
+
+    def _messages(self) -> list[tuple]:
+        """Every message once: first as the top-level nodes returned them (they carry the
+        step and agent), then any a sub-graph logged that never reached the top level (a
+        team waiting for a decision, a run stopped inside a sub-agent)."""
+        kept = list(self._top)
+        ids, prints = set(), set()
+        for said in self._inner:
+            mid, fingerprint = said[4], said[5]
+            if mid in self._top_ids or mid in ids:
+                continue
+            if fingerprint in self._top_prints or fingerprint in prints:
+                continue
+            if mid:
+                ids.add(mid)
+            prints.add(fingerprint)
+            kept.append(said)
+        return kept
+
+    def _item(self, message: dict, position: int, mid: str | None, asked: dict) -> TraceItem:
+        kind = _kind(message)
+        call = self._calls.get(mid) if kind == "model" and mid else None
+        call_id = (message.get("tool_call_id") or "") if kind == "tool" else ""
+        inputs = (
+            None if mid else position,  # an item without an id is keyed by its position
+            call[0] if call else None,
+            asked.get(call_id) if call_id else None,
+            self._tools.get(call_id) if call_id else None,
         )
-    if named:  # calls that name a reply the messages lack; an older run's name none
-        unkept = [c for mid, c in calls.items() if mid not in used] + unnamed
-        for record, seq, step, namespace in sorted(unkept, key=lambda c: c[1]):
-            node = record.get("node") or ""
-            agent = _namespace_agent(namespace, node) if namespace else node
-            place(_turn(seq, starts), step, agent or "model", _unkept_call(record, seq, namespace))
-    ordered = list(steps.values())
-    turns = max((s.turn for s in ordered), default=1)
-    for s in ordered:
-        s.turns_in_run = turns
-    return Trace(ordered)
+        known = self._items.get(id(message))
+        if (
+            known is not None
+            and known[0] is message
+            and known[1][0] == inputs[0]
+            and all(a is b for a, b in zip(known[1][1:], inputs[1:]))
+        ):
+            return known[2]
+        item = _new_item(message, kind, position, *inputs[1:])
+        self._items[id(message)] = (message, inputs, item)
+        return item
+
+    def _unkept_item(self, record: dict, seq: int, namespace: str) -> TraceItem:
+        known = self._unkept.get(id(record))
+        if known is not None and known[0] is record and known[1:3] == (seq, namespace):
+            return known[3]
+        item = _unkept_call(record, seq, namespace)
+        self._unkept[id(record)] = (record, seq, namespace, item)
+        return item
+
+    def trace(self) -> Trace:
+        """Steps in the order they first appear, each agent's consecutive messages one
+        node; the calls whose reply no message holds at the end of their step."""
+        steps: dict[tuple[int, int | None], TraceStep] = {}
+        asked: dict[str, dict] = {}  # tool call id -> the call a reply asked for
+        used: set[str] = set()
+        starts = self._starts
+
+        def place(turn: int, step: int | None, agent: str, item: TraceItem) -> None:
+            if not (isinstance(step, int) and step > 0):
+                step = 0
+            group = steps.get((turn, step))
+            if group is None:
+                group = steps[(turn, step)] = TraceStep(turn, step)
+            if not group.nodes or group.nodes[-1].agent != agent:
+                group.nodes.append(TraceNode(agent))
+            group.nodes[-1].items.append(item)
+
+        for position, (message, seq, step, agent, mid, _) in enumerate(self._messages()):
+            for c in message.get("tool_calls") or []:
+                if isinstance(c, dict) and c.get("id"):
+                    asked[c["id"]] = c
+            item = self._item(message, position, mid, asked)
+            if mid in self._calls:
+                used.add(mid)
+            tagged = message.get("step")
+            place(
+                1 + bisect_left(starts, seq),  # the turn: follow-ups started before it
+                tagged if tagged is not None else step,
+                message.get("agent") or agent or message.get("name") or "—",
+                item,
+            )
+        if self._named:  # calls that name a reply the messages lack; an older run's name none
+            unkept = [c for mid, c in self._calls.items() if mid not in used] + self._unnamed
+            for record, seq, step, namespace in sorted(unkept, key=lambda c: c[1]):
+                node = record.get("node") or ""
+                agent = _namespace_agent(namespace, node) if namespace else node
+                place(
+                    1 + bisect_left(starts, seq),
+                    step,
+                    agent or "model",
+                    self._unkept_item(record, seq, namespace),
+                )
+        ordered = list(steps.values())
+        turns = max((s.turn for s in ordered), default=1)
+        for s in ordered:
+            s.turns_in_run = turns
+        return Trace(ordered)
+
+
+def build_trace(events: list[dict]) -> Trace:
+    """The run's trace from its stored "update" and "custom" events (any order; other
+    kinds are passed over)."""
+    return TraceBuilder().add(sorted(events, key=lambda e: e["seq"])).trace()
 
 
 def filter_trace(trace: Trace, step: int | None, agent: str | None) -> Trace:

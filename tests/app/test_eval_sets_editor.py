@@ -36,6 +36,11 @@ def _edit(at, key: str, edits: dict):
     return at.run()
 
 
+def _unfold(at, page_key: str):
+    at.session_state[f"{page_key}:to-set-open"] = True  # what a click on its title sets
+    return at.run()
+
+
 def _row_of(frame, kind: str) -> int:
     return list(frame["Kind"]).index(kind)
 
@@ -45,6 +50,9 @@ def test_a_run_opened_in_history_goes_into_a_new_set_with_a_check_edited_first(h
     run_id = _chart_run(services)
     at = open_page("app_pages/history.py", run=run_id)
     base = f"history:to-set:{run_id}"
+    # Folded, the control draws (and reads) nothing: the proposal reads every message.
+    assert not [t for t in at.text_area if t.key == f"{base}:question"]
+    at = _unfold(at, "history")
     assert at.text_area(key=f"{base}:question").value == CHART
     proposed = at.data_editor(key=f"{base}:checks").value
     assert list(proposed["Value"])[_row_of(proposed, "uses_agents")] == (
@@ -79,7 +87,7 @@ def test_a_run_opened_in_history_goes_into_a_new_set_with_a_check_edited_first(h
 def test_a_bad_proposed_check_is_named_and_nothing_is_saved(home, services):
     store, _ = services
     run_id = _chart_run(services)
-    at = open_page("app_pages/history.py", run=run_id)
+    at = _unfold(open_page("app_pages/history.py", run=run_id), "history")
     base = f"history:to-set:{run_id}"
     proposed = at.data_editor(key=f"{base}:checks").value
     steps = _row_of(proposed, "max_steps")
@@ -100,7 +108,7 @@ def test_the_run_page_offers_the_same_control_and_adds_to_an_existing_set(home, 
     store, _ = services
     store.save_eval_set(SMALL)
     run_id = _chart_run(services)
-    at = open_page("app_pages/run.py", run=run_id)
+    at = _unfold(open_page("app_pages/run.py", run=run_id), "run")
     base = f"run:to-set:{run_id}"
     assert at.selectbox(key=f"{base}:target").value == "small"
     button(at, "Add to eval set").click().run()

@@ -57,22 +57,36 @@ def test_each_refresh_reads_only_the_events_after_the_last_seen(tmp_path):
     assert [e["kind"] for e in feed.events(store, run_id, kinds=("state",))] == []
 
 
-def test_what_is_computed_from_the_events_is_kept_until_a_new_event(tmp_path):
+def test_a_builder_is_given_each_event_once_and_its_result_kept_until_a_new_one(tmp_path):
     store = Store(tmp_path / "stepwise.sqlite")
     run_id = _run(store)
     _log(store, run_id, 3)
     feed = EventFeed()
+    given: list[list[int]] = []
     made: list[int] = []
 
-    def count(events):
-        made.append(len(events))
-        return len(events)
+    class Seqs:
+        def __init__(self):
+            self.seqs: list[int] = []
 
-    assert feed.derived(store, run_id, "n", count) == 3
-    assert feed.derived(store, run_id, "n", count) == 3
+        def add(self, events):
+            given.append([e["seq"] for e in events])
+            self.seqs += [e["seq"] for e in events]
+
+    def result(builder: Seqs) -> list[int]:
+        made.append(len(builder.seqs))
+        return list(builder.seqs)
+
+    assert feed.built(store, run_id, "seqs", Seqs, result) == [1, 2, 3]
+    assert feed.built(store, run_id, "seqs", Seqs, result) == [1, 2, 3]
+    _log(store, run_id, 2)
+    assert feed.built(store, run_id, "seqs", Seqs, result) == [1, 2, 3, 4, 5]
+    assert given == [[1, 2, 3], [4, 5]]  # the new events only, each once
+    assert made == [3, 5]  # computed once per new state of the log, not per refresh
+    store.delete_run(run_id)  # the log shrank: a new builder reads it afresh
+    store.create_run(run_id, "Imported again", Design(), "offline scripted model")
     _log(store, run_id, 1)
-    assert feed.derived(store, run_id, "n", count) == 4
-    assert made == [3, 4]  # computed once per new state of the log, not per refresh
+    assert feed.built(store, run_id, "seqs", Seqs, result) == [1]
 
 
 def test_a_run_whose_log_shrank_is_read_afresh(tmp_path):

@@ -14,7 +14,7 @@ from graph.kernel.accounting import usage_by_step
 from graph.kernel.design import Design
 from graph.settings import Settings
 from tests.unit.conftest import wait_for
-from ui.trace_view import build_trace, filter_trace, format_ms
+from ui.trace_view import TraceBuilder, build_trace, filter_trace, format_ms
 
 CHART_QUESTION = (
     "Which stock in the database grew the most between 2005 and 2009? Chart the prices."
@@ -254,3 +254,115 @@ def test_a_call_whose_reply_was_not_kept_still_counts_in_its_step(service, store
     assert trace.steps[-1].step == 4 and unkept in trace.steps[-1].items
     _, total = usage_by_step([e for e in events if e["kind"] == "custom"], Settings().prices)
     assert sum(s.model_calls for s in trace.steps) == total.calls
+
+
+def _shape(trace) -> list:
+    """All a trace shows, as plain data."""
+    return [
+        (
+            s.turn,
+            s.step,
+            s.turns_in_run,
+            s.label,
+            [
+                (
+                    n.agent,
+                    [
+                        (i.kind, i.title, i.text, i.key, i.tool_calls, i.latency_ms, i.tokens)
+                        + (i.tokens_in, i.tokens_out, sorted(i.raw))
+                        for i in n.items
+                    ],
+                )
+                for n in s.nodes
+            ],
+        )
+        for s in trace.steps
+    ]
+
+
+def test_a_trace_built_up_event_by_event_is_the_trace_built_at_once(service, store):
+    """The Run page builds a live run's trace from each refresh's new events
+    (``TraceBuilder``): after every event it equals the trace built from the whole log so
+    far, for a plan, a team waiting inside (inner messages only) and a follow-up."""
+    runs = [_finished(service, CHART_QUESTION, Design())]
+    waiting = service.start(TEAMS_QUESTION, Design(system="hierarchical_teams"))
+    assert service.wait(waiting, timeout=90).status == "waiting"
+    runs.append(waiting)
+    follow_up = _finished(
+        service, BUS_QUESTION, Design(system="supervisor_bus", approvals={"writer": "never"})
+    )
+    service.send_message(follow_up, "And how did Apple do in 2008?")
+    wait_for(
+        lambda: (
+            len(store.events(follow_up, kinds=("end",))) == 2
+            and store.run(follow_up).status == "done"
+        ),
+        what="the follow-up's turn to end",
+    )
+    runs.append(follow_up)
+    for run_id in runs:
+        events = store.events(run_id)  # every kind, as the page's feed holds them
+        builder = TraceBuilder()
+        for k, event in enumerate(events, start=1):
+            builder.add([event])
+            assert _shape(builder.trace()) == _shape(build_trace(events[:k])), (run_id, k)
+        assert builder.trace().items  # and the runs did show messages
+    assert {s.turn for s in build_trace(store.events(follow_up)).steps} == {1, 2}
+
+
+def test_an_item_is_made_again_only_when_a_figure_for_it_arrives(store):
+    """A refresh reuses the items already built; a reply whose model call is logged after
+    it, or a tool result whose run is, gets its figures then."""
+    reply = {
+        "id": "m1",
+        "type": "ai",
+        "name": "executor",
+        "content": "go",
+        "step": 1,
+        "agent": "executor",
+        "tool_calls": [{"id": "t1", "name": "run_sql", "args": {}}],
+    }
+    result = {
+        "id": "m2",
+        "type": "tool",
+        "name": "run_sql",
+        "content": "rows",
+        "tool_call_id": "t1",
+        "step": 1,
+        "agent": "executor",
+    }
+    call = {"message_id": "m1", "latency_s": 0.25, "input_tokens": 3, "output_tokens": 4}
+    builder = TraceBuilder().add(
+        [
+            {
+                "seq": 1,
+                "kind": "update",
+                "node": "executor",
+                "step": 1,
+                "data": {"messages": [reply, result]},
+            }
+        ]
+    )
+    first, tool = builder.trace().items
+    assert first.latency_ms is None and tool.latency_ms is None
+    builder.add([{"seq": 2, "kind": "state", "node": "", "step": 1, "data": {"rows": []}}])
+    again, tool_again = builder.trace().items
+    assert again is first and tool_again is tool  # nothing new for them: not made again
+    builder.add([{"seq": 3, "kind": "custom", "node": "", "step": 1, "data": {"llm_call": call}}])
+    timed, same_tool = builder.trace().items
+    assert timed is not first and (timed.latency_ms, timed.tokens) == (250.0, 7)
+    assert same_tool is tool
+    builder.add(
+        [
+            {
+                "seq": 4,
+                "kind": "custom",
+                "node": "",
+                "step": 1,
+                "data": {"tool_call": {"tool_call_id": "t1", "latency_s": 0.5}},
+            }
+        ]
+    )
+    _, timed_tool = builder.trace().items
+    assert timed_tool is not tool and timed_tool.latency_ms == 500.0
+    assert timed_tool.tool_calls == [{"name": "run_sql", "args": {}}]
