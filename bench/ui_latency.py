@@ -137,9 +137,6 @@ def make_run(
     run_id = uuid.uuid4().hex
     store.create_run(run_id, question, Design(), "offline scripted model")
     store.set_run_status(run_id, "running")
-    # Held as a worker holds a run it works on: a live run nobody holds is one a dead
-    # process left, and the app's run service marks it interrupted (its page stops polling).
-    store.claim_run(run_id, "bench/ui_latency", lease_s=3600)
     plan = {
         str(k): {
             "agent": "synthesizer" if k == steps else AGENT_CYCLE[k % len(AGENT_CYCLE)],
@@ -176,6 +173,10 @@ def make_run(
     emit("update", "planner", 0, {"plan": plan})
     emit("state", "", 0, snapshot(_state(plan, status, 1, False, history[:1])))
     if not finished:
+        # Held as a worker holds a run it works on: a live run nobody holds is one a dead
+        # process left, which the app's run service marks interrupted (its page then
+        # stops polling).
+        store.claim_run(run_id, "bench/ui_latency", lease_s=3600)
         return run_id, plan
     for k in range(1, steps + 1):
         agent = plan[str(k)]["agent"]
