@@ -53,6 +53,22 @@ def _graph(tmp_path):
     return builder.compile(checkpointer=saver)
 
 
+def _team(tmp_path, slow):
+    """team (a subgraph: first -> slow) as the only node; ``slow`` is the second node."""
+    inner = StateGraph(S)
+    inner.add_node("first", lambda s: {"seen": ["first"]})
+    inner.add_node("slow", slow)
+    inner.add_edge(START, "first")
+    inner.add_edge("first", "slow")
+    inner.add_edge("slow", END)
+    builder = StateGraph(S)
+    builder.add_node("team", inner.compile())
+    builder.add_edge(START, "team")
+    builder.add_edge("team", END)
+    saver = SqliteSaver(sqlite3.connect(tmp_path / "c.sqlite", check_same_thread=False))
+    return builder.compile(checkpointer=saver)
+
+
 def _run(tmp_path, design: Design) -> list[list[RunEvent]]:
     batches: list[list[RunEvent]] = []
     outcome = continue_run(_graph(tmp_path), {}, "t", design, on_events=batches.append)
@@ -97,19 +113,7 @@ def test_an_update_is_handed_over_while_a_slow_node_after_it_still_runs(tmp_path
         # Waits until the first node's update has been handed over (at most 20 s).
         return {"seen": ["saw it" if handed.wait(20) else "never saw it"]}
 
-    inner = StateGraph(S)
-    inner.add_node("first", lambda s: {"seen": ["first"]})
-    inner.add_node("slow", slow)
-    inner.add_edge(START, "first")
-    inner.add_edge("first", "slow")
-    inner.add_edge("slow", END)
-    builder = StateGraph(S)
-    builder.add_node("team", inner.compile())
-    builder.add_edge(START, "team")
-    builder.add_edge("team", END)
-    graph = builder.compile(
-        checkpointer=SqliteSaver(sqlite3.connect(tmp_path / "c.sqlite", check_same_thread=False))
-    )
+    graph = _team(tmp_path, slow)
 
     def on_events(batch: list[RunEvent]) -> None:
         if any(e.kind == "update" and e.node == "first" for e in batch):
@@ -138,19 +142,7 @@ def test_events_the_store_could_not_take_are_kept_and_written_by_the_next_hand_o
             raise RuntimeError("database is locked")
         batches.append(batch)
 
-    inner = StateGraph(S)
-    inner.add_node("first", lambda s: {"seen": ["first"]})
-    inner.add_node("slow", lambda s: time.sleep(1.0) or {"seen": ["slow"]})
-    inner.add_edge(START, "first")
-    inner.add_edge("first", "slow")
-    inner.add_edge("slow", END)
-    builder = StateGraph(S)
-    builder.add_node("team", inner.compile())
-    builder.add_edge(START, "team")
-    builder.add_edge("team", END)
-    graph = builder.compile(
-        checkpointer=SqliteSaver(sqlite3.connect(tmp_path / "c.sqlite", check_same_thread=False))
-    )
+    graph = _team(tmp_path, lambda s: time.sleep(1.0) or {"seen": ["slow"]})
     outcome = continue_run(graph, {}, "t", Design(), on_events=on_events)
     assert getattr(on_events, "refused", False), "the flusher never tried"
     assert outcome.state["seen"] == ["first", "slow"]
