@@ -32,12 +32,14 @@ B = TypeVar("B", bound=Builder)
 T = TypeVar("T")
 
 
+_NOT_MADE = object()
+
+
 @dataclass
 class _Built:
     builder: Any
     fed: int = 0  # how many of the feed's events it has been given
-    seq: int = -1  # the last seq when ``value`` was made
-    value: Any = None
+    value: Any = _NOT_MADE  # its result once all of them were given
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -82,12 +84,10 @@ class EventFeed:
         with built.lock:
             with self._lock:
                 new = feed.events[built.fed :]
-                seq = feed.last_seq
-            if built.seq == seq:
-                return built.value
-            built.builder.add(new)
-            built.fed += len(new)
-            built.value, built.seq = result(built.builder), seq
+            if new or built.value is _NOT_MADE:
+                built.builder.add(new)
+                built.fed += len(new)
+                built.value = result(built.builder)
             return built.value
 
     def _refresh(self, store: Store, run_id: str) -> _Feed:
