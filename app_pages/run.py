@@ -21,10 +21,13 @@ EXAMPLES = system.examples
 
 # Callbacks and labels come from ui.run_actions: a function defined here would keep this
 # page's namespace (the listed runs) in each session Streamlit keeps.
+QUESTION_CAP = services.settings().max_question_chars
 st.text_area(
     "Question",
     key="run:question",
     height=80,
+    max_chars=QUESTION_CAP,
+    help=f"At most {QUESTION_CAP:,} characters (STEPWISE_MAX_QUESTION_CHARS).",
     placeholder="Ask about the stocks in the database (MSFT, AMZN, IBM, GOOG, AAPL, "
     "2000-2010) or about events in the bundled documents.",
 )

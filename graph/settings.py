@@ -95,6 +95,12 @@ class Settings(BaseSettings):
     # experiments (bench/parallel_runs.py prints both).
     run_processes: int = Field(0, alias="STEPWISE_RUN_PROCESSES", ge=0, le=64)
 
+    # Characters a question (or a follow-up message) may have: each is copied into the
+    # run's state, events and prompts, so a 5 MB question once took 55 MB of disk.
+    max_question_chars: int = Field(
+        20_000, alias="STEPWISE_MAX_QUESTION_CHARS", ge=100, le=10_000_000
+    )
+
     # Experiments: how many of an experiment's runs go at once (their own pool, so an
     # experiment never queues the runs people start by hand).
     experiment_workers: int = Field(4, alias="STEPWISE_EXPERIMENT_WORKERS", ge=1, le=64)

@@ -44,6 +44,7 @@ from graph.models.replies import parse_json_object
 from graph.prompts import PromptError, PromptSet, default_text, prompt_names
 from graph.service.eval_sets import EvalSet
 from graph.service.evals import RunResult, evaluate, run_passed
+from graph.service.questions import checked_question
 from graph.service.run_service import RunService
 from graph.service.store import LIVE_STATUSES, ExperimentRecord, Store
 from graph.settings import Settings
@@ -225,6 +226,11 @@ class ExperimentRunner:
         max_workers = int(max_workers or self.service.settings.experiment_workers)
         if max_workers < 1:
             raise ExperimentError("At least one worker is needed.")
+        for number, item in enumerate(eval_set.questions, start=1):
+            try:  # refused here: past the cap, no run of the experiment could start
+                checked_question(item.question, self.service.settings)
+            except ValueError as exc:
+                raise ExperimentError(f"Question {number} of the eval set: {exc}") from None
         design = design or Design()
         if approvals != "design":
             design = design.model_copy(update={"approval_timeout_s": 0.0})

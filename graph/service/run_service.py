@@ -34,6 +34,7 @@ from graph.kernel.system import get_system
 from graph.models.chat import describe_error, make_chat_model, model_label
 from graph.models.modes import ModeBook
 from graph.prompts import PromptSet
+from graph.service.questions import checked_question
 from graph.service.run_processes import RunFailed, RunProcesses, WorkerDied
 from graph.service.runs import (
     RunOutcome,
@@ -207,9 +208,7 @@ class RunService:
         ``prepared``: ``prepare(design)`` of this same design, built once for many runs."""
         if self._closed:
             raise RuntimeError("The run service has been shut down.")
-        question = (question or "").strip()
-        if not question:
-            raise ValueError("The question is empty: type a question to run.")
+        question = checked_question(question, self.settings)
         PromptSet(design.prompts)  # PromptError naming the prompt and the problem
         compiled, planner, worker = prepared or self._graph(design)
         run_id = uuid.uuid4().hex
@@ -551,6 +550,8 @@ class RunService:
         keeps its plan and takes the message when it finishes."""
         _, design = self._stored(run_id)
         compiled, _, _ = self._graph(design)
+        if text.strip():
+            checked_question(text, self.settings, "message")
         spec = {"kind": "message", "text": text}
         plan = self._plan_of(spec, design, compiled)  # ValueError: empty
         self.redirect(
@@ -615,6 +616,8 @@ class RunService:
         if not system.can_edit_request:
             raise ValueError(f"A {design.system} run has no request to edit.")
         # Refuse an empty or unchanged text here, not later in the run's worker.
+        if text.strip():
+            checked_question(text, self.settings, "request")
         system.edit_request({"request": (self.store.snapshot(run_id) or {}).get("request")}, text)
         spec = {"kind": "edit", "text": text}
         self.redirect(
