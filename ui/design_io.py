@@ -12,11 +12,13 @@ import json
 from datetime import datetime
 
 import graph.kernel.guardrail  # noqa: F401  (registers the guardrail's prompt)
-from graph.kernel.design import Design, DesignError, export_design, import_design
+from graph.kernel.design import Design, DesignError, export_design
 from graph.kernel.hooks import HookError
 from graph.kernel.system import get_system
 from graph.prompts import default_text, prompt_names
+from graph.service.import_checks import ImportProblem, check_design_file, load_json
 from graph.service.store import Store
+from ui import services
 
 
 def design_file(store: Store, design: Design) -> str:
@@ -27,12 +29,12 @@ def design_file(store: Store, design: Design) -> str:
 
 def import_design_file(store: Store, raw: bytes) -> tuple[Design, str]:
     """Make an uploaded file the saved design; DesignError says why a file is refused.
-    Returns the design and a sentence saying what became of the prompts."""
-    try:
-        data = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise DesignError(f"The file is not JSON text: {exc}.") from None
-    design = import_design(data)
+    Returns the design and sentences saying what became of the prompts and of anything
+    left out of the file (a model server)."""
+    try:  # the whole file checked first: nothing is saved from a refused one
+        design, notes = check_design_file(load_json(raw), services.settings())
+    except ImportProblem as exc:
+        raise DesignError(str(exc)) from None
     try:  # hooks name nodes and agents: only building the graph tells if they exist
         get_system(design.system).build_graph(design)
     except HookError as exc:
@@ -57,4 +59,4 @@ def import_design_file(store: Store, raw: bytes) -> tuple[Design, str]:
         if changed
         else "The active prompts already matched the file."
     )
-    return design, prompts
+    return design, " ".join([prompts, *notes])

@@ -15,6 +15,7 @@ import json
 import streamlit as st
 
 from graph.kernel.design import Design
+from graph.service.import_checks import ImportProblem, load_json
 from ui import history_view as hv
 from ui import services, widgets
 
@@ -46,13 +47,17 @@ def import_run() -> None:
     upload = st.session_state.get("history:import")
     if upload is None:
         return
-    try:
-        payload = json.loads(upload.getvalue().decode("utf-8"))
-        run_id = services.store().import_run(payload)
-    except (ValueError, UnicodeDecodeError) as exc:  # JSONDecodeError is a ValueError
+    try:  # ImportProblem names what is wrong; nothing of a refused file is stored
+        run_id, notes = services.store().import_run_noting(load_json(upload.getvalue()))
+    except ImportProblem as exc:
         flash("error", f"{upload.name} cannot be imported: {exc}")
         return
-    flash("success", f"Imported {upload.name} as run {hv.short_id(run_id)}; it is listed below.")
+    flash(
+        "success",
+        " ".join(
+            [f"Imported {upload.name} as run {hv.short_id(run_id)}; it is listed below.", *notes]
+        ),
+    )
     clear_filter()
     open_run(run_id)
 

@@ -8,13 +8,13 @@ evaluates them on stored runs.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from graph.kernel.system import systems
+from graph.service.import_checks import ImportProblem, check_tree, load_json
 from graph.settings import REPO_ROOT
 
 EVAL_SET_FORMAT = "stepwise-eval-set"
@@ -160,11 +160,12 @@ def _where(loc: tuple) -> str:
 def import_eval_set(data: dict | str | bytes) -> EvalSet:
     """The eval set in an exported document (a dict, or its JSON text); EvalSetError
     says what is wrong: not JSON, not an eval set, or which question/check is bad."""
-    if isinstance(data, (str, bytes, bytearray)):
-        try:
-            data = json.loads(data)
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise EvalSetError(f"Not a JSON file: {exc}.") from None
+    try:  # the whole document checked first: no depth or number a store cannot hold
+        if isinstance(data, (str, bytes, bytearray)):
+            data = load_json(data)
+        check_tree(data)
+    except ImportProblem as exc:
+        raise EvalSetError(str(exc)) from None
     if not isinstance(data, dict) or data.get("format") != EVAL_SET_FORMAT:
         raise EvalSetError(
             f'Not a Stepwise eval set file (its "format" is not {EVAL_SET_FORMAT!r}).'

@@ -25,11 +25,11 @@ from typing import Any, Iterable
 from pydantic import ValidationError
 
 from graph.kernel.design import Design
-from graph.kernel.system import default_system
 from graph.prompts import PromptError, prompt_names, prompt_spec, template_errors
 from graph.redaction import redact, redact_data
 from graph.service.database import Database, Transaction, open_database
 from graph.service.eval_sets import EvalSet
+from graph.service.import_checks import check_run_export
 from graph.service.schema import MIGRATIONS, SCHEMA_VERSION
 from graph.service.state_deltas import StateLog
 from graph.settings import Settings, get_settings
@@ -778,60 +778,53 @@ class Store:
         )
 
     def import_run(self, data: dict) -> str:
-        """Load an exported run; it gets a new id if its id is already taken."""
-        if data.get("format") != EXPORT_FORMAT or not isinstance(data.get("run"), dict):
-            raise ValueError("Not a Stepwise run export.")
-        run = data["run"]
-        run_id = str(run.get("id") or uuid.uuid4().hex)
-        snapshot = data.get("snapshot")
+        """Load an exported run; it gets a new id if its id is already taken. The whole
+        file is checked first (``graph.service.import_checks``): ImportProblem names
+        what is wrong, and nothing of a refused file is stored."""
+        return self.import_run_noting(data)[0]
+
+    def import_run_noting(self, data: dict) -> tuple[str, list[str]]:
+        """``import_run``, and sentences on what was left out of the file (a model
+        server its design named)."""
+        checked = check_run_export(
+            data, get_settings(), export_format=EXPORT_FORMAT, statuses=STATUSES
+        )
+        run, snapshot = checked.record, checked.snapshot
+        run_id = run["id"] or uuid.uuid4().hex
         with self._db.transaction() as tx:
             if tx.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone():
                 run_id = uuid.uuid4().hex
-            status = run.get("status") if run.get("status") in TERMINAL_STATUSES else "interrupted"
+            status = run["status"] if run["status"] in TERMINAL_STATUSES else "interrupted"
             tx.execute(
                 f"INSERT INTO runs ({_RUN_COLUMNS}, snapshot_json) VALUES "
                 "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     run_id,
-                    run.get("question", ""),
-                    run.get("system")
-                    or (run.get("design") or {}).get("system")
-                    or default_system(),
-                    _dumps(run.get("design") or {}),
-                    _dumps(run.get("prompt_versions") or {}),
-                    _dumps(run.get("settings") or {}),
+                    run["question"],
+                    run["system"],
+                    _dumps(run["design"]),
+                    _dumps(run["prompt_versions"]),
+                    _dumps(run["settings"]),
                     status,
-                    run.get("reason") or "",
-                    run.get("model_label") or "",
-                    run.get("created_at") or time.time(),
-                    run.get("started_at"),
-                    run.get("finished_at"),
-                    run.get("final_answer"),
-                    int(run.get("step_count") or 0),
-                    int(run.get("replan_count") or 0),
-                    run.get("parent_run"),
-                    run.get("parent_checkpoint"),
+                    run["reason"],
+                    run["model_label"],
+                    run["created_at"],
+                    run["started_at"],
+                    run["finished_at"],
+                    run["final_answer"],
+                    run["step_count"],
+                    run["replan_count"],
+                    run["parent_run"],
+                    run["parent_checkpoint"],
                     _dumps(snapshot) if snapshot is not None else None,
                 ),
             )
             tx.executemany(
                 "INSERT INTO events (run_id, seq, ts, kind, node, namespace, step, data_json) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (
-                        run_id,
-                        int(e["seq"]),
-                        e.get("ts") or 0.0,
-                        e["kind"],
-                        e.get("node") or "",
-                        e.get("namespace") or "",
-                        e.get("step"),
-                        _dumps(e.get("data")),
-                    )
-                    for e in data.get("events") or []
-                ],
+                [(run_id, *event[:-1], _dumps(event[-1])) for event in checked.events],
             )
-        return run_id
+        return run_id, checked.notes
 
     # ------------------------------------------------------------------ eval sets
 

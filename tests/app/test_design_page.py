@@ -141,7 +141,7 @@ def test_a_bad_design_file_is_refused_with_the_reason_and_nothing_changes(home, 
     at.run()
     (error,) = at.error
     assert error.value.startswith(
-        "bad.json was not imported: enabled_agents: unknown agent(s): cortex_researcher"
+        "bad.json was not imported: design.enabled_agents: unknown agent(s): cortex_researcher"
     )
     assert store.load_design() == before
 

@@ -309,5 +309,5 @@ def test_an_exported_run_imports_back_as_a_listed_run_with_the_same_steps(home, 
     at.file_uploader(key="history:import").clear().upload("junk.json", b'{"format": "x"}')
     at.run()
     assert any(
-        "junk.json cannot be imported: Not a Stepwise run export." in e.value for e in at.error
+        "junk.json cannot be imported: Not a Stepwise run export (" in e.value for e in at.error
     )

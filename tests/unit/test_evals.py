@@ -319,7 +319,7 @@ def test_an_eval_set_survives_export_and_import_unchanged():
 @pytest.mark.parametrize(
     "content, message",
     [
-        ("{not json", "Not a JSON file"),
+        ("{not json", "The file is not JSON text"),
         (json.dumps({"format": "stepwise-design", "design": {}}), "Not a Stepwise eval set file"),
         (json.dumps({"format": EVAL_SET_FORMAT, "version": 99, "eval_set": {}}), "newer"),
         (json.dumps({"format": EVAL_SET_FORMAT, "version": 1}), 'no "eval_set"'),

@@ -27,6 +27,7 @@ from graph.service.eval_sets import (
     import_eval_set,
     known_agents,
 )
+from graph.service.import_checks import MAX_DEPTH
 from graph.service.store import ExperimentRecord, PromptVersion
 from graph.settings import Settings
 
@@ -96,6 +97,8 @@ def parse_eval_set_text(text: str) -> EvalSet:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise EvalSetError(f"Not valid JSON: {exc}.") from None
+    except RecursionError:  # import_eval_set refuses what is nested past MAX_DEPTH
+        raise EvalSetError(f"The text is nested deeper than {MAX_DEPTH} levels.") from None
     if isinstance(data, dict) and "format" not in data:
         data = {"format": EVAL_SET_FORMAT, "version": EVAL_SET_VERSION, "eval_set": data}
     return import_eval_set(data)

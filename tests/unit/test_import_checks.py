@@ -1,0 +1,118 @@
+"""Imports checked whole before anything is stored (graph/service/import_checks.py): run
+exports through the store, design files and eval set files, each malformed file refused
+in a sentence naming the field, with nothing stored."""
+
+import json
+
+import pytest
+
+from graph.kernel.design import Design, DesignError, export_design
+from graph.service.eval_sets import EvalSetError, import_eval_set
+from graph.service.import_checks import ImportProblem, load_json
+from graph.service.store import Store
+from graph.settings import Settings
+from tests.import_cases import MALFORMED, VALID_QUESTION, valid_export
+
+
+@pytest.fixture
+def store(tmp_path):
+    s = Store(tmp_path / "s.sqlite")
+    yield s
+    s.close()
+
+
+def _count(store: Store, table: str) -> int:
+    return store._query(f"SELECT COUNT(*) FROM {table}")[0][0]
+
+
+def test_the_valid_base_export_imports_and_reads_back(store):
+    run_id = store.import_run(valid_export())
+    record = store.run(run_id)
+    assert (record.question, record.status, record.created_at) == (
+        VALID_QUESTION,
+        "done",
+        1_764_000_000.0,
+    )
+    assert [e["seq"] for e in store.events(run_id)] == [1, 2]
+
+
+@pytest.mark.parametrize("name, text, words", MALFORMED, ids=[c[0] for c in MALFORMED])
+def test_a_malformed_run_export_is_refused_in_a_sentence_and_nothing_is_stored(
+    store, name, text, words
+):
+    with pytest.raises(ImportProblem) as refused:
+        store.import_run(load_json(text))
+    message = str(refused.value)
+    assert words in message and message.endswith("."), message
+    assert len(message) < 300  # a sentence, never the file echoed back
+    assert store.runs() == [] and _count(store, "events") == 0
+
+
+def test_a_run_whose_design_names_another_model_server_is_imported_without_it(store):
+    data = valid_export()
+    data["run"]["design"]["model"] = {"endpoint": "http://evil.example:9/v1", "model": "m"}
+    run_id, notes = store.import_run_noting(data)
+    assert store.run(run_id).design["model"] is None
+    assert len(notes) == 1 and "evil.example" in notes[0] and "left out" in notes[0]
+
+
+# --------------------------------------------------------------------------- designs
+
+
+def _design_file(**fields) -> bytes:
+    document = export_design(Design())
+    document["design"].update(fields)
+    return json.dumps(document).encode()
+
+
+@pytest.mark.parametrize(
+    "raw, words",
+    [
+        (_design_file(approval_timeout_s=float("inf")), "approval_timeout_s"),
+        (_design_file(approval_timeout_s=float("nan")), "approval_timeout_s"),
+        (_design_file(pace_s=float("nan")), "pace_s"),
+        (_design_file(enabled_agents=[]), "no agent enabled"),
+        (_design_file(hooks=[[[[["x"]]]]] * 1 + [None]), "hooks"),
+        (
+            b'{"format": "stepwise-design", "design": ' + b"[" * 50_000 + b"]" * 50_000 + b"}",
+            "deeper",
+        ),
+        (_design_file(prompts={"p": {"a": [[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]}}), "prompts"),
+    ],
+    ids=["inf timeout", "nan timeout", "nan pace", "no agents", "bad hooks", "deep", "bad prompts"],
+)
+def test_a_malformed_design_file_is_refused_in_a_sentence_and_not_saved(store, raw, words):
+    from ui.design_io import import_design_file
+
+    with pytest.raises(DesignError) as refused:
+        import_design_file(store, raw)
+    assert words in str(refused.value), str(refused.value)
+    assert store.design_names() == []
+
+
+def test_a_design_file_naming_a_model_server_is_saved_without_it_saying_so(store):
+    from ui.design_io import import_design_file
+
+    raw = _design_file(model={"endpoint": "http://evil.example:9/v1", "model": "m"})
+    design, words = import_design_file(store, raw)
+    assert design.model is None and store.load_design().model is None
+    assert "evil.example" in words and "never chooses where questions are sent" in words
+
+
+# --------------------------------------------------------------------------- eval sets
+
+
+def test_a_deeply_nested_or_non_finite_eval_set_is_refused_in_a_sentence():
+    deep = b'{"format": "stepwise-eval-set", "eval_set": ' + b"[" * 50_000 + b"]" * 50_000 + b"}"
+    with pytest.raises(EvalSetError, match="deeper than"):
+        import_eval_set(deep)
+    body = {"name": "n", "questions": [{"question": "q?", "checks": []}], "description": "x"}
+    nan = json.dumps({"format": "stepwise-eval-set", "version": 1, "eval_set": body})
+    with pytest.raises(EvalSetError, match="not a finite number"):
+        import_eval_set(nan.replace('"x"', "NaN"))
+
+
+def test_settings_give_the_question_cap(monkeypatch):
+    monkeypatch.setenv("STEPWISE_MAX_QUESTION_CHARS", "500")
+    assert Settings().max_question_chars == 500
+    assert Settings.model_fields["max_question_chars"].default == 20_000
