@@ -1,5 +1,5 @@
 """History: every run in the store; open one, walk through its checkpoints, fork or replay
-it from any of them, export it as JSON or import one."""
+it from any of them, export it as JSON or import one, delete it."""
 
 import json
 
@@ -122,12 +122,18 @@ st.caption(
     f"Agents: {hv.agents_label(record.design)} · prompts: "
     f"{hv.prompts_label(record.prompt_versions, labels)}"
 )
-st.page_link(
+link, remove = st.columns([3, 1], vertical_alignment="center")
+link.page_link(
     "app_pages/run.py",
     label="Open it on the Run page",
     icon=":material/play_circle:",
     query_params={"run": run_id},
 )
+with remove.popover("Delete run", icon=":material/delete:"):
+    st.markdown(f"Delete run `{hv.short_id(run_id)}`, its events and its checkpoints?")
+    st.button(
+        "Delete", type="primary", key="history:delete", on_click=actions.delete, args=(run_id,)
+    )
 
 run_tab, timeline_tab, fork_tab, export_tab = st.tabs(  # keyed, tracked: a fork opens "Run"
     ["Run", "Checkpoint timeline", "Fork or replay", "Export"], key=TAB, on_change="rerun"

@@ -1,5 +1,5 @@
-"""What the History page's controls do: open a run, clear the filter, import a run, fork
-or replay one, and the export file it offers.
+"""What the History page's controls do: open a run, clear the filter, import a run, delete
+one, fork or replay one, and the export file it offers.
 
 Kept out of the page file on purpose: Streamlit keeps a session's callbacks (and each
 ``format_func``) while the session lives, even for a while after its tab closed, and a
@@ -60,6 +60,17 @@ def import_run() -> None:
     )
     clear_filter()
     open_run(run_id)
+
+
+def delete(run_id: str) -> None:
+    """Forget the run (its events and checkpoints), whatever its record holds."""
+    try:
+        services.service().delete(run_id)
+    except ValueError as exc:  # still in progress
+        flash("error", str(exc))
+        return
+    flash("success", f"Deleted run {hv.short_id(run_id)}.")
+    open_run(None)
 
 
 def fork(run_id: str, checkpoint_id: str, change: str, design: Design) -> None:

@@ -76,6 +76,8 @@ def history_rows(runs: list[RunRecord], labels: dict[int, str]) -> list[dict]:
 def human_time(ts: float, now: float | None = None) -> str:
     """A moment as a person reads it: "05:28:41, 2 min ago" (the date first when it is
     not today), never an epoch number."""
+    if not ts or ts <= 0:  # a record that holds no time (see Store._run_record)
+        return "unknown time"
     now = time.time() if now is None else now
     when = datetime.fromtimestamp(ts)
     same_day = when.date() == datetime.fromtimestamp(now).date()

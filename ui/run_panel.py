@@ -18,6 +18,7 @@ import streamlit as st
 
 from graph.kernel.checkpoints import pending_nodes
 from graph.kernel.design import Design
+from graph.kernel.system import systems
 from graph.service.store import Store
 from ui import add_to_eval_set, approvals, conversation_view, services, trace_panel, widgets
 from ui.event_feed import FEED
@@ -40,6 +41,12 @@ def show(store: Store, run_id: str, key: str, seen_status: str | None = None) ->
     record = store.run(run_id)
     if record is None:
         st.warning("This run is no longer in the store.")
+        return
+    if record.system not in systems():  # stored by an import before imports were checked
+        st.warning(
+            f"This run is of the system “{record.system}”, which this app does not host: "
+            "it can be listed and deleted, not shown."
+        )
         return
     status = seen_status or record.status
     mode = run_mode(status)

@@ -393,7 +393,11 @@ def next_nodes(compiled, run_id: str) -> tuple[str, ...]:
 
 
 def run_label(record: RunRecord) -> str:
-    when = datetime.fromtimestamp(record.created_at).strftime("%H:%M:%S")
+    when = (
+        datetime.fromtimestamp(record.created_at).strftime("%H:%M:%S")
+        if record.created_at > 0
+        else "unknown time"  # a record that holds no time (see Store._run_record)
+    )
     question = record.question if len(record.question) <= 70 else record.question[:69] + "…"
     return f"{when} · {question}"  # the status is shown beside the run, always fresh
 

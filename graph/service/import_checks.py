@@ -154,6 +154,42 @@ def _shown(value: Any) -> str:
     return text if len(text) < 60 else text[:59] + "…"
 
 
+# --------------------------------------------------------------------------- stored runs
+
+
+def shown_time(value: Any) -> float | None:
+    """A stored time as a record holds it, None when it is no time: a run an unchecked
+    import stored must still list, open and delete."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if 0 <= value <= LATEST_TIME else None
+
+
+def shown_count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def shown_object(text: str | None) -> dict:
+    """A stored JSON object, {} for anything else."""
+    try:
+        value = json.loads(text or "{}")
+    except (ValueError, RecursionError):
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def shown_design(text: str | None) -> dict:
+    """A stored design's object with the fields every page reads (its system, its
+    agents) left out when they are of the wrong type: the defaults show instead."""
+    design = shown_object(text)
+    if not isinstance(design.get("system", ""), str):
+        design.pop("system")
+    agents = design.get("enabled_agents", [])
+    if not (isinstance(agents, list) and all(isinstance(a, str) for a in agents)):
+        design.pop("enabled_agents")
+    return design
+
+
 # --------------------------------------------------------------------------- designs
 
 

@@ -29,7 +29,13 @@ from graph.prompts import PromptError, prompt_names, prompt_spec, template_error
 from graph.redaction import redact, redact_data
 from graph.service.database import Database, Transaction, open_database
 from graph.service.eval_sets import EvalSet
-from graph.service.import_checks import check_run_export
+from graph.service.import_checks import (
+    check_run_export,
+    shown_count,
+    shown_design,
+    shown_object,
+    shown_time,
+)
 from graph.service.schema import MIGRATIONS, SCHEMA_VERSION
 from graph.service.state_deltas import StateLog
 from graph.settings import Settings, get_settings
@@ -276,24 +282,27 @@ class Store:
     # ------------------------------------------------------------------ runs
 
     def _run_record(self, row) -> RunRecord:
+        """A run as pages read it; odd values an unchecked import once stored (a time in
+        words, a design that is no object) read as unknown, so the run still lists,
+        opens and can be deleted."""
         return RunRecord(
             id=row["id"],
-            question=row["question"],
-            system=row["system"],
-            design=json.loads(row["design_json"]),
-            prompt_versions=json.loads(row["prompt_versions_json"] or "{}"),
+            question=str(row["question"]),
+            system=str(row["system"]),
+            design=shown_design(row["design_json"]),
+            prompt_versions=shown_object(row["prompt_versions_json"]),
             status=row["status"],
-            reason=row["reason"],
-            model_label=row["model_label"],
-            created_at=row["created_at"],
-            started_at=row["started_at"],
-            finished_at=row["finished_at"],
+            reason=str(row["reason"] or ""),
+            model_label=str(row["model_label"] or ""),
+            created_at=shown_time(row["created_at"]) or 0.0,
+            started_at=shown_time(row["started_at"]),
+            finished_at=shown_time(row["finished_at"]),
             final_answer=row["final_answer"],
-            step_count=row["step_count"],
-            replan_count=row["replan_count"],
+            step_count=shown_count(row["step_count"]),
+            replan_count=shown_count(row["replan_count"]),
             parent_run=row["parent_run"],
             parent_checkpoint=row["parent_checkpoint"],
-            settings=json.loads(row["settings_json"] or "{}"),
+            settings=shown_object(row["settings_json"]),
         )
 
     def create_run(
