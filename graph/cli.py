@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import time
 
@@ -35,6 +36,32 @@ from graph.service.store import LIVE_STATUSES, Store
 from graph.settings import get_settings
 
 WAITING, FAILED, BAD_INPUT = 3, 1, 2
+
+
+# Terminal control sequences: CSI (colours, cursor moves, "clear screen"), OSC (window
+# titles, hyperlinks, clipboard writes), DCS/SOS/PM/APC strings and two-byte ESC forms, in
+# their 7-bit and 8-bit spellings; then any other control character but newline and tab.
+_ESCAPES = re.compile(
+    r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]"
+    r"|(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"
+    r"|\x1b[ -/]*[0-~]"
+)
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_C1 = re.compile(r"[\x7f-\x9f]")
+
+
+def terminal_safe(text: object) -> str:
+    """``text`` as the terminal may show it: a question, a model's answer or a server's
+    error can hold escape sequences that recolour, retitle or clear the terminal, or
+    write to its clipboard. Lone surrogates (bytes of argv that are not UTF-8) become
+    "?" instead of failing the print."""
+    text = _CONTROLS.sub("", _ESCAPES.sub("", str(text)))
+    return text.encode("utf-8", "replace").decode("utf-8")
+
+
+def _print(*parts: object, file=None, flush: bool = False) -> None:
+    """``print`` of text that may come from a question, a model or a server."""
+    print(*(terminal_safe(p) for p in parts), file=file or sys.stdout, flush=flush)
 
 
 def _design(args) -> Design:
@@ -63,7 +90,7 @@ def _follow(service: RunService, run_id: str, out) -> None:
         for event in service.store.events(run_id, after_seq=seq, kinds=("state",)):
             seq = event["seq"]
             for line in system.progress(shown, event["data"] or {}):
-                print(line, file=out, flush=True)
+                _print(line, file=out, flush=True)
             shown = event["data"] or {}
         if record.status not in LIVE_STATUSES and not service.is_live(run_id):
             return
@@ -74,7 +101,7 @@ def _finish(service: RunService, run_id: str, json_out: bool) -> int:
     """Report how the run stands; its exit code."""
     record = service.store.run(run_id)
     snapshot = service.store.snapshot(run_id) or {}
-    if json_out:
+    if json_out:  # JSON escapes every control character (ensure_ascii)
         print(
             json.dumps(
                 {
@@ -92,25 +119,25 @@ def _finish(service: RunService, run_id: str, json_out: bool) -> int:
     else:
         system = get_system(record.system)
         for line in system.outcome_lines(snapshot):
-            print(line)
+            _print(line)
         for notice in snapshot.get("notices") or []:
-            print(f"note: {notice}")
+            _print(f"note: {notice}")
         took = f", {record.duration_s:.2f} s" if record.duration_s is not None else ""
-        print(f"\n{record.status}: {record.reason} (run {run_id}{took})")
+        _print(f"\n{record.status}: {record.reason} (run {run_id}{took})")
     if record.status == "waiting":
         pending = service.store.pending_interrupts(run_id)
         asks = "; ".join(
             f"{p.get('kind', 'approval')} of {p.get('agent')}: {p.get('reason', '')}"
             for p in pending
         )
-        print(
+        _print(
             f"waiting: {asks}\nanswer with: python -m graph resume {run_id} --decision "
             "approve|edit|reject|skip|retry [--query TEXT] [--reason TEXT]",
             file=sys.stderr,
         )
         return WAITING
     if record.status != "done":
-        print(f"error: {record.reason}", file=sys.stderr)
+        _print(f"error: {record.reason}", file=sys.stderr)
         return FAILED
     return 0
 
@@ -119,9 +146,9 @@ def cmd_run(args) -> int:
     design = _design(args)
     system = get_system(design.system)
     log = sys.stderr if args.json else sys.stdout
-    print(f"model: {get_settings().model_label}", file=log)
+    _print(f"model: {get_settings().model_label}", file=log)
     for warning in system.design_warnings(design.enabled_agents):
-        print(f"warning: {warning}", file=log)
+        _print(f"warning: {warning}", file=log)
     service = _service()
     try:
         run_id = service.start(args.question, design)
@@ -178,7 +205,7 @@ def cmd_runs(args) -> int:
     store = Store.open(get_settings())
     for record in store.runs(status=args.status, limit=args.limit):
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(record.created_at))
-        print(f"{record.id}  {when}  {record.system:<18}  {record.status:<11}  {record.question}")
+        _print(f"{record.id}  {when}  {record.system:<18}  {record.status:<11}  {record.question}")
     return 0
 
 
@@ -190,22 +217,22 @@ def cmd_export(args) -> int:
     if args.output:
         with open(args.output, "w", encoding="utf-8") as out:
             out.write(text)
-        print(f"exported run {args.run_id} to {args.output}", file=sys.stderr)
-    else:
-        print(text)
+        _print(f"exported run {args.run_id} to {args.output}", file=sys.stderr)
+    else:  # valid JSON still, with the C1 controls JSON leaves raw escaped
+        print(_C1.sub(lambda m: f"\\u{ord(m.group()):04x}", text))
     return 0
 
 
 def cmd_dot(args) -> int:
     design = _design(args)
     system = get_system(design.system)
-    print(to_dot(system.build_graph(design), system))
+    _print(to_dot(system.build_graph(design), system))
     return 0
 
 
 def cmd_systems(args) -> int:
     for system in systems().values():
-        print(f"{system.name}: {system.title}. Agents: {', '.join(system.agents)}.")
+        _print(f"{system.name}: {system.title}. Agents: {', '.join(system.agents)}.")
     return 0
 
 
@@ -264,5 +291,5 @@ def main(argv: list[str] | None = None) -> int:
             if isinstance(exc, ValidationError)
             else str(exc).strip("'\"")
         )
-        print(f"error: {message}", file=sys.stderr)
+        _print(f"error: {message}", file=sys.stderr)
         return BAD_INPUT

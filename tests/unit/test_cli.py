@@ -2,10 +2,13 @@
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
 
+from graph.service.store import Store
+from graph.settings import Settings
 from tests.support import ROOT
 
 QUESTION = "Which stock in the database grew the most between 2005 and 2009? Chart the prices."
@@ -149,3 +152,37 @@ def test_a_teams_run_that_needs_no_http_call_completes_from_the_command_line(tmp
     assert "search_team" in result.stdout
     assert "site:reuters.com+copper+prices" in result.stdout
     assert "\ndone: " in result.stdout
+
+
+HOSTILE = "How did Tesla\x1b[31m do\x1b]0;pwned\x07 in 2008?\u009b2J\x1b]52;c;aGk=\x1b\\ ok\x08"
+CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def test_terminal_control_sequences_in_a_question_and_a_stored_answer_are_never_echoed(
+    tmp_path,
+):
+    home = {"STEPWISE_HOME": str(tmp_path)}
+    ran = cli("run", HOSTILE, **home)
+    assert ran.returncode == 0, ran.stderr
+    listed = cli("runs", **home)
+    run_id = listed.stdout.split()[0]
+    stored = Store.open(Settings(home=tmp_path))
+    assert stored.run(run_id).question == HOSTILE  # kept as asked: only the echo is cleaned
+    assert "\x1b[31m" in stored.snapshot(run_id)["final_answer"]
+    stored.close()
+    for out in (ran.stdout, ran.stderr, listed.stdout, listed.stderr):
+        assert not CONTROLS.search(out), repr(out)
+    assert 'Answer to "How did Tesla do in 2008? ok"' in ran.stdout  # the stored answer
+    assert listed.stdout.rstrip().endswith("How did Tesla do in 2008? ok")
+    exported = cli("export", run_id, **home)
+    assert not CONTROLS.search(exported.stdout)
+    assert json.loads(exported.stdout)["run"]["question"] == HOSTILE  # still the same JSON
+
+
+def test_a_question_past_the_cap_is_refused_in_one_line_giving_the_cap(tmp_path):
+    result = cli("run", "q" * 501, STEPWISE_HOME=str(tmp_path), STEPWISE_MAX_QUESTION_CHARS="500")
+    assert result.returncode == 2
+    assert result.stderr == (
+        "error: The question is 501 characters long; a question may have at most 500 "
+        "(STEPWISE_MAX_QUESTION_CHARS).\n"
+    )
