@@ -10,7 +10,6 @@ from graph.kernel.design import Design, DesignError, export_design
 from graph.service.eval_sets import EvalSetError, import_eval_set
 from graph.service.import_checks import ImportProblem, load_json
 from graph.service.store import Store
-from graph.settings import Settings
 from tests.import_cases import MALFORMED, VALID_QUESTION, valid_export
 
 
@@ -25,18 +24,12 @@ def _count(store: Store, table: str) -> int:
     return store._query(f"SELECT COUNT(*) FROM {table}")[0][0]
 
 
-def test_the_valid_base_export_imports_and_reads_back(store):
-    run_id = store.import_run(valid_export())
-    record = store.run(run_id)
-    assert (record.question, record.status, record.created_at) == (
-        VALID_QUESTION,
-        "done",
-        1_764_000_000.0,
-    )
-    assert [e["seq"] for e in store.events(run_id)] == [1, 2]
+# Files that parse: what reaches the store's API (the rest are refused by load_json first,
+# and go through the History page's table in tests/app/test_history_imports.py).
+PARSED = [case for case in MALFORMED if case[0] not in ("not JSON", "nested 100000 deep")]
 
 
-@pytest.mark.parametrize("name, text, words", MALFORMED, ids=[c[0] for c in MALFORMED])
+@pytest.mark.parametrize("name, text, words", PARSED, ids=[c[0] for c in PARSED])
 def test_a_malformed_run_export_is_refused_in_a_sentence_and_nothing_is_stored(
     store, name, text, words
 ):
@@ -48,7 +41,15 @@ def test_a_malformed_run_export_is_refused_in_a_sentence_and_nothing_is_stored(
     assert store.runs() == [] and _count(store, "events") == 0
 
 
-def test_a_run_whose_design_names_another_model_server_is_imported_without_it(store):
+def test_a_sound_export_imports_and_one_naming_another_model_server_without_it(store):
+    run_id = store.import_run(valid_export())  # the base every malformed case breaks
+    record = store.run(run_id)
+    assert (record.question, record.status, record.created_at) == (
+        VALID_QUESTION,
+        "done",
+        1_764_000_000.0,
+    )
+    assert [e["seq"] for e in store.events(run_id)] == [1, 2]
     data = valid_export()
     data["run"]["design"]["model"] = {"endpoint": "http://evil.example:9/v1", "model": "m"}
     run_id, notes = store.import_run_noting(data)
@@ -65,21 +66,17 @@ def _design_file(**fields) -> bytes:
     return json.dumps(document).encode()
 
 
+DEEP_DESIGN = b'{"format": "stepwise-design", "design": ' + b"[" * 50_000 + b"]" * 50_000 + b"}"
+
+
 @pytest.mark.parametrize(
     "raw, words",
     [
-        (_design_file(approval_timeout_s=float("inf")), "approval_timeout_s"),
-        (_design_file(approval_timeout_s=float("nan")), "approval_timeout_s"),
-        (_design_file(pace_s=float("nan")), "pace_s"),
+        (_design_file(approval_timeout_s=float("inf")), "approval_timeout_s: Infinity"),
         (_design_file(enabled_agents=[]), "no agent enabled"),
-        (_design_file(hooks=[[[[["x"]]]]] * 1 + [None]), "hooks"),
-        (
-            b'{"format": "stepwise-design", "design": ' + b"[" * 50_000 + b"]" * 50_000 + b"}",
-            "deeper",
-        ),
-        (_design_file(prompts={"p": {"a": [[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]}}), "prompts"),
+        (DEEP_DESIGN, "nested deeper than 64 levels"),
     ],
-    ids=["inf timeout", "nan timeout", "nan pace", "no agents", "bad hooks", "deep", "bad prompts"],
+    ids=["Infinity timeout", "no agents", "nested 50000 deep"],
 )
 def test_a_malformed_design_file_is_refused_in_a_sentence_and_not_saved(store, raw, words):
     from ui.design_io import import_design_file
@@ -110,9 +107,3 @@ def test_a_deeply_nested_or_non_finite_eval_set_is_refused_in_a_sentence():
     nan = json.dumps({"format": "stepwise-eval-set", "version": 1, "eval_set": body})
     with pytest.raises(EvalSetError, match="not a finite number"):
         import_eval_set(nan.replace('"x"', "NaN"))
-
-
-def test_settings_give_the_question_cap(monkeypatch):
-    monkeypatch.setenv("STEPWISE_MAX_QUESTION_CHARS", "500")
-    assert Settings().max_question_chars == 500
-    assert Settings.model_fields["max_question_chars"].default == 20_000
