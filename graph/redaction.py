@@ -65,6 +65,15 @@ def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
     return text
 
 
+def shown_text(text: object, limit: int = 200) -> str:
+    """Text a server wrote, as a page may show it: no secret (a hostile server may echo
+    the key it was sent), one line, at most ``limit`` characters. Cut before redacting
+    too, generously, so a 100 MB body is not searched whole."""
+    text = " ".join(str(text)[: limit * 4 + 1000].split())
+    text = redact(text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def _may_hold_secret(text: str) -> bool:
     """Whether JSON ``text`` could hold something ``redact`` takes out. A secret in any
     string of a value is in the value's JSON text too, escaped as ``remember_secrets``

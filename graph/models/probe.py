@@ -28,6 +28,7 @@ from graph.models.modes import (
 from graph.models.replies import parse_json_object
 from graph.models.server import ServerChatModel
 from graph.models.structured import tight_schema
+from graph.redaction import shown_text
 from graph.settings import Settings
 
 
@@ -35,6 +36,9 @@ class Ping(BaseModel):
     answer: Literal["pong"]
     ok: bool
 
+
+# What a report keeps of the server's own text: model ids, and why a request failed.
+MODEL_ID_CHARS, MODELS_KEPT, DETAIL_CHARS = 100, 50, 300
 
 PING_PROMPT = 'Connection check. Reply with JSON only: {"answer": "pong", "ok": true}'
 TOOL_PROMPT = "Connection check. Call the tool echo with the word pong. Do not answer in words."
@@ -107,7 +111,7 @@ def _try_json(settings: Settings, mode: str) -> tuple[bool, str]:
         word = is_refusal(exc, STRUCTURED_WORDS)
         return False, f"HTTP {exc.status_code}" + (f" naming {word}" if word else "")
     except Exception as exc:  # a timeout, a dropped connection: say so, in words
-        return False, describe_error(exc, settings)
+        return False, shown_text(describe_error(exc, settings), DETAIL_CHARS)
     took = f"{(time.perf_counter() - started) * 1000:.0f} ms"
     try:
         Ping.model_validate(parse_json_object(str(reply.content)))
@@ -129,10 +133,11 @@ def check_server(settings: Settings, modes: ModeBook) -> ServerReport:
         timeout=settings.request_timeout_s,
     )
     started = time.perf_counter()
-    try:
-        report.models = sorted(m.id for m in client.models.list())
+    try:  # ids as the server wrote them: a hostile one may echo the key it was sent
+        listed = [shown_text(m.id, MODEL_ID_CHARS) for m in client.models.list()]
+        report.models = sorted(listed)[:MODELS_KEPT]
     except Exception as exc:
-        report.error = describe_error(exc, settings)
+        report.error = shown_text(describe_error(exc, settings), DETAIL_CHARS)
         return report
     report.round_trip_s = time.perf_counter() - started
     report.reachable = True
@@ -168,5 +173,5 @@ def check_server(settings: Settings, modes: ModeBook) -> ServerReport:
             else "the model did not call the tool either way"
         )
     except Exception as exc:
-        report.tools_detail = describe_error(exc, settings)
+        report.tools_detail = shown_text(describe_error(exc, settings), DETAIL_CHARS)
     return report

@@ -19,6 +19,7 @@ import httpx
 from langgraph_sdk.errors import APIStatusError
 
 from graph.kernel.render import to_dot
+from graph.redaction import shown_text
 from graph.service.server_client import sdk_client
 from graph.settings import Settings, get_settings
 
@@ -269,7 +270,9 @@ class ServerConsole:
                 f"The server at {self.url} answered {code} while {what}: {_detail(exc)}"
             ) from None
         except httpx.HTTPError as exc:
-            raise ServerError(f"Talking to {self.url} failed while {what}: {exc}.") from None
+            raise ServerError(
+                f"Talking to {self.url} failed while {what}: {shown_text(exc)}."
+            ) from None
         except (json.JSONDecodeError, ValueError):
             raise ServerError(
                 f"{self.url} answered, but not like a LangGraph Server ({what})."
@@ -411,8 +414,7 @@ def _detail(exc: APIStatusError) -> str:
         text = body.get("detail") or body.get("message") or json.dumps(body)
     except Exception:  # noqa: BLE001 - any body, even not JSON, still gives a message
         text = exc.response.text if exc.response is not None else str(exc)
-    text = " ".join(str(text).split())
-    return (text[:200] + "…" if len(text) > 200 else text).rstrip(".") + "."
+    return shown_text(text, 200).rstrip(".") + "."  # the key it was sent, echoed: redacted
 
 
 def _run_summary(run: dict) -> RunSummary:
