@@ -1,6 +1,6 @@
 """Imports checked whole before anything is stored (graph/service/import_checks.py): run
-exports through the store, design files and eval set files, each malformed file refused
-in a sentence naming the field, with nothing stored."""
+exports through the store (SQLite and PostgreSQL), design files and eval set files, each
+malformed file refused in a sentence naming the field, with nothing stored."""
 
 import json
 
@@ -10,12 +10,14 @@ from graph.kernel.design import Design, DesignError, export_design
 from graph.service.eval_sets import EvalSetError, import_eval_set
 from graph.service.import_checks import ImportProblem, load_json
 from graph.service.store import Store
+from graph.settings import Settings
 from tests.import_cases import MALFORMED, VALID_QUESTION, valid_export
 
 
 @pytest.fixture
-def store(tmp_path):
-    s = Store(tmp_path / "s.sqlite")
+def store(tmp_path, database_url):
+    """On SQLite and on a real PostgreSQL (which refuses a NUL in a text)."""
+    s = Store.open(Settings(home=tmp_path, provider="scripted", database_url=database_url))
     yield s
     s.close()
 
