@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from graph.kernel.design import Design, DesignError, import_design
+from graph.kernel.design import DESIGN_FORMAT, Design, DesignError, import_design
 from graph.kernel.system import systems
 from graph.models.choice import configured_choice
 from graph.settings import Settings
@@ -216,7 +216,7 @@ def checked_design(
                 f"use here ({ours.label})."
             )
     try:
-        design = import_design({"format": "stepwise-design", "design": body})
+        design = import_design({"format": DESIGN_FORMAT, "design": body})
     except DesignError as exc:  # "field: problem", or a sentence of its own
         text = str(exc).rstrip(".") + "."
         named = " " not in text.split(":", 1)[0] and ":" in text
@@ -226,8 +226,8 @@ def checked_design(
 
 def check_design_file(data: Any, settings: Settings) -> tuple[Design, list[str]]:
     """The design in a design file (``export_design``'s document)."""
-    if not isinstance(data, dict) or data.get("format") != "stepwise-design":
-        raise ImportProblem('Not a Stepwise design file (its "format" is not "stepwise-design").')
+    if not isinstance(data, dict) or data.get("format") != DESIGN_FORMAT:
+        raise ImportProblem(f'Not a Stepwise design file (its "format" is not "{DESIGN_FORMAT}").')
     check_tree(data)
     return checked_design(data.get("design") or {}, settings)
 
