@@ -45,7 +45,7 @@ def show(store: Store, run_id: str, key: str, seen_status: str | None = None) ->
     if record.system not in systems():  # stored by an import before imports were checked
         st.warning(
             f"This run is of the system “{record.system}”, which this app does not host: "
-            "it can be listed and deleted, not shown."
+            "it is listed, and can be deleted on the History page, but not shown."
         )
         return
     status = seen_status or record.status
