@@ -12,6 +12,7 @@ from the price table in the settings; a model missing from it has an unknown cos
 
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -19,6 +20,8 @@ from uuid import UUID
 
 from langchain_core.callbacks import BaseCallbackHandler
 from langgraph.config import get_stream_writer
+
+log = logging.getLogger(__name__)
 
 
 class UsageRecorder(BaseCallbackHandler):
@@ -81,6 +84,13 @@ class UsageRecorder(BaseCallbackHandler):
             # the reply's id as the state keeps it: the trace puts this call on that message
             "message_id": getattr(message, "id", None) if message is not None else None,
         }
+        log.debug(
+            "model call by %s: %s in, %s out tokens, %.3f s",
+            node or "?",
+            call["input_tokens"],
+            call["output_tokens"],
+            call["latency_s"],
+        )
         # How the server was asked (structured output and tool calling modes) and why.
         modes = (
             ((getattr(message, "response_metadata", None) or {}).get("stepwise") or {})
@@ -99,8 +109,8 @@ class UsageRecorder(BaseCallbackHandler):
             return
         try:
             get_stream_writer()({"llm_call": call})
-        except Exception:
-            pass  # called outside a graph run: nothing to report to
+        except RuntimeError:  # called outside a graph run: nothing to report to
+            log.debug("a model call made outside a graph run was not reported")
 
     def on_llm_error(self, error, *, run_id: UUID, **kwargs) -> None:
         self._started.pop(run_id, None)

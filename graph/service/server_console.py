@@ -18,6 +18,7 @@ from typing import Any, Callable, TypeVar
 import httpx
 from langgraph_sdk.errors import APIStatusError
 
+from graph.errors import StepwiseError
 from graph.kernel.render import to_dot
 from graph.service.server_client import sdk_client
 from graph.settings import Settings, get_settings
@@ -34,7 +35,7 @@ QUESTION_KEYS = ("question", "prompt", "message", "text", "query")
 CHOICE_KEYS = ("options", "choices")
 
 
-class ServerError(Exception):
+class ServerError(StepwiseError):
     """A server call that failed, said in one sentence a person can act on."""
 
 
