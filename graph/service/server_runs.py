@@ -250,6 +250,11 @@ class ServerRunService(RunService):
     def start(self, question: str, design: Design, *args, **kwargs) -> str:
         """``RunService.start``, refused in one sentence (nothing recorded, the question
         left with the caller) while the server does not answer."""
+        if design.model is not None and design.model.replay_of:
+            raise ValueError(
+                "A replay answers from a recording kept by this app, so it runs in this app's "
+                "process: runs on a LangGraph Server (STEPWISE_SERVER_URL) cannot be replayed."
+            )
         problem = self.health()
         if problem:
             raise ServerUnavailable(problem)

@@ -148,3 +148,34 @@ def test_the_key_of_a_request_ignores_ids_but_not_texts_schemas_or_tools():
     other_schema = request_record([HumanMessage("hi")], {"json_request": {"name": "Plan"}})
     keys = {request_key(r) for r in (one, other_text, other_tools, other_schema)}
     assert len(keys) == 4
+
+
+def test_the_service_replays_a_finished_run_with_no_model_and_records_its_parent(service):
+    run_id = service.start(QUESTION, Design())
+    original = service.wait(run_id, timeout=120)
+    assert original.status == "done"
+    replay_id = service.replay(run_id)
+    replayed = service.wait(replay_id, timeout=120)
+    assert replayed.status == "done", replayed.reason
+    assert replayed.parent_run == run_id
+    assert "replay of run" in replayed.model_label
+    calls = recorded_calls(service.store.events(replay_id))
+    assert calls and all(call.get("replayed") is True for call in calls)
+    assert service.state(replay_id)["final_answer"] == service.state(run_id)["final_answer"]
+
+
+def test_a_run_without_recorded_calls_cannot_be_replayed_and_says_why(service):
+    run_id = service.start(QUESTION, Design())
+    assert service.wait(run_id, timeout=120).status == "done"
+    exported = service.store.export_run(run_id)
+    for event in exported["events"]:  # as a run made before calls were recorded
+        call = (event.get("data") or {}).get("llm_call")
+        if isinstance(call, dict):
+            call.pop("request", None)
+            call.pop("reply", None)
+    exported["run"]["id"] = "older-run"
+    older = service.store.import_run(exported)
+    with pytest.raises(ValueError, match="no recorded model calls to replay"):
+        service.replay(older)
+    with pytest.raises(ValueError, match="No run"):
+        service.replay("no-such-run")
