@@ -9,7 +9,7 @@ import streamlit as st
 from graph.kernel.design import Design
 from graph.service.store import STATUSES
 from ui import history_actions as actions
-from ui import history_open, run_panel, services, teams_fork, widgets
+from ui import history_open, run_actions, run_panel, services, teams_fork, widgets
 from ui import history_view as hv
 
 st.title("History")
@@ -201,6 +201,32 @@ with timeline_tab:
     teams_fork.inner_timeline(service, run_id, timeline)  # checkpoints inside the teams
 
 with fork_tab:
+    st.markdown("**Replay the whole run from its recording**")
+    st.caption(
+        "A new run of the same question and design in which every model call is answered "
+        "with the reply this run received: no model server is asked, so a run made on a "
+        "real model can be shown offline, exactly as it went. Tools run again (the "
+        "bundled ones give the same results); an approval asks again."
+    )
+    replay_pace, replay_step, replay_go = st.columns([2, 1, 1], vertical_alignment="bottom")
+    replay_pace.selectbox(
+        "Pace",
+        [0.0, 0.5, 1.0, 2.0],
+        key="history:replay-pace",
+        format_func=run_actions.pace_label,
+    )
+    replay_step.checkbox("Step mode", key="history:replay-step-mode")
+    replay_go.button(
+        "Replay the run",
+        icon=":material/play_circle:",
+        on_click=actions.replay,
+        args=(run_id,),
+        disabled=record.is_live,
+        help="Once the run has ended." if record.is_live else None,
+        key="history:replay",
+    )
+    st.divider()
+    st.markdown("**Go on from a checkpoint**")
     points = hv.forkable(timeline)
     if not points:
         st.info(
@@ -233,7 +259,9 @@ with fork_tab:
             horizontal=True,
             key="history:fork-change",
             format_func={
-                f: "nothing (replay)" if f == "nothing" else f"the {system.field_label(f).lower()}"
+                f: "nothing (run on from here as it was)"
+                if f == "nothing"
+                else f"the {system.field_label(f).lower()}"
                 for f in changes
             }.__getitem__,
         )
@@ -266,7 +294,7 @@ with fork_tab:
         )
         replay = change == "nothing"
         st.button(
-            "Replay from here" if replay else "Run on as a new run",
+            "Run on from here" if replay else "Run on as a new run",
             type="primary",
             icon=":material/replay:" if replay else ":material/call_split:",
             on_click=actions.fork,

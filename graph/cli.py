@@ -29,6 +29,7 @@ from graph.kernel.design import Design
 from graph.kernel.records import plain
 from graph.kernel.render import to_dot
 from graph.kernel.system import get_system, systems
+from graph.logs import configure_logging
 from graph.prompts import PromptError
 from graph.service.run_service import RunService
 from graph.service.server_runs import open_run_service
@@ -284,6 +285,7 @@ def main(argv: list[str] | None = None) -> int:
     listing.set_defaults(func=cmd_systems)
     args = parser.parse_args(argv)
     try:
+        configure_logging(get_settings().log_level)
         return args.func(args)
     except (ValidationError, PromptError, ValueError, KeyError) as exc:
         message = (

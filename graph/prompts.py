@@ -16,6 +16,7 @@ from typing import Mapping
 from langchain_core.prompts import PromptTemplate
 from langchain_core.prompts.string import get_template_variables
 
+from graph.errors import StepwiseError
 from graph.settings import get_settings
 
 
@@ -28,7 +29,7 @@ class PromptSpec:
     sample: Mapping[str, str] = field(default_factory=dict)  # values for a preview
 
 
-class PromptError(ValueError):
+class PromptError(StepwiseError, ValueError):
     """A prompt template that cannot be used; the message names the prompt and the problem."""
 
 

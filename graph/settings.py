@@ -141,6 +141,17 @@ class Settings(BaseSettings):
     data_dir: Path = Field(REPO_ROOT / "data", alias="STEPWISE_DATA_DIR")
     prompts_dir: Path = Field(REPO_ROOT / "prompts", alias="STEPWISE_PROMPTS_DIR")
 
+    # How much the engine and the service log on stderr (graph/logs.py): DEBUG, INFO,
+    # WARNING or ERROR. Each record names its run.
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
+        "WARNING", alias="STEPWISE_LOG_LEVEL"
+    )
+
+    @field_validator("log_level", mode="before")
+    @classmethod
+    def _upper_level(cls, value: object) -> object:
+        return value.upper() if isinstance(value, str) else value
+
     @model_validator(mode="after")
     def _remember_secrets(self) -> "Settings":
         """Every configured secret is taken out of any text stored or shown later."""

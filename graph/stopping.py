@@ -20,10 +20,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
+from graph.errors import StepwiseError
+
 _current: ContextVar[threading.Event | None] = ContextVar("stepwise_stop", default=None)
 
 
-class Stopped(Exception):
+class Stopped(StepwiseError):
     """The user pressed Stop while this work was in progress."""
 
     def __init__(self, what: str = "the work in progress"):

@@ -11,6 +11,7 @@ import time
 from datetime import datetime
 
 import streamlit as st
+from pydantic import ValidationError
 
 from graph.kernel.design import Design
 from ui import inbox_view, services, widgets
@@ -37,7 +38,7 @@ def timeout_note(item: dict, design: dict | None) -> str:
     """What happens if nobody answers, from the run's own design."""
     try:
         design = Design.model_validate(design or {})
-    except Exception:
+    except ValidationError:  # a design from an older or newer build: no timeout to state
         return ""
     if not design.approval_timeout_s:
         return "No timeout: the run waits until someone decides."
@@ -115,7 +116,7 @@ def _with_timeout(item: dict, design: dict | None) -> dict:
         return item
     try:
         parsed = Design.model_validate(design or {})
-    except Exception:
+    except ValidationError:  # a design from an older or newer build: no timeout to state
         return item
     return {
         **item,

@@ -73,6 +73,27 @@ def delete(run_id: str) -> None:
     open_run(None)
 
 
+def replay(run_id: str) -> None:
+    """A new run answered from ``run_id``'s recorded model calls, at the chosen pace."""
+    try:
+        new_id = services.service().replay(
+            run_id,
+            pace_s=st.session_state.get("history:replay-pace", 0.0),
+            step_mode=st.session_state.get("history:replay-step-mode", False),
+        )
+    except ValueError as exc:
+        flash("error", str(exc))
+        return
+    st.session_state[FORKED] = (
+        new_id,
+        f"Started run {hv.short_id(new_id)}: a replay of {hv.short_id(run_id)}, every model "
+        "call answered from its recording (no model server). It is open below.",
+    )
+    clear_filter()
+    open_run(new_id)
+    st.session_state[TAB] = "Run"
+
+
 def fork(run_id: str, checkpoint_id: str, change: str, design: Design) -> None:
     system = services.system_of(design)
     changes = {}
@@ -97,7 +118,7 @@ def fork(run_id: str, checkpoint_id: str, change: str, design: Design) -> None:
         flash("error", str(exc))
         return
     what = (
-        "unchanged (replay)"
+        "unchanged (run on from the checkpoint, the model asked again)"
         if change == "nothing"
         else f"with your {system.field_label(change).lower()}"
     )

@@ -12,7 +12,7 @@ page, an approval timeout).
 
 from __future__ import annotations
 
-import time
+import logging
 
 import streamlit as st
 
@@ -29,6 +29,8 @@ from ui.run_view import (
     run_mode,
     usage_summary,
 )
+
+log = logging.getLogger(__name__)
 
 RESUMABLE = ("interrupted", "failed", "cancelled")
 
@@ -67,16 +69,16 @@ def _watch(store: Store, run_id: str, status: str, seq: int) -> None:
 
 def _checkpoint(compiled, run_id: str) -> tuple[tuple[str, ...] | None, dict]:
     """The nodes the run's last checkpoint runs next (None: it could not be read), and
-    the state they will read."""
+    the state they will read. Read once: a live page reads again at its next refresh, and
+    a settled one offers Resume, whose service says why if it cannot."""
     if compiled is None:
         return None, {}
-    for attempt in range(3):  # a read can meet a checkpoint being written: try again
-        try:
-            snap = compiled.get_state({"configurable": {"thread_id": run_id}})
-            return pending_nodes(snap), dict(snap.values or {})
-        except Exception:  # no checkpoint (an imported run), or one this build cannot read
-            time.sleep(0.1 * (attempt + 1))
-    return None, {}
+    try:
+        snap = compiled.get_state({"configurable": {"thread_id": run_id}})
+    except Exception:  # no checkpoint (an imported run), or one this build cannot read
+        log.warning("the checkpoint of run %s could not be read", run_id, exc_info=True)
+        return None, {}
+    return pending_nodes(snap), dict(snap.values or {})
 
 
 def _stop(run_id: str, key: str) -> None:

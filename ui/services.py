@@ -13,6 +13,7 @@ import streamlit as st
 
 from graph.kernel.design import Design
 from graph.kernel.system import System, get_system
+from graph.logs import configure_logging
 from graph.service.experiments import ExperimentRunner
 from graph.service.judging import JudgeJobs
 from graph.service.run_service import RunService
@@ -34,6 +35,7 @@ def _home() -> str:
 
 @st.cache_resource(show_spinner=False)
 def _store(home: str) -> Store:
+    configure_logging(settings().log_level)
     return Store.open(settings())
 
 

@@ -11,6 +11,7 @@ team started (its "Fork from"), and the team runs again from its start.
 from __future__ import annotations
 
 import json
+import logging
 
 import pandas as pd
 import streamlit as st
@@ -19,6 +20,8 @@ from graph.kernel.design import Design
 from graph.kernel.inner_checkpoints import interleave
 from graph.kernel.system import System
 from ui.history_view import clip
+
+log = logging.getLogger(__name__)
 
 NONE = "—"
 FORK_NOTE = (
@@ -74,6 +77,7 @@ def inner_timeline(service, run_id: str, timeline: list[dict]) -> None:
     try:
         inner = service.inner_checkpoints(run_id)
     except Exception:  # a design this build cannot compile: the timeline above says so
+        log.warning("no inner checkpoints for run %s", run_id, exc_info=True)
         return
     if not inner:
         return

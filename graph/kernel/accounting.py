@@ -7,11 +7,13 @@ that happened unrecorded) or else as a ``custom`` stream event. Each call names 
 of the reply message it produced, and (with ``on_tool``) each tool run is timed under its
 tool call's id, so the Run page's trace can put a latency on every message. Cost comes
 from the price table in the settings; a model missing from it has an unknown cost
-(shown as unknown, never as zero).
+(shown as unknown, never as zero). Each call also carries its request and the reply the
+run received (``graph.models.recorded``), so it can be answered again: a replay or a fork.
 """
 
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -19,6 +21,10 @@ from uuid import UUID
 
 from langchain_core.callbacks import BaseCallbackHandler
 from langgraph.config import get_stream_writer
+
+from graph.models.recorded import reply_record, request_record
+
+log = logging.getLogger(__name__)
 
 
 class UsageRecorder(BaseCallbackHandler):
@@ -41,6 +47,7 @@ class UsageRecorder(BaseCallbackHandler):
     ) -> None:
         self._started: dict[UUID, tuple[float, str, str]] = {}
         self._namespaces: dict[UUID, str] = {}
+        self._requests: dict[UUID, dict] = {}
         self._tools: dict[UUID, tuple[float, str, str, str]] = {}
         self.on_call = on_call
         self.on_tool = on_tool
@@ -60,6 +67,8 @@ class UsageRecorder(BaseCallbackHandler):
             str(model),
             (metadata or {}).get("langgraph_node", ""),
         )
+        if messages:  # what is needed to answer this call again (graph.models.recorded)
+            self._requests[run_id] = request_record(messages[0], params)
         # The stream names a sub-agent's events by its task's path minus the task itself.
         checkpoint_ns = str((metadata or {}).get("langgraph_checkpoint_ns") or "")
         self._namespaces[run_id] = "/".join(checkpoint_ns.split("|")[:-1])
@@ -67,6 +76,7 @@ class UsageRecorder(BaseCallbackHandler):
     def on_llm_end(self, response, *, run_id: UUID, **kwargs) -> None:
         started, model, node = self._started.pop(run_id, (time.perf_counter(), "", ""))
         namespace = self._namespaces.pop(run_id, "")
+        request = self._requests.pop(run_id, None)
         message = (
             getattr(response.generations[0][0], "message", None) if response.generations else None
         )
@@ -81,6 +91,13 @@ class UsageRecorder(BaseCallbackHandler):
             # the reply's id as the state keeps it: the trace puts this call on that message
             "message_id": getattr(message, "id", None) if message is not None else None,
         }
+        log.debug(
+            "model call by %s: %s in, %s out tokens, %.3f s",
+            node or "?",
+            call["input_tokens"],
+            call["output_tokens"],
+            call["latency_s"],
+        )
         # How the server was asked (structured output and tool calling modes) and why.
         modes = (
             ((getattr(message, "response_metadata", None) or {}).get("stepwise") or {})
@@ -94,17 +111,23 @@ class UsageRecorder(BaseCallbackHandler):
                 if modes.get(k)
             }
         )
+        if "replayed" in modes:  # answered from a recording, or live in a replay or fork
+            call["replayed"] = bool(modes["replayed"])
+        if request is not None and message is not None:
+            call["request"] = request
+            call["reply"] = reply_record(message)
         if self.on_call is not None:
             self.on_call(call, namespace)
             return
         try:
             get_stream_writer()({"llm_call": call})
-        except Exception:
-            pass  # called outside a graph run: nothing to report to
+        except RuntimeError:  # called outside a graph run: nothing to report to
+            log.debug("a model call made outside a graph run was not reported")
 
     def on_llm_error(self, error, *, run_id: UUID, **kwargs) -> None:
         self._started.pop(run_id, None)
         self._namespaces.pop(run_id, None)
+        self._requests.pop(run_id, None)
 
     def on_tool_start(
         self, serialized, input_str, *, run_id: UUID, metadata=None, tool_call_id=None, **kwargs

@@ -9,6 +9,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, ValidationError, ValidationInfo, field_validator
 
+from graph.errors import StepwiseError
 from graph.kernel.hooks import HookRule
 from graph.kernel.system import default_system, get_system, systems
 from graph.models.choice import ModelChoice
@@ -17,7 +18,7 @@ from graph.settings import get_settings
 ApprovalPolicy = Literal["always", "never", "planner"]
 
 
-class DesignError(ValueError):
+class DesignError(StepwiseError, ValueError):
     """A design that cannot be built; the message names what is wrong."""
 
 

@@ -19,11 +19,13 @@ from typing import Literal, Optional
 
 from pydantic import BaseModel, Field
 
+from graph.errors import StepwiseError
+
 GUARDRAIL = "guardrail"
 HookEvent = Literal["before_run", "after", "fallback"]
 
 
-class HookError(ValueError):
+class HookError(StepwiseError, ValueError):
     """A hook asked for a target that cannot be reached."""
 
 

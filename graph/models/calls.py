@@ -26,6 +26,7 @@ from typing import Any, Callable, TypeVar
 import httpx2 as httpx  # the HTTP library of the openai client (its fork of httpx)
 import openai
 
+from graph.errors import StepwiseError
 from graph.redaction import redact, redact_data
 from graph.stopping import Stopped, stop_requested
 
@@ -34,7 +35,7 @@ T = TypeVar("T")
 _POLL_S = 0.05  # how often the waiting side looks at Stop and the deadline
 
 
-class ModelCallError(RuntimeError):
+class ModelCallError(StepwiseError, RuntimeError):
     """A model call that failed, its message already a sentence saying what the server
     did; the run's reason as it stands."""
 

@@ -24,6 +24,9 @@ class ModelChoice(BaseModel):
 
     endpoint: str = Field("", max_length=500)
     model: str = Field("", max_length=200)
+    # A replay: every model call answered from the recorded calls of this run (its id);
+    # no model server is asked (graph/service/replays.py).
+    replay_of: str = Field("", max_length=64)
 
     @field_validator("endpoint")
     @classmethod
@@ -40,15 +43,19 @@ class ModelChoice(BaseModel):
 
     @property
     def scripted(self) -> bool:
-        return not self.endpoint
+        return not self.endpoint and not self.replay_of
 
     @property
     def label(self) -> str:
+        if self.replay_of:
+            return replay_label(self.replay_of)
         return SCRIPTED if self.scripted else f"{self.model or '?'} @ {self.endpoint}"
 
     def settings(self, base: Settings) -> Settings:
-        """``base`` with this model in place of the configured one (the rest kept)."""
-        if self.scripted:
+        """``base`` with this model in place of the configured one (the rest kept). A
+        replay asks no server: its settings are the offline model's, its models the
+        recording's (``RunService.model``)."""
+        if self.scripted or self.replay_of:
             return base.model_copy(update={"provider": "scripted"})
         configured = (base.openai_base_url or OPENAI_API).rstrip("/")
         return base.model_copy(
@@ -61,6 +68,10 @@ class ModelChoice(BaseModel):
                 "openai_api_key": base.openai_api_key if self.endpoint == configured else None,
             }
         )
+
+
+def replay_label(run_id: str) -> str:
+    return f"replay of run {run_id[:8]} (recorded replies, no model server)"
 
 
 def configured_choice(settings: Settings) -> ModelChoice:

@@ -26,6 +26,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from pydantic import BaseModel, ValidationError
 
+from graph.errors import StepwiseError
 from graph.models.replies import parse_json_object, reply_text
 from graph.prompts import PromptSet, PromptSpec, register
 
@@ -43,7 +44,7 @@ register(
 )
 
 
-class ModelReplyError(RuntimeError):
+class ModelReplyError(StepwiseError, RuntimeError):
     """A model reply that stayed unusable after the repair attempt; says why in words."""
 
     def __init__(self, message: str, replies: list[AIMessage] | None = None):

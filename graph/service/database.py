@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 from urllib.parse import urlsplit
 
+from graph.errors import StepwiseError
 from graph.redaction import REDACTED, redact, redact_url, url_password
 from graph.write_lock import write_lock
 
@@ -48,12 +49,12 @@ MIGRATION_LOCK = 0x73746570776973
 CONNECT_TIMEOUT_S = 10
 
 
-class DatabaseUnavailable(RuntimeError):
+class DatabaseUnavailable(StepwiseError, RuntimeError):
     """The configured database cannot be reached or used; the message is one sentence for
     a person, with no password in it."""
 
 
-class DatabaseTooNew(RuntimeError):
+class DatabaseTooNew(StepwiseError, RuntimeError):
     """The database was migrated by a newer Stepwise than this one."""
 
 

@@ -18,6 +18,7 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from pydantic import BaseModel, Field
 
+from graph.errors import StepwiseError
 from graph.kernel.accounting import usage_by_step
 from graph.kernel.system import systems
 from graph.models.chat import make_chat_model, model_label
@@ -184,7 +185,7 @@ register(
 GPA_METRICS = ("plan_quality", "plan_adherence", "execution_efficiency", "logical_consistency")
 
 
-class JudgeUnavailable(RuntimeError):
+class JudgeUnavailable(StepwiseError, RuntimeError):
     """Judging needs a real model; the offline scripted model has no judgement."""
 
 

@@ -37,6 +37,7 @@ from typing import Iterable
 
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
+from graph.errors import StepwiseError
 from graph.kernel.design import Design
 from graph.kernel.system import RunFacts, get_system
 from graph.models.choice import ModelChoice
@@ -76,7 +77,7 @@ HIGHER_IS_BETTER = frozenset({"pass_rate"})
 SAME_WITHIN = {"latency_s": 0.05}
 
 
-class ExperimentError(ValueError):
+class ExperimentError(StepwiseError, ValueError):
     """An experiment that cannot start or rerun; the message says why."""
 
 

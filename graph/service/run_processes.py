@@ -33,7 +33,9 @@ from concurrent.futures import Future
 from multiprocessing.connection import Connection, wait
 from typing import Any, NamedTuple
 
+from graph.errors import StepwiseError
 from graph.kernel.design import Design
+from graph.logs import configure_logging
 from graph.redaction import remember_secrets
 from graph.settings import REPO_ROOT, Settings
 from graph.stopping import Stopped
@@ -42,11 +44,11 @@ from graph.stopping import Stopped
 STOP_GRACE_S = 10.0
 
 
-class WorkerDied(RuntimeError):
+class WorkerDied(StepwiseError, RuntimeError):
     """The worker process running a run's stream stopped (killed, out of memory)."""
 
 
-class RunFailed(RuntimeError):
+class RunFailed(StepwiseError, RuntimeError):
     """A run's stream failed in its worker; the message is already in words."""
 
 
@@ -303,6 +305,7 @@ def worker_main(fd: int) -> None:
     # skip their validators).
     os.environ["STEPWISE_HOME"] = str(settings.home)
     remember_secrets(settings.secret_values())
+    configure_logging(settings.log_level)
     from graph.service.runs import StopSignal
 
     service = worker_service(settings)

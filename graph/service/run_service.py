@@ -35,6 +35,7 @@ from graph.models.chat import describe_error, make_chat_model, model_label
 from graph.models.modes import ModeBook
 from graph.prompts import PromptSet
 from graph.service.questions import checked_question
+from graph.service.replays import recorded_model, replay_design
 from graph.service.run_processes import RunFailed, RunProcesses, WorkerDied
 from graph.service.runs import (
     RunOutcome,
@@ -152,6 +153,8 @@ class RunService:
         )
 
     def _label(self, planner: BaseChatModel, worker: BaseChatModel, design: Design) -> str:
+        if design.model is not None and design.model.replay_of:
+            return design.model.label
         if self.model_factory is None:
             return self.run_settings(design).model_label
         names = {model_label(planner), model_label(worker)}
@@ -171,6 +174,8 @@ class RunService:
 
     def model(self, role: str, design: Design | None = None) -> BaseChatModel:
         """The model a run of ``design`` gets for ``role``, learning into this service's modes."""
+        if design is not None and design.model is not None and design.model.replay_of:
+            return recorded_model(self.store, design.model.replay_of)
         if self.model_factory is not None:
             return self.model_factory(role)
         prompts = PromptSet(design.prompts) if design is not None else None
@@ -831,6 +836,19 @@ class RunService:
         )
         self._submit(new_id, design, compiled, None, step_mode)
         return new_id
+
+    def replay(self, run_id: str, pace_s: float | None = None, step_mode: bool = False) -> str:
+        """A new run of ``run_id``'s question and design with every model call answered
+        from its recording (``graph/service/replays.py``); records its parent."""
+        question, design = replay_design(self.store, run_id, pace_s)
+        record = self.store.run(run_id)
+        return self.start(
+            question,
+            design,
+            prompt_versions=record.prompt_versions if record else None,
+            step_mode=step_mode,
+            parent_run=run_id,
+        )
 
     def cancel(self, run_id: str) -> bool:
         """Ask a live run to stop after the node in progress; False if it is not live."""

@@ -10,6 +10,7 @@ limit) are turned into failures that say so.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 import uuid
@@ -30,10 +31,13 @@ from graph.kernel.design import Design
 from graph.kernel.postgres_checkpoints import open_postgres_checkpointer
 from graph.kernel.records import plain
 from graph.kernel.system import get_system, systems
+from graph.logs import run_context
 from graph.models.chat import describe_error
 from graph.service.database import unavailable
 from graph.settings import Settings, get_settings
 from graph.stopping import Stopped, stoppable
+
+log = logging.getLogger(__name__)
 
 # The longest an event waits to share one store transaction with the events after it
 # (the Run page reads new events every 0.5 s).
@@ -249,8 +253,39 @@ def continue_run(
     threads: per event, that cost more than the write). Node updates and streamed custom
     events wait at most ``EVENT_LINGER_S`` for company; a state, a model or tool call (a
     crash must not lose a call that happened) and the end are handed over at once, with
-    whatever waits before them. A paced run hands each update over before its pause."""
-    settings = settings or get_settings()
+    whatever waits before them. A paced run hands each update over before its pause.
+
+    Log records made while the run is driven name ``thread_id`` (the run's id)."""
+    with run_context(thread_id):
+        return _drive(
+            graph,
+            run_input,
+            thread_id,
+            design,
+            settings=settings or get_settings(),
+            on_event=on_event,
+            cancel=cancel,
+            step_mode=step_mode,
+            first_seq=first_seq,
+            durability=durability,
+            on_events=on_events,
+        )
+
+
+def _drive(
+    graph,
+    run_input: Any,
+    thread_id: str,
+    design: Design,
+    *,
+    settings: Settings,
+    on_event: Callable[[RunEvent], None] | None,
+    cancel: threading.Event | None,
+    step_mode: bool,
+    first_seq: int,
+    durability: str,
+    on_events: Callable[[list[RunEvent]], None] | None,
+) -> RunOutcome:
     started = time.time()
     seq = first_seq
     state: dict = {}
@@ -292,8 +327,8 @@ def continue_run(
         with emitting:
             try:
                 hand_over()
-            except Exception:
-                pass  # kept: the run's next state, call or end tries again and fails there
+            except Exception as exc:  # kept: the run's next state, call or end tries again
+                log.warning("held run events not stored yet, kept for the next try: %s", exc)
 
     def task_key(namespace: str, node: str) -> str | None:
         # Tasks of one name in one superstep (a fan-out) take the ids in start order as
@@ -382,6 +417,7 @@ def continue_run(
         )
     except Exception as exc:  # a run ends in words, never in a traceback
         status, reason = "failed", describe_error(exc, settings)
+        log.debug("the run failed on this exception", exc_info=True)  # its end says why
     finally:
         stop_flusher()
     with emitting:
@@ -411,6 +447,7 @@ def continue_run(
         )
     if status != "redirected":  # a redirected run goes on at once: it has not ended
         emit("end", "", "", {"status": status, "reason": reason, **extra})
+    log.info("run %s after %d node run(s): %s", status, nodes_run, reason or "-")
     return RunOutcome(
         thread_id,
         status,

@@ -18,6 +18,7 @@ from typing import Any, Callable, TypeVar
 import httpx
 from langgraph_sdk.errors import APIStatusError
 
+from graph.errors import StepwiseError
 from graph.kernel.render import to_dot
 from graph.redaction import shown_text
 from graph.service.server_client import sdk_client
@@ -35,7 +36,7 @@ QUESTION_KEYS = ("question", "prompt", "message", "text", "query")
 CHOICE_KEYS = ("options", "choices")
 
 
-class ServerError(Exception):
+class ServerError(StepwiseError):
     """A server call that failed, said in one sentence a person can act on."""
 
 

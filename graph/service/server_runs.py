@@ -13,6 +13,7 @@ process only waits on streams. The thread on the server has the run's id (as a U
 
 from __future__ import annotations
 
+import logging
 import time
 import typing
 import uuid
@@ -24,8 +25,9 @@ import httpx
 from langchain_core.messages import AnyMessage
 from langgraph.types import Command
 from langgraph_sdk.errors import APIError, NotFoundError
-from pydantic import TypeAdapter
+from pydantic import TypeAdapter, ValidationError
 
+from graph.errors import StepwiseError
 from graph.kernel.checkpoints import CONVERSATION_FIELDS, checkpoint_row
 from graph.kernel.design import Design
 from graph.kernel.system import get_system
@@ -37,12 +39,14 @@ from graph.service.server_client import sdk_client
 from graph.service.store import LIVE_STATUSES, SETTLED_STATUSES, TERMINAL_STATUSES, Store
 from graph.settings import Settings
 
+log = logging.getLogger(__name__)
+
 STREAM_MODES = ["updates", "custom", "values", "tasks"]
 _MESSAGE = TypeAdapter(AnyMessage)
 _MESSAGE_TYPES = {"human", "ai", "tool", "system", "function", "chat", "remove"}
 
 
-class ServerUnavailable(ValueError):
+class ServerUnavailable(StepwiseError, ValueError):
     """The LangGraph Server cannot be reached or refused the request (one sentence)."""
 
 
@@ -80,7 +84,10 @@ def revive_state(values: dict, schema: type | None) -> dict:
         return out
     try:
         hints = typing.get_type_hints(schema, include_extras=True)
-    except Exception:
+    except (NameError, TypeError) as exc:
+        log.warning(
+            "state schema %s has unreadable type hints (%s): values kept as data", schema, exc
+        )
         return out
     for key, value in (values or {}).items():
         hint = hints.get(key)
@@ -88,8 +95,9 @@ def revive_state(values: dict, schema: type | None) -> dict:
             continue
         try:
             out[key] = TypeAdapter(hint).validate_python(value)
-        except Exception:
-            pass  # a shape the schema does not take (a partial dict): keep it as data
+        except (ValidationError, TypeError, ValueError) as exc:
+            # a shape the schema does not take (a partial dict): keep it as data
+            log.debug("state field %r kept as data: %s", key, exc)
     return out
 
 
@@ -229,6 +237,11 @@ class ServerRunService(RunService):
             try:
                 self._schemas[design.system] = self.prepare(design)[0].builder.schema
             except Exception:
+                log.warning(
+                    "no state schema for %s: its values are shown as data",
+                    design.system,
+                    exc_info=True,
+                )
                 return None
         return self._schemas[design.system]
 
@@ -237,6 +250,11 @@ class ServerRunService(RunService):
     def start(self, question: str, design: Design, *args, **kwargs) -> str:
         """``RunService.start``, refused in one sentence (nothing recorded, the question
         left with the caller) while the server does not answer."""
+        if design.model is not None and design.model.replay_of:
+            raise ValueError(
+                "A replay answers from a recording kept by this app, so it runs in this app's "
+                "process: runs on a LangGraph Server (STEPWISE_SERVER_URL) cannot be replayed."
+            )
         problem = self.health()
         if problem:
             raise ServerUnavailable(problem)
@@ -282,7 +300,7 @@ class ServerRunService(RunService):
                 )
                 self.store.set_run_status(run_id, "failed", reason)
             except Exception:
-                pass
+                log.exception("run %s failed (%s) and could not be marked so", run_id, exc)
         finally:
             with self._lock:
                 entry = self._live.get(run_id)
@@ -446,7 +464,10 @@ class ServerRunService(RunService):
             design = Design.model_validate(record.design)
             try:
                 runs = self.client.runs.list(thread_of(record.id), limit=1)
-            except Exception:
+            except Exception as exc:
+                log.warning(
+                    "run %s left to later: the server did not list its runs (%s)", record.id, exc
+                )
                 self._release(record.id)
                 continue
             join = (

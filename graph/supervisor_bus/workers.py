@@ -21,6 +21,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command
 
+from graph.errors import StepwiseError
 from graph.kernel.messages import tag_messages
 from graph.models.replies import reply_text
 from graph.supervisor_bus.agents import AGENTS
@@ -34,7 +35,7 @@ TOOL_ROUNDS = 6  # model/tool turns a worker may take for one request
 USELESS = "No usable results"
 
 
-class TooLate(Exception):
+class TooLate(StepwiseError):
     """The request's deadline passed while the worker was on it."""
 
     def __init__(self, conversation: list[BaseMessage]):

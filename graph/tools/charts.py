@@ -12,10 +12,12 @@ from typing import Literal
 import altair as alt
 from langchain_core.tools import StructuredTool
 
+from graph.errors import StepwiseError
+
 Mark = Literal["line", "bar", "point"]
 
 
-class ChartRefused(ValueError):
+class ChartRefused(StepwiseError, ValueError):
     """The requested chart does not fit the data; the message says what would."""
 
 

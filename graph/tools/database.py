@@ -24,6 +24,7 @@ from typing import Annotated
 from langchain_core.tools import StructuredTool
 from pydantic import Field
 
+from graph.errors import StepwiseError
 from graph.settings import get_settings
 from graph.stopping import Stopped, check_stop, stop_requested
 
@@ -54,7 +55,7 @@ _READ_ACTIONS = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNC
 _READ_ACTIONS.add(getattr(sqlite3, "SQLITE_RECURSIVE", 33))
 
 
-class QueryRefused(ValueError):
+class QueryRefused(StepwiseError, ValueError):
     """The SQL was not a single read-only statement, or it failed; the message says why."""
 
 

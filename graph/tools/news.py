@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
 import re
 from pathlib import Path
 from typing import Annotated
@@ -18,6 +19,8 @@ from urllib.parse import quote_plus, urlsplit
 
 from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import Field
+
+log = logging.getLogger(__name__)
 
 DEFAULT_SITES = Path(__file__).resolve().parents[2] / "data" / "news_sites.json"
 NEWS_SEARCH = "https://news.google.com/search"
@@ -124,7 +127,8 @@ def _web_sites(api_key: str, topic: str) -> list[dict]:
         raw = TavilySearch(max_results=6, tavily_api_key=api_key).invoke(
             {"query": f"reliable news sites covering {topic}"}
         )
-    except Exception:  # the network or the service: fall back to the bundled list
+    except Exception as exc:  # the network or the service: fall back to the bundled list
+        log.warning("news sites search failed, using the bundled list: %s", exc)
         return []
     seen: dict[str, dict] = {}
     for r in raw.get("results", []) if isinstance(raw, dict) else []:

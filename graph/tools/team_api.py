@@ -19,12 +19,13 @@ import urllib.request
 from dataclasses import dataclass
 from urllib.parse import SplitResult, urlsplit, urlunsplit
 
+from graph.errors import StepwiseError
 from graph.settings import Settings
 
 METHODS = ("GET", "POST")
 
 
-class RefusedCall(ValueError):
+class RefusedCall(StepwiseError, ValueError):
     """A call the allowlist does not permit; the message says why."""
 
 

@@ -279,13 +279,34 @@ def test_replay_from_a_checkpoint_is_a_new_run_going_the_same_way(home, services
     run_id = _tesla(services)
     at = _history(run_id)
     at.radio(key="history:fork-change").set_value("nothing").run()
-    button(at, "Replay from here").click().run()
+    button(at, "Run on from here").click().run()
     new_id = _opened(at)
     assert service.wait(new_id, timeout=60).status == "done"
     assert store.run(new_id).parent_run == run_id
     assert [r["agent"] for r in store.snapshot(new_id)["rows"]] == [
         r["agent"] for r in store.snapshot(run_id)["rows"]
     ]
+
+
+def test_replay_the_run_answers_every_model_call_from_its_recording(home, services):
+    store, service = services
+    run_id = _tesla(services)
+    at = _history(run_id)
+    at.selectbox(key="history:replay-pace").set_value(0.5).run()
+    button(at, "Replay the run").click().run()
+    new_id = _opened(at)
+    assert new_id != run_id
+    replayed = service.wait(new_id, timeout=60)
+    assert replayed.status == "done", replayed.reason
+    assert replayed.parent_run == run_id
+    assert replayed.model_label.startswith(f"replay of run {run_id[:8]}")
+    assert Design.model_validate(replayed.design).pace_s == 0.5
+    assert [r["agent"] for r in store.snapshot(new_id)["rows"]] == [
+        r["agent"] for r in store.snapshot(run_id)["rows"]
+    ]
+    assert any("a replay of" in str(m.value) for m in at.markdown) or any(
+        "a replay of" in str(m.value) for m in at.success
+    )
 
 
 def test_an_exported_run_imports_back_as_a_listed_run_with_the_same_steps(home, services):

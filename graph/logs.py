@@ -1,0 +1,86 @@
+"""The engine's and service's log: the standard ``logging`` module, a run id on each record.
+
+Modules log through ``logging.getLogger(__name__)`` and never configure anything; the
+entry points (the app, the CLI, a worker process) call ``configure_logging`` once with
+``Settings.log_level`` (``STEPWISE_LOG_LEVEL``: DEBUG, INFO, WARNING, ERROR; WARNING by
+default). Each record carries the run it belongs to, from a context variable set while a
+run is driven (``run_context``): LangGraph copies the context into the threads that run
+nodes, so a record made inside a node names its run too. Secrets never reach the log:
+the handler's filter takes every remembered secret out of the formatted message. The
+loggers still propagate, so a host's own handlers (and pytest's ``caplog``) see them.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import logging
+import sys
+from contextlib import contextmanager
+from typing import Iterator
+
+from graph.redaction import redact
+
+LOGGER_NAMES = ("graph", "ui", "app_pages")
+FORMAT = "%(asctime)s %(levelname)s %(name)s [run %(run_id)s] %(message)s"
+
+_run_id: contextvars.ContextVar[str] = contextvars.ContextVar("stepwise_run_id", default="-")
+
+
+@contextmanager
+def run_context(run_id: str) -> Iterator[None]:
+    """Records made inside the block (and in the threads it starts) name ``run_id``."""
+    token = _run_id.set(run_id)
+    try:
+        yield
+    finally:
+        _run_id.reset(token)
+
+
+def current_run_id() -> str:
+    return _run_id.get()
+
+
+_base_factory = logging.getLogRecordFactory()
+
+
+def _record_with_run(*args, **kwargs) -> logging.LogRecord:
+    record = _base_factory(*args, **kwargs)
+    record.run_id = _run_id.get()
+    return record
+
+
+# Every record gets the run id when it is made (a logger's own filters would miss the
+# records of its child loggers), so pytest's caplog and any handler see it too.
+logging.setLogRecordFactory(_record_with_run)
+
+
+class RedactingFilter(logging.Filter):
+    """Takes every remembered secret out of a record's message before it is written."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        cleaned = redact(message)
+        if cleaned != message:
+            record.msg, record.args = cleaned, None
+        return True
+
+
+_configured: logging.Handler | None = None
+
+
+def configure_logging(level: str = "WARNING") -> None:
+    """One handler on stderr for Stepwise's loggers, at ``level``; called again, it only
+    changes the level (a Streamlit rerun calls it on every page)."""
+    global _configured
+    numeric = logging.getLevelName(level.upper())
+    if not isinstance(numeric, int):
+        numeric = logging.WARNING
+    if _configured is None:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter(FORMAT))
+        handler.addFilter(RedactingFilter())
+        for name in LOGGER_NAMES:
+            logging.getLogger(name).addHandler(handler)
+        _configured = handler
+    for name in LOGGER_NAMES:
+        logging.getLogger(name).setLevel(numeric)
