@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from graph.errors import StepwiseError
 from graph.kernel.design import DESIGN_FORMAT, Design, DesignError, import_design
 from graph.kernel.system import systems
 from graph.models.choice import configured_choice
@@ -35,7 +36,7 @@ RESERVED_KEYS = ("$text", "$delta")  # how the store writes shelved texts and st
 _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
 
 
-class ImportProblem(ValueError):
+class ImportProblem(StepwiseError, ValueError):
     """A file that cannot be imported; the message names the field and what is wrong."""
 
 
