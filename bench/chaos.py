@@ -51,11 +51,11 @@ from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResu
 import graph.registry  # noqa: E402,F401  (registers the systems)
 from graph.kernel.design import Design  # noqa: E402
 from graph.kernel.system import get_system, systems  # noqa: E402
-from graph.models.fake_server import LocalOpenAIServer  # noqa: E402
 from graph.models.scripted import ScriptedChatModel  # noqa: E402
 from graph.service.run_service import RunService  # noqa: E402
 from graph.service.store import Store  # noqa: E402
 from graph.settings import Settings, get_settings  # noqa: E402
+from tests.support_procs.fake_server import LocalOpenAIServer  # noqa: E402
 
 HOST = ROOT / "tests" / "support_procs" / "service_host.py"
 KILL_QUESTION = "What caused the dot-com crash? Save a report."
@@ -272,7 +272,7 @@ CORRUPTIONS: dict[str, Callable[[AIMessage], AIMessage]] = {
     ),
     "null content, no calls": lambda m: AIMessage(content=" \n\t "),
 }
-# Faults of the HTTP answer itself, served by the fake server (graph/models/fake_server.py).
+# Faults of the HTTP answer itself, served by the fake server (tests/support_procs/fake_server.py).
 TRANSPORT = (
     "http_500",
     "http_429",

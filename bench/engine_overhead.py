@@ -6,8 +6,8 @@
 The peer (``bench/langgraph_peer.py``) is the same plan-execute shape written directly in
 LangGraph: a planner node, an executor node routing with ``Command(goto=...)``, ReAct
 sub-agents from ``create_agent`` over the same tools, LangGraph's ``SqliteSaver`` (Stepwise
-uses its own subclass of it, ``VersionedSqliteSaver``, which stores what each checkpoint
-changed). Both sides get
+uses its own saver on the same tables, ``VersionedSqliteSaver``, which stores what each
+checkpoint changed). Both sides get
 the same zero-latency model: the offline scripted model, except that the plan is a fixed
 N steps (researchers alternating, then the synthesizer), so both make the same model and
 tool calls per step (executor decision, one tool call, one reading of it). The figure is

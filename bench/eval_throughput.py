@@ -9,7 +9,7 @@ server: with W workers the wall time should approach sequential time / W. The
 sequential time is the measured wall time at concurrency 1. Prints figures only; the
 target (within 1.3x of ideal at 8 workers) is read, not asserted.
 
-The server runs in its own process (``python -m graph.models.fake_server``), as a model
+The server runs in its own process (``python -m tests.support_procs.fake_server``), as a model
 server would; ``--in-process`` serves it from a thread of this process instead, where
 its request handling competes with the runs for the GIL.
 
@@ -39,13 +39,13 @@ _HOME = tempfile.TemporaryDirectory(prefix="stepwise-bench-")  # removed when th
 os.environ.setdefault("STEPWISE_HOME", _HOME.name)
 
 from graph.kernel.design import Design  # noqa: E402
-from graph.models.fake_server import LocalOpenAIServer  # noqa: E402
 from graph.models.scripted import ScriptedChatModel  # noqa: E402
 from graph.service.eval_sets import EvalQuestion, EvalSet, load_starter  # noqa: E402
 from graph.service.experiments import ExperimentRunner, Variant, run_records  # noqa: E402
 from graph.service.run_service import RunService  # noqa: E402
 from graph.service.store import Store  # noqa: E402
 from graph.settings import Settings  # noqa: E402
+from tests.support_procs.fake_server import LocalOpenAIServer  # noqa: E402
 
 
 def questions(runs: int) -> EvalSet:
@@ -69,7 +69,7 @@ def model_server(delay: float, in_process: bool):
         [
             sys.executable,
             "-m",
-            "graph.models.fake_server",
+            "tests.support_procs.fake_server",
             "--model",
             "scripted",
             "--port",

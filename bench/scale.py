@@ -5,7 +5,7 @@
     python bench/scale.py [--runs 16] [--delay 0.2] [--jobs 1,2] [--system plan_execute]
 
 The model is the scripted model behind a real OpenAI-compatible HTTP server in its own
-process (``python -m graph.models.fake_server --delay``), reached by the real ChatOpenAI
+process (``python -m tests.support_procs.fake_server --delay``), reached by the real ChatOpenAI
 client from the served graphs, so the runs wait on the model as they would on a real
 one. Each level starts a fresh ``langgraph dev`` (offline, on loopback), warms it with one
 run (its graph is built once per design), then creates the N runs at once through

@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from graph.kernel.accounting import Usage, format_cost, model_modes, usage_by_step
-from graph.kernel.checkpoints import pending_nodes
 from graph.kernel.render import taken_edges
 from graph.kernel.system import Panel, RunFacts, System, get_system
 from graph.models.modes import describe_structured, describe_tools
@@ -384,14 +383,6 @@ def modes_text(modes: dict) -> str:
     return " · ".join(parts)
 
 
-def next_nodes(compiled, run_id: str) -> tuple[str, ...]:
-    """The nodes the run's latest checkpoint will run next: the one running now."""
-    try:
-        return pending_nodes(compiled.get_state({"configurable": {"thread_id": run_id}}))
-    except Exception:  # no checkpoint yet, or a checkpoint this build cannot read
-        return ()
-
-
 def run_label(record: RunRecord) -> str:
     when = (
         datetime.fromtimestamp(record.created_at).strftime("%H:%M:%S")
@@ -400,21 +391,6 @@ def run_label(record: RunRecord) -> str:
     )
     question = record.question if len(record.question) <= 70 else record.question[:69] + "…"
     return f"{when} · {question}"  # the status is shown beside the run, always fresh
-
-
-def message_filters(messages: list[dict]) -> tuple[list[int], list[str]]:
-    """The steps and agents the run's messages belong to, for the filter boxes."""
-    steps = sorted({m["step"] for m in messages if isinstance(m.get("step"), int)})
-    agents = sorted({m["agent"] for m in messages if m.get("agent")})
-    return steps, agents
-
-
-def filter_messages(messages: list[dict], step: int | None, agent: str | None) -> list[dict]:
-    return [
-        m
-        for m in messages
-        if (step is None or m.get("step") == step) and (agent is None or m.get("agent") == agent)
-    ]
 
 
 def message_title(message: dict) -> str:

@@ -18,7 +18,7 @@ from datetime import datetime
 from functools import partial
 
 from langchain_core.messages import HumanMessage
-from langgraph.graph import END, START, StateGraph
+from langgraph.graph import END
 from langgraph.graph.state import CompiledStateGraph
 
 from graph.hierarchical_teams import agents, prompts
@@ -32,7 +32,7 @@ from graph.kernel.conversation import first_turn
 from graph.kernel.design import Design
 from graph.kernel.ledger import side_effect_ledger
 from graph.kernel.system import Ability, ApprovalView, ForkTable, Panel, RunFacts, System, cell
-from graph.kernel.wiring import compile_graph
+from graph.kernel.wiring import SystemGraph, compile_graph
 from graph.models.chat import role_models
 from graph.prompts import PromptSet
 from graph.settings import get_settings
@@ -185,12 +185,11 @@ class HierarchicalTeams(System):
             max_dispatches=max(8, 4 * len(AGENTS)),
             approvals={a: design.approval_policy(a) for a in enabled},
         )
-        builder = StateGraph(TeamsState)
+        builder = SystemGraph(TeamsState)
         builder.add_node(LEAD, partial(lead_supervisor_node, deps=deps), destinations=(*teams, END))
         for team in teams:
             builder.add_node(team, build_team(team, deps))
             builder.add_edge(team, LEAD)
-        builder.add_edge(START, LEAD)
         return compile_graph(
             builder,
             design,

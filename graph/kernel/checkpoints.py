@@ -24,7 +24,6 @@ from typing import Any, Callable, Iterable
 
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
-from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.types import Command
 from pydantic import BaseModel
 
@@ -179,9 +178,9 @@ class BlobSerializer(JsonPlusSerializer):
         return _map_strings(value, restore)
 
 
-def open_checkpointer(path: Path, types: Iterable[tuple[str, str]] = ()) -> SqliteSaver:
-    """LangGraph's SQLite checkpointer on a file (WAL: runs in parallel threads do not
-    block each other), each channel's value stored once per version, as what changed
+def open_checkpointer(path: Path, types: Iterable[tuple[str, str]] = ()) -> VersionedSqliteSaver:
+    """A SQLite checkpointer on a file (WAL: runs in parallel threads do not block each
+    other), each channel's value stored once per version, as what changed
     (``VersionedSqliteSaver``), long texts stored once."""
     path.parent.mkdir(parents=True, exist_ok=True)
     conn = sqlite3.connect(path, check_same_thread=False, timeout=30)

@@ -7,15 +7,11 @@ from __future__ import annotations
 FINISH_WORDS = frozenset({"finish", "end", "__end__", "done", "none", "stop"})
 
 
-def is_finish(word: str) -> bool:
-    return word.strip().lower() in FINISH_WORDS
-
-
 def tag_messages(messages: list, step: int | None, agent: str) -> list:
     """Copies of ``messages`` marked with the step and agent they belong to.
 
-    The Run page filters messages by step and agent; the mark rides in
-    ``response_metadata``, which is never sent back to a model.
+    The Run page and the trace title and group messages by step and agent; the mark
+    rides in ``response_metadata``, which is never sent back to a model.
     """
     tagged = []
     for m in messages:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 from abc import ABC, abstractmethod
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Mapping
 
 from graph.prompts import PromptSet, prompt_names
@@ -390,16 +390,6 @@ class System(ABC):
         if not self.teams:
             return {"": list(self.agents)}
         return {team: [n for n, s in self.agents.items() if s.team == team] for team in self.teams}
-
-    def describe(self) -> dict[str, Any]:
-        """Its facts as plain data (for the command line's ``--json`` and the docs)."""
-        return {
-            "name": self.name,
-            "title": self.title,
-            "entry": self.entry,
-            "agents": {n: asdict(s) for n, s in self.agents.items()},
-            "teams": dict(self.teams),
-        }
 
 
 # --------------------------------------------------------------------------- registration

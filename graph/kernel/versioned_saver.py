@@ -1,4 +1,4 @@
-"""LangGraph's SQLite checkpointer, storing each channel's value once per version.
+"""Stepwise's SQLite checkpointer, storing each channel's value once per version.
 
 LangGraph's ``SqliteSaver`` writes the whole ``channel_values`` into every checkpoint, so
 a run's messages, results and plans were copied into each of its checkpoints: bytes grew
@@ -14,6 +14,11 @@ in place (a message is replaced by id, which makes a new list: stored whole).
 
 Checkpoints written by ``SqliteSaver`` (their values inline) are read as they are; a run
 going on from one stores its carried-over values as blobs at its next checkpoint.
+
+Built on ``BaseCheckpointSaver``'s public interface (``put``, ``put_writes``, ``get_tuple``,
+``list``, ``delete_thread``, ``get_next_version``) over tables of its own
+(``graph.kernel.checkpoint_tables``), not as a subclass of ``SqliteSaver``: that class's
+connection, lock and SQL helpers are not LangGraph's API and may change with any release.
 """
 
 from __future__ import annotations
@@ -22,52 +27,49 @@ import json
 import sqlite3
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
+    WRITES_IDX_MAP,
     BaseCheckpointSaver,
     ChannelVersions,
     Checkpoint,
     CheckpointMetadata,
     CheckpointTuple,
-    DeltaChannelHistory,
+    SerializerProtocol,
     get_checkpoint_id,
     get_checkpoint_metadata,
 )
-from langgraph.checkpoint.sqlite import SqliteSaver
-from langgraph.checkpoint.sqlite.utils import (
-    load_pending_writes,
-    pending_writes_sql,
+
+from graph.kernel.checkpoint_tables import (
+    SELECT_CHECKPOINTS,
+    WritingCursor,
+    checkpoint_config,
+    create_tables,
+    insert_writes,
+    next_version,
+    pending_writes,
     search_where,
 )
+from graph.write_lock import write_lock
 
-from graph.write_lock import WriteLock, write_lock
-
-_BLOBS = """
-CREATE TABLE IF NOT EXISTS checkpoint_blobs (
-    thread_id TEXT NOT NULL,
-    checkpoint_ns TEXT NOT NULL DEFAULT '',
-    channel TEXT NOT NULL,
-    version TEXT NOT NULL,
-    kind TEXT NOT NULL,
-    base TEXT,
-    type TEXT,
-    blob BLOB,
-    PRIMARY KEY (thread_id, checkpoint_ns, channel, version)
-);
-"""
 _SCALARS = (str, int, float, bool, type(None), bytes)
 _REMEMBERED = 1024  # channels whose last written version is kept for the next step
 
 
-class VersionedSqliteSaver(SqliteSaver):
-    """``SqliteSaver`` with per-channel-version blobs, each holding what changed."""
+class VersionedSqliteSaver(BaseCheckpointSaver[str]):
+    """A checkpointer on one SQLite connection, with per-channel-version blobs, each
+    holding what changed. Thread-safe: one statement sequence at a time on ``conn``."""
 
-    def __init__(self, conn, *, serde=None) -> None:
-        super().__init__(conn, serde=serde)
+    def __init__(self, conn: sqlite3.Connection, *, serde: SerializerProtocol | None = None):
+        super().__init__(serde=serde)
+        self.conn = conn  # the run service closes it at shutdown
+        self._lock = threading.Lock()
+        self._ready = False
+        self._has_task_path = True
         # (thread, ns, channel) -> (version, the value's items then): the base of a delta.
         self._last: OrderedDict[tuple, tuple[str, Any]] = OrderedDict()
         # (thread, ns) -> versions known stored, for checkpoints carried over from SqliteSaver.
@@ -79,27 +81,40 @@ class VersionedSqliteSaver(SqliteSaver):
         self._write_lock = write_lock(path) if path else None
 
     @contextmanager
-    def cursor(self, transaction: bool = True) -> Iterator[sqlite3.Cursor]:
-        """``SqliteSaver``'s cursor; one that writes takes the file's write lock at its
-        first write (the values are serialized by then) and keeps it until its commit."""
-        if not transaction or self._write_lock is None:
-            with super().cursor(transaction) as cur:
-                yield cur
-            return
-        with self.lock, ExitStack() as turn:
-            self.setup()
+    def _cursor(self, write: bool = False) -> Iterator[Any]:
+        """A cursor on ``conn`` (its tables made first). One that writes is one
+        transaction, committed when done, rolled back on an error; on a file it takes
+        the file's write lock at its first write (the values are serialized by then)
+        and keeps it until its commit."""
+        with self._lock, ExitStack() as turn:
+            if not self._ready:
+                self._has_task_path = create_tables(self.conn)
+                self.conn.commit()
+                self._ready = True
             cur = self.conn.cursor()
             try:
-                yield _WritingCursor(cur, self._write_lock, turn)
+                if write and self._write_lock is not None:
+                    yield WritingCursor(cur, self._write_lock, turn)
+                else:
+                    yield cur
+            except BaseException:
+                if write:
+                    self.conn.rollback()
+                raise
+            else:
+                if write:
+                    self.conn.commit()
             finally:
-                self.conn.commit()
                 cur.close()
 
     def setup(self) -> None:
-        if self.is_setup:
-            return
-        super().setup()
-        self.conn.executescript(_BLOBS)
+        """Make the file's tables now, not at the first read or write (as LangGraph's own
+        savers' ``setup``)."""
+        with self._cursor():
+            pass
+
+    def get_next_version(self, current: str | None, channel: None = None) -> str:
+        return next_version(current)
 
     # ------------------------------------------------------------------ writing
 
@@ -172,7 +187,7 @@ class VersionedSqliteSaver(SqliteSaver):
         serialized_metadata = json.dumps(
             get_checkpoint_metadata(config, metadata), ensure_ascii=False
         ).encode("utf-8", "ignore")
-        with self.cursor() as cur:
+        with self._cursor(write=True) as cur:
             for channel, version in self._missing(cur, thread_id, ns, carried):
                 rows.append(
                     (thread_id, ns, channel, version, "full", None, *self._dump(values[channel]))
@@ -204,16 +219,36 @@ class VersionedSqliteSaver(SqliteSaver):
             known.update(carried)
             while len(self._stored) > _REMEMBERED:
                 self._stored.popitem(last=False)
-        return {
-            "configurable": {
-                "thread_id": thread_id,
-                "checkpoint_ns": ns,
-                "checkpoint_id": checkpoint["id"],
-            }
-        }
+        return checkpoint_config(thread_id, ns, checkpoint["id"])
 
     def _dump(self, value: Any) -> tuple[str, bytes]:
         return self.serde.dumps_typed(value)
+
+    def put_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        """Serialized before the transaction: the file's write lock is held only to write."""
+        configurable = config["configurable"]
+        rows = [
+            (
+                str(configurable["thread_id"]),
+                str(configurable["checkpoint_ns"]),
+                str(configurable["checkpoint_id"]),
+                task_id,
+                task_path,
+                WRITES_IDX_MAP.get(channel, idx),
+                channel,
+                *self._dump(value),
+            )
+            for idx, (channel, value) in enumerate(writes)
+        ]
+        replace = all(w[0] in WRITES_IDX_MAP for w in writes)
+        with self._cursor(write=True) as cur:
+            cur.executemany(insert_writes(replace), rows)
 
     def _missing(self, cur, thread_id: str, ns: str, carried: list[tuple[str, str]]) -> list:
         """The carried-over (channel, version) pairs with no blob yet: values a
@@ -284,7 +319,7 @@ class VersionedSqliteSaver(SqliteSaver):
             values[at] = [*before, *part] if kind == "append" else {**before, **part}
         return values[version]
 
-    def _tuple(self, cur, wcur, row, memo: dict) -> CheckpointTuple:
+    def _tuple(self, cur, row, memo: dict) -> CheckpointTuple:
         thread_id, ns, checkpoint_id, parent_id, type_, blob, metadata = row
         checkpoint = self.serde.loads_typed((type_, blob))
         if "channel_values" not in checkpoint:  # this saver's: values are blobs
@@ -294,56 +329,37 @@ class VersionedSqliteSaver(SqliteSaver):
                     cur, thread_id, ns, checkpoint["channel_versions"], memo
                 ),
             }
-        wcur.execute(pending_writes_sql(self._has_task_path), (thread_id, ns, checkpoint_id))
+        writes = pending_writes(
+            cur, self.serde, (thread_id, ns, checkpoint_id), self._has_task_path
+        )
         return CheckpointTuple(
-            {
-                "configurable": {
-                    "thread_id": thread_id,
-                    "checkpoint_ns": ns,
-                    "checkpoint_id": checkpoint_id,
-                }
-            },
+            checkpoint_config(thread_id, ns, checkpoint_id),
             checkpoint,
             json.loads(metadata) if metadata is not None else {},
-            (
-                {
-                    "configurable": {
-                        "thread_id": thread_id,
-                        "checkpoint_ns": ns,
-                        "checkpoint_id": parent_id,
-                    }
-                }
-                if parent_id
-                else None
-            ),
-            load_pending_writes(wcur, self.serde),
+            checkpoint_config(thread_id, ns, parent_id) if parent_id else None,
+            writes,
         )
-
-    _COLUMNS = (
-        "SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, "
-        "checkpoint, metadata FROM checkpoints"
-    )
 
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         thread_id = str(config["configurable"]["thread_id"])
         ns = config["configurable"].get("checkpoint_ns", "")
-        with self.cursor(transaction=False) as cur:
+        with self._cursor() as cur:
             if checkpoint_id := get_checkpoint_id(config):
                 cur.execute(
-                    self._COLUMNS
+                    SELECT_CHECKPOINTS
                     + " WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
                     (thread_id, ns, checkpoint_id),
                 )
             else:
                 cur.execute(
-                    self._COLUMNS + " WHERE thread_id = ? AND checkpoint_ns = ? "
+                    SELECT_CHECKPOINTS + " WHERE thread_id = ? AND checkpoint_ns = ? "
                     "ORDER BY checkpoint_id DESC LIMIT 1",
                     (thread_id, ns),
                 )
             row = cur.fetchone()
             if row is None:
                 return None
-            found = self._tuple(cur, self.conn.cursor(), row, {})
+            found = self._tuple(cur, row, {})
         if checkpoint_id:  # LangGraph's savers hand back the config they were asked with
             return found._replace(config=config)
         return found
@@ -357,58 +373,29 @@ class VersionedSqliteSaver(SqliteSaver):
         limit: int | None = None,
     ) -> Iterator[CheckpointTuple]:
         where, params = search_where(config, filter, before)
-        query = f"{self._COLUMNS} {where} ORDER BY checkpoint_id DESC"
+        query = f"{SELECT_CHECKPOINTS} {where} ORDER BY checkpoint_id DESC"
         if limit is not None:
             query += " LIMIT ?"
             params = (*params, limit)
-        with self.cursor(transaction=False) as cur:
+        with self._cursor() as cur:
             cur.execute(query, params)
             rows = cur.fetchall()
         memo: dict = {}
         for row in rows:
-            with self.cursor(transaction=False) as cur:
-                found = self._tuple(cur, self.conn.cursor(), row, memo)
+            with self._cursor() as cur:
+                found = self._tuple(cur, row, memo)
             yield found
 
     def delete_thread(self, thread_id: str) -> None:
-        super().delete_thread(thread_id)
-        with self.cursor() as cur:
-            cur.execute("DELETE FROM checkpoint_blobs WHERE thread_id = ?", (str(thread_id),))
+        thread_id = str(thread_id)
+        with self._cursor(write=True) as cur:
+            for table in ("checkpoints", "writes", "checkpoint_blobs"):
+                cur.execute(f"DELETE FROM {table} WHERE thread_id = ?", (thread_id,))
         with self._memory:
-            for key in [k for k in self._last if k[0] == str(thread_id)]:
+            for key in [k for k in self._last if k[0] == thread_id]:
                 del self._last[key]
-            for key in [k for k in self._stored if k[0] == str(thread_id)]:
+            for key in [k for k in self._stored if k[0] == thread_id]:
                 del self._stored[key]
-
-    def get_delta_channel_history(
-        self, *, config: RunnableConfig, channels: Sequence[str]
-    ) -> Mapping[str, DeltaChannelHistory]:
-        """LangGraph's own walk over ``get_tuple`` (``SqliteSaver``'s reads values inline)."""
-        return BaseCheckpointSaver.get_delta_channel_history(self, config=config, channels=channels)
 
 
 _ABSENT = object()
-
-
-class _WritingCursor:
-    """A cursor whose first write takes the file's write lock, held (by ``turn``) until
-    the transaction's commit."""
-
-    def __init__(self, cur: sqlite3.Cursor, lock: WriteLock, turn: ExitStack):
-        self._cur, self._lock, self._turn, self._holding = cur, lock, turn, False
-
-    def _before(self, sql: str) -> None:
-        if not self._holding and not sql.lstrip()[:6].upper() == "SELECT":
-            self._turn.enter_context(self._lock.held())
-            self._holding = True
-
-    def execute(self, sql: str, params: Any = ()) -> sqlite3.Cursor:
-        self._before(sql)
-        return self._cur.execute(sql, params)
-
-    def executemany(self, sql: str, rows: Any) -> sqlite3.Cursor:
-        self._before(sql)
-        return self._cur.executemany(sql, rows)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._cur, name)

@@ -1,30 +1,32 @@
 """Wiring a system's graph for conversations, memory, hooks and the guardrail (docs/systems/conversations.md).
 
-``wire`` adds to a system's graph builder, before it compiles:
+A system builds its graph on a ``SystemGraph``, which wraps every node as it is added,
+so that when it returns the agent it belongs to remembers where it stopped
+(``graph.kernel.conversation``), tool results are scanned for injected instructions,
+``after`` hooks may send execution elsewhere, and the end of the main agent's work ends
+the turn (and starts a queued message). ``wire`` then adds, before it compiles:
 
-- a wrapper on every node, so that when it returns the agent it belongs to remembers
-  where it stopped (``graph.kernel.conversation``), tool results are scanned for
-  injected instructions, ``after`` hooks may send execution elsewhere, and the end of
-  the main agent's work ends the turn (and starts a queued message);
 - ``fallback`` hooks on LangGraph's own node error handler;
-- the guardrail agent, when the design switches it on, and the ``before_run`` routing of
-  a new user message to it (or wherever a ``before_run`` hook says).
+- the guardrail agent, when the design switches it on, and the start of the graph: the
+  system's entry, or a routing of a new user message to the guardrail (or wherever a
+  ``before_run`` hook says).
+
+Only LangGraph's public builder methods are used: a compiled graph is never edited.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import operator
-from typing import Any
+from typing import Any, Callable
 
-from langchain_core.runnables import RunnableConfig
-from langchain_core.runnables.config import run_in_executor
+from langchain_core.runnables import Runnable, RunnableConfig
 from langgraph.channels.binop import BinaryOperatorAggregate
 from langgraph.errors import NodeError
 from langgraph.graph import END, START, StateGraph
 from langgraph.pregel import Pregel
 from langgraph.types import Command
-from langgraph.utils.runnable import RunnableCallable
 
 from graph.kernel.checkpoints import memory_checkpointer
 from graph.kernel.conversation import (
@@ -159,20 +161,65 @@ def without_idle_writes(out: Any, idle: frozenset[str]) -> Any:
     return dataclasses.replace(out, update=kept) if isinstance(out, Command) else kept
 
 
-def _remembering(ctx: Context, node: str, inner, idle: frozenset[str]) -> RunnableCallable:
-    """``inner`` followed by ``after_node``, as LangGraph wraps a node function: untraced
-    (the node's task is the traced run) and its signature read once, not at every call.
-    Run asynchronously (LangGraph Server streams with ``astream``) the node goes to a
-    worker thread, as a sync node should: inline it would block the server's event loop
-    (``langgraph dev`` refuses that: "Blocking call to time.sleep")."""
+def _caller(node: str, action: Any) -> Callable[[dict, RunnableConfig], Any]:
+    """How the wrapper calls a node's own function: with its state, and its config if it
+    takes one (what LangGraph would have passed it). A parameter LangGraph would inject
+    besides these (``runtime``, ``store``, ``writer``) is refused here, when the graph is
+    built, rather than failing at the node's first run."""
+    if isinstance(action, Runnable):
+        return action.invoke
+    if not callable(action) or inspect.iscoroutinefunction(action):
+        raise TypeError(f"Node {node!r} must be a function or a runnable (not async): {action!r}.")
+    params = list(inspect.signature(action).parameters.values())
+    takes_config = False
+    for param in params[1:]:
+        if param.name == "config":
+            takes_config = True
+        elif param.default is inspect.Parameter.empty and param.kind not in (
+            inspect.Parameter.VAR_POSITIONAL,
+            inspect.Parameter.VAR_KEYWORD,
+        ):
+            raise TypeError(
+                f"Node {node!r} asks for {param.name!r}: a system's node takes its state "
+                "and, if it needs it, its config."
+            )
+    if takes_config:
+        return lambda state, config: action(state, config=config)
+    return lambda state, config: action(state)
 
-    def run(state: dict, config: RunnableConfig) -> Any:
-        return without_idle_writes(after_node(ctx, node, state, inner.invoke(state, config)), idle)
 
-    async def run_async(state: dict, config: RunnableConfig) -> Any:
-        return await run_in_executor(config, run, state, config)
+class SystemGraph(StateGraph):
+    """A system's graph builder: each node is wrapped as it is added (``after_node``), so
+    the wiring never has to rewrite a builder's nodes. The wrappers find what they need
+    (the design, hooks, agents) once ``wire`` has made it; a team subgraph is added as it
+    is (it keeps its own drawing and its nodes' memory is its team's)."""
 
-    return RunnableCallable(run, run_async, name=node, trace=False)
+    def __init__(self, state_schema: Any, *args: Any, **kwargs: Any) -> None:
+        super().__init__(state_schema, *args, **kwargs)
+        self._context: Context | None = None
+        self._idle = idle_writes(self)
+
+    def add_node(self, node: Any, action: Any = None, **kwargs: Any) -> Any:  # type: ignore[override]
+        if not isinstance(node, str) or action is None:
+            raise TypeError("A system's node is added with its name first: add_node(name, action).")
+        if not isinstance(action, Pregel):
+            action = self._remembering(node, action)
+        return super().add_node(node, action, **kwargs)
+
+    def _remembering(self, node: str, action: Any) -> Callable[[dict, RunnableConfig], Any]:
+        """``action`` followed by ``after_node``. A plain function, so LangGraph wraps it
+        as it does any node: untraced (the node's task is the traced run), and run in a
+        worker thread when the graph is streamed asynchronously (LangGraph Server's
+        ``astream``), where inline it would block the server's event loop."""
+        call = _caller(node, action)
+
+        def run(state: dict, config: RunnableConfig) -> Any:
+            if self._context is None:
+                raise RuntimeError(f"Node {node!r} ran in a graph compiled without compile_graph.")
+            out = call(state, config)
+            return without_idle_writes(after_node(self._context, node, state, out), self._idle)
+
+        return run
 
 
 def _fallback(state: dict, error: NodeError, *, ctx: Context) -> Command:
@@ -259,7 +306,7 @@ def guardrail_node(state: dict, *, ctx: Context) -> Command:
 
 
 def wire(
-    builder: StateGraph,
+    builder: SystemGraph,
     design,
     *,
     system: System,
@@ -268,8 +315,18 @@ def wire(
     settings=None,
     hooks: Hooks | None = None,
 ) -> Agents:
-    """Add memory, hooks, conversations and (if switched on) the guardrail to a system's
-    graph builder, before it compiles. Refuses hook rules that name nothing real."""
+    """Give a system's graph builder (its nodes added, its start left to this) what its
+    node wrappers need, its start, the guardrail if switched on and the fallback hooks,
+    before it compiles. Refuses hook rules that name nothing real."""
+    if not isinstance(builder, SystemGraph):
+        raise TypeError(
+            "A system builds its graph on a SystemGraph: its nodes are wrapped as added."
+        )
+    if any(start == START for start, _ in builder.edges) or START in builder.branches:
+        raise ValueError(
+            f"{system.name}'s graph has its own edge from START: the wiring adds it "
+            "(to the guardrail, a before_run hook's target, or the entry)."
+        )
     hooks = hooks or Hooks(design.hooks, guardrail=design.guardrail)
     entry = system.entry
     nodes = set(builder.nodes)
@@ -282,22 +339,20 @@ def wire(
                 f"of this design: {', '.join(sorted(agents.nodes))}."
             )
     ctx = Context(system.name, system, design, agents, hooks, model, prompts, settings)
+    builder._context = ctx
     if design.guardrail:
         builder.add_node(
             GUARDRAIL, lambda state: guardrail_node(state, ctx=ctx), destinations=(entry, END)
         )
-    idle = idle_writes(builder)
-    for name, spec in builder.nodes.items():
-        if not isinstance(spec.runnable, Pregel):  # team subgraphs keep their own drawing
-            spec.runnable = _remembering(ctx, name, spec.runnable, idle)
     starts = {entry, *(t for t in ([GUARDRAIL] if design.guardrail else []))}
     starts |= {
         agents.entry.get(r.target, r.target)
         for r in design.hooks
         if r.event == "before_run" and not r.resume
     }
-    if starts != {entry}:
-        builder.edges.discard((START, entry))
+    if starts == {entry}:
+        builder.add_edge(START, entry)
+    else:
         builder.add_conditional_edges(
             START, lambda state: _route_start(state, ctx=ctx), sorted(starts)
         )
@@ -311,7 +366,7 @@ def wire(
 
 
 def compile_graph(
-    builder: StateGraph,
+    builder: SystemGraph,
     design,
     *,
     system: System,

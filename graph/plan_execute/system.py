@@ -15,14 +15,14 @@ from dataclasses import dataclass
 from functools import partial
 
 from langchain_core.messages import HumanMessage
-from langgraph.graph import END, START, StateGraph
+from langgraph.graph import END
 from langgraph.graph.state import CompiledStateGraph
 
 from graph.kernel.conversation import first_turn
 from graph.kernel.design import Design
 from graph.kernel.ledger import side_effect_ledger
 from graph.kernel.system import Ability, ApprovalView, Panel, RunFacts, Setting, System
-from graph.kernel.wiring import compile_graph
+from graph.kernel.wiring import SystemGraph, compile_graph
 from graph.models.chat import role_models
 from graph.plan_execute import agents, prompts
 from graph.plan_execute.agents import AGENTS, enabled_specs
@@ -202,7 +202,7 @@ class PlanExecute(System):
             escalate_at_cap=design.escalate_at_cap,
             ledger=side_effect_ledger(settings),
         )
-        builder = StateGraph(State)
+        builder = SystemGraph(State)
         builder.add_node(
             "planner", partial(planner_node, deps=deps), destinations=("executor", END)
         )
@@ -224,7 +224,6 @@ class PlanExecute(System):
                 partial(WORKER_NODES[name], deps=deps),
                 destinations=_worker_destinations(name, nodes),
             )
-        builder.add_edge(START, self.entry)
         return compile_graph(
             builder,
             design,

@@ -208,9 +208,6 @@ class Store:
         except (ValidationError, ValueError):
             return None
 
-    def design_names(self) -> list[str]:
-        return [r["name"] for r in self._query("SELECT name FROM designs ORDER BY name")]
-
     # ------------------------------------------------------------------ prompt versions
 
     @staticmethod
@@ -949,12 +946,6 @@ class Store:
             (experiment_id,),
         )
         return [dict(r) for r in rows]
-
-    def delete_experiment(self, experiment_id: str) -> None:
-        """Forget the experiment; its runs stay in History as ordinary runs."""
-        with self._db.transaction() as tx:
-            tx.execute("DELETE FROM experiment_runs WHERE experiment_id = ?", (experiment_id,))
-            tx.execute("DELETE FROM experiments WHERE id = ?", (experiment_id,))
 
     def experiment_places(self, run_ids: Iterable[str]) -> dict[str, dict]:
         """Where each run sits in an experiment: {run_id: {experiment_id, experiment,

@@ -51,11 +51,6 @@ class SupervisorDecision(BaseModel):
     reason: str = ""
 
 
-def pending_for_model(state: dict) -> list[Message]:
-    """The supervisor's unread messages: what its prompt shows as the inbox."""
-    return inbox(state, "supervisor")
-
-
 def _check(enabled: list[str], allowed: list[str]):
     def check(decision: SupervisorDecision) -> None:
         name = decision.next_agent.strip()

@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass
 from functools import partial
 
 from langchain_core.messages import HumanMessage
-from langgraph.graph import END, START, StateGraph
+from langgraph.graph import END
 from langgraph.graph.state import CompiledStateGraph
 
 from graph.kernel.conversation import first_turn
@@ -33,7 +33,7 @@ from graph.kernel.system import (
     System,
     cell,
 )
-from graph.kernel.wiring import compile_graph
+from graph.kernel.wiring import SystemGraph, compile_graph
 from graph.supervisor_bus import agents, prompts
 from graph.supervisor_bus.agents import AGENTS
 from graph.supervisor_bus.bus import Outbox, answer_to, messages, preview
@@ -160,7 +160,7 @@ class SupervisorBus(System):
         deps = make_deps(
             design, settings=settings, planner_model=planner_model, worker_model=worker_model
         )
-        builder = StateGraph(BusState)
+        builder = SystemGraph(BusState)
         builder.add_node(
             "supervisor",
             partial(supervisor_node, deps=deps),
@@ -173,7 +173,6 @@ class SupervisorBus(System):
             builder.add_node(
                 name, partial(worker_node, deps=deps, agent=name), destinations=("supervisor",)
             )
-        builder.add_edge(START, self.entry)
         return compile_graph(
             builder,
             design,

@@ -7,13 +7,13 @@ from __future__ import annotations
 import pytest
 
 from graph.kernel.design import Design
-from graph.models.fake_server import LocalOpenAIServer
 from graph.models.modes import PROCESS_MODES
 from graph.models.scripted import ScriptedChatModel
 from graph.service.eval_sets import Check, EvalQuestion, EvalSet
 from graph.service.experiments import ExperimentRunner, compare
 from graph.settings import Settings
 from tests.app.support import open_page, texts
+from tests.support_procs.fake_server import LocalOpenAIServer
 
 PAGE = "app_pages/evals.py"
 TWO = EvalSet(

@@ -5,10 +5,10 @@ which modes the run used."""
 from __future__ import annotations
 
 from graph.kernel.design import Design
-from graph.models.fake_server import LocalOpenAIServer
 from graph.models.scripted import ScriptedChatModel
 from graph.settings import get_settings
 from tests.app.support import button, open_page, texts, wait_status
+from tests.support_procs.fake_server import LocalOpenAIServer
 
 PAGE = "app_pages/model.py"
 

@@ -301,9 +301,9 @@ def test_judge_every_run_works_in_the_background_with_its_progress(home, service
     from langchain_core.messages import AIMessage
     from langchain_core.outputs import ChatGeneration, ChatResult
 
-    from graph.models.fake_server import LocalOpenAIServer
     from graph.service.judging import JudgeJobs
     from graph.settings import get_settings
+    from tests.support_procs.fake_server import LocalOpenAIServer
     from tests.unit.conftest import wait_for
 
     store, service = services

@@ -9,13 +9,13 @@ from dataclasses import asdict, dataclass
 from typing import Optional
 
 from langchain_core.messages import AIMessage, HumanMessage
-from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph.graph import END, MessagesState
 
 from graph.kernel.conversation import ConversationState, first_turn
 from graph.kernel.design import Design
 from graph.kernel.messages import tag_messages
 from graph.kernel.system import AgentSpec, Panel, RunFacts, System
-from graph.kernel.wiring import compile_graph
+from graph.kernel.wiring import SystemGraph, compile_graph
 from graph.models.chat import make_chat_model
 from graph.settings import get_settings
 
@@ -93,9 +93,8 @@ class Relay(System):
                 "messages": tag_messages([AIMessage(content=signed)], 2, "checker"),
             }
 
-        builder = StateGraph(RelayState)
+        builder = SystemGraph(RelayState)
         builder.add_node("drafter", drafter)
-        builder.add_edge(START, "drafter")
         last = "drafter"
         if "checker" in enabled:
             builder.add_node("checker", checker)

@@ -4,11 +4,11 @@ import pytest
 
 from graph.kernel.accounting import Usage, call_cost, format_cost, usage_by_step
 from graph.kernel.design import Design
-from graph.models.fake_server import LocalOpenAIServer
 from graph.models.scripted import ScriptedChatModel
 from graph.plan_execute import SYSTEM
 from graph.service.runs import event_record, run_question
 from graph.settings import Settings
+from tests.support_procs.fake_server import LocalOpenAIServer
 
 build_graph = SYSTEM.build_graph
 

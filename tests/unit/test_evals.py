@@ -12,7 +12,6 @@ from langchain_core.messages import AIMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
 from graph.kernel.design import Design
-from graph.models.fake_server import LocalOpenAIServer
 from graph.prompts import PromptError, PromptSet, prompt_spec, template_errors
 from graph.service.eval_sets import (
     EVAL_SET_FORMAT,
@@ -27,6 +26,7 @@ from graph.service.eval_sets import (
 from graph.service.evals import JudgeUnavailable, RunResult, evaluate, judge_run, run_passed
 from graph.service.store import Store
 from graph.settings import Settings
+from tests.support_procs.fake_server import LocalOpenAIServer
 
 PRICES = {"priced-model": (1.0, 2.0)}
 

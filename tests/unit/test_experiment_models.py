@@ -11,7 +11,6 @@ from pydantic import ValidationError
 
 from graph.kernel.design import Design
 from graph.models.choice import SCRIPTED, ModelChoice, configured_choice
-from graph.models.fake_server import LocalOpenAIServer
 from graph.models.modes import PROCESS_MODES
 from graph.models.scripted import ScriptedChatModel
 from graph.service.eval_sets import Check, EvalQuestion, EvalSet
@@ -19,6 +18,7 @@ from graph.service.experiments import ExperimentRunner, Variant, compare
 from graph.service.run_service import RunService
 from graph.service.store import Store
 from graph.settings import Settings
+from tests.support_procs.fake_server import LocalOpenAIServer
 from tests.unit.conftest import wait_for
 
 QUESTION = "How did Tesla's stock do in 2008?"

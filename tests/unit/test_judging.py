@@ -12,9 +12,9 @@ from langchain_core.messages import AIMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
 from graph.kernel.design import Design
-from graph.models.fake_server import LocalOpenAIServer
 from graph.service.judging import JudgeJobs
 from graph.settings import Settings
+from tests.support_procs.fake_server import LocalOpenAIServer
 from tests.unit.conftest import wait_for
 
 SCORES = {

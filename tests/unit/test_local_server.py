@@ -16,7 +16,7 @@ from langchain_core.tools import tool
 from langchain_openai import ChatOpenAI
 from pydantic import BaseModel
 
-from graph.models.fake_server import MALFORMED_JSON, PROSE, EchoChatModel, LocalOpenAIServer
+from tests.support_procs.fake_server import MALFORMED_JSON, PROSE, EchoChatModel, LocalOpenAIServer
 
 REPO = Path(__file__).resolve().parents[2]
 JSON_SCHEMA_FORMAT = {
@@ -336,7 +336,7 @@ def test_cli_serves_echo_model():
         [
             sys.executable,
             "-m",
-            "graph.models.fake_server",
+            "tests.support_procs.fake_server",
             "--model",
             "echo",
             "--port",

@@ -1,6 +1,6 @@
 """A model server that misbehaves ends a run quickly and says what it did.
 
-Real parts only: the project's own test server (``graph.models.fake_server``) misbehaves
+Real parts only: the project's own test server (``tests.support_procs.fake_server``) misbehaves
 on demand over real HTTP, the real langchain-openai client calls it, and the runs go
 through ``run_question`` like the command line's. Covered: a server dripping one byte at
 a time (Stop ends the run within 2 s; the call's deadline ends it otherwise), a server
@@ -18,13 +18,13 @@ import pytest
 
 from graph.kernel.design import Design
 from graph.kernel.system import get_system
-from graph.models.fake_server import LocalOpenAIServer
 from graph.models.modes import PROCESS_MODES
 from graph.models.scripted import ScriptedChatModel
 from graph.service.run_service import RunService
 from graph.service.runs import StopSignal, run_question
 from graph.service.store import Store
 from graph.settings import Settings
+from tests.support_procs.fake_server import LocalOpenAIServer
 
 QUESTION = "What happened to Apple when it launched the iPhone, and how did its stock price change in 2007?"
 SYSTEMS = ["plan_execute", "supervisor_bus", "hierarchical_teams"]

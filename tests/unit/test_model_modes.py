@@ -19,7 +19,6 @@ from graph.kernel.accounting import model_modes
 from graph.kernel.design import Design
 from graph.models import tool_prompting
 from graph.models.chat import make_chat_model
-from graph.models.fake_server import LocalOpenAIServer
 from graph.models.modes import PROCESS_MODES, ModeBook
 from graph.models.scripted import ScriptedChatModel
 from graph.models.structured import ask_json, tight_schema
@@ -28,6 +27,7 @@ from graph.plan_execute.planner import Plan
 from graph.service.run_service import RunService
 from graph.service.runs import run_question
 from graph.settings import Settings
+from tests.support_procs.fake_server import LocalOpenAIServer
 from tests.unit.conftest import wait_status
 
 build_graph = SYSTEM.build_graph

@@ -13,12 +13,12 @@ import pytest
 from pydantic import SecretStr
 
 from graph.kernel.design import Design
-from graph.models.fake_server import LocalOpenAIServer
 from graph.models.modes import PROCESS_MODES
 from graph.models.scripted import ScriptedChatModel
 from graph.plan_execute import SYSTEM
 from graph.service.runs import run_question
 from graph.settings import Settings
+from tests.support_procs.fake_server import LocalOpenAIServer
 
 build_graph = SYSTEM.build_graph
 

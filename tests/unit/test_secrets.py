@@ -11,12 +11,12 @@ import json
 import logging
 
 from graph.kernel.design import Design
-from graph.models.fake_server import LocalOpenAIServer
 from graph.models.modes import PROCESS_MODES
 from graph.models.scripted import ScriptedChatModel
 from graph.service.run_service import RunService
 from graph.service.store import Store
 from graph.settings import Settings
+from tests.support_procs.fake_server import LocalOpenAIServer
 
 QUESTION = "How did Apple's stock price change in 2007?"
 # Not shaped like any known key: only its being configured can keep it out.

@@ -104,19 +104,6 @@ def parse_eval_set_text(text: str) -> EvalSet:
     return import_eval_set(data)
 
 
-def question_rows(eval_set: EvalSet) -> list[dict]:
-    """One row per question: its number, text and checks in words."""
-    return [
-        {
-            "#": i,
-            "Question": q.question,
-            "Checks": "; ".join(c.label for c in q.checks)
-            or "(no checks: it passes when the run ends done)",
-        }
-        for i, q in enumerate(eval_set.questions, start=1)
-    ]
-
-
 def eval_set_facts(eval_set: EvalSet) -> str:
     checks = sum(len(q.checks) for q in eval_set.questions)
     return f"{len(eval_set.questions)} question(s), {checks} check(s)"

@@ -9,12 +9,13 @@ structured-output support, slowness and injected faults.
 Only the standard library does the HTTP (``ThreadingHTTPServer`` in a daemon
 thread, one thread per connection, so concurrent requests run in parallel).
 
-Run in the foreground::
+Run in the foreground, from the repository's root::
 
-    python -m graph.models.fake_server --port 8011 --model echo [--structured json_object] [--delay 0.2]
+    python -m tests.support_procs.fake_server --port 8011 --model echo [--structured json_object] [--delay 0.2]
 
-Over 400 lines: a test and demo tool, not the product's runtime; the HTTP handling, the
-quirks it imitates and the faults it injects are one server.
+Lives with the tests, not in ``graph/``: the product never imports it (an import-linter
+contract says so). Over 400 lines: the HTTP handling, the quirks it imitates and the
+faults it injects are one server.
 """
 
 from __future__ import annotations
@@ -908,7 +909,7 @@ def _model_factory(name: str) -> Callable[[], BaseChatModel]:
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
-        prog="python -m graph.models.fake_server",
+        prog="python -m tests.support_procs.fake_server",
         description="Serve an OpenAI-compatible chat-completions API on loopback.",
     )
     parser.add_argument("--host", default="127.0.0.1")
