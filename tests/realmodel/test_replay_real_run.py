@@ -5,10 +5,15 @@ from __future__ import annotations
 
 import socket
 
+import pytest
+
 from graph.service.run_service import RunService
 from tests.realmodel.conftest import design_for, drive
 
 QUESTION = "How did Tesla's stock do in 2008?"
+
+# a run on the 135M model takes minutes: more than the suite's default test timeout
+pytestmark = pytest.mark.timeout(2400)
 
 
 def _requests(llama) -> int:
