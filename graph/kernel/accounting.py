@@ -81,7 +81,8 @@ class UsageRecorder(BaseCallbackHandler):
             # the reply's id as the state keeps it: the trace puts this call on that message
             "message_id": getattr(message, "id", None) if message is not None else None,
         }
-        # How the server was asked (structured output and tool calling modes) and why.
+        # How the server was asked (structured output and tool calling modes, the reply
+        # limit and the field it went in) and why.
         modes = (
             ((getattr(message, "response_metadata", None) or {}).get("stepwise") or {})
             if message is not None
@@ -90,7 +91,17 @@ class UsageRecorder(BaseCallbackHandler):
         call.update(
             {
                 k: modes[k]
-                for k in ("structured", "structured_why", "tools", "tools_why", "notes")
+                for k in (
+                    "structured",
+                    "structured_why",
+                    "tools",
+                    "tools_why",
+                    "call_kind",
+                    "max_tokens",
+                    "token_field",
+                    "cut_at",
+                    "notes",
+                )
                 if modes.get(k)
             }
         )
