@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from graph.models.modes import ModeBook, describe_structured, describe_tools
+from graph.models.reply_limits import describe_field
 from graph.settings import Settings
 
 # How to point Stepwise at the usual local servers: the variables, and what to expect.
@@ -76,6 +77,10 @@ def learnt_rows(modes: ModeBook) -> list[dict]:
                 "Why": learnt.structured_note,
                 "Tool calling": describe_tools(learnt.tools) if learnt.tools else "not asked yet",
                 "Why (tools)": learnt.tools_note,
+                "Reply limit sent in": describe_field(learnt.token_field)
+                if learnt.token_field
+                else "not asked yet",
+                "Why (limit)": learnt.token_field_note,
                 "Learnt": datetime.fromtimestamp(learnt.updated_at).strftime("%Y-%m-%d %H:%M:%S")
                 if learnt.updated_at
                 else "",

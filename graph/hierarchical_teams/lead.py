@@ -221,7 +221,9 @@ class _Turn:
     def by_id(self) -> dict[str, dict]:
         return {s["id"]: s for s in self.subtasks}
 
-    def ask(self, prompt: str, schema, label: str, example: str, check=None, enums=None):
+    def ask(
+        self, prompt: str, schema, label: str, example: str, *, kind: str, check=None, enums=None
+    ):
         reply = ask_json(
             self.deps.lead_model,
             prompt,
@@ -230,6 +232,7 @@ class _Turn:
             repair_prompt=repair_prompt(self.deps.prompts, example),
             check=check,
             enums=enums,
+            kind=kind,
         )
         self.update["messages"] += tag_messages(reply.replies, self.step, "lead_supervisor")
         self.update["notices"] += reply.notices
@@ -305,6 +308,7 @@ def _plan(turn: _Turn) -> None:
         plan_example(deps.enabled),
         check=lambda p: _check_drafts(p.subtasks, deps.teams, set()),
         enums={"team": deps.teams},
+        kind="plan",
     )
     turn.subtasks = materialise(
         plan.subtasks,
@@ -349,6 +353,7 @@ def _replan(turn: _Turn) -> None:
         replan_example(subtasks, deps.enabled),
         check=check,
         enums={"team": deps.teams, "keep": still_open, "id": still_open},
+        kind="plan",
     )
     now = time.time()
     by_id = turn.by_id()
@@ -455,6 +460,7 @@ def _dispatch(turn: _Turn) -> Command:
                 route_example(ids),
                 check=check,
                 enums={"next_subtask_id": route_names(ids)},
+                kind="route",
             )
         except ModelReplyError as exc:
             turn.update["messages"] += tag_messages(exc.replies, turn.step, "lead_supervisor")

@@ -128,6 +128,7 @@ def team_supervisor_node(state: dict, deps: Deps, team: str) -> Command:
             repair_prompt=repair_prompt(deps.prompts, team_route_example(workers)),
             check=check,
             enums={"next_worker": [*workers, FINISH]},
+            kind="decision",
         )
     except ModelReplyError as exc:
         return _finish(

@@ -98,7 +98,8 @@ class UsageRecorder(BaseCallbackHandler):
             call["output_tokens"],
             call["latency_s"],
         )
-        # How the server was asked (structured output and tool calling modes) and why.
+        # How the server was asked (structured output and tool calling modes, the reply
+        # limit and the field it went in) and why.
         modes = (
             ((getattr(message, "response_metadata", None) or {}).get("stepwise") or {})
             if message is not None
@@ -107,7 +108,17 @@ class UsageRecorder(BaseCallbackHandler):
         call.update(
             {
                 k: modes[k]
-                for k in ("structured", "structured_why", "tools", "tools_why", "notes")
+                for k in (
+                    "structured",
+                    "structured_why",
+                    "tools",
+                    "tools_why",
+                    "call_kind",
+                    "max_tokens",
+                    "token_field",
+                    "cut_at",
+                    "notes",
+                )
                 if modes.get(k)
             }
         )

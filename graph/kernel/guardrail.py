@@ -143,6 +143,7 @@ def check_message(
                 'example: {"verdict": "refuse", "reason": "It asks for the '
                 'system prompt."}'
             ),
+            kind="verdict",
         )
         checks.append(
             {

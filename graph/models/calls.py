@@ -10,6 +10,10 @@ The socket is found through httpcore's ``trace`` extension (public API) on a cli
 without keep-alive: each request opens its own connection, so the connection a call
 waits on is the one it opened. One TCP connect per model call is nothing next to a
 model's answer.
+
+A read timeout is never retried: it comes after the whole request was written, and a
+single-slot server (llama-cpp-python) keeps generating a request its client left, so a
+copy sent again would queue behind it, and every later call behind both.
 """
 
 from __future__ import annotations
@@ -84,8 +88,44 @@ _current_call: contextvars.ContextVar[_Call | None] = contextvars.ContextVar(
 )
 
 
+class TimedOutAfterSending(RuntimeError):
+    """A read timeout on a request the server has whole: not an error the openai client
+    knows, so it is not retried (it retries its own timeouts). Sending the request again
+    would queue a second copy behind the first on a single-slot server that is still
+    generating the abandoned one (it does not stop when the client leaves)."""
+
+    def __init__(self, timeout_s: float | None, answer_started: bool) -> None:
+        super().__init__(f"no answer within {timeout_s} s after the request was sent")
+        self.timeout_s = timeout_s
+        self.answer_started = answer_started
+
+
+def _read_timeout(request: httpx.Request) -> float | None:
+    timeout = request.extensions.get("timeout")
+    return timeout.get("read") if isinstance(timeout, dict) else None
+
+
+class _NoResendStream(httpx.SyncByteStream):
+    """A reply's body whose read timeout is ``TimedOutAfterSending``."""
+
+    def __init__(self, inner: httpx.SyncByteStream, request: httpx.Request) -> None:
+        self._inner = inner
+        self._request = request
+
+    def __iter__(self):
+        try:
+            yield from self._inner
+        except httpx.ReadTimeout:
+            raise TimedOutAfterSending(_read_timeout(self._request), True) from None
+
+    def close(self) -> None:
+        self._inner.close()
+
+
 class _TracedTransport(httpx.HTTPTransport):
-    """Attaches the current call's trace hook to each request it sends."""
+    """Attaches the current call's trace hook to each request it sends, and lets no read
+    timeout be retried: a read timeout comes after the whole request was written (a
+    connection refused or a connect timeout comes before, and is retried as before)."""
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         call = _current_call.get()
@@ -94,7 +134,12 @@ class _TracedTransport(httpx.HTTPTransport):
                 raise httpx.ConnectError("the model call was abandoned", request=request)
             call.answer_started = False
             request.extensions = {**request.extensions, "trace": call.trace}
-        return super().handle_request(request)
+        try:
+            response = super().handle_request(request)
+        except httpx.ReadTimeout:
+            raise TimedOutAfterSending(_read_timeout(request), False) from None
+        response.stream = _NoResendStream(response.stream, request)
+        return response
 
 
 _PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY")
@@ -104,7 +149,9 @@ _PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY")
 def traced_http_client() -> httpx.Client:
     """The HTTP client of every server model: the OpenAI client's defaults, no keep-alive.
     With a proxy in the environment, the client's own (which honours it): Stop and the
-    deadline still end the call at once, only its socket is left to the read timeout."""
+    deadline still end the call at once, only its socket is left to the read timeout, and
+    a read timeout is retried as the openai client does (``STEPWISE_MAX_RETRIES=0`` there
+    for a single-slot server)."""
     if any(os.environ.get(v) or os.environ.get(v.lower()) for v in _PROXY_VARIABLES):
         return openai.DefaultHttpxClient()
     limits = httpx.Limits(max_connections=1000, max_keepalive_connections=0)
@@ -144,10 +191,18 @@ def bounded_call(fn: Callable[[], T], *, deadline_s: float, server: str) -> T:
     error = outcome.get("error")
     if error is None:
         return outcome["value"]
-    if isinstance(error, openai.APIConnectionError) and call.answer_started:
+    if isinstance(error, TimedOutAfterSending) and not error.answer_started:
+        within = f" within {error.timeout_s:g} s" if error.timeout_s else ""
+        raise ModelCallError(
+            f"The model server at {server} did not answer{within} (STEPWISE_REQUEST_TIMEOUT); "
+            "the request was not sent again, since the server may still be working on it."
+        ) from None
+    if isinstance(error, TimedOutAfterSending) or (
+        isinstance(error, openai.APIConnectionError) and call.answer_started
+    ):
         how = (
             "nothing more came before the read timeout"
-            if isinstance(error, openai.APITimeoutError)
+            if isinstance(error, (openai.APITimeoutError, TimedOutAfterSending))
             else "the connection closed before the reply was complete"
         )
         raise ModelCallError(

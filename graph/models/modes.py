@@ -70,6 +70,8 @@ class LearntModes:
         ""  # e.g. "the server refused json_schema (HTTP 500 naming response_format)"
     )
     tools_note: str = ""
+    token_field: str | None = None  # where the reply limit goes (graph.models.reply_limits)
+    token_field_note: str = ""
     updated_at: float = 0.0
 
     def as_dict(self) -> dict:
@@ -110,6 +112,7 @@ class ModeBook:
         *,
         structured: str | None = None,
         tools: str | None = None,
+        token_field: str | None = None,
         note: str | None = None,
     ) -> None:
         """Record what worked; ``note`` says why it is not the strongest mode."""
@@ -124,6 +127,10 @@ class ModeBook:
                 current.tools = tools
                 if note is not None:
                     current.tools_note = note
+            if token_field is not None:
+                current.token_field = token_field
+                if note is not None:
+                    current.token_field_note = note
             changed = {k: v for k, v in current.as_dict().items() if k != "updated_at"} != {
                 k: v for k, v in before.items() if k != "updated_at"
             }

@@ -1,6 +1,6 @@
 """``ServerChatModel``: ``ChatOpenAI`` taught what real OpenAI-compatible servers refuse.
 
-Two things differ between servers, and both are handled here, per call, so the agents
+Three things differ between servers, and all are handled here, per call, so the agents
 never know which server they talk to:
 
 - **Structured output** (a call bound with ``json_request`` by ``ask_json``): the
@@ -13,6 +13,8 @@ never know which server they talk to:
   grammar-constrained by the same structured modes. On ``auto`` a server that refuses
   ``tools``, or a model that answers in prose on an agent's first turn where it must
   call a tool, switches to prompted.
+- **The reply limit** (``reply_limits``): each call kind's token budget, sent in both
+  fields servers read, or the one left when a server refuses the other by name.
 
 Every call is bounded (``graph.models.calls``): a total deadline, the user's Stop, and a
 reply that is cut off or not a chat completion said in words.
@@ -50,6 +52,14 @@ from graph.models.modes import (
     describe_structured,
     describe_tools,
     is_refusal,
+)
+from graph.models.reply_limits import (
+    describe_field,
+    field_fallback,
+    first_field_mode,
+    limit_fields,
+    refused_field,
+    reply_budget,
 )
 from graph.models.structured import shape_text
 
@@ -148,6 +158,12 @@ class ServerChatModel(ChatOpenAI):
         self, messages: list[BaseMessage], stop, run_manager, **kwargs: Any
     ) -> ChatResult:
         request = kwargs.pop("json_request", None)
+        kind = kwargs.pop("call_kind", None)
+        budget = reply_budget(kind, kwargs.pop("max_tokens", None) or self.max_tokens)
+        if budget is not None:
+            kwargs["max_tokens"] = budget
+        if kind:
+            kwargs["call_kind"] = kind  # only said in the reply's metadata (see _post)
         if kwargs.get("tools"):
             return self._generate_with_tools(messages, stop, run_manager, kwargs)
         if request is not None:
@@ -155,11 +171,61 @@ class ServerChatModel(ChatOpenAI):
         return self._post(messages, stop, run_manager, **kwargs)
 
     def _post(self, messages: list[BaseMessage], stop, run_manager, **kwargs: Any) -> ChatResult:
+        """One request, its reply limit in the field the server reads (learnt: a refusal
+        naming the field moves to the other, see ``reply_limits``); the reply says which
+        field it used, and that it was cut when it was."""
+        kind = kwargs.pop("call_kind", None)
+        limit = kwargs.get("max_tokens")
+        if limit is None:
+            return self._post_once(messages, stop, run_manager, **kwargs)
+        book = self._book()
+        learnt = book.get(self.server, self.model_name)
+        mode = learnt.token_field or first_field_mode(self.server)
+        tried = {mode}
+        notes: list[str] = []
+        while True:
+            try:
+                result = self._post_once(messages, stop, run_manager, **kwargs, token_field=mode)
+            except openai.APIStatusError as exc:
+                refused = refused_field(exc)
+                lower = field_fallback(mode, refused, tried) if refused else None
+                if lower is None:
+                    raise
+                notes.append(
+                    f"The server refused {refused} (HTTP {exc.status_code}); the reply "
+                    f"limit went in {describe_field(lower)}."
+                )
+                mode = lower
+                tried.add(mode)
+                continue
+            break
+        if mode != learnt.token_field:
+            book.learn(self.server, self.model_name, token_field=mode, note=" ".join(notes) or None)
+        first = result.generations[0]
+        finish = (first.generation_info or {}).get("finish_reason") or (
+            first.message.response_metadata or {}
+        ).get("finish_reason")
+        return _annotate(
+            result,
+            call_kind=kind,
+            max_tokens=limit,
+            token_field=describe_field(mode),
+            cut_at=limit if finish == "length" else None,
+            notes=notes,
+        )
+
+    def _post_once(
+        self, messages: list[BaseMessage], stop, run_manager, **kwargs: Any
+    ) -> ChatResult:
         """One request through ``ChatOpenAI``; a reply it cannot read is said in words."""
         try:
             result = super()._generate(messages, stop, run_manager, **kwargs)
         except openai.APIError:
             raise
+        except openai.LengthFinishReasonError as exc:
+            # The client's parse (any response_format) refuses a reply cut at its limit;
+            # the reply is there, and cut is for the caller to handle (ask_json repairs it).
+            result = self._create_chat_result(exc.completion)
         except Exception as exc:
             words = unreadable_reply(exc)
             if words is None:
@@ -171,6 +237,17 @@ class ServerChatModel(ChatOpenAI):
                 "list of choices (no answer in it)."
             )
         return result
+
+    def _get_request_payload(self, input_, *, stop=None, **kwargs: Any) -> dict:
+        """``ChatOpenAI``'s payload, the reply limit in the field(s) ``token_field`` says
+        (it sends ``max_completion_tokens`` only, which some servers ignore)."""
+        mode = kwargs.pop("token_field", None)
+        payload = super()._get_request_payload(input_, stop=stop, **kwargs)
+        limit = payload.pop("max_completion_tokens", None)
+        limit = payload.pop("max_tokens", None) if limit is None else limit
+        if limit is not None:
+            payload.update(limit_fields(mode, limit))
+        return payload
 
     # ------------------------------------------------------------------ structured output
 

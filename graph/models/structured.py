@@ -12,7 +12,9 @@ enabled agents it picks one of them. ``tight_schema`` inlines references, closes
 object, requires every field, caps lists, and pins the fields a caller names to their
 allowed values. It sets no ``maxLength``: llama.cpp unrolls it into a grammar rule per
 character, and a few hundred characters make its server refuse the grammar and crash
-(seen: exit 139). A reply's length is bounded by ``max_tokens`` instead.
+(seen: exit 139). A reply's length is bounded instead by its call kind's token budget
+(``reply_limits``), sent in the field the server reads; a reply cut at that limit is a
+format problem like any other, repaired by asking for a shorter answer.
 """
 
 from __future__ import annotations
@@ -162,22 +164,25 @@ def ask_json(
     repair_prompt: Callable[[str, str], str],
     check: Callable[[T], None] | None = None,
     enums: Mapping[str, Sequence] | None = None,
+    kind: str | None = None,
 ) -> JsonReply:
     """Ask for JSON matching ``schema``; on a bad reply, one repair round with the error.
 
     ``enums`` pins fields of the schema sent to their allowed values (the enabled agents,
-    say); ``check`` adds rules the schema cannot express and says in words what is wrong.
+    say); ``check`` adds rules the schema cannot express and says in words what is wrong;
+    ``kind`` (a key of ``reply_limits.REPLY_TOKENS``) sizes the reply's token budget.
     Raises ``ModelReplyError`` naming ``label`` and the last problem when both fail.
     """
     request = {"name": schema.__name__, "schema": tight_schema(schema, enums)}
-    bound = model.bind(json_request=request)
+    bound = model.bind(json_request=request, **({"call_kind": kind} if kind else {}))
     notices: list[str] = []
     messages: list[BaseMessage] = [HumanMessage(content=prompt)]
     replies: list[AIMessage] = []
     error = ""
     for attempt in range(2):
         reply = bound.invoke(messages)
-        notices += (reply.response_metadata or {}).get("stepwise", {}).get("notes", [])
+        stepwise = (reply.response_metadata or {}).get("stepwise") or {}
+        notices += stepwise.get("notes", [])
         replies.append(reply)
         text = reply_text(reply)
         try:
@@ -185,6 +190,11 @@ def ask_json(
             return JsonReply(value, replies, repaired=attempt > 0, notices=notices)
         except ValueError as exc:
             error = str(exc)
+            asked = error
+            if cut := stepwise.get("cut_at"):
+                # Not a model that cannot write JSON: one that wrote too much of it.
+                error = f"the reply was cut at {cut} tokens, its limit"
+                asked = f"your reply was cut at {cut} tokens: answer shorter"
             notices.append(f"{label} reply unusable: {error}.")
-            messages = messages + [reply, HumanMessage(content=repair_prompt(error, text))]
+            messages = messages + [reply, HumanMessage(content=repair_prompt(asked, text))]
     raise ModelReplyError(f"{label} gave unusable output twice; last problem: {error}.", replies)

@@ -74,6 +74,7 @@ def executor_node(state: State, deps: Deps) -> Command:
             label="The Executor",
             repair_prompt=repair_prompt(deps.prompts, executor_example(enabled)),
             enums={"goto": goto_names(enabled)},
+            kind="decision",
         )
     except ModelReplyError as exc:
         return fail(

@@ -89,6 +89,7 @@ def planner_node(state: State, deps: Deps) -> Command:
             repair_prompt=repair_prompt(deps.prompts, plan_example(enabled)),
             check=lambda p: check_plan(p, enabled, step),
             enums={"agent": plannable(enabled)},
+            kind="plan",
         )
     except ModelReplyError as exc:
         return fail(

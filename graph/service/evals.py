@@ -275,6 +275,7 @@ def judge_run(
             f"JSON of this shape, nothing else:\n{example}"
         ),
         enums={"score": [1, 2, 3, 4, 5]},
+        kind="judgement",
     )
     scores = reply.value.model_dump()
     store.save_judgement(run_id, model_label(model), scores)

@@ -279,6 +279,7 @@ def supervisor_node(state: dict, deps: Deps) -> Command:
             repair_prompt=repair_prompt(deps.prompts, decision_example(view)),
             check=_check(enabled, decision_names(view)),
             enums={"next_agent": decision_names(view)},
+            kind="decision",
         )
     except ModelReplyError as exc:
         turn.update["messages"] = tag_messages(exc.replies, turn.round + 1, "supervisor")

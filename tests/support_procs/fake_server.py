@@ -88,11 +88,19 @@ _ACCEPTED_FORMATS: dict[str, frozenset[str]] = {
     "none": frozenset({"text"}),
 }
 _TOKEN_RE = re.compile(r"\w+|[^\w\s]")
+TOKEN_FIELDS = ("max_tokens", "max_completion_tokens")
 
 
 def count_tokens(text: str) -> int:
     """Rough token count (words and punctuation) for models that report no usage."""
     return len(_TOKEN_RE.findall(text or ""))
+
+
+def cut_to_tokens(text: str, limit: int) -> str | None:
+    """``text`` up to its ``limit``-th token (as ``count_tokens`` counts them), or None
+    when it is no longer than that."""
+    ends = [m.end() for m in _TOKEN_RE.finditer(text or "")]
+    return text[: ends[limit - 1]] if len(ends) > limit else None
 
 
 def _text_of(content: Any) -> str:
@@ -533,6 +541,8 @@ class LocalOpenAIServer:
         model_name: str = "stepwise-local",
         refusal_status: int = 400,
         tools: ToolSupport = "native",
+        reads_token_fields: Sequence[str] = TOKEN_FIELDS,
+        refuses_token_field: str | None = None,
     ) -> None:
         if structured not in _ACCEPTED_FORMATS:
             raise ValueError(f"structured must be one of {sorted(_ACCEPTED_FORMATS)}")
@@ -548,6 +558,10 @@ class LocalOpenAIServer:
         # Python server answers an unknown response_format with 500).
         self.refusal_status = refusal_status
         self.tools: ToolSupport = tools
+        # Which reply-limit fields it reads (llama-cpp-python: max_tokens only), and one it
+        # refuses by name (OpenAI's API refuses max_tokens for its reasoning models).
+        self.reads_token_fields = tuple(reads_token_fields)
+        self.refuses_token_field = refuses_token_field
         self.requests: list[dict] = []
         self.model: BaseChatModel | None = None
         self._faults: deque[str] = deque()
@@ -662,6 +676,7 @@ class LocalOpenAIServer:
             )
 
         self._check_response_format(body.get("response_format"))
+        limit = self._token_limit(body)
         messages = _to_langchain(body.get("messages"))
         runnable = self._bind(body)
         stop = body.get("stop")
@@ -675,7 +690,25 @@ class LocalOpenAIServer:
             )
         else:
             message = runnable.invoke(messages, stop=stop)
-            handler._send_json(200, self._completion(message, messages, replacement, request_model))
+            handler._send_json(
+                200, self._completion(message, messages, replacement, request_model, limit)
+            )
+
+    def _token_limit(self, body: dict) -> int | None:
+        """The reply's token limit as this server reads it; a refused field is an error
+        naming it, worded as OpenAI's."""
+        refused = self.refuses_token_field
+        if refused and body.get(refused) is not None:
+            other = next(f for f in TOKEN_FIELDS if f != refused)
+            raise _APIError(
+                400,
+                f"Unsupported parameter: '{refused}' is not supported with this model. "
+                f"Use '{other}' instead.",
+                param=refused,
+                code="unsupported_parameter",
+            )
+        found = [body.get(f) for f in self.reads_token_fields if body.get(f) is not None]
+        return int(found[0]) if found else None
 
     def _misbehave(self, handler: _Handler, fault: str) -> None:
         """Answer with one of the wire faults instead of the model."""
@@ -747,9 +780,16 @@ class LocalOpenAIServer:
         }
 
     def _completion(
-        self, message: AIMessage, prompt: list[BaseMessage], replacement: str | None, model: str
+        self,
+        message: AIMessage,
+        prompt: list[BaseMessage],
+        replacement: str | None,
+        model: str,
+        limit: int | None = None,
     ) -> dict:
-        """AIMessage -> ``chat.completion`` object."""
+        """AIMessage -> ``chat.completion`` object; the model's text past ``limit`` tokens
+        is cut, and the reply says so (``finish_reason: length``), as a real server's
+        would. An injected content fault is delivered whole."""
         if replacement is not None:
             content, tool_calls, source = replacement, [], None
         else:
@@ -758,6 +798,11 @@ class LocalOpenAIServer:
                 _tool_calls_to_openai(message),
                 message,
             )
+        finish = "tool_calls" if tool_calls else "stop"
+        whole = limit is None or source is None or bool(tool_calls)
+        cut = None if whole else cut_to_tokens(content, limit)
+        if cut is not None:
+            content, source, finish = cut, None, "length"
         out: dict[str, Any] = {
             "role": "assistant",
             "content": None if (tool_calls and not content) else content,
@@ -773,7 +818,7 @@ class LocalOpenAIServer:
                     "index": 0,
                     "message": out,
                     "logprobs": None,
-                    "finish_reason": "tool_calls" if tool_calls else "stop",
+                    "finish_reason": finish,
                 }
             ],
             usage=_usage(source, prompt, content, tool_calls),
