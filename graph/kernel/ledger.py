@@ -21,6 +21,7 @@ import time
 from functools import lru_cache
 from pathlib import Path
 
+from graph.kernel.pg_connections import connection_lost
 from graph.settings import Settings
 from graph.tools.effects import FINISHED, Effect
 
@@ -127,18 +128,31 @@ class SideEffectLedger:
 
 class PostgresSideEffectLedger(SideEffectLedger):
     """The same ledger in a PostgreSQL database (one autocommit connection behind the
-    lock, as on SQLite; the table created if missing)."""
+    lock, as on SQLite; the table created if missing). The connection is opened again
+    when the server closed it (a restart): kept for the life of the process, it otherwise
+    failed every side effect after the first restart."""
 
     def __init__(self, url: str):
+        self._lock = threading.Lock()
+        self._url = url
+        self._conn = None
+        with self._lock:
+            self.conn.execute(
+                "CREATE TABLE IF NOT EXISTS side_effects (key TEXT PRIMARY KEY, "
+                "result TEXT NOT NULL, at DOUBLE PRECISION NOT NULL, "
+                "state TEXT NOT NULL DEFAULT 'done', detail TEXT NOT NULL DEFAULT '')"
+            )
+
+    @property
+    def conn(self):
+        """A live connection: the one held, or a new one when the server closed it."""
         import psycopg
 
-        self._lock = threading.Lock()
-        self.conn = psycopg.connect(url, autocommit=True, connect_timeout=10)
-        self.conn.execute(
-            "CREATE TABLE IF NOT EXISTS side_effects (key TEXT PRIMARY KEY, "
-            "result TEXT NOT NULL, at DOUBLE PRECISION NOT NULL, "
-            "state TEXT NOT NULL DEFAULT 'done', detail TEXT NOT NULL DEFAULT '')"
-        )
+        if self._conn is None or connection_lost(self._conn):
+            if self._conn is not None:
+                self._conn.close()
+            self._conn = psycopg.connect(self._url, autocommit=True, connect_timeout=10)
+        return self._conn
 
     def _sql(self, sql: str) -> str:
         return sql.replace("%", "%%").replace("?", "%s")

@@ -15,6 +15,7 @@ from collections import OrderedDict
 from typing import Iterable
 
 from graph.kernel.checkpoints import BlobSerializer
+from graph.kernel.pg_connections import check_connection
 
 # pg_advisory_lock key of the checkpoint tables' setup ("stepckpt" in ASCII): two
 # processes starting at once would otherwise both create them.
@@ -76,6 +77,11 @@ def open_postgres_checkpointer(url: str, types: Iterable[tuple[str, str]] = ()):
         max_size=4,
         # What PostgresSaver needs of a connection (its documented setup).
         kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
+        check=check_connection,  # after a server restart, a new one, not a dead one
+        # Its reconnection backs off (1, 2, 4... s): after a long outage the next try could
+        # be a minute away. Given up after 5 s, the next request tries again at once.
+        reconnect_timeout=5.0,
+        timeout=10.0,  # a request waits this long for a connection (a statement takes ms)
         open=False,
     )
     pool.open(wait=True, timeout=10)

@@ -40,6 +40,7 @@ from typing import Any, Callable, Iterable, Iterator
 from urllib.parse import urlsplit
 
 from graph.errors import StepwiseError
+from graph.kernel.pg_connections import connection_lost
 from graph.redaction import REDACTED, redact, redact_url, url_password
 from graph.write_lock import write_lock
 
@@ -288,7 +289,9 @@ class SqliteDatabase(Database):
 
 class PostgresDatabase(Database):
     """A PostgreSQL database shared by several app processes (psycopg 3). The connection
-    is opened again if it was lost (a server restart), at the next statement."""
+    is opened again if it was lost (a server restart): before the next statement when
+    the server closed it while idle (``connection_lost``), else after the statement it
+    failed."""
 
     dialect = "postgresql"
 
@@ -302,7 +305,9 @@ class PostgresDatabase(Database):
             self._connection()
 
     def _connection(self):
-        if self._conn is None or self._conn.closed or self._conn.broken:
+        if self._conn is None or connection_lost(self._conn):
+            if self._conn is not None:
+                self._conn.close()
             self._conn = connect_postgres(self.url, row_factory=_row)
         return self._conn
 
@@ -379,6 +384,43 @@ def unavailable(url: str, error: BaseException) -> DatabaseUnavailable:
         f"Cannot use the PostgreSQL database at {redact_url(url)} (STEPWISE_DATABASE_URL): "
         f"{reason}{'' if reason.endswith('?') else '.'} Check that the server is running and "
         "reachable from this machine, and that the user, password and database name are right."
+    )
+
+
+def database_lost(error: BaseException) -> bool:
+    """Whether ``error``, or an error it came from, is the PostgreSQL server going away
+    (stopped, restarted, unreachable): a connection closed or refused, a pool left without
+    one. Not a statement PostgreSQL refused (a timeout, a deadlock): the database was
+    there."""
+    import psycopg
+    from psycopg_pool import PoolTimeout
+
+    seen: set[int] = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        if isinstance(error, (psycopg.InterfaceError, PoolTimeout, DatabaseUnavailable)):
+            return True
+        if isinstance(error, psycopg.OperationalError):
+            state = error.sqlstate or ""
+            # No SQLSTATE: the client lost the connection; 08: connection exceptions;
+            # 57P01-03: the server shutting down, crashed, or not yet accepting.
+            if not state or state.startswith("08") or state in ("57P01", "57P02", "57P03"):
+                return True
+        error = error.__cause__ or error.__context__
+    return False
+
+
+def database_lost_reason(url: str | None) -> str:
+    """What a run cut off by its database going away says (no password in it)."""
+    parts = urlsplit(url) if url else None
+    where = (  # host and port only: the whole URL is a secret, taken out of stored text
+        f"the PostgreSQL server at {parts.hostname}:{parts.port or 5432}"
+        if parts and parts.hostname
+        else "its PostgreSQL server"
+    )
+    return (
+        f"The database went away during this run: {where} stopped or could not be reached. "
+        "Everything saved before is kept: resume the run to go on from its last checkpoint."
     )
 
 

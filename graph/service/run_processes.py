@@ -169,6 +169,7 @@ class RunProcesses:
         cancel,
         *,
         alone: bool = False,
+        owner: str | None = None,
     ) -> Ended:
         """Drive the run's stream in a worker; (status, reason) as ``continue_run`` ends.
         ``cancel`` (a ``StopSignal``) set now or later stops it there. Raises
@@ -177,13 +178,14 @@ class RunProcesses:
         ``alone``: the run computes without pause (its model answers at once), so it
         waits here until a worker runs no other such run: one per core computes at full
         speed, where ten sharing a worker would take turns on its GIL and its writes.
-        Runs that wait on a model share workers freely."""
+        Runs that wait on a model share workers freely. ``owner``: the lease holder the
+        worker writes as (its writes stop when the holder has lost the run)."""
         job, done = next(self._ids), Future()
         worker = self._take(job, done, alone, cancel)
         if worker is None:
             return Ended("cancelled", "Cancelled before it started.")
         try:
-            worker.send(("run", job, run_id, design.model_dump_json(), run_input, step_mode))
+            worker.send(("run", job, run_id, design.model_dump_json(), run_input, step_mode, owner))
         except Exception as exc:
             self._ended(worker, job)
             if isinstance(exc, (OSError, ValueError)):  # its socket is closed: it died
@@ -324,7 +326,10 @@ def worker_main(fd: int) -> None:
                 graphs[design_json] = service.prepare(design)[0]
             return graphs[design_json]
 
-    def drive(job: int, run_id: str, design_json: str, run_input, step_mode: bool) -> None:
+    def drive(
+        job: int, run_id: str, design_json: str, run_input, step_mode: bool, owner: str | None
+    ) -> None:
+        service.leases.hold(run_id, owner)  # written as the owner, while it holds the run
         try:
             design = Design.model_validate_json(design_json)
             outcome = service.continue_here(
@@ -340,10 +345,16 @@ def worker_main(fd: int) -> None:
             reply(("ended", job, "cancelled", str(exc)))
         except Exception as exc:  # a run ends in words, never in a traceback
             from graph.models.chat import describe_error
+            from graph.service.database import database_lost, database_lost_reason
+            from graph.service.runs import database_url
 
-            reply(("failed", job, describe_error(exc, settings)))
+            if database_lost(exc):  # cut off, as a crash: the owner marks it interrupted
+                reply(("ended", job, "interrupted", database_lost_reason(database_url(settings))))
+            else:
+                reply(("failed", job, describe_error(exc, settings)))
         finally:
             signals.pop(job, None)
+            service.leases.let_go(run_id)
 
     while True:
         try:
@@ -354,11 +365,11 @@ def worker_main(fd: int) -> None:
         if kind == "exit":
             break
         if kind == "run":
-            _, job, run_id, design_json, run_input, step_mode = message
+            _, job, run_id, design_json, run_input, step_mode, owner = message
             signals[job] = StopSignal()
             threading.Thread(
                 target=drive,
-                args=(job, run_id, design_json, run_input, step_mode),
+                args=(job, run_id, design_json, run_input, step_mode, owner),
                 name=f"stepwise-stream-{run_id[:8]}",
                 daemon=True,
             ).start()

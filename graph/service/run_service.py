@@ -13,6 +13,7 @@ files.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import socket
 import threading
@@ -34,6 +35,8 @@ from graph.kernel.system import get_system
 from graph.models.chat import describe_error, make_chat_model, model_label
 from graph.models.modes import ModeBook
 from graph.prompts import PromptSet
+from graph.service.database import database_lost, database_lost_reason
+from graph.service.leases import LeaseGuardedSaver, LeaseLost, Leases
 from graph.service.questions import checked_question
 from graph.service.replays import recorded_model, replay_design
 from graph.service.run_processes import RunFailed, RunProcesses, WorkerDied
@@ -42,6 +45,7 @@ from graph.service.runs import (
     StopSignal,
     checkpointer_for,
     continue_run,
+    database_url,
     event_record,
     missed_updates,
 )
@@ -56,6 +60,7 @@ from graph.settings import Settings, get_settings
 from graph.stopping import Stopped
 
 ModelFactory = Callable[[str], BaseChatModel]
+log = logging.getLogger(__name__)
 
 
 def _process_exists(pid: int) -> bool:
@@ -110,7 +115,10 @@ class RunService:
         # does not claim them: an app may be running them on the same home.)
         self.claim_orphans = claim_orphans
         self.interrupted_at_start = self._mark_orphans() if claim_orphans else 0
-        self.checkpointer = checkpointer_for(self.settings)
+        # Whether this process still holds the runs its workers run, asked before each of
+        # their writes: a process frozen past its lease must not run a run twice.
+        self.leases = Leases(store, self.owner, self.lease_s, on_lost=self._stop_lost)
+        self.checkpointer = LeaseGuardedSaver(checkpointer_for(self.settings), self.leases)
         # What the model server accepts, learnt once and kept in the store across restarts.
         self.modes = ModeBook(store)
         self._executor = ThreadPoolExecutor(
@@ -125,6 +133,9 @@ class RunService:
         # Redirects asked of a live run, taken by its worker when its stream stops:
         # (plan, note, id in the store's queued redirects or None when not recorded).
         self._redirects: dict[str, list[tuple[Callable, str, int | None]]] = {}
+        # How runs ended that the store could not record then (its database away):
+        # written, and the runs let go of, once it answers (``_end_or_keep``).
+        self._unwritten: dict[str, tuple[str, str]] = {}
         self._closed = False
         self._stop = threading.Event()
         self.timeout_tick_s = timeout_tick_s
@@ -281,13 +292,15 @@ class RunService:
     def _work(
         self, run_id: str, design: Design, compiled, run_input, step_mode: bool, cancel: StopSignal
     ) -> None:
-        """The worker: never raises, never calls Streamlit; the store gets the outcome."""
+        """The worker: never raises, never calls Streamlit; the store gets the outcome,
+        unless the run is lost to another process (then nothing more is written)."""
         leftover: list = []
+        self.leases.hold(run_id)
         try:
             if cancel.is_set() and not cancel.redirecting:
-                self.store.set_run_status(run_id, "cancelled", "Cancelled before it started.")
+                self._set_status(run_id, "cancelled", "Cancelled before it started.")
                 return
-            self.store.set_run_status(run_id, "running")
+            self._set_status(run_id, "running")
             while True:
                 if self.processes is not None:
                     outcome = self.processes.run(
@@ -297,6 +310,7 @@ class RunService:
                         step_mode,
                         cancel,
                         alone=self.computes_without_pause(design),
+                        owner=self.owner,
                     )
                 else:
                     outcome = self.continue_here(
@@ -307,22 +321,29 @@ class RunService:
                     break
                 self._apply_or_refuse(run_id, compiled, *redirect)
                 run_input, step_mode = None, False
+        except LeaseLost:
+            pass  # another process has the run now (logged by Leases.lose)
         except Exception as exc:  # a run ends in words, never in a traceback
             status, reason = "failed", describe_error(exc, self.settings)
             if isinstance(exc, (WorkerDied, RunFailed)):
                 status = "interrupted" if isinstance(exc, WorkerDied) else "failed"
                 reason = str(exc)
-            try:
-                self.store.set_run_status(run_id, status, reason)
-            except Exception:
-                pass  # the store itself is gone; mark_interrupted will say so next start
+            if database_lost(exc):
+                log.warning("Run %s cut off: its database went away (%r).", run_id, exc)
+                status, reason = "interrupted", database_lost_reason(database_url(self.settings))
+            self._end_or_keep(run_id, status, reason)
         finally:
+            lost = self.leases.is_lost(run_id)
+            self.leases.let_go(run_id)
             with self._lock:
                 entry = self._live.get(run_id)
                 if entry is not None and entry[1] is cancel:  # not a newer worker's entry
                     self._live.pop(run_id)
-                    self._release(run_id)
+                    if run_id not in self._unwritten:  # held until its end is written
+                        self._release(run_id)
                 leftover = self._redirects.pop(run_id, [])
+            if lost:  # recorded ones are in the store, for the process that has the run
+                leftover = []
             for plan, note, redirect_id in leftover:  # left by a worker that failed: apply now
                 try:
                     self.redirect(run_id, plan=plan, note=note)
@@ -342,9 +363,8 @@ class RunService:
             run_id,
             design,
             settings=self.run_settings(design),
-            on_events=lambda events: self.store.append_events(
-                run_id, [event_record(event, design.system) for event in events]
-            ),
+            on_events=lambda events: self._store_events(run_id, design.system, events),
+            before_node=lambda: self.leases.check(run_id),
             cancel=cancel,
             step_mode=step_mode,
             first_seq=self.store.latest_seq(run_id),
@@ -365,10 +385,83 @@ class RunService:
                 return pending.pop(0)
             record = self.store.run(run_id)
             if record is not None and record.status not in (*TERMINAL_STATUSES, *SETTLED_STATUSES):
-                self.store.set_run_status(run_id, outcome.status, outcome.reason)
+                self._set_status(run_id, outcome.status, outcome.reason)
             self._live.pop(run_id, None)
             self._release(run_id)
             return None
+
+    # ------------------------------------------------------------- a worker's writes
+
+    def _store_events(self, run_id: str, system: str, events: list) -> None:
+        """A worker's events, stored only while this process holds the run."""
+        self.leases.check(run_id)
+        try:
+            self.store.append_events(
+                run_id,
+                [event_record(event, system) for event in events],
+                owner=self.leases.owner_of(run_id),
+            )
+        except LeaseLost:
+            self.leases.lose(run_id)
+            raise
+        except Exception:
+            self.leases.unconfirm(run_id)  # the store is away: the next node asks again
+            raise
+
+    def _set_status(self, run_id: str, status: str, reason: str = "") -> None:
+        """A worker's change of its run's status, only while this process holds it."""
+        self.leases.check(run_id)
+        try:
+            self.store.set_run_status(run_id, status, reason, owner=self.leases.owner_of(run_id))
+        except LeaseLost:
+            self.leases.lose(run_id)
+            raise
+
+    def _end_or_keep(self, run_id: str, status: str, reason: str) -> None:
+        """Write how a worker's run ended; when the store cannot take it now (its
+        database is away), keep it and the run's lease, and write it as soon as the
+        store answers again (``_write_unwritten``): never left "running" by an outage."""
+        try:
+            self._set_status(run_id, status, reason)
+        except LeaseLost:
+            pass
+        except Exception as exc:
+            log.warning(
+                "Run %s ended %s but the store could not record it (%s): "
+                "kept to be written once it answers.",
+                run_id,
+                status,
+                exc,
+            )
+            with self._lock:
+                self._unwritten[run_id] = (status, reason)
+
+    def _write_unwritten(self) -> None:
+        """Write the ends kept by ``_end_or_keep`` and let go of those runs (the
+        heartbeat, and ``resume`` before it looks at a run)."""
+        with self._lock:
+            pending = dict(self._unwritten)
+        for run_id, (status, reason) in pending.items():
+            try:
+                self.store.set_run_status(run_id, status, reason, owner=self.owner)
+            except LeaseLost:
+                pass  # lapsed and taken over meanwhile: its holder says how it went
+            except Exception:
+                continue  # still away: next time
+            with self._lock:
+                self._unwritten.pop(run_id, None)
+                if run_id not in self._live:
+                    self._release(run_id)
+
+    def _stop_lost(self, run_id: str) -> None:
+        """``Leases.on_lost``: a run taken from this process stops before its next node
+        (its checkpoint writes are refused from now on anyway)."""
+        with self._lock:
+            entry = self._live.get(run_id)
+            self._redirects.pop(run_id, None)  # recorded ones wait in the store
+        if entry is not None:
+            entry[1].redirecting = False
+            entry[1].set()
 
     # ------------------------------------------------------------- leases
 
@@ -425,11 +518,12 @@ class RunService:
             if self._closed and not live:
                 return
             try:
-                self.store.renew_leases(self.owner, live, self.lease_s)
+                self._write_unwritten()
+                self.leases.renew(live)
                 if self.claim_orphans and not self._closed:
                     self._mark_orphans()
-            except Exception:
-                pass  # the store may be closing; try again next tick
+            except Exception:  # the store may be closing or away; try again next tick
+                self.leases.unconfirm()
             if self._closed:
                 time.sleep(tick)  # _stop is set: keep renewing until the last run ends
             else:
@@ -463,7 +557,7 @@ class RunService:
         hook target) is logged and the run goes on as it was. Either way it is done."""
         try:
             self._apply_redirect(run_id, compiled, plan, note, redirect_id)
-        except Stopped:
+        except (Stopped, LeaseLost):
             raise
         except Exception as exc:
             self._log(
@@ -535,19 +629,23 @@ class RunService:
             self.store.append_event(run_id, event_record(event, design.system))
 
     def _log(self, run_id: str, data: dict, step: int | None = None) -> None:
-        """A note of the service's own in the run's event log (a "custom" event)."""
-        self.store.append_event(
-            run_id,
-            {
-                "seq": self.store.latest_seq(run_id) + 1,
-                "ts": time.time(),
-                "kind": "custom",
-                "node": "",
-                "namespace": "",
-                "step": step,
-                "data": data,
-            },
-        )
+        """A note of the service's own in the run's event log (a "custom" event), written
+        only while this process holds the run when one of its workers runs it."""
+        self.leases.check(run_id)
+        record = {
+            "seq": self.store.latest_seq(run_id) + 1,
+            "ts": time.time(),
+            "kind": "custom",
+            "node": "",
+            "namespace": "",
+            "step": step,
+            "data": data,
+        }
+        try:
+            self.store.append_events(run_id, [record], owner=self.leases.owner_of(run_id))
+        except LeaseLost:
+            self.leases.lose(run_id)
+            raise
 
     def send_message(self, run_id: str, text: str) -> None:
         """A follow-up message in the run's conversation (any system, at any time): the
@@ -732,6 +830,7 @@ class RunService:
     def resume(self, run_id: str, step_mode: bool = False) -> None:
         """Go on from the last checkpoint: a run interrupted by a crash, or a paused one
         (``step_mode``: one node, then pause again)."""
+        self._write_unwritten()  # a run the database cut off: its end first, then resume
         record, design = self._stored(run_id)
         if self.is_live(run_id) or (
             record.status in LIVE_STATUSES and self.store.run_lease(run_id)[0] == self.owner

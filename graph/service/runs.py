@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import psycopg
+from langchain_core.callbacks import BaseCallbackHandler
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.errors import GraphDrained, GraphRecursionError
 from langgraph.runtime import RunControl
@@ -33,7 +34,7 @@ from graph.kernel.records import plain
 from graph.kernel.system import get_system, systems
 from graph.logs import run_context
 from graph.models.chat import describe_error
-from graph.service.database import unavailable
+from graph.service.database import database_lost, database_lost_reason, unavailable
 from graph.settings import Settings, get_settings
 from graph.stopping import Stopped, stoppable
 
@@ -95,7 +96,8 @@ class StopSignal(threading.Event):
 @dataclass
 class RunOutcome:
     thread_id: str
-    status: str  # done / failed / cancelled / waiting (for a human) / paused (step mode)
+    status: str  # done / failed / cancelled / waiting (for a human) / paused (step mode) /
+    # interrupted (its database went away)
     reason: str
     state: dict
     events: int
@@ -119,6 +121,11 @@ def checkpointer_for(settings: Settings | None = None) -> BaseCheckpointSaver:
         except (psycopg.Error, PoolTimeout) as exc:
             raise unavailable(url, exc) from None
     return open_checkpointer(settings.home / "checkpoints.sqlite", types)
+
+
+def database_url(settings: Settings) -> str | None:
+    """The PostgreSQL URL of the settings (None: SQLite files), for words about it."""
+    return settings.database_url.get_secret_value() if settings.database_url else None
 
 
 def event_record(event: RunEvent, system: str) -> dict:
@@ -164,6 +171,20 @@ def missed_updates(graph, thread_id: str, known_keys: set[str]) -> list[RunEvent
                     RunEvent(0, time.time(), "update", task.name, "", step, task.result, key)
                 )
     return found
+
+
+class NodeGuard(BaseCallbackHandler):
+    """Calls ``check`` as each graph node starts; what it raises stops the node there
+    (``raise_error``: LangChain would otherwise log it and run the node)."""
+
+    raise_error = True
+
+    def __init__(self, check: Callable[[], None]):
+        self.check = check
+
+    def on_chain_start(self, serialized, inputs, *, metadata=None, **kwargs) -> None:
+        if metadata and "langgraph_node" in metadata:
+            self.check()
 
 
 def _repeat(every_s: float, action: Callable[[], None], name: str) -> Callable[[], None]:
@@ -242,6 +263,7 @@ def continue_run(
     first_seq: int = 0,
     durability: str = "async",
     on_events: Callable[[list[RunEvent]], None] | None = None,
+    before_node: Callable[[], None] | None = None,
 ) -> RunOutcome:
     """Drive a run: ``run_input`` is the initial state, a ``Command(resume=...)`` with a
     human's decision, or None to go on from the last checkpoint (resume after a crash,
@@ -254,6 +276,9 @@ def continue_run(
     events wait at most ``EVENT_LINGER_S`` for company; a state, a model or tool call (a
     crash must not lose a call that happened) and the end are handed over at once, with
     whatever waits before them. A paced run hands each update over before its pause.
+
+    ``before_node`` is called as each node starts (inner ones too); what it raises fails
+    the node before it does anything (a run whose process lost its lease).
 
     Log records made while the run is driven name ``thread_id`` (the run's id)."""
     with run_context(thread_id):
@@ -269,6 +294,7 @@ def continue_run(
             first_seq=first_seq,
             durability=durability,
             on_events=on_events,
+            before_node=before_node,
         )
 
 
@@ -285,12 +311,14 @@ def _drive(
     first_seq: int,
     durability: str,
     on_events: Callable[[list[RunEvent]], None] | None,
+    before_node: Callable[[], None] | None,
 ) -> RunOutcome:
     started = time.time()
     seq = first_seq
     state: dict = {}
     nodes_run = 0
     status, reason = "", ""
+    cut_off = False  # its database went away: nothing more can be read from it
     extra: dict = {}
     emitting = threading.Lock()  # model calls report from the nodes' threads
     # The ids of the tasks each namespace is running, by node name, from the "tasks"
@@ -350,7 +378,8 @@ def _drive(
             UsageRecorder(
                 on_call=lambda call, ns: emit("custom", "", ns, {"llm_call": call}),
                 on_tool=lambda timing, ns: emit("custom", "", ns, {"tool_call": timing}),
-            )
+            ),
+            *([NodeGuard(before_node)] if before_node is not None else []),
         ],
     }
 
@@ -417,13 +446,17 @@ def _drive(
         )
     except Exception as exc:  # a run ends in words, never in a traceback
         status, reason = "failed", describe_error(exc, settings)
-        log.debug("the run failed on this exception", exc_info=True)  # its end says why
+        if cut_off := database_lost(exc):  # cut off, not wrong: resumable like a crash
+            log.warning("Run %s cut off: its database went away (%r).", thread_id, exc)
+            status, reason = "interrupted", database_lost_reason(database_url(settings))
+        else:
+            log.debug("the run failed on this exception", exc_info=True)  # its end says why
     finally:
         stop_flusher()
     with emitting:
         hand_over()
 
-    if graph.checkpointer is not None:
+    if graph.checkpointer is not None and not cut_off:
         snapshot = graph.get_state(config)
         state = dict(snapshot.values) or state
         if not status and snapshot.interrupts:

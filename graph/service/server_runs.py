@@ -523,6 +523,10 @@ class ServerRunService(RunService):
 
     # ------------------------------------------------------------- control
 
+    def _stop_lost(self, run_id: str) -> None:
+        """A run lost to another app process is not stopped here: stopping would cancel
+        it on the server, where it goes on for the process that holds it now."""
+
     def _cancel_on_server(self, run_id: str) -> None:
         with self._lock:
             server_run = self._server_runs.get(run_id)

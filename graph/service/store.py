@@ -36,6 +36,7 @@ from graph.service.import_checks import (
     shown_object,
     shown_time,
 )
+from graph.service.leases import LeaseLost
 from graph.service.schema import MIGRATIONS, SCHEMA_VERSION
 from graph.service.state_deltas import StateLog
 from graph.settings import Settings, get_settings
@@ -340,26 +341,32 @@ class Store:
         )
         return self.run(run_id)
 
-    def set_run_status(self, run_id: str, status: str, reason: str = "") -> None:
+    def set_run_status(
+        self, run_id: str, status: str, reason: str = "", owner: str | None = None
+    ) -> None:
+        """``owner``: only while it holds the run (``LeaseLost`` otherwise, nothing
+        changed): a worker that lost its run never ends it for the process that has it."""
         if status not in STATUSES:
             raise ValueError(f"Unknown run status {status!r}; one of: {', '.join(STATUSES)}.")
         reason = redact(reason)  # an echoed server error may carry an API key
         now = time.time()
         if status == "running":
-            self._write(
+            sql = (
                 "UPDATE runs SET status = ?, reason = ?, "
-                "started_at = COALESCE(started_at, ?), finished_at = NULL WHERE id = ?",
-                (status, reason, now, run_id),
+                "started_at = COALESCE(started_at, ?), finished_at = NULL WHERE id = ?"
             )
+            params: tuple = (status, reason, now, run_id)
         elif status in TERMINAL_STATUSES:
-            self._write(
-                "UPDATE runs SET status = ?, reason = ?, finished_at = ? WHERE id = ?",
-                (status, reason, now, run_id),
-            )
+            sql = "UPDATE runs SET status = ?, reason = ?, finished_at = ? WHERE id = ?"
+            params = (status, reason, now, run_id)
         else:
-            self._write(
-                "UPDATE runs SET status = ?, reason = ? WHERE id = ?", (status, reason, run_id)
-            )
+            sql = "UPDATE runs SET status = ?, reason = ? WHERE id = ?"
+            params = (status, reason, run_id)
+        if owner is None:
+            self._write(sql, params)
+            return
+        if self._write(sql + " AND owner = ?", (*params, owner)).rowcount == 0 and self.run(run_id):
+            raise LeaseLost(run_id)
 
     def run(self, run_id: str) -> RunRecord | None:
         rows = self._query(f"SELECT {_RUN_COLUMNS} FROM runs WHERE id = ?", (run_id,))
@@ -426,6 +433,37 @@ class Store:
             (self._db.clock() + lease_s, owner, *run_ids),
         )
         return cursor.rowcount
+
+    def keep_leases(self, owner: str, run_ids: Iterable[str], lease_s: float) -> set[str]:
+        """``renew_leases``, saying which of ``run_ids`` the owner still holds: the others
+        were taken over, or marked interrupted, while it was not renewing them."""
+        run_ids = list(run_ids)
+        if not run_ids:
+            return set()
+        marks = ", ".join("?" * len(run_ids))
+        until = self._db.clock() + lease_s
+        with self._db.transaction() as tx:
+            tx.execute(
+                f"UPDATE runs SET lease_until = ? WHERE owner = ? AND id IN ({marks})",
+                (until, owner, *run_ids),
+            )
+            rows = tx.execute(
+                f"SELECT id FROM runs WHERE owner = ? AND id IN ({marks})", (owner, *run_ids)
+            ).fetchall()
+        return {row[0] for row in rows}
+
+    @staticmethod
+    def _fence(tx: Transaction, run_id: str, owner: str) -> None:
+        """Go on with this transaction only while ``owner`` holds the run; the row stays
+        locked until the commit, so no other process claims it in between."""
+        if (
+            tx.execute(
+                "UPDATE runs SET owner = owner WHERE id = ? AND owner = ?", (run_id, owner)
+            ).rowcount
+            == 0
+            and tx.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone()
+        ):
+            raise LeaseLost(run_id)
 
     def release_run(self, run_id: str, owner: str) -> None:
         """The owner no longer runs it (ended, waiting, paused): anyone may act on it."""
@@ -501,15 +539,20 @@ class Store:
         """
         return self.append_events(run_id, [record])[0]
 
-    def append_events(self, run_id: str, records: list[dict]) -> list[int]:
+    def append_events(
+        self, run_id: str, records: list[dict], owner: str | None = None
+    ) -> list[int]:
         """Store ``event_record``s of one run, in order, in one transaction (as
         ``append_event`` each); the seq each was stored under. One commit for several
         events: each SQLite call lets the run's other threads take the interpreter, so
-        a write costs far more mid-run than alone."""
+        a write costs far more mid-run than alone. ``owner``: only while it holds the
+        run (``LeaseLost`` otherwise, nothing stored)."""
         prepared = [self._redacted(record) for record in records]
         seqs: list[int] = []
         try:
             with self._db.transaction() as tx:
+                if owner is not None:
+                    self._fence(tx, run_id, owner)
                 latest = self._latest_seq(tx, run_id)
                 for record, state in prepared:
                     seq = self._insert_event(tx, run_id, record, state, latest)

@@ -69,6 +69,15 @@ class PostgresServer:
         _run(self, ["pg_ctl", "-D", str(self.data), "-m", "immediate", "-w", "stop"], check=False)
         shutil.rmtree(self.data.parent, ignore_errors=True)
 
+    def halt(self) -> None:
+        """Stop the server as a crash or a power cut would (``-m immediate``: every
+        connection cut, no checkpoint), keeping its data for ``restart``."""
+        _run(self, ["pg_ctl", "-D", str(self.data), "-m", "immediate", "-w", "stop"])
+
+    def restart(self) -> None:
+        """Start a halted server again, on the same port with the same data."""
+        _pg_start(self)
+
 
 def _as_owner(command: list[str]) -> list[str]:
     return ["runuser", "-u", "postgres", "--", *command] if os.getuid() == 0 else command
@@ -77,6 +86,15 @@ def _as_owner(command: list[str]) -> list[str]:
 def _run(server: PostgresServer, command: list[str], check: bool = True):
     command = [str(server.bin / command[0]), *command[1:]]
     return subprocess.run(_as_owner(command), check=check, capture_output=True, text=True)
+
+
+def _pg_start(server: PostgresServer) -> None:
+    root = server.data.parent
+    options = f"-c listen_addresses=127.0.0.1 -p {server.port} -k {root} -c fsync=off"
+    _run(
+        server,
+        ["pg_ctl", "-D", str(server.data), "-o", options, "-l", str(root / "log"), "-w", "start"],
+    )
 
 
 def start() -> PostgresServer:
@@ -96,11 +114,7 @@ def start() -> PostgresServer:
     server = PostgresServer(folder, data, _free_port(), user)
     try:
         _run(server, ["initdb", "-D", str(data), "-U", user, "-A", "trust", "-E", "UTF8"])
-        options = f"-c listen_addresses=127.0.0.1 -p {server.port} -k {root} -c fsync=off"
-        _run(
-            server,
-            ["pg_ctl", "-D", str(data), "-o", options, "-l", str(root / "log"), "-w", "start"],
-        )
+        _pg_start(server)
     except subprocess.CalledProcessError as exc:
         log = (root / "log").read_text() if (root / "log").exists() else ""
         shutil.rmtree(root, ignore_errors=True)

@@ -10,11 +10,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from graph.models.fake_server import EchoChatModel, LocalOpenAIServer
 from graph.models.modes import ModeBook
 from graph.models.probe import check_server
 from graph.service.server_console import ServerConsole, ServerError
 from graph.settings import Settings
+from tests.support_procs.fake_server import EchoChatModel, LocalOpenAIServer
 
 MODEL_KEY = "local-model-key-987654"  # not key-shaped: redacted because it is configured
 SERVER_KEY = "server-console-key-4242"

@@ -17,10 +17,10 @@ from langchain_core.messages import HumanMessage
 
 from graph.models.calls import ModelCallError
 from graph.models.chat import describe_error, make_chat_model
-from graph.models.fake_server import LocalOpenAIServer
 from graph.models.modes import ModeBook
 from graph.models.scripted import ScriptedChatModel
 from graph.settings import Settings
+from tests.support_procs.fake_server import LocalOpenAIServer
 
 
 def settings_for(server_url: str, **extra) -> Settings:

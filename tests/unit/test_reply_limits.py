@@ -20,12 +20,12 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from graph.kernel.design import Design
 from graph.kernel.guardrail import Verdict
 from graph.models.chat import make_chat_model
-from graph.models.fake_server import LocalOpenAIServer
 from graph.models.modes import PROCESS_MODES, ModeBook
 from graph.models.reply_limits import REPLY_TOKENS, refused_field, reply_budget
 from graph.models.scripted import ScriptedChatModel
 from graph.models.structured import ModelReplyError, ask_json
 from graph.settings import Settings
+from tests.support_procs.fake_server import LocalOpenAIServer
 from tests.unit.conftest import wait_status
 
 QUESTION = "What happened to Apple when it launched the iPhone, and how did its stock price change in 2007?"

@@ -1,0 +1,40 @@
+"""A stand-in app process for the frozen-owner tests: hosts a RunService (settings from
+the environment: STEPWISE_HOME, STEPWISE_DATABASE_URL, STEPWISE_RUN_LEASE), starts one
+run on a slowed scripted model, waits for its worker to end, then exits. The test freezes
+it (SIGSTOP) mid-run and lets it go on (SIGCONT) once another process has taken the run
+over. Usage: frozen_host.py QUESTION CALLS_FILE DELAY_S
+
+Every model call appends a line to CALLS_FILE as it starts: the calls really made,
+whether or not their result was ever stored.
+"""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from graph.kernel.design import Design  # noqa: E402
+from graph.models.scripted import ScriptedChatModel  # noqa: E402
+from graph.service.run_service import RunService  # noqa: E402
+from graph.service.store import Store  # noqa: E402
+
+QUESTION, CALLS_FILE, DELAY_S = sys.argv[1], sys.argv[2], float(sys.argv[3])
+
+
+class CountingModel(ScriptedChatModel):
+    """The scripted model, slowed down, writing one line per call it starts."""
+
+    delay_s: float = DELAY_S
+
+    def _generate(self, *args, **kwargs):
+        with open(CALLS_FILE, "a") as calls:
+            calls.write("call\n")
+        return super()._generate(*args, **kwargs)
+
+
+service = RunService(Store.open(), timeout_tick_s=0, model_factory=lambda role: CountingModel())
+run_id = service.start(QUESTION, Design(max_replans=2, recursion_limit=60))
+print(run_id, flush=True)
+service.wait(run_id)
+print("worker ended", flush=True)
+service.shutdown()
