@@ -40,7 +40,13 @@ from graph.hierarchical_teams.prompts import (
     route_names,
     route_prompt,
 )
-from graph.hierarchical_teams.repairs import label_of, repair_drafts, resolver
+from graph.hierarchical_teams.repairs import (
+    label_of,
+    repair_choice,
+    repair_drafts,
+    repair_replan,
+    resolver,
+)
 from graph.kernel.messages import FINISH_WORDS, tag_messages
 from graph.models.structured import ModelReplyError, ask_json
 
@@ -295,10 +301,6 @@ def _replan(turn: _Turn) -> None:
 
     label = "The lead supervisor's replan"
 
-    def repair(r: Replan) -> tuple[Replan, list[str]]:
-        add, notices = repair_drafts(r.add, deps.teams, all_ids, label, new_prefix="new:")
-        return r.model_copy(update={"add": add}), notices
-
     decision: Replan = turn.ask(
         replan_prompt(
             deps.prompts,
@@ -313,7 +315,7 @@ def _replan(turn: _Turn) -> None:
         replan_example(subtasks, deps.enabled),
         check=check,
         enums={"team": deps.teams, "keep": still_open, "id": still_open},
-        repair=repair,
+        repair=lambda r: repair_replan(r, deps.teams, all_ids, label),
     )
     now = time.time()
     by_id = turn.by_id()
@@ -420,6 +422,7 @@ def _dispatch(turn: _Turn) -> Command:
                 route_example(ids),
                 check=check,
                 enums={"next_subtask_id": route_names(ids)},
+                repair=lambda d: repair_choice(d, route_names(ids)),
             )
         except ModelReplyError as exc:
             turn.update["messages"] += tag_messages(exc.replies, turn.step, "lead_supervisor")

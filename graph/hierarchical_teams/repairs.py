@@ -2,7 +2,7 @@
 
 A subtask that depends on itself, or on one the plan does not list, waits forever; two
 subtasks that wait on each other both do; a subtask listed twice does the work twice; a
-team named in another case goes nowhere. Each has one reading, so the plan is repaired
+team or subtask id named in another case goes nowhere. Each has one reading, so the plan is repaired
 and the run says what was repaired, instead of failing after a repair round the model
 may slip in again (seen: "subtask '2' depends on itself", twice, on a small model).
 What has more than one reading is left for the check to refuse in words.
@@ -19,9 +19,10 @@ from typing import Sequence, TypeVar
 
 from pydantic import BaseModel
 
-from graph.kernel.slips import repair_name
+from graph.kernel.slips import match_name, repair_name
 
 D = TypeVar("D", bound=BaseModel)
+R = TypeVar("R", bound=BaseModel)
 
 
 def label_of(draft: BaseModel, index: int) -> str:
@@ -76,7 +77,8 @@ def repair_drafts(
     dropped; a dependency on a subtask listed later that waits on this one is dropped (the
     order listed decides which way a cycle runs); a subtask with the same team and
     instruction as an earlier one, waiting on nothing more, is dropped and what waited on
-    it waits on the earlier one. Labels come back as positions ("1", or "new:1")."""
+    it waits on the earlier one. A dependency or team in another case is read as the one
+    it means. Labels come back as positions ("1", or "new:1")."""
     notices: list[str] = []
     labels = [label_of(d, i) for i, d in enumerate(drafts)]
     names = [f"{new_prefix}{i + 1}" if new_prefix else labels[i] for i in range(len(drafts))]
@@ -89,6 +91,9 @@ def repair_drafts(
         kept: list[int | str] = []
         for ref in d.depends_on:
             target = resolve(ref)
+            if target is None and (match := match_name(str(ref), [*sorted(existing), *labels])):
+                target = resolve(match)
+                notices.append(f"{what} had subtask {names[i]} depend on {ref!r}: read as {match}.")
             if target is None:
                 notices.append(
                     f"{what} had subtask {names[i]} depend on {str(ref)!r}, which is no "
@@ -140,3 +145,31 @@ def repair_drafts(
             update["id"] = str(position[i])
         out.append(d.model_copy(update=update))
     return out, notices
+
+
+def repair_replan(replan: R, teams: Sequence[str], ids: set[str], what: str) -> tuple[R, list[str]]:
+    """A replan with its slips repaired: the subtasks it adds as ``repair_drafts`` does,
+    and an id it keeps or cancels in another case ("S2") read as the id it means."""
+    known = sorted(ids)
+    notices: list[str] = []
+    keep = []
+    for ref in replan.keep:
+        sid, said = repair_name(ref, known, f"{what} kept subtask")
+        keep.append(sid)
+        notices += said
+    cancel = []
+    for c in replan.cancel:
+        sid, said = repair_name(c.id, known, f"{what} cancelled subtask")
+        cancel.append(c.model_copy(update={"id": sid}))
+        notices += said
+    add, said = repair_drafts(replan.add, teams, ids, what, new_prefix="new:")
+    return replan.model_copy(update={"keep": keep, "cancel": cancel, "add": add}), notices + said
+
+
+def repair_choice(decision: R, names: Sequence[str]) -> tuple[R, list[str]]:
+    """A routing decision whose ``next_subtask_id`` is in another case ("S2", "finish")
+    read as the one id it means."""
+    sid, said = repair_name(
+        decision.next_subtask_id, names, "The lead supervisor's routing named subtask"
+    )
+    return decision.model_copy(update={"next_subtask_id": sid}), said

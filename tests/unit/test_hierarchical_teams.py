@@ -330,6 +330,30 @@ def test_several_dispatchable_subtasks_go_to_a_routing_call_and_finish_cancels_t
     assert outcome.state["routing"][-1]["subtask_id"] == "FINISH"
 
 
+def test_a_routing_call_naming_a_subtask_in_another_case_dispatches_that_subtask(
+    teams_settings, api
+):
+    def upper(prompt, reply, n):
+        if '"next_subtask_id"' not in prompt:
+            return None
+        return edit_json(reply, next_subtask_id=json.loads(reply)["next_subtask_id"].upper())
+
+    lead = RewritingModel(rewrite=upper)
+    lead.calls.clear()
+    _, outcome, _ = _run(
+        TWO_INTENTS, _design(health_checker="never"), teams_settings, planner_model=lead
+    )
+    assert outcome.status == "done", outcome.reason
+    assert [r.status for r in outcome.rows] == ["done", "done"]
+    routed = [r for r in outcome.state["routing"] if r["by"] == "lead"]
+    assert len(routed) == 1 and routed[0]["subtask_id"] in ("s1", "s2")
+    assert (
+        f"The lead supervisor's routing named subtask {routed[0]['subtask_id'].upper()!r}: "
+        f"read as {routed[0]['subtask_id']}." in outcome.state["notices"]
+    )
+    assert len([c for c in lead.calls if '"next_subtask_id"' in c]) == 1
+
+
 def test_a_single_dispatchable_subtask_is_taken_without_a_routing_call(teams_settings):
     lead = RewritingModel(rewrite=lambda p, r, n: None)
     _, outcome, _ = _run(

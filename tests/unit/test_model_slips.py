@@ -4,8 +4,16 @@ The runs that go on because of them are in each system's own tests."""
 
 from __future__ import annotations
 
-from graph.hierarchical_teams.lead import NewSubtask, Replan, Subtask, SubtaskPlan, materialise
-from graph.hierarchical_teams.repairs import repair_drafts
+from graph.hierarchical_teams.lead import (
+    Cancellation,
+    NewSubtask,
+    Replan,
+    RoutingDecision,
+    Subtask,
+    SubtaskPlan,
+    materialise,
+)
+from graph.hierarchical_teams.repairs import repair_choice, repair_drafts, repair_replan
 from graph.hierarchical_teams.teams import TeamRoute, repair_route
 from graph.kernel.slips import match_name, repair_name
 from graph.plan_execute.planner import Plan, PlanStep, repair_plan
@@ -180,6 +188,33 @@ def test_a_replans_added_subtasks_are_repaired_with_new_labels_and_existing_ids_
     ]
     records = materialise(repaired, 3, "r2", {"s1", "s2"}, new_prefix="new:")
     assert [(r["id"], r["depends_on"]) for r in records] == [("s3", ["s1"]), ("s4", ["s3"])]
+
+
+def test_a_replan_keeping_or_cancelling_an_id_in_another_case_means_that_id():
+    replan = Replan(
+        keep=["S2"],
+        cancel=[Cancellation(id=" s3", reason="stale")],
+        add=[NewSubtask(team="Search_Team", instruction="Find sites", depends_on=["S2"])],
+    )
+    what = "The lead supervisor's replan"
+    repaired, notices = repair_replan(replan, TEAMS, {"s1", "s2", "s3"}, what)
+    assert repaired.keep == ["s2"]
+    assert [(c.id, c.reason) for c in repaired.cancel] == [("s3", "stale")]
+    assert [(d.team, d.depends_on) for d in repaired.add] == [("search_team", ["s2"])]
+    assert notices == [
+        "The lead supervisor's replan kept subtask 'S2': read as s2.",
+        "The lead supervisor's replan cancelled subtask ' s3': read as s3.",
+        "The lead supervisor's replan sent subtask new:1 to team 'Search_Team': read as "
+        "search_team.",
+        "The lead supervisor's replan had subtask new:1 depend on 'S2': read as s2.",
+    ]
+
+
+def test_the_lead_routing_to_an_id_in_another_case_routes_to_that_id():
+    decision = RoutingDecision(next_subtask_id="S2", reason="next")
+    repaired, notices = repair_choice(decision, ["s1", "s2", "FINISH"])
+    assert (repaired.next_subtask_id, repaired.reason) == ("s2", "next")
+    assert notices == ["The lead supervisor's routing named subtask 'S2': read as s2."]
 
 
 def test_a_plan_with_no_slip_comes_back_as_it_was():
