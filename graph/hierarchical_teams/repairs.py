@@ -2,10 +2,10 @@
 
 A subtask that depends on itself, or on one the plan does not list, waits forever; two
 subtasks that wait on each other both do; a subtask listed twice does the work twice; a
-team or subtask id named in another case goes nowhere. Each has one reading, so the plan is repaired
-and the run says what was repaired, instead of failing after a repair round the model
-may slip in again (seen: "subtask '2' depends on itself", twice, on a small model).
-What has more than one reading is left for the check to refuse in words.
+team or subtask id named in another case goes nowhere. Each has one reading, so the plan
+is repaired and the run says what was repaired, instead of failing after a repair round
+the model may slip in again (seen: "subtask '2' depends on itself", twice, on a small
+model). What has more than one reading is left for the check to refuse in words.
 
 The schema cannot prevent these. "depends_on names only subtasks listed before this one"
 needs a different enum at each position of the list: JSON Schema says that only with
@@ -68,36 +68,23 @@ def _same_work(draft: BaseModel) -> tuple[str, str]:
     return draft.team, " ".join(draft.instruction.split()).casefold()
 
 
-def repair_drafts(
-    drafts: Sequence[D], teams: Sequence[str], existing: set[str], what: str, new_prefix: str = ""
-) -> tuple[list[D], list[str]]:
-    """The drafted subtasks with their unambiguous slips repaired, and a notice per repair
-    starting with ``what`` ("The lead supervisor's plan"). In order: a team name in another
-    case is read as the team it means; a dependency on itself or on no listed subtask is
-    dropped; a dependency on a subtask listed later that waits on this one is dropped (the
-    order listed decides which way a cycle runs); a subtask with the same team and
-    instruction as an earlier one, waiting on nothing more, is dropped and what waited on
-    it waits on the earlier one. A dependency or team in another case is read as the one
-    it means. Labels come back as positions ("1", or "new:1")."""
-    notices: list[str] = []
-    labels = [label_of(d, i) for i, d in enumerate(drafts)]
-    names = [f"{new_prefix}{i + 1}" if new_prefix else labels[i] for i in range(len(drafts))]
+def _dependencies(drafts, names, labels, existing, new_prefix, what):
+    """Each draft's dependencies resolved (an index, or an existing id), without those on
+    itself or on no listed subtask; one in another case is read as the one it means."""
     resolve = resolver(labels, existing, new_prefix)
-    fixed, deps = [], []
+    notices: list[str] = []
+    deps: list[list[int | str]] = []
     for i, d in enumerate(drafts):
-        team, said = repair_name(d.team, teams, f"{what} sent subtask {names[i]} to team")
-        notices += said
-        fixed.append(d.model_copy(update={"team": team}))
         kept: list[int | str] = []
-        for ref in d.depends_on:
+        for ref in map(str, d.depends_on):
             target = resolve(ref)
-            if target is None and (match := match_name(str(ref), [*sorted(existing), *labels])):
+            if target is None and (match := match_name(ref, [*sorted(existing), *labels])):
                 target = resolve(match)
                 notices.append(f"{what} had subtask {names[i]} depend on {ref!r}: read as {match}.")
             if target is None:
                 notices.append(
-                    f"{what} had subtask {names[i]} depend on {str(ref)!r}, which is no "
-                    "subtask of the plan: that dependency was dropped."
+                    f"{what} had subtask {names[i]} depend on {ref!r}, which is no subtask of "
+                    "the plan: that dependency was dropped."
                 )
             elif target == i:
                 notices.append(
@@ -106,6 +93,14 @@ def repair_drafts(
             elif target not in kept:
                 kept.append(target)
         deps.append(kept)
+    return deps, notices
+
+
+def _break_cycles(deps: list[list], names: list[str], what: str) -> list[str]:
+    """Drops (in place) each dependency on a later subtask that waits on this one: the
+    order listed decides which way a cycle runs. What is left has no cycle: a cycle needs
+    a dependency on a later subtask, and each one kept does not lead back."""
+    notices = []
     for i in range(len(deps)):
         for t in [t for t in deps[i] if isinstance(t, int) and t > i]:
             if _reaches(deps, t, i):
@@ -115,35 +110,63 @@ def repair_drafts(
                     f"it, which waits on {names[i]}: that dependency was dropped to break the "
                     "cycle."
                 )
-    dropped: dict[int, int] = {}  # a repeated subtask -> the first one with the same work
+    return notices
+
+
+def _repeats(drafts, deps: list[list], names: list[str], what: str):
+    """Subtasks repeating an earlier one's team and instruction and waiting on nothing
+    more, each mapped to that earlier one, and ``deps`` with them replaced by it. One the
+    earlier subtask waits on is no repeat: merging them would make a cycle."""
+    repeats: dict[int, int] = {}
+    notices = []
     first: dict[tuple[str, str], int] = {}
-    for i, d in enumerate(fixed):
+    for i, d in enumerate(drafts):
         j = first.setdefault(_same_work(d), i)
         if j == i or not set(deps[i]) <= {*deps[j], j} or _reaches(deps, j, i):
             continue
-        dropped[i] = j
+        repeats[i] = j
         deps = [[j if t == i else t for t in ds] for ds in deps]
         notices.append(
             f"{what} listed subtask {names[i]} with the same team and instruction as subtask "
             f"{names[j]}: only {names[j]} was kept."
         )
-    position = {}
-    for i in range(len(fixed)):
-        if i not in dropped:
-            position[i] = len(position) + 1
+    return repeats, deps, notices
+
+
+def repair_drafts(
+    drafts: Sequence[D], teams: Sequence[str], existing: set[str], what: str, new_prefix: str = ""
+) -> tuple[list[D], list[str]]:
+    """The drafted subtasks with their unambiguous slips repaired, and a notice per repair
+    starting with ``what`` ("The lead supervisor's plan"). In order: a team or a
+    dependency in another case is read as the one it means; a dependency on itself or on
+    no listed subtask is dropped; so is one on a later subtask that waits on this one; a
+    subtask repeating an earlier one is dropped, and what waited on it waits on the
+    earlier one. Labels come back as positions ("1", or "new:1")."""
+    notices: list[str] = []
+    labels = [label_of(d, i) for i, d in enumerate(drafts)]
+    names = [f"{new_prefix}{i + 1}" if new_prefix else labels[i] for i in range(len(drafts))]
+    fixed = []
+    for i, d in enumerate(drafts):
+        team, said = repair_name(d.team, teams, f"{what} sent subtask {names[i]} to team")
+        fixed.append(d.model_copy(update={"team": team}))
+        notices += said
+    deps, said = _dependencies(fixed, names, labels, existing, new_prefix, what)
+    notices += said + _break_cycles(deps, names, what)
+    repeats, deps, said = _repeats(fixed, deps, names, what)
+    notices += said
+    kept = [i for i in range(len(fixed)) if i not in repeats]
+    position = {i: n for n, i in enumerate(kept, 1)}
     out = []
-    for i, d in enumerate(fixed):
-        if i in dropped:
-            continue
+    for i in kept:
         refs = []
         for t in deps[i]:
             ref = f"{new_prefix}{position[t]}" if isinstance(t, int) else t
             if ref not in refs:
                 refs.append(ref)
         update: dict = {"depends_on": refs}
-        if "id" in type(d).model_fields:
+        if "id" in type(fixed[i]).model_fields:
             update["id"] = str(position[i])
-        out.append(d.model_copy(update=update))
+        out.append(fixed[i].model_copy(update=update))
     return out, notices
 
 

@@ -159,6 +159,16 @@ def test_the_same_instruction_waiting_on_more_work_is_not_a_repeat():
     assert len(repaired) == 3 and notices == []
 
 
+def test_a_repeat_the_first_one_waits_on_is_kept_so_no_cycle_is_made():
+    drafts = _plan(
+        ("1", "search_team", "Find news sites", ["2"]),
+        ("2", "request_team", "Check health", ["3"]),
+        ("3", "search_team", "Find news sites", []),
+    )
+    repaired, notices = repair_drafts(drafts, TEAMS, set(), PLAN)
+    assert [d.depends_on for d in repaired] == [["2"], ["3"], []] and notices == []
+
+
 def test_a_team_named_in_another_case_is_the_team_it_means():
     drafts = _plan(("1", "Search_Team ", "Find news sites", []))
     repaired, notices = repair_drafts(drafts, TEAMS, set(), PLAN)
