@@ -2,7 +2,8 @@
 
 On first entry, and after the human edited the request (``subtasks_planned`` False),
 it asks the model for a structured plan; ids are assigned here (s1, s2, ...), and the
-model's own ids or positions in ``depends_on`` are mapped to them. Then, every time it
+model's own ids or positions in ``depends_on`` are mapped to them, after its slips with
+one reading are repaired (``repairs.py``). Then, every time it
 runs: the results teams handed back close their subtasks; among the pending subtasks
 whose dependencies are all done, one is taken directly, several go to a routing call
 (``RoutingDecision``, or FINISH). Nothing pending ends the run; pending work of which
@@ -38,6 +39,13 @@ from graph.hierarchical_teams.prompts import (
     route_example,
     route_names,
     route_prompt,
+)
+from graph.hierarchical_teams.repairs import (
+    label_of,
+    repair_choice,
+    repair_drafts,
+    repair_replan,
+    resolver,
 )
 from graph.kernel.messages import FINISH_WORDS, tag_messages
 from graph.models.structured import ModelReplyError, ask_json
@@ -93,85 +101,31 @@ class RoutingDecision(BaseModel):
 # --------------------------------------------------------------------------- plans
 
 
-def _resolver(labels: list[str], existing: set[str], new_prefix: str = ""):
-    """Maps a model's reference (its own id, a 1-based position, "new:N" or an existing
-    id) to the index of a drafted subtask (int) or an existing id (str)."""
-
-    def resolve(ref) -> int | str:
-        text = str(ref).strip()
-        if new_prefix and text.lower().startswith(new_prefix):
-            text = text[len(new_prefix) :].strip()
-            if text.isdigit() and 1 <= int(text) <= len(labels):
-                return int(text) - 1
-            raise ValueError(
-                f"depends_on names {ref!r}, but only {len(labels)} subtask(s) are added"
-            )
-        if text in existing:
-            return text
-        if text in labels:
-            return labels.index(text)
-        if text.isdigit() and 1 <= int(text) <= len(labels) and not new_prefix:
-            return int(text) - 1
-        raise ValueError(f"depends_on names {ref!r}, which is no subtask of the plan")
-
-    return resolve
-
-
-def _label_of(draft: NewSubtask, index: int) -> str:
-    return str(getattr(draft, "id", "")).strip() or str(index + 1)
-
-
-def _check_drafts(
-    drafts: list[NewSubtask], teams: list[str], existing: set[str], new_prefix: str = ""
-) -> None:
-    labels = [_label_of(d, i) for i, d in enumerate(drafts)]
-    resolve = _resolver(labels, existing, new_prefix)
+def _check_drafts(drafts: list[NewSubtask], teams: list[str]) -> None:
+    """What ``repair_drafts`` leaves for the model to mend: a team that is not on.
+    Dependencies need no check: the repair leaves none that is unknown or cyclic."""
     for i, d in enumerate(drafts):
         if d.team not in teams:
             raise ValueError(
-                f"subtask {labels[i]!r} goes to team {d.team!r}, which is not on; "
+                f"subtask {label_of(d, i)!r} goes to team {d.team!r}, which is not on; "
                 f"use one of: {', '.join(teams)}"
             )
-        if any(resolve(ref) == i for ref in d.depends_on):
-            raise ValueError(f"subtask {labels[i]!r} depends on itself")
-    # No cycle among the drafted subtasks (existing ones cannot depend on new ones).
-    graph = {
-        i: [r for r in map(resolve, d.depends_on) if isinstance(r, int)]
-        for i, d in enumerate(drafts)
-    }
-    state: dict[int, int] = {}
-
-    def visit(i: int) -> None:
-        state[i] = 1
-        for j in graph[i]:
-            if state.get(j) == 1:
-                raise ValueError(
-                    f"subtasks {labels[i]!r} and {labels[j]!r} depend on each other in a cycle"
-                )
-            if j not in state:
-                visit(j)
-        state[i] = 2
-
-    for i in graph:
-        if i not in state:
-            visit(i)
 
 
 def materialise(
     drafts: list[NewSubtask], start: int, request_id: str, existing: set[str], new_prefix: str = ""
 ) -> list[dict]:
-    """Drafted subtasks as state records with ids s<start>, s<start+1>, ...; their
-    ``depends_on`` mapped to real ids."""
-    labels = [_label_of(d, i) for i, d in enumerate(drafts)]
+    """Drafted subtasks (as ``repair_drafts`` leaves them) as state records with ids
+    s<start>, s<start+1>, ...; their ``depends_on`` mapped to real ids."""
+    labels = [label_of(d, i) for i, d in enumerate(drafts)]
     ids = [f"s{start + i}" for i in range(len(drafts))]
-    resolve = _resolver(labels, existing, new_prefix)
+    resolve = resolver(labels, existing, new_prefix)
     records = []
     for i, d in enumerate(drafts):
         deps = []
-        for ref in d.depends_on:
-            target = resolve(ref)
+        for target in map(resolve, d.depends_on):  # repair_drafts left none unresolved
             real = ids[target] if isinstance(target, int) else target
-            if real not in deps:
+            if real is not None and real not in deps:
                 deps.append(real)
         records.append(
             {
@@ -222,7 +176,16 @@ class _Turn:
         return {s["id"]: s for s in self.subtasks}
 
     def ask(
-        self, prompt: str, schema, label: str, example: str, *, kind: str, check=None, enums=None
+        self,
+        prompt: str,
+        schema,
+        label: str,
+        example: str,
+        *,
+        kind: str,
+        check=None,
+        enums=None,
+        repair=None,
     ):
         reply = ask_json(
             self.deps.lead_model,
@@ -233,6 +196,7 @@ class _Turn:
             check=check,
             enums=enums,
             kind=kind,
+            repair=repair,
         )
         self.update["messages"] += tag_messages(reply.replies, self.step, "lead_supervisor")
         self.update["notices"] += reply.notices
@@ -301,14 +265,21 @@ def _plan(turn: _Turn) -> None:
     deps, state = turn.deps, turn.state
     if not deps.teams:
         raise ModelReplyError("no team is on in this design, so nothing can be delegated")
+    label = "The lead supervisor's plan"
+
+    def repair(p: SubtaskPlan) -> tuple[SubtaskPlan, list[str]]:
+        subtasks, notices = repair_drafts(p.subtasks, deps.teams, set(), label)
+        return p.model_copy(update={"subtasks": subtasks}), notices
+
     plan: SubtaskPlan = turn.ask(
         plan_prompt(deps.prompts, state.get("request") or "", deps.enabled),
         SubtaskPlan,
-        "The lead supervisor's plan",
+        label,
         plan_example(deps.enabled),
-        check=lambda p: _check_drafts(p.subtasks, deps.teams, set()),
+        check=lambda p: _check_drafts(p.subtasks, deps.teams),
         enums={"team": deps.teams},
         kind="plan",
+        repair=repair,
     )
     turn.subtasks = materialise(
         plan.subtasks,
@@ -337,7 +308,9 @@ def _replan(turn: _Turn) -> None:
                 raise ValueError(f"{ref!r} is no subtask of the plan")
         if both := set(r.keep) & {c.id for c in r.cancel}:
             raise ValueError(f"{', '.join(sorted(both))} both kept and cancelled")
-        _check_drafts(r.add, deps.teams, all_ids, new_prefix="new:")
+        _check_drafts(r.add, deps.teams)
+
+    label = "The lead supervisor's replan"
 
     decision: Replan = turn.ask(
         replan_prompt(
@@ -349,11 +322,12 @@ def _replan(turn: _Turn) -> None:
             deps.enabled,
         ),
         Replan,
-        "The lead supervisor's replan",
+        label,
         replan_example(subtasks, deps.enabled),
         check=check,
         enums={"team": deps.teams, "keep": still_open, "id": still_open},
         kind="plan",
+        repair=lambda r: repair_replan(r, deps.teams, all_ids, label),
     )
     now = time.time()
     by_id = turn.by_id()
@@ -461,6 +435,7 @@ def _dispatch(turn: _Turn) -> Command:
                 check=check,
                 enums={"next_subtask_id": route_names(ids)},
                 kind="route",
+                repair=lambda d: repair_choice(d, route_names(ids)),
             )
         except ModelReplyError as exc:
             turn.update["messages"] += tag_messages(exc.replies, turn.step, "lead_supervisor")

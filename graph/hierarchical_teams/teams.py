@@ -44,6 +44,7 @@ from graph.hierarchical_teams.prompts import (
 from graph.hierarchical_teams.state import TeamInput, TeamOutput, TeamState
 from graph.kernel.approval import HumanDecision, ask_human
 from graph.kernel.messages import FINISH_WORDS, tag_messages
+from graph.kernel.slips import repair_name
 from graph.models.replies import reply_text
 from graph.models.structured import ModelReplyError, ask_json
 from graph.tools.effects import Effect, key_digest
@@ -66,6 +67,13 @@ class TeamRoute(BaseModel):
     next_worker: str = Field(min_length=1)
     task: str = ""
     reason: str = ""
+
+
+def repair_route(route: TeamRoute, names: list[str], team: str) -> tuple[TeamRoute, list[str]]:
+    """The route with ``next_worker`` read as the one name of ``names`` it means when a
+    small model wrote it in another case or spacing; a notice says so."""
+    name, said = repair_name(route.next_worker, names, f"{team}'s supervisor named next_worker")
+    return route.model_copy(update={"next_worker": name}), said
 
 
 def _step(state: dict, node: str, kind: str, text: str, **extra) -> dict:
@@ -129,6 +137,7 @@ def team_supervisor_node(state: dict, deps: Deps, team: str) -> Command:
             check=check,
             enums={"next_worker": [*workers, FINISH]},
             kind="decision",
+            repair=lambda r: repair_route(r, [*workers, FINISH], team),
         )
     except ModelReplyError as exc:
         return _finish(

@@ -88,7 +88,7 @@ _current_call: contextvars.ContextVar[_Call | None] = contextvars.ContextVar(
 )
 
 
-class TimedOutAfterSending(RuntimeError):
+class TimedOutAfterSending(StepwiseError, RuntimeError):
     """A read timeout on a request the server has whole: not an error the openai client
     knows, so it is not retried (it retries its own timeouts). Sending the request again
     would queue a second copy behind the first on a single-slot server that is still

@@ -144,15 +144,23 @@ def _where(loc: tuple) -> str:
     return text or "value"
 
 
-def _validate(text: str, schema: type[T], check: Callable[[T], None] | None) -> T:
+def _validate(
+    text: str,
+    schema: type[T],
+    check: Callable[[T], None] | None,
+    repair: Callable[[T], tuple[T, list[str]]] | None = None,
+) -> tuple[T, list[str]]:
     try:
         value = schema.model_validate(parse_json_object(text))
     except ValidationError as exc:
         problems = "; ".join(f"{_where(e['loc'])}: {e['msg']}" for e in exc.errors()[:5])
         raise ValueError(f"the JSON does not have the expected fields ({problems})") from None
+    repaired: list[str] = []
+    if repair:
+        value, repaired = repair(value)
     if check:
         check(value)  # raises ValueError with a readable message
-    return value
+    return value, repaired
 
 
 def ask_json(
@@ -165,12 +173,16 @@ def ask_json(
     check: Callable[[T], None] | None = None,
     enums: Mapping[str, Sequence] | None = None,
     kind: str | None = None,
+    repair: Callable[[T], tuple[T, list[str]]] | None = None,
 ) -> JsonReply:
     """Ask for JSON matching ``schema``; on a bad reply, one repair round with the error.
 
     ``enums`` pins fields of the schema sent to their allowed values (the enabled agents,
     say); ``check`` adds rules the schema cannot express and says in words what is wrong;
     ``kind`` (a key of ``reply_limits.REPLY_TOKENS``) sizes the reply's token budget.
+    ``repair`` runs before ``check``: it fixes a slip whose intent is unambiguous (a case
+    slip in a name, say) and returns the value with a notice per fix, so a small model's
+    slip costs neither a repair round nor the run.
     Raises ``ModelReplyError`` naming ``label`` and the last problem when both fail.
     """
     request = {"name": schema.__name__, "schema": tight_schema(schema, enums)}
@@ -186,8 +198,8 @@ def ask_json(
         replies.append(reply)
         text = reply_text(reply)
         try:
-            value = _validate(text, schema, check)
-            return JsonReply(value, replies, repaired=attempt > 0, notices=notices)
+            value, fixed = _validate(text, schema, check, repair)
+            return JsonReply(value, replies, repaired=attempt > 0, notices=notices + fixed)
         except ValueError as exc:
             error = str(exc)
             asked = error

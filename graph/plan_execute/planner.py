@@ -2,7 +2,9 @@
 
 Faults of the source design fixed here (docs/systems/plan_execute.md): a reply that is not JSON or lacks fields, a plan with no steps, and
 a plan naming agents that are unknown or not enabled each get one repair round with
-the problem fed back; after that the run fails with a readable reason.
+the problem fed back; after that the run fails with a readable reason. A slip with one
+reading (an agent named in another case, a step repeated) is repaired in code instead,
+with a notice on the run.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from langgraph.types import Command
 from pydantic import BaseModel, Field, model_validator
 
 from graph.kernel.messages import tag_messages
+from graph.kernel.slips import repair_name
 from graph.models.structured import ModelReplyError, ask_json
 from graph.plan_execute.agents import plannable
 from graph.plan_execute.deps import Deps
@@ -56,6 +59,29 @@ class Plan(BaseModel):
         }
 
 
+def repair_plan(plan: Plan, allowed: list[str], keep_until: int = 1) -> tuple[Plan, list[str]]:
+    """The plan with a small model's unambiguous slips repaired, and a notice for each: an
+    agent named in another case is read as the agent it means; a step from ``keep_until``
+    on that repeats an earlier one there (same agent, action and approval) is dropped.
+    Steps before ``keep_until`` have run and keep their numbers."""
+    notices: list[str] = []
+    steps: list[PlanStep] = []
+    first: dict[tuple, int] = {}
+    for number, step in enumerate(plan.steps, 1):
+        agent, said = repair_name(step.agent, allowed, f"The Planner's step {number} named agent")
+        notices += said
+        step = step.model_copy(update={"agent": agent})
+        same = (agent, " ".join(step.action.split()).casefold(), step.approval)
+        if number >= keep_until and first.setdefault(same, number) != number:
+            notices.append(
+                f"The Planner's step {number} repeats step {first[same]} (same agent and "
+                "action): it was dropped."
+            )
+            continue
+        steps.append(step)
+    return plan.model_copy(update={"steps": steps}), notices
+
+
 def check_plan(plan: Plan, enabled: list[str] | None, keep_until: int = 1) -> None:
     """Rules the schema cannot express; each failure says how to fix it."""
     if not plan.steps:
@@ -88,6 +114,7 @@ def planner_node(state: State, deps: Deps) -> Command:
             label="The Planner",
             repair_prompt=repair_prompt(deps.prompts, plan_example(enabled)),
             check=lambda p: check_plan(p, enabled, step),
+            repair=lambda p: repair_plan(p, plannable(enabled), step),
             enums={"agent": plannable(enabled)},
             kind="plan",
         )

@@ -30,7 +30,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 log = logging.getLogger(__name__)
 
 
-class LeaseLost(RuntimeError):
+class LeaseLost(StepwiseError, RuntimeError):
     """This process no longer holds the run: another took it over or marked it
     interrupted while this one was not renewing (frozen, cut off)."""
 

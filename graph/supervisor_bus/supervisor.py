@@ -17,6 +17,7 @@ from langgraph.types import Command
 from pydantic import BaseModel, Field
 
 from graph.kernel.messages import FINISH_WORDS, tag_messages
+from graph.kernel.slips import repair_name
 from graph.models.structured import ModelReplyError, ask_json
 from graph.supervisor_bus.agents import AGENTS
 from graph.supervisor_bus.bus import ANSWER_TYPES, Outbox, inbox, messages
@@ -66,6 +67,15 @@ def _check(enabled: list[str], allowed: list[str]):
         )
 
     return check
+
+
+def repair_decision(
+    decision: SupervisorDecision, names: list[str]
+) -> tuple[SupervisorDecision, list[str]]:
+    """The decision with ``next_agent`` read as the one name of ``names`` it means when a
+    small model wrote it in another case or spacing; a notice says so."""
+    name, said = repair_name(decision.next_agent, names, "The supervisor named next_agent")
+    return decision.model_copy(update={"next_agent": name}), said
 
 
 class _Turn:
@@ -280,6 +290,7 @@ def supervisor_node(state: dict, deps: Deps) -> Command:
             check=_check(enabled, decision_names(view)),
             enums={"next_agent": decision_names(view)},
             kind="decision",
+            repair=lambda d: repair_decision(d, [*decision_names(view), *enabled]),
         )
     except ModelReplyError as exc:
         turn.update["messages"] = tag_messages(exc.replies, turn.round + 1, "supervisor")

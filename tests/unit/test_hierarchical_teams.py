@@ -26,7 +26,7 @@ from graph.service.runs import checkpointer_for, continue_run, run_question
 from graph.tools.demo_api import start_demo_api
 from graph.tools.news import domain_of, find_sites, news_search_url
 from graph.tools.team_api import ApiCall, RefusedCall, check_allowed
-from tests.support import RewritingModel
+from tests.support import RewritingModel, edit_json
 from tests.unit.conftest import wait_status
 
 build_graph, edit_request, initial_state = (
@@ -171,16 +171,92 @@ def test_a_plan_for_a_team_that_is_off_is_repaired_once_then_the_run_fails_sayin
     assert len([c for c in lead.calls if '"subtasks"' in c]) == 2  # the ask and one repair
 
 
-def test_a_plan_whose_dependencies_form_a_cycle_is_refused(teams_settings):
-    cycle = {
-        "subtasks": [
-            {"id": "a", "team": "search_team", "instruction": "Find sites", "depends_on": ["b"]},
-            {"id": "b", "team": "request_team", "instruction": "Send them", "depends_on": ["a"]},
+def _plan_reply(subtasks: list[dict]):
+    """A lead model whose every plan is ``subtasks``; the scripted model for the rest."""
+    plan = json.dumps({"subtasks": subtasks})
+    return RewritingModel(rewrite=lambda p, r, n: plan if '"subtasks"' in p else None)
+
+
+def test_a_subtask_that_depends_on_itself_is_repaired_and_the_run_goes_on(teams_settings, api):
+    """Seen on a small model: it failed the run twice over ("subtask '2' depends on
+    itself"); the self-dependency has one reading, so it is dropped and the run says so."""
+    lead = _plan_reply(
+        [
+            {
+                "id": "1",
+                "team": "request_team",
+                "instruction": "Check that the API is healthy",
+                "depends_on": [],
+            },
+            {
+                "id": "2",
+                "team": "search_team",
+                "instruction": "Find reliable news sites about semiconductor tariffs",
+                "depends_on": ["2"],
+            },
         ]
-    }
-    lead = RewritingModel(rewrite=lambda p, r, n: json.dumps(cycle) if '"subtasks"' in p else None)
-    _, outcome, _ = _run(TWO_INTENTS, _design(), teams_settings, planner_model=lead)
-    assert outcome.status == "failed" and "cycle" in outcome.reason
+    )
+    design = _design(health_checker="never")
+    _, outcome, _ = _run(TWO_INTENTS, design, teams_settings, planner_model=lead)
+    assert outcome.status == "done", outcome.reason
+    assert [(r.id, r.team, r.status, r.depends_on) for r in outcome.rows] == [
+        ("s1", "request_team", "done", []),
+        ("s2", "search_team", "done", []),
+    ]
+    assert (
+        "The lead supervisor's plan had subtask 2 depend on itself: that dependency was "
+        "dropped." in outcome.state["notices"]
+    )
+    assert len([c for c in lead.calls if '"subtasks"' in c]) == 1  # no repair round spent
+
+
+def test_a_plan_whose_dependencies_form_a_cycle_is_repaired_at_the_later_subtask(
+    teams_settings, api
+):
+    lead = _plan_reply(
+        [
+            {
+                "id": "a",
+                "team": "search_team",
+                "instruction": "Find reliable news sites about semiconductor tariffs",
+                "depends_on": ["b"],
+            },
+            {
+                "id": "b",
+                "team": "request_team",
+                "instruction": "Send their URLs to the API",
+                "depends_on": ["a"],
+            },
+        ]
+    )
+    design = _design(health_checker="never", site_requester="never")
+    _, outcome, _ = _run(THREE_INTENTS, design, teams_settings, planner_model=lead)
+    assert outcome.status == "done", outcome.reason
+    assert [(r.id, r.status, r.depends_on) for r in outcome.rows] == [
+        ("s1", "done", []),
+        ("s2", "done", ["s1"]),
+    ]
+    assert any("to break the cycle" in n for n in outcome.state["notices"])
+    assert api.count("POST", "/sites") == 1  # sent after the sites were found
+
+
+def test_a_team_supervisor_naming_a_worker_in_another_case_reaches_that_worker(teams_settings, api):
+    def upper(prompt, reply, n):
+        if not prompt.startswith("You supervise "):
+            return None
+        name = json.loads(reply)["next_worker"]
+        return edit_json(reply, next_worker=name.upper() if name != "FINISH" else name)
+
+    workers = RewritingModel(rewrite=upper)
+    _, outcome, _ = _run(
+        TWO_INTENTS, _design(health_checker="never"), teams_settings, worker_model=workers
+    )
+    assert outcome.status == "done", outcome.reason
+    assert [r.status for r in outcome.rows] == ["done", "done"]
+    assert any(
+        n.startswith("search_team's supervisor named next_worker 'SEARCHER'")
+        for n in outcome.state["notices"]
+    )
 
 
 # --------------------------------------------------------------------------- dispatch
@@ -252,6 +328,30 @@ def test_several_dispatchable_subtasks_go_to_a_routing_call_and_finish_cancels_t
     assert any('"next_subtask_id"' in c for c in lead.calls)  # two could run: a routing call
     assert worker.seen == [] and api.count() == 0  # no team ran
     assert outcome.state["routing"][-1]["subtask_id"] == "FINISH"
+
+
+def test_a_routing_call_naming_a_subtask_in_another_case_dispatches_that_subtask(
+    teams_settings, api
+):
+    def upper(prompt, reply, n):
+        if '"next_subtask_id"' not in prompt:
+            return None
+        return edit_json(reply, next_subtask_id=json.loads(reply)["next_subtask_id"].upper())
+
+    lead = RewritingModel(rewrite=upper)
+    lead.calls.clear()
+    _, outcome, _ = _run(
+        TWO_INTENTS, _design(health_checker="never"), teams_settings, planner_model=lead
+    )
+    assert outcome.status == "done", outcome.reason
+    assert [r.status for r in outcome.rows] == ["done", "done"]
+    routed = [r for r in outcome.state["routing"] if r["by"] == "lead"]
+    assert len(routed) == 1 and routed[0]["subtask_id"] in ("s1", "s2")
+    assert (
+        f"The lead supervisor's routing named subtask {routed[0]['subtask_id'].upper()!r}: "
+        f"read as {routed[0]['subtask_id']}." in outcome.state["notices"]
+    )
+    assert len([c for c in lead.calls if '"next_subtask_id"' in c]) == 1
 
 
 def test_a_single_dispatchable_subtask_is_taken_without_a_routing_call(teams_settings):

@@ -297,6 +297,30 @@ def test_a_plan_missing_fields_is_repaired_with_the_missing_field_named():
     assert len(seen) == 2 and outcome.state["plan"]["1"]["action"]
 
 
+def test_a_plan_with_an_agent_in_another_case_and_a_repeated_step_runs_repaired():
+    """A small model's slips with one reading cost no repair round and not the run."""
+
+    def slipping(prompt, reply, n):
+        if not is_planner(prompt):
+            return None
+        steps = json.loads(reply)["steps"]
+        first = {**steps[0], "agent": steps[0]["agent"].title()}
+        return json.dumps({"steps": [first, dict(first), *steps[1:]]})
+
+    model = RewritingModel(rewrite=slipping)
+    model.calls.clear()
+    outcome = run("What caused the dot-com crash?", planner=model)
+    assert outcome.status == "done", outcome.reason
+    assert [s["agent"] for s in outcome.state["plan"].values()] == [
+        "web_researcher",
+        "synthesizer",
+    ]
+    notices = outcome.state["notices"]
+    assert "The Planner's step 1 named agent 'Web_Researcher': read as web_researcher." in notices
+    assert "The Planner's step 2 repeats step 1 (same agent and action): it was dropped." in notices
+    assert len([c for c in model.calls if is_planner(c)]) == 1
+
+
 def test_repair_message_names_the_disabled_agent_the_plan_used():
     from graph.models.structured import ask_json
     from graph.plan_execute.prompts import repair_prompt

@@ -30,6 +30,7 @@ from graph.supervisor_bus.state import BusState, consumed_field
 from graph.supervisor_bus.teaching import blackboard_vs_bus
 from graph.supervisor_bus.tools import REFUSED, Gate, tools_for
 from graph.supervisor_bus.workers import worker_node
+from tests.support import RewritingModel, edit_json
 from tests.unit.conftest import wait_status
 
 build_graph, initial_state = BUS.build_graph, BUS.initial_state
@@ -210,6 +211,33 @@ def test_the_writer_waits_for_a_human_by_default_and_goes_on_when_approved(setti
     )
     assert resumed.status == "done", resumed.reason
     assert len(drafts(settings.home)) == 1
+
+
+def test_a_decision_naming_an_agent_in_another_case_is_read_as_that_agent(settings):
+    """Without a schema a small model may write "Researcher": one reading, so no repair
+    round and no failed run; the run says what was read."""
+
+    def title_case(prompt, reply, n):
+        if '"next_agent"' not in prompt:
+            return None
+        name = json.loads(reply)["next_agent"]
+        return edit_json(reply, next_agent=name.title() if name != "FINISH" else name)
+
+    supervisor = RewritingModel(rewrite=title_case)
+    supervisor.calls.clear()
+    _, outcome = run(settings, planner_model=supervisor)
+    assert outcome.status == "done", outcome.reason
+    assert [d["next_agent"] for d in outcome.state["decisions"]] == [
+        "researcher",
+        "writer",
+        "reviewer",
+        "FINISH",
+    ]
+    assert (
+        "The supervisor named next_agent 'Researcher': read as researcher."
+        in (outcome.state["notices"])
+    )
+    assert len([c for c in supervisor.calls if '"next_agent"' in c]) == 4
 
 
 def test_an_unusable_decision_on_the_bus_is_refused_and_the_writer_keeps_waiting(settings):
