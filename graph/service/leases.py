@@ -27,6 +27,8 @@ from typing import Any, Callable, Iterator, Sequence
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
+from graph.errors import StepwiseError
+
 log = logging.getLogger(__name__)
 
 
