@@ -31,6 +31,40 @@ import pytest  # noqa: E402
 
 import graph.registry  # noqa: E402,F401  (the shipped systems, as the app and the CLI have them)
 
+# The tiers, told from where a test lives and which fixtures it needs (directly or through
+# other fixtures), so a new test is tiered without anyone marking it. A test in none of the
+# slow tiers is ``fast``: what ``scripts/test.sh --fast`` runs.
+TIER_FOLDERS = {"e2e": "browser", "realmodel": "realmodel", "server": "server"}
+TIER_FIXTURES = {
+    "browser": "browser",
+    "page": "browser",
+    "postgres": "postgres",
+    "postgres_url": "postgres",
+    "langgraph_server": "server",
+    "foreign_graphs_server": "server",
+    "llama": "realmodel",
+}
+
+
+def tiers(item: pytest.Item) -> set[str]:
+    """The slow tiers ``item`` belongs to (none: it is fast)."""
+    found = set()
+    parts = Path(str(item.path)).relative_to(ROOT).parts
+    if len(parts) > 1 and parts[0] == "tests":
+        found.update(t for folder, t in TIER_FOLDERS.items() if folder == parts[1])
+    found.update(TIER_FIXTURES[f] for f in getattr(item, "fixturenames", ()) if f in TIER_FIXTURES)
+    callspec = getattr(item, "callspec", None)
+    # database_url asks for the PostgreSQL server at run time (getfixturevalue), unseen above
+    if callspec is not None and callspec.params.get("database_url") == "postgresql":
+        found.add("postgres")
+    return found
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        for tier in sorted(tiers(item)) or ["fast"]:
+            item.add_marker(tier)
+
 
 @pytest.fixture(scope="session")
 def llama():
