@@ -34,7 +34,10 @@ import graph.registry  # noqa: E402,F401  (the shipped systems, as the app and t
 # The tiers, told from where a test lives and which fixtures it needs (directly or through
 # other fixtures), so a new test is tiered without anyone marking it. A test in none of the
 # slow tiers is ``fast``: what ``scripts/test.sh --fast`` runs.
-TIER_FOLDERS = {"e2e": "browser", "realmodel": "realmodel", "server": "server"}
+TIER_FOLDERS = {
+    ROOT / "tests" / f: t
+    for f, t in (("e2e", "browser"), ("realmodel", "realmodel"), ("server", "server"))
+}
 TIER_FIXTURES = {
     "browser": "browser",
     "page": "browser",
@@ -48,10 +51,8 @@ TIER_FIXTURES = {
 
 def tiers(item: pytest.Item) -> set[str]:
     """The slow tiers ``item`` belongs to (none: it is fast)."""
-    found = set()
-    parts = Path(str(item.path)).relative_to(ROOT).parts
-    if len(parts) > 1 and parts[0] == "tests":
-        found.update(t for folder, t in TIER_FOLDERS.items() if folder == parts[1])
+    folders = Path(item.path).resolve().parents
+    found = {tier for folder, tier in TIER_FOLDERS.items() if folder in folders}
     found.update(TIER_FIXTURES[f] for f in getattr(item, "fixturenames", ()) if f in TIER_FIXTURES)
     callspec = getattr(item, "callspec", None)
     # database_url asks for the PostgreSQL server at run time (getfixturevalue), unseen above
