@@ -1,4 +1,5 @@
-"""Shared test setup: every test session gets its own STEPWISE_HOME and no model endpoint.
+"""Shared test setup: every test session gets its own STEPWISE_HOME and no model endpoint,
+and every test its tier marker (``tiers``).
 
 Set before any test imports the engine, because ``get_settings()`` reads the
 environment once per process.
