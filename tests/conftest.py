@@ -1,4 +1,5 @@
-"""Shared test setup: every test session gets its own STEPWISE_HOME and no model endpoint.
+"""Shared test setup: every test session gets its own STEPWISE_HOME and no model endpoint,
+and every test its tier marker (``tiers``).
 
 Set before any test imports the engine, because ``get_settings()`` reads the
 environment once per process.
@@ -30,6 +31,41 @@ for _var in (
 import pytest  # noqa: E402
 
 import graph.registry  # noqa: E402,F401  (the shipped systems, as the app and the CLI have them)
+
+# The tiers, told from where a test lives and which fixtures it needs (directly or through
+# other fixtures), so a new test is tiered without anyone marking it. A test in none of the
+# slow tiers is ``fast``: what ``scripts/test.sh --fast`` runs.
+TIER_FOLDERS = {
+    ROOT / "tests" / f: t
+    for f, t in (("e2e", "browser"), ("realmodel", "realmodel"), ("server", "server"))
+}
+TIER_FIXTURES = {
+    "browser": "browser",
+    "page": "browser",
+    "postgres": "postgres",
+    "postgres_url": "postgres",
+    "langgraph_server": "server",
+    "foreign_graphs_server": "server",
+    "llama": "realmodel",
+}
+
+
+def tiers(item: pytest.Item) -> set[str]:
+    """The slow tiers ``item`` belongs to (none: it is fast)."""
+    folders = Path(item.path).resolve().parents
+    found = {tier for folder, tier in TIER_FOLDERS.items() if folder in folders}
+    found.update(TIER_FIXTURES[f] for f in getattr(item, "fixturenames", ()) if f in TIER_FIXTURES)
+    callspec = getattr(item, "callspec", None)
+    # database_url asks for the PostgreSQL server at run time (getfixturevalue), unseen above
+    if callspec is not None and callspec.params.get("database_url") == "postgresql":
+        found.add("postgres")
+    return found
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        for tier in sorted(tiers(item)) or ["fast"]:
+            item.add_marker(tier)
 
 
 @pytest.fixture(scope="session")

@@ -89,9 +89,7 @@ def test_an_example_completes_on_a_real_llama_cpp_server(page, real_app, system)
     run_id = _click_run(page)
     status = _finish(page, store, run_id)
     record = store.run(run_id)
-    assert status == "done" or not re.search(
-        r"unusable output|not valid JSON|expected fields", record.reason
-    ), record.reason
+    assert status == "done", f"the run ended {status}: {record.reason}"
     page.goto(url + f"/run?run={run_id}")
     expect(page.get_by_text(re.compile(rf"^status {status}"))).to_be_visible(timeout=30_000)
     expect(

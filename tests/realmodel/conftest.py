@@ -18,7 +18,12 @@ from tests.support_procs import llama_server
 # an escalation (a step at its replan cap, a request past its timeout) is skipped, since
 # approving it would only run the same step again on a model this small.
 ANSWERS = {"approval": "approve", "escalation": "skip"}
-FORMAT_WORDS = ("unusable output", "not valid JSON", "expected fields", "response_format")
+
+
+def assert_done(record) -> None:
+    """Each system must complete on a real model: a run that failed, for whatever reason,
+    is a failed test (a weak answer is fine; a stopped run is not)."""
+    assert record.status == "done", f"the run ended {record.status}: {record.reason}"
 
 
 @pytest.fixture
