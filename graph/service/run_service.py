@@ -34,6 +34,7 @@ from graph.kernel.system import get_system
 from graph.models.chat import describe_error, make_chat_model, model_label
 from graph.models.modes import ModeBook
 from graph.prompts import PromptSet
+from graph.service.model_profiles import ModelProfiles
 from graph.service.run_processes import RunFailed, RunProcesses, WorkerDied
 from graph.service.runs import (
     RunOutcome,
@@ -111,6 +112,8 @@ class RunService:
         self.checkpointer = checkpointer_for(self.settings)
         # What the model server accepts, learnt once and kept in the store across restarts.
         self.modes = ModeBook(store)
+        # The Model page's profiles: the active one is the model of the runs started here.
+        self.profiles = ModelProfiles(store, self.settings)
         self._executor = ThreadPoolExecutor(
             max_workers=max_workers, thread_name_prefix="stepwise-run"
         )
@@ -139,6 +142,19 @@ class RunService:
         if design is None or design.model is None:
             return self.settings
         return design.model.settings(self.settings)
+
+    def model_settings(self) -> Settings:
+        """The settings of the active model profile: what a new run, an experiment's
+        "model in use" variant and the judge are made with."""
+        return self.profiles.settings_of()
+
+    def with_active_model(self, design: Design) -> Design:
+        """``design`` on the active profile, recorded in it (so its resume, approvals and
+        forks stay on that model), unless it names a model of its own already."""
+        if design.model is not None:
+            return design
+        choice = self.profiles.choice()
+        return design if choice is None else design.model_copy(update={"model": choice})
 
     def computes_without_pause(self, design: Design) -> bool:
         """Whether a run of ``design`` never waits: the offline scripted model answering at
@@ -210,6 +226,9 @@ class RunService:
         question = (question or "").strip()
         if not question:
             raise ValueError("The question is empty: type a question to run.")
+        design = self.with_active_model(design)
+        if design.model is not None and (problem := design.model.key_problem()):
+            raise ValueError(problem)
         PromptSet(design.prompts)  # PromptError naming the prompt and the problem
         compiled, planner, worker = prepared or self._graph(design)
         run_id = uuid.uuid4().hex
