@@ -17,7 +17,14 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from graph.models.keys import ENV_NAME, env_key, typed_key
 from graph.models.modes import OPENAI_API
@@ -61,6 +68,18 @@ class ModelChoice(BaseModel):
                 "(letters, digits and _, not starting with a digit)"
             )
         return self
+
+    @model_serializer(mode="wrap")
+    def _compact(self, handler):
+        """Fields at their defaults are left out: a choice made before profiles is
+        recorded (in designs, experiments) exactly as it was."""
+        data = handler(self)
+        for name, default in (("worker", ""), ("profile", ""), ("key_from", "settings")):
+            if data.get(name) == default:
+                data.pop(name)
+        if not data.get("key_env"):
+            data.pop("key_env", None)
+        return data
 
     @property
     def scripted(self) -> bool:

@@ -236,9 +236,9 @@ class ExperimentRunner:
             )
             for v in variants
         }
-        for name, variant_design in designs.items():
+        for variant_name, variant_design in designs.items():
             if variant_design.model is not None and (problem := variant_design.model.key_problem()):
-                raise ExperimentError(f"Variant {name!r}: {problem}")
+                raise ExperimentError(f"Variant {variant_name!r}: {problem}")
         prepared = {name: self.service.prepare(d) for name, d in designs.items()}
 
         experiment_id = uuid.uuid4().hex
