@@ -13,8 +13,8 @@ from ui.prompt_view import short_name
 
 SWITCH = (
     "To see what your wording does, use a real model: on the Model page, add a profile "
-    "for any OpenAI-compatible server (a local one included) and make it active; no "
-    "restart needed."
+    "for any OpenAI-compatible server (a local one included) and make it active, no "
+    "restart needed (or start the app with `OPENAI_BASE_URL` or `OPENAI_API_KEY` set)."
 )
 
 
