@@ -259,6 +259,7 @@ def test_an_experiments_model_in_use_is_the_active_profile(tmp_path, server):
         (row,) = service.store.experiment_runs(experiment_id)
         record = service.store.run(row["run_id"])
         assert record.status == "done" and record.design["model"]["profile"] == "local"
+        assert server.requests  # the run's model calls went to the profile's server
         recorded = service.store.experiment(experiment_id).settings
         assert recorded["openai_base_url"] == server.base_url
         assert recorded["planner_model"] == "served-model"
