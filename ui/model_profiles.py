@@ -87,7 +87,7 @@ def actions() -> None:
             key="model:bound",
             help="The whole test, every request included.",
         )
-    if profile.key_from == "typed" and "gone" in profiles.key_state(profile):
+    if profile.key_from == "typed" and profile.choice().key_problem():
         with st.container(key="model-retype"):
             st.warning(
                 f"The key of “{name}” was typed in the browser and the app has restarted "
