@@ -140,7 +140,7 @@ with left:
         "change it per run.",
     )
     st.caption("Model in use")
-    st.markdown(f"**{services.settings().model_label}**")
+    st.markdown(f"**{services.model_settings().model_label}**")
 
 design = saved.model_copy(
     update={

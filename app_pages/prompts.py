@@ -48,7 +48,7 @@ name = st.selectbox(
     format_func=pv.prompt_title,
 )
 st.session_state["prompts:chosen"] = name
-offline_note.show([name], services.settings().resolved_provider)
+offline_note.show([name], services.model_settings().resolved_provider)
 
 active = store.active_prompts().get(name)
 versions = store.prompt_versions(name)

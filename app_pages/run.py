@@ -62,7 +62,7 @@ pacing.selectbox(
 )
 about.caption(
     f"With the saved design: {', '.join(design.enabled_agents) or 'no agents'}; "
-    f"{system.limits(design)}; model: {services.settings().model_label}."
+    f"{system.limits(design)}; model: {services.model_settings().model_label}."
 )
 if problem := st.session_state.pop("run:error", None):
     st.error(problem)

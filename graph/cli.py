@@ -31,6 +31,7 @@ from graph.kernel.render import to_dot
 from graph.kernel.system import get_system, systems
 from graph.logs import configure_logging
 from graph.prompts import PromptError
+from graph.service.model_profiles import ENVIRONMENT
 from graph.service.run_service import RunService
 from graph.service.server_runs import open_run_service
 from graph.service.store import LIVE_STATUSES, Store
@@ -147,10 +148,13 @@ def cmd_run(args) -> int:
     design = _design(args)
     system = get_system(design.system)
     log = sys.stderr if args.json else sys.stdout
-    _print(f"model: {get_settings().model_label}", file=log)
+    service = _service()
+    # The Model page's active profile, named when it is not the environment's settings.
+    active = service.profiles.active().name
+    named = "" if active == ENVIRONMENT else f" (profile: {active})"
+    _print(f"model: {service.model_settings().model_label}{named}", file=log)
     for warning in system.design_warnings(design.enabled_agents):
         _print(f"warning: {warning}", file=log)
-    service = _service()
     try:
         run_id = service.start(args.question, design)
         _follow(service, run_id, log)

@@ -157,7 +157,7 @@ def _guardrail(store: Store, saved: Design) -> None:
         "The guardrail also asks the model whether each message may pass, with the "
         "prompt **guardrail/classifier** (editable on the Prompts page)."
     )
-    if services.settings().resolved_provider == "scripted":
+    if services.model_settings().resolved_provider == "scripted":
         note += (
             " With the offline scripted model this classifier is rule-based: it refuses "
             "messages about passwords, API keys, secrets or jailbreaks and passes the rest."

@@ -33,7 +33,9 @@ def show(experiment_id: str, run_ids: list[str]) -> None:
 
 
 def _start(experiment_id: str, run_ids: list[str]) -> None:
-    services.judges().start(run_ids, experiment_id=experiment_id, settings=services.settings())
+    services.judges().start(
+        run_ids, experiment_id=experiment_id, settings=services.model_settings()
+    )
 
 
 def _progress(job_id: str) -> None:

@@ -7,6 +7,7 @@ from datetime import datetime
 
 from graph.models.modes import ModeBook, describe_structured, describe_tools
 from graph.models.reply_limits import describe_field
+from graph.service.model_profiles import ModelProfiles
 from graph.settings import Settings
 
 # How to point Stepwise at the usual local servers: the variables, and what to expect.
@@ -52,13 +53,32 @@ def settings_rows(settings: Settings) -> list[dict]:
         rows += [
             ("Planner / Executor / supervisors", settings.planner_model),
             ("Agents with tools", settings.worker_model),
-            ("API key (OPENAI_API_KEY)", "set" if settings.openai_api_key else "unset"),
+            ("API key", "set" if settings.openai_api_key else "unset"),
             ("Structured output (STEPWISE_STRUCTURED_OUTPUT)", settings.structured_output),
             ("Tool calling (STEPWISE_TOOL_CALLING)", settings.tool_calling),
             ("Tokens per reply (STEPWISE_MAX_TOKENS)", str(settings.max_tokens)),
             ("Timeout per request (STEPWISE_REQUEST_TIMEOUT)", f"{settings.request_timeout_s:g} s"),
         ]
     return [{"Setting": k, "Value": v} for k, v in rows]
+
+
+def profile_rows(profiles: ModelProfiles) -> list[dict]:
+    """Each profile as the page lists it: endpoint, models, where its key comes from and
+    whether it is there (never the key), the active one marked."""
+    active = profiles.active().name
+    rows = []
+    for profile in profiles.all():
+        rows.append(
+            {
+                "Active": "●" if profile.name == active else "",
+                "Profile": profile.name,
+                "Endpoint": "no server (offline)" if profile.scripted else profile.endpoint,
+                "Planner model": profile.planner_model,
+                "Worker model": profile.worker_model,
+                "API key": profiles.key_state(profile),
+            }
+        )
+    return rows
 
 
 def learnt_rows(modes: ModeBook) -> list[dict]:

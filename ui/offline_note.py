@@ -12,9 +12,9 @@ from graph.models.scripted.reads import reading
 from ui.prompt_view import short_name
 
 SWITCH = (
-    "To see what your wording does, use a real model: set `OPENAI_BASE_URL` (any "
-    "OpenAI-compatible server, a local one included) or `OPENAI_API_KEY` before starting "
-    "the app; the Model page shows the model in use."
+    "To see what your wording does, use a real model: on the Model page, add a profile "
+    "for any OpenAI-compatible server (a local one included) and make it active, no "
+    "restart needed (or start the app with `OPENAI_BASE_URL` or `OPENAI_API_KEY` set)."
 )
 
 

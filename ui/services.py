@@ -55,6 +55,12 @@ def service() -> RunService:
     return _service(_home())
 
 
+def model_settings() -> Settings:
+    """The settings of the active model profile (Model page): what new runs, experiments'
+    "model in use" and the judge are made with."""
+    return service().model_settings()
+
+
 def server_problem() -> str:
     """With runs on a LangGraph Server: "" while it answers, else one sentence saying it
     does not (runs already recorded are kept)."""

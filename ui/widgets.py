@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import time
 
 import streamlit as st
@@ -11,6 +12,8 @@ from graph.kernel.system import Panel, System
 from ui import services
 from ui.model_text import model_markdown
 from ui.run_view import RunView, message_title, modes_text
+
+log = logging.getLogger(__name__)
 
 MESSAGES_SHOWN = 40
 # The graph's fullscreen button shows only on hover in Streamlit; a teacher at a
@@ -58,13 +61,20 @@ def wordiest_column(rows: list[dict]) -> int | None:
 def sidebar() -> None:
     """The model in use and where everything is kept, on every page."""
     with st.sidebar:
-        settings = services.settings()
         st.caption("Model in use")
+        try:
+            settings = services.model_settings()
+            profile = services.service().profiles.active().name
+        except Exception as exc:  # the store cannot be opened: said below
+            settings, profile = services.settings(), ""
+            log.warning("the active model profile could not be read: %s", exc)
         st.markdown(f"**{settings.model_label}**")
+        if profile:
+            st.caption(f"profile: {profile}")
         if settings.resolved_provider == "scripted":
             st.caption(
                 "Deterministic rules over the bundled data: no API key or network. "
-                "Set OPENAI_BASE_URL or OPENAI_API_KEY to use a real model."
+                "Add a model profile on the Model page to use a real model."
             )
         st.page_link("app_pages/model.py", icon=":material/memory:", label="Model settings")
         st.caption("Store")
@@ -149,6 +159,12 @@ def design_graph(
     st.graphviz_chart(dot, width="content")
 
 
+def profile_name(design: dict) -> str:
+    """The model profile a run was made on, as its design records it ("" when it ran on
+    the environment's settings, as every run did before profiles)."""
+    return str(((design or {}).get("model") or {}).get("profile") or "")
+
+
 def run_status(view: RunView) -> None:
     """The run's state in words; a failure says why, never with a traceback."""
     record = view.record
@@ -162,6 +178,8 @@ def run_status(view: RunView) -> None:
         facts.append(f"{took} of work")
     facts += view.idle
     facts.append(record.model_label)
+    if profile := profile_name(record.design):
+        facts.append(f"profile “{profile}”")
     st.markdown(" · ".join(facts))
     if modes := modes_text(view.modes):
         st.caption(modes)

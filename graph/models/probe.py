@@ -4,13 +4,18 @@ Four small requests, each bounded by the request timeout: the model list (is it 
 how long a round trip takes), a reply under ``json_schema``, one under ``json_object``
 with the schema, and a tool call. What it finds is learnt into the mode book, exactly
 as a run would learn it, so the first run after a check asks the server the right way.
+
+A check may be bounded as a whole (``bound_s``: no request outlives it) and stopped
+between requests (``stop``); it says each step as it begins (``progress``), so a page can
+run it in the background and show where it is. Stopped, it reports what it found so far.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Callable, Literal
 
 import openai
 from langchain_core.messages import HumanMessage
@@ -64,11 +69,12 @@ class ServerReport:
     json_object_detail: str = ""
     tools: str | None = None  # "native" or "prompted"
     tools_detail: str = ""
+    stopped: str = ""  # why the check ended before its last step, in words
 
     def summary(self) -> str:
         """The report in words, one finding a line."""
         if not self.reachable:
-            return f"{self.server}: not reachable. {self.error}"
+            return f"{self.server}: {self.stopped or f'not reachable. {self.error}'}"
         listed = ", ".join(self.models[:8]) or "none listed"
         lines = [
             f"{self.server}: reachable, round trip {self.round_trip_s * 1000:.0f} ms.",
@@ -83,7 +89,15 @@ class ServerReport:
         if self.tools:
             detail = self.tools_detail.rstrip(".")
             lines.append(f"tool calling: {self.tools}{f' ({detail})' if detail else ''}.")
+        elif self.stopped:
+            lines.append("tool calling: not tried.")
+        if self.stopped:
+            lines.append(self.stopped)
         return "\n".join(lines)
+
+
+class _Ended(Exception):
+    """The check was stopped, or ran out of its time, before a step."""
 
 
 def _model(settings: Settings, role: str, modes: ModeBook, **extra) -> ServerChatModel:
@@ -92,6 +106,7 @@ def _model(settings: Settings, role: str, modes: ModeBook, **extra) -> ServerCha
         api_key=settings.openai_api_key or "not-needed",
         base_url=settings.openai_base_url,
         timeout=settings.request_timeout_s,
+        call_deadline_s=settings.request_timeout_s,
         max_retries=0,
         temperature=0,
         max_tokens=64,
@@ -120,30 +135,94 @@ def _try_json(settings: Settings, mode: str) -> tuple[bool, str]:
     return True, took
 
 
-def check_server(settings: Settings, modes: ModeBook) -> ServerReport:
-    """What the configured server supports; learnt into ``modes``."""
+def new_report(settings: Settings) -> ServerReport:
+    """An empty report on the server ``settings`` name."""
     server = (settings.openai_base_url or OPENAI_API).rstrip("/")
-    report = ServerReport(server, settings.planner_model, settings.worker_model)
+    return ServerReport(server, settings.planner_model, settings.worker_model)
+
+
+def check_server(
+    settings: Settings,
+    modes: ModeBook,
+    *,
+    bound_s: float | None = None,
+    stop: threading.Event | None = None,
+    progress: Callable[[str], None] | None = None,
+    report: ServerReport | None = None,
+) -> ServerReport:
+    """What the configured server supports; learnt into ``modes``. ``bound_s``: seconds
+    the whole check may take (each request's timeout is cut to what is left);
+    ``stop``: set, the check ends before its next request; ``progress``: told each step;
+    ``report``: filled in as the check goes (a caller may read it before the end)."""
+    report = report or new_report(settings)
+    try:
+        _check(report, settings, modes, _Steps(settings, bound_s, stop, progress))
+    except _Ended as ended:
+        report.stopped = str(ended)
+    return report
+
+
+class _Steps:
+    """The check's steps: each begins by saying so, and none begins (nor is an answer
+    counted) once the check is stopped or out of time."""
+
+    def __init__(self, settings: Settings, bound_s, stop, progress):
+        self.settings = settings
+        self.bound_s = bound_s
+        self.ends_at = time.monotonic() + bound_s if bound_s else None
+        self.stop = stop
+        self.progress = progress
+        self.doing = ""
+
+    def still_on(self, what: str = "") -> float | None:
+        """Seconds left (None: unbounded); _Ended when stopped or out of time."""
+        if self.stop is not None and self.stop.is_set():
+            raise _Ended(f"Cancelled while {self.doing or what}.")
+        left = self.ends_at - time.monotonic() if self.ends_at is not None else None
+        if left is not None and left <= 0:
+            raise _Ended(f"Gave up after {self.bound_s:g} s, while {self.doing or what}.")
+        return left
+
+    def begin(self, what: str) -> Settings:
+        """Begin a step: the settings its requests use (timeout cut to the time left)."""
+        left = self.still_on(what)
+        self.doing = what
+        if self.progress is not None:
+            self.progress(what)
+        if left is None or left >= self.settings.request_timeout_s:
+            return self.settings
+        return self.settings.model_copy(update={"request_timeout_s": max(left, 0.1)})
+
+
+def _check(report: ServerReport, settings: Settings, modes: ModeBook, steps: _Steps) -> None:
+    server = report.server
+    now = steps.begin("listing the models")
     client = openai.OpenAI(
         api_key=(
             settings.openai_api_key.get_secret_value() if settings.openai_api_key else "not-needed"
         ),
         base_url=settings.openai_base_url,
         max_retries=0,
-        timeout=settings.request_timeout_s,
+        timeout=now.request_timeout_s,
     )
     started = time.perf_counter()
     try:  # ids as the server wrote them: a hostile one may echo the key it was sent
         listed = [shown_text(m.id, MODEL_ID_CHARS) for m in client.models.list()]
-        report.models = sorted(listed)[:MODELS_KEPT]
     except Exception as exc:
-        report.error = shown_text(describe_error(exc, settings), DETAIL_CHARS)
-        return report
+        steps.still_on()
+        report.error = shown_text(describe_error(exc, now), DETAIL_CHARS)
+        return
+    steps.still_on()
+    report.models = sorted(listed)[:MODELS_KEPT]
     report.round_trip_s = time.perf_counter() - started
     report.reachable = True
 
-    report.json_schema, report.json_schema_detail = _try_json(settings, "json_schema")
-    report.json_object_schema, report.json_object_detail = _try_json(settings, "json_object")
+    found = _try_json(steps.begin("trying json_schema"), "json_schema")
+    steps.still_on()
+    report.json_schema, report.json_schema_detail = found
+    found = _try_json(steps.begin("trying json_object with the schema"), "json_object")
+    steps.still_on()
+    report.json_object_schema, report.json_object_detail = found
     best = (
         "json_schema"
         if report.json_schema
@@ -162,16 +241,20 @@ def check_server(settings: Settings, modes: ModeBook) -> ServerReport:
         )
         modes.learn(server, settings.planner_model, structured=best, note=note)
 
+    now = steps.begin("trying a tool call")
     tool = StructuredTool.from_function(_echo, name="echo")
-    model = _model(settings, "worker", modes)
+    model = _model(now, "worker", modes)
     try:
         reply = model.bind_tools([tool]).invoke([HumanMessage(TOOL_PROMPT)])
+        steps.still_on()
         report.tools = (reply.response_metadata.get("stepwise") or {}).get("tools")
         report.tools_detail = (reply.response_metadata.get("stepwise") or {}).get("tools_why") or (
             "the model called the tool"
             if reply.tool_calls
             else "the model did not call the tool either way"
         )
+    except _Ended:
+        raise
     except Exception as exc:
-        report.tools_detail = shown_text(describe_error(exc, settings), DETAIL_CHARS)
-    return report
+        steps.still_on()
+        report.tools_detail = shown_text(describe_error(exc, now), DETAIL_CHARS)

@@ -253,8 +253,9 @@ def judge_run(
     if model is None:
         if not judge_available(settings):
             raise JudgeUnavailable(
-                "Judging quality needs a real model: set OPENAI_BASE_URL (any OpenAI-compatible "
-                "server) or OPENAI_API_KEY. The offline scripted model cannot judge a run."
+                "Judging quality needs a real model: make a model profile of a real server "
+                "(any OpenAI-compatible one) active, or set OPENAI_BASE_URL or OPENAI_API_KEY. "
+                "The offline scripted model cannot judge a run."
             )
         model = make_chat_model("planner", settings)
     elif getattr(model, "is_scripted", False):

@@ -1,8 +1,8 @@
 """Experiments: one eval set through two or more variants, compared on the runs.
 
 A variant is a set of prompt texts (Planner and Executor versions together) on a model
-(the configured one, or one picked by endpoint and name: two prompts on one model, or
-one prompt on two models). Every
+(the one in use: the active model profile; or one picked by endpoint and name: two
+prompts on one model, or one prompt on two models). Every
 question x variant x repeat becomes an ordinary run through ``RunService.start`` (so
 each one is in History and can be opened), on a pool of its own bounded by
 ``experiment_workers``, so an experiment never queues the runs people start by hand.
@@ -236,7 +236,16 @@ class ExperimentRunner:
         if approvals != "design":
             design = design.model_copy(update={"approval_timeout_s": 0.0})
         texts = {v.name: full_prompt_texts(design, v) for v in variants}
-        designs = {v.name: run_design(design, texts[v.name], approvals, v.model) for v in variants}
+        # "The model in use" is the active model profile, pinned now for all its runs.
+        designs = {
+            v.name: self.service.with_active_model(
+                run_design(design, texts[v.name], approvals, v.model)
+            )
+            for v in variants
+        }
+        for variant_name, variant_design in designs.items():
+            if variant_design.model is not None and (problem := variant_design.model.key_problem()):
+                raise ExperimentError(f"Variant {variant_name!r}: {problem}")
         prepared = {name: self.service.prepare(d) for name, d in designs.items()}
 
         experiment_id = uuid.uuid4().hex
@@ -257,7 +266,7 @@ class ExperimentRunner:
             repeats,
             max_workers,
             design,
-            self.service.settings,
+            self.service.model_settings(),
             rerun_of=rerun_of,
             approvals=approvals,
         )
@@ -347,12 +356,12 @@ class ExperimentRunner:
         record = self._record(experiment_id)
         on_settings = any(not v.get("model") for v in record.variants)
         if on_settings and (
-            difference := model_settings_difference(record.settings, self.service.settings)
+            difference := model_settings_difference(record.settings, self.service.model_settings())
         ):
             raise ExperimentError(
                 f"Cannot rerun {record.name!r} as it ran: the model settings differ from the "
-                f"recorded ones ({'; '.join(difference)}). Restore them, or start a new "
-                "experiment."
+                f"recorded ones ({'; '.join(difference)}). Make the model profile it ran on "
+                "active again (Model page), or start a new experiment."
             )
         try:
             design = Design.model_validate(record.design)

@@ -58,7 +58,9 @@ class JudgeJobs:
             job_id = uuid.uuid4().hex
             store.create_judge_job(job_id, experiment_id, len(run_ids))
             self._open_jobs.add(job_id)
-        self._pool.submit(self._judge, job_id, list(run_ids), settings or self.service.settings)
+        self._pool.submit(
+            self._judge, job_id, list(run_ids), settings or self.service.model_settings()
+        )
         return job_id
 
     def _judge(self, job_id: str, run_ids: list[str], settings: Settings) -> None:

@@ -36,6 +36,7 @@ from typing import Any, NamedTuple
 from graph.errors import StepwiseError
 from graph.kernel.design import Design
 from graph.logs import configure_logging
+from graph.models.keys import put_typed_key, typed_keys
 from graph.redaction import remember_secrets
 from graph.settings import REPO_ROOT, Settings
 from graph.stopping import Stopped
@@ -185,6 +186,11 @@ class RunProcesses:
         if worker is None:
             return Ended("cancelled", "Cancelled before it started.")
         try:
+            if design.model is not None and design.model.key_from == "typed":
+                # a key typed in the browser: over the socket, into the worker's memory only
+                key = typed_keys().get(design.model.profile)
+                if key:
+                    worker.send(("key", design.model.profile, key))
             worker.send(("run", job, run_id, design.model_dump_json(), run_input, step_mode, owner))
         except Exception as exc:
             self._ended(worker, job)
@@ -373,6 +379,9 @@ def worker_main(fd: int) -> None:
                 name=f"stepwise-stream-{run_id[:8]}",
                 daemon=True,
             ).start()
+        elif kind == "key":
+            _, profile, key = message
+            put_typed_key(profile, key)
         elif kind == "stop":
             _, job, redirecting = message
             signal = signals.get(job)

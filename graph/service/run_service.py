@@ -37,6 +37,7 @@ from graph.models.modes import ModeBook
 from graph.prompts import PromptSet
 from graph.service.database import database_lost, database_lost_reason
 from graph.service.leases import LeaseGuardedSaver, LeaseLost, Leases
+from graph.service.model_profiles import ModelProfiles
 from graph.service.questions import checked_question
 from graph.service.replays import recorded_model, replay_design
 from graph.service.run_processes import RunFailed, RunProcesses, WorkerDied
@@ -121,6 +122,8 @@ class RunService:
         self.checkpointer = LeaseGuardedSaver(checkpointer_for(self.settings), self.leases)
         # What the model server accepts, learnt once and kept in the store across restarts.
         self.modes = ModeBook(store)
+        # The Model page's profiles: the active one is the model of the runs started here.
+        self.profiles = ModelProfiles(store, self.settings)
         self._executor = ThreadPoolExecutor(
             max_workers=max_workers, thread_name_prefix="stepwise-run"
         )
@@ -152,6 +155,19 @@ class RunService:
         if design is None or design.model is None:
             return self.settings
         return design.model.settings(self.settings)
+
+    def model_settings(self) -> Settings:
+        """The settings of the active model profile: what a new run, an experiment's
+        "model in use" variant and the judge are made with."""
+        return self.profiles.settings_of()
+
+    def with_active_model(self, design: Design) -> Design:
+        """``design`` on the active profile, recorded in it (so its resume, approvals and
+        forks stay on that model), unless it names a model of its own already."""
+        if design.model is not None:
+            return design
+        choice = self.profiles.choice()
+        return design if choice is None else design.model_copy(update={"model": choice})
 
     def computes_without_pause(self, design: Design) -> bool:
         """Whether a run of ``design`` never waits: the offline scripted model answering at
@@ -225,6 +241,9 @@ class RunService:
         if self._closed:
             raise RuntimeError("The run service has been shut down.")
         question = checked_question(question, self.settings)
+        design = self.with_active_model(design)
+        if design.model is not None and (problem := design.model.key_problem()):
+            raise ValueError(problem)
         PromptSet(design.prompts)  # PromptError naming the prompt and the problem
         compiled, planner, worker = prepared or self._graph(design)
         run_id = uuid.uuid4().hex

@@ -174,9 +174,33 @@ def _catch_up(tx: Transaction) -> None:
     tx.add_column("experiments", "approvals", "TEXT")
 
 
+_MODEL_PROFILES = """
+CREATE TABLE IF NOT EXISTS model_profiles (
+    name TEXT PRIMARY KEY,
+    endpoint TEXT NOT NULL,
+    planner_model TEXT NOT NULL,
+    worker_model TEXT NOT NULL,
+    key_from TEXT NOT NULL,
+    key_env TEXT NOT NULL DEFAULT '',
+    created_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS active_model_profile (
+    slot TEXT PRIMARY KEY,
+    name TEXT NOT NULL
+)
+"""
+
+
+def _model_profiles(tx: Transaction) -> None:
+    """Version 4: the Model page's model profiles and which one is active. No key column:
+    a typed key is kept in the app's memory only, an environment variable by its name."""
+    tx.script(_MODEL_PROFILES)
+
+
 MIGRATIONS = [
     Migration(1, "designs, prompts, runs, events, experiments and the rest", _tables),
     Migration(2, "run leases, event keys, queued redirects", _leases),
     Migration(3, "catch-up of what version 2 added unnumbered", _catch_up),
+    Migration(4, "model profiles", _model_profiles),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1].version

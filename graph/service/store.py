@@ -171,6 +171,11 @@ class Store:
         return self._db.location
 
     @property
+    def database(self) -> Database:
+        """The connection, for the repositories of other tables (``model_profiles``)."""
+        return self._db
+
+    @property
     def dialect(self) -> str:
         """``sqlite`` or ``postgresql``."""
         return self._db.dialect

@@ -329,7 +329,7 @@ class FixedScores(BaseChatModel):
 
 
 def test_with_a_real_model_a_run_is_judged_from_the_page(home, services, monkeypatch):
-    store, _ = services
+    store, service = services
     experiment_id = _experiment(services)  # run on the scripted model
     run_id = next(
         r["run_id"]
@@ -337,9 +337,9 @@ def test_with_a_real_model_a_run_is_judged_from_the_page(home, services, monkeyp
         if r["variant"] == "default" and r["question_index"] == 0
     )
     with LocalOpenAIServer(FixedScores) as server:
-        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
-        monkeypatch.setenv("OPENAI_API_KEY", "test-key")
-        get_settings.cache_clear()
+        # The judge uses the active model profile (the Model page's).
+        service.profiles.add("judge", server.base_url, "stepwise-local")
+        service.profiles.activate("judge")
         at = _evals()
         assert "needs a real model" not in texts(at)
         at.button(key=f"evals:judge:{run_id}").click().run()

@@ -302,7 +302,6 @@ def test_judge_every_run_works_in_the_background_with_its_progress(home, service
     from langchain_core.outputs import ChatGeneration, ChatResult
 
     from graph.service.judging import JudgeJobs
-    from graph.settings import get_settings
     from tests.support_procs.fake_server import LocalOpenAIServer
     from tests.unit.conftest import wait_for
 
@@ -325,9 +324,9 @@ def test_judge_every_run_works_in_the_background_with_its_progress(home, service
             return ChatResult(generations=[ChatGeneration(message=AIMessage(json.dumps(scores)))])
 
     with LocalOpenAIServer(Gated) as server:
-        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
-        monkeypatch.setenv("OPENAI_API_KEY", "test-key")
-        get_settings.cache_clear()
+        # The judge uses the active model profile (the Model page's).
+        service.profiles.add("judge", server.base_url, "stepwise-local")
+        service.profiles.activate("judge")
         try:
             at = open_page("app_pages/evals.py")
             at.button(key="evals:judge-all").click().run()  # returns: the judge waits on the gate

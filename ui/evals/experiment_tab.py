@@ -20,7 +20,9 @@ APPROVALS_KEY = "evals:approvals"
 
 def _models() -> dict:
     """The variants' model picker: label -> choice (None: the model in use)."""
-    return ev.model_options(services.settings(), list(services.service().modes.all()))
+    service = services.service()
+    stored = [p.choice() for p in service.profiles.all() if not p.built_in]
+    return ev.model_options(services.model_settings(), list(service.modes.all()), stored)
 
 
 def _tuned() -> dict[str, str]:

@@ -109,7 +109,7 @@ def _judgement(run_id: str) -> None:
     if found := services.store().judgement(run_id):
         st.caption(f"Judged by {found['model_label']}:")
         st.table(ev.judgement_rows(found), hide_index=True)
-    if judge_available(services.settings()):
+    if judge_available(services.model_settings()):
         st.button(
             "Judge this run",
             icon=":material/gavel:",
@@ -135,7 +135,7 @@ def judged(record, records: list[dict]) -> None:
     if rows := ev.judged_means(judgements):
         st.caption("Mean judge scores, 1 (poor) to 5 (good), over the runs judged.")
         st.table(rows, hide_index=True)
-    if judge_available(services.settings()):
+    if judge_available(services.model_settings()):
         st.caption(
             "A model scores each run's plan quality, plan adherence, execution "
             "efficiency and logical consistency (the editable prompt judge/gpa)."
@@ -144,15 +144,15 @@ def judged(record, records: list[dict]) -> None:
     else:
         st.caption(
             "Judging plan quality, plan adherence, execution efficiency and logical "
-            "consistency needs a real model: set OPENAI_BASE_URL or OPENAI_API_KEY. The "
-            "offline scripted model cannot judge a run."
+            "consistency needs a real model: make a profile of a real server active on the "
+            "Model page. The offline scripted model cannot judge a run."
         )
 
 
 def _judge(run_ids: list[str]) -> None:
     try:
         for run_id in run_ids:
-            judge_run(services.store(), run_id, settings=services.settings())
+            judge_run(services.store(), run_id, settings=services.model_settings())
     except Exception as exc:  # JudgeUnavailable, a server that is down, a reply that is no JSON
         widgets.say(FLASH, "error", f"The judge could not score the run: {exc}")
         return

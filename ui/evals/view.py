@@ -142,13 +142,19 @@ def experiment_name(eval_set_name: str, variant_names: list[str]) -> str:
 
 
 def model_options(
-    settings: Settings, learnt: list[tuple[str, str]]
+    settings: Settings,
+    learnt: list[tuple[str, str]],
+    profiles: list[ModelChoice] = (),
 ) -> dict[str, ModelChoice | None]:
-    """What a variant's model picker offers, label -> choice: the model in use (None: it
-    follows the settings), the offline scripted model, and each server and model a
-    connection test or a run has learnt about (the Model page's list)."""
+    """What a variant's model picker offers, label -> choice: the model in use (None: the
+    active model profile), the offline scripted model, the other stored profiles, and
+    each server and model a connection test or a run has learnt about (the Model page's
+    list)."""
     options: dict[str, ModelChoice | None] = {f"the model in use ({settings.model_label})": None}
     in_use = configured_choice(settings)
+    for profile in profiles:
+        if profile.settings(settings).model_label != settings.model_label:
+            options.setdefault(f"profile “{profile.profile}” ({profile.label})", profile)
     for choice in (ModelChoice(), *(ModelChoice(endpoint=s, model=m) for s, m in learnt)):
         if choice != in_use:
             options.setdefault(choice.label, choice)
@@ -158,9 +164,10 @@ def model_options(
 def model_caption() -> str:
     """Where the picker's models come from, and how to add one."""
     return (
-        "Each variant runs on a model: the one in use, the offline scripted model, or a "
-        "server the Model page has tested (its *Test connection* adds it here). Keys come "
-        "from the environment only and are sent only to the server they are set for."
+        "Each variant runs on a model: the one in use (the active profile), the offline "
+        "scripted model, another model profile, or a server the Model page has tested. "
+        "A profile's key goes to its own server only; the environment's key only to the "
+        "server the environment names."
     )
 
 
