@@ -20,6 +20,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from graph.errors import StepwiseError
 from graph.models.choice import SCRIPTED, ModelChoice, configured_choice
 from graph.models.keys import ENV_NAME, env_key, forget_typed_key, put_typed_key, typed_key
 from graph.service.store import Store
@@ -32,7 +33,7 @@ KEY_SOURCES = ("none", "env", "typed")
 _ACTIVE = "active"
 
 
-class ProfileError(ValueError):
+class ProfileError(StepwiseError, ValueError):
     """A profile that cannot be added, made active or deleted; the message says why."""
 
 
