@@ -27,9 +27,11 @@ st.text_area(
     key="run:question",
     height=80,
     max_chars=QUESTION_CAP,
-    help=f"At most {QUESTION_CAP:,} characters (STEPWISE_MAX_QUESTION_CHARS).",
+    # The cap is said in the placeholder, not a help icon: its button would share the
+    # box's label ("Help for Question") and a label lookup would find two.
     placeholder="Ask about the stocks in the database (MSFT, AMZN, IBM, GOOG, AAPL, "
-    "2000-2010) or about events in the bundled documents.",
+    "2000-2010) or about events in the bundled documents. At most "
+    f"{QUESTION_CAP:,} characters (STEPWISE_MAX_QUESTION_CHARS).",
 )
 st.caption("Or try an example:")
 for column, example in zip(st.columns(len(EXAMPLES)), EXAMPLES):

@@ -8,7 +8,7 @@ def test_the_run_page_gives_the_cap_and_its_box_holds_no_more(home, services):
     at = open_page("app_pages/run.py")
     box = at.text_area(key="run:question")
     assert box.max_chars == 20_000
-    assert "At most 20,000 characters (STEPWISE_MAX_QUESTION_CHARS)." in box.help
+    assert "At most 20,000 characters (STEPWISE_MAX_QUESTION_CHARS)." in box.placeholder
     at.session_state["run:question"] = "q" * 20_001  # a paste past the cap
     at.run()
     button(at, "Run").click().run()
