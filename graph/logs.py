@@ -68,6 +68,19 @@ class RedactingFilter(logging.Filter):
 _configured: logging.Handler | None = None
 
 
+class _StderrHandler(logging.StreamHandler):
+    """Writes to whatever ``sys.stderr`` is when a record comes, not the stream it was at
+    the first configure (a test's capture, a stream redirected later)."""
+
+    @property  # type: ignore[override]
+    def stream(self):  # noqa: D102
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value) -> None:  # StreamHandler.__init__ assigns it; sys.stderr wins
+        pass
+
+
 def configure_logging(level: str = "WARNING") -> None:
     """One handler on stderr for Stepwise's loggers, at ``level``; called again, it only
     changes the level (a Streamlit rerun calls it on every page)."""
@@ -76,7 +89,7 @@ def configure_logging(level: str = "WARNING") -> None:
     if not isinstance(numeric, int):
         numeric = logging.WARNING
     if _configured is None:
-        handler = logging.StreamHandler(sys.stderr)
+        handler = _StderrHandler()
         handler.setFormatter(logging.Formatter(FORMAT))
         handler.addFilter(RedactingFilter())
         for name in LOGGER_NAMES:

@@ -51,16 +51,16 @@ def node_saved(run_id: str) -> bool:
 
 
 class KillingStore(Store):
-    def append_events(self, run_id: str, records: list[dict]) -> list[int]:
+    def append_events(self, run_id: str, records: list[dict], **kwargs) -> list[int]:
         """Events come in batches, each written in one transaction: the process dies
         before a batch (or, for "stored", just after it) once the trigger is due."""
         if threading.current_thread().name.startswith("stepwise-run"):  # the run's worker
             due = len(calls_here) >= int(WHAT) if KIND == "call" else node_saved(run_id)
             if due:
                 if KIND == "stored":
-                    super().append_events(run_id, records)
+                    super().append_events(run_id, records, **kwargs)
                 os.kill(os.getpid(), signal.SIGKILL)
-        return super().append_events(run_id, records)
+        return super().append_events(run_id, records, **kwargs)
 
 
 service = RunService(KillingStore.open(), model_factory=lambda role: CountingModel())

@@ -101,7 +101,7 @@ def test_a_real_runs_state_events_read_back_as_they_were_logged(settings):
     class Recording(Store):
         logged: list = []
 
-        def append_events(self, run_id, records):
+        def append_events(self, run_id, records, **kwargs):
             for record in records:
                 if record["kind"] == "state":
                     self.logged.append(
@@ -111,7 +111,7 @@ def test_a_real_runs_state_events_read_back_as_they_were_logged(settings):
                             if k != "chart_spec"
                         }
                     )
-            return super().append_events(run_id, records)
+            return super().append_events(run_id, records, **kwargs)
 
     store = Recording.open(settings)
     service = RunService(store, settings, timeout_tick_s=0)
