@@ -15,12 +15,26 @@ from playwright.sync_api import expect
 from tests.e2e.conftest import SHOTS
 
 TESLA = "How did Tesla's stock do in 2008?"
-IN_VIEW = """el => { const r = el.getBoundingClientRect();
-  return r.top < innerHeight && r.bottom > 0 && r.left < innerWidth && r.right > 0; }"""
-MARKED = """() => [...document.querySelectorAll(
-  '.st-key-run-graph [data-testid=stGraphVizChart] svg g.node')]
-  .filter(g => [...g.querySelectorAll('text')].some(t => t.textContent.startsWith('▶')))
-  .map(g => [...g.querySelectorAll('text')].map(t => t.textContent).join(' '))"""
+# What one sample of the page reads: whether the graph and the step table are on screen,
+# the nodes marked running or next, the table's rows and the status line (null until the
+# graph and the table are drawn).
+SAMPLE = """() => {
+  const svg = document.querySelector('.st-key-run-graph [data-testid=stGraphVizChart] svg');
+  const table = document.querySelector('.st-key-run-steps table');
+  if (!svg || !table) return null;
+  const inView = el => { const r = el.getBoundingClientRect();
+    return r.top < innerHeight && r.bottom > 0 && r.left < innerWidth && r.right > 0; };
+  const texts = g => [...g.querySelectorAll('text')].map(t => t.textContent);
+  const status = [...document.querySelectorAll('p')].find(p => p.textContent.includes('status'));
+  return {
+    graph_in_view: inView(svg),
+    table_in_view: inView(table),
+    marked: [...svg.querySelectorAll('g.node')]
+      .filter(g => texts(g).some(t => t.startsWith('▶'))).map(g => texts(g).join(' ')),
+    rows: [...table.querySelectorAll('tbody tr')].map(tr => tr.innerText),
+    status: status ? status.textContent : '',
+  };
+}"""
 
 
 # Run again (twice at most) when it fails: it drives a canvas grid / samples frames of a
@@ -51,20 +65,20 @@ def test_a_paced_run_unfolds_with_table_and_graph_in_view_at_1280x720(fresh_app_
         pictures: list[bytes] = []
         deadline = time.time() + 60
         while time.time() < deadline and len(frames) < 40:
-            # the step table itself: a finished run also draws folded tables (the eval-set
-            # proposal's grid) that are not on screen
-            table = page.locator(".st-key-run-steps table").first
-            if not table.count() or not graph.count():
+            # one look at the page per sample (each round trip waits for the browser,
+            # busy drawing the graph anew): the step table itself, as a finished run also
+            # draws folded tables (the eval-set proposal's grid) that are not on screen
+            seen = page.evaluate(SAMPLE)
+            if seen is None:
                 time.sleep(0.3)
                 continue
-            assert graph.evaluate(IN_VIEW), "the graph left the screen"
-            assert table.evaluate(IN_VIEW), "the step table left the screen"
-            marked = " | ".join(page.evaluate(MARKED))
-            rows = " / ".join(table.locator("tbody tr").all_inner_texts())
-            if not frames or frames[-1] != (marked, rows):
-                frames.append((marked, rows))
+            assert seen["graph_in_view"], "the graph left the screen"
+            assert seen["table_in_view"], "the step table left the screen"
+            frame = (" | ".join(seen["marked"]), " / ".join(seen["rows"]))
+            if not frames or frames[-1] != frame:
+                frames.append(frame)
                 pictures.append(page.screenshot())
-            if "done" in page.locator("p", has_text="status").first.inner_text():
+            if "done" in seen["status"]:
                 break
             time.sleep(0.25)
         # three frames of the run unfolding (early, midway, late) for the README
