@@ -16,6 +16,7 @@ import uuid
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from functools import partial
+from typing import TYPE_CHECKING
 
 from langchain_core.messages import HumanMessage
 from langgraph.graph import END
@@ -36,6 +37,12 @@ from graph.kernel.wiring import SystemGraph, compile_graph
 from graph.models.chat import role_models
 from graph.prompts import PromptSet
 from graph.settings import get_settings
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+    from langgraph.checkpoint.base import BaseCheckpointSaver
+
+    from graph.settings import Settings
 
 LEAD = "lead_supervisor"
 
@@ -161,10 +168,10 @@ class HierarchicalTeams(System):
         self,
         design: Design | None = None,
         *,
-        settings=None,
-        checkpointer=None,
-        planner_model=None,
-        worker_model=None,
+        settings: Settings | None = None,
+        checkpointer: BaseCheckpointSaver | None = None,
+        planner_model: BaseChatModel | None = None,
+        worker_model: BaseChatModel | None = None,
     ) -> CompiledStateGraph:
         """``planner_model`` is the lead's model, ``worker_model`` the teams'."""
         design = design or Design(system=self.name)

@@ -11,6 +11,8 @@ from __future__ import annotations
 from typing import Iterable
 
 import graphviz
+from langchain_core.runnables.graph import Graph
+from langgraph.graph.state import CompiledStateGraph
 
 from graph.kernel.hooks import GUARDRAIL
 from graph.kernel.system import System
@@ -40,7 +42,7 @@ def _short(drawn_id: str) -> str:
 
 
 def to_dot(
-    compiled,
+    compiled: CompiledStateGraph,
     system: System | None = None,
     *,
     active: str | None = None,
@@ -138,10 +140,10 @@ def _wrapped(name: str) -> str:
     return name.replace("_", "_\n")
 
 
-def _rows(drawn, hubs: frozenset[str]) -> list[tuple[str, str]]:
+def _rows(drawn: Graph, hubs: frozenset[str]) -> list[tuple[str, str]]:
     """Invisible edges that stack the agents each hub routes to in rows of
     ``SPOKES_PER_ROW``: a hub with six agents side by side is too wide to read."""
-    pairs = []
+    pairs: list[tuple[str, str]] = []
     for hub in sorted(hubs):
         spokes = list(
             dict.fromkeys(

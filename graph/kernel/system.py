@@ -29,9 +29,12 @@ from typing import TYPE_CHECKING, Any, ClassVar, Mapping
 from graph.prompts import PromptSet, prompt_names
 
 if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+    from langgraph.checkpoint.base import BaseCheckpointSaver
     from langgraph.graph.state import CompiledStateGraph
 
     from graph.kernel.design import Design
+    from graph.settings import Settings
 
 
 @dataclass(frozen=True)
@@ -158,7 +161,7 @@ def json_key(row: dict) -> str:
     return f"{first[0]}={first[1]}"
 
 
-def cell(text) -> str:
+def cell(text: object) -> str:
     """Text for one table cell, on one line and inert: the pages draw tables as Markdown,
     and a model's text may start with a heading or hold a pipe."""
     flat = re.sub(r"([\\`*_\[\]#<>|~$])", r"\\\1", " ".join(str(text).split()))
@@ -217,10 +220,10 @@ class System(ABC):
         self,
         design: Design | None = None,
         *,
-        settings=None,
-        checkpointer=None,
-        planner_model=None,
-        worker_model=None,
+        settings: Settings | None = None,
+        checkpointer: BaseCheckpointSaver | None = None,
+        planner_model: BaseChatModel | None = None,
+        worker_model: BaseChatModel | None = None,
     ) -> CompiledStateGraph:
         """The compiled graph of a design (this system's default one when None): only
         enabled agents become nodes."""
@@ -307,7 +310,7 @@ class System(ABC):
         ``state`` (a sample one when None); PromptError names a bad placeholder."""
         return PromptSet({name: text}).render(name)
 
-    def check_fork_change(self, field: str, text: str, design: Design):
+    def check_fork_change(self, field: str, text: str, design: Design) -> Any:
         """The value a fork puts in ``field``, from what a person typed; ValueError says
         what is wrong. A field holding a map or a list is typed as JSON."""
         import json

@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Callable, Mapping, Sequence, TypeVar
+from typing import Callable, Generic, Mapping, Sequence, TypeVar
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
@@ -55,8 +55,8 @@ class ModelReplyError(StepwiseError, RuntimeError):
 
 
 @dataclass
-class JsonReply:
-    value: BaseModel
+class JsonReply(Generic[T]):
+    value: T
     replies: list[AIMessage]  # every model reply, the repaired one last
     repaired: bool
     notices: list[str] = field(default_factory=list)
@@ -174,7 +174,7 @@ def ask_json(
     enums: Mapping[str, Sequence] | None = None,
     kind: str | None = None,
     repair: Callable[[T], tuple[T, list[str]]] | None = None,
-) -> JsonReply:
+) -> JsonReply[T]:
     """Ask for JSON matching ``schema``; on a bad reply, one repair round with the error.
 
     ``enums`` pins fields of the schema sent to their allowed values (the enabled agents,

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from functools import partial
+from typing import TYPE_CHECKING
 
 from langchain_core.messages import HumanMessage
 from langgraph.graph import END
@@ -36,6 +37,12 @@ from graph.prompts import PromptSet
 from graph.settings import get_settings
 from graph.tools.database import open_database
 from graph.tools.knowledge import default_knowledge_base
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+    from langgraph.checkpoint.base import BaseCheckpointSaver
+
+    from graph.settings import Settings
 
 ROUTE_STYLE = {
     "executor": {"color": "#1f77b4"},  # back to the executor
@@ -177,10 +184,10 @@ class PlanExecute(System):
         self,
         design: Design | None = None,
         *,
-        settings=None,
-        checkpointer=None,
-        planner_model=None,
-        worker_model=None,
+        settings: Settings | None = None,
+        checkpointer: BaseCheckpointSaver | None = None,
+        planner_model: BaseChatModel | None = None,
+        worker_model: BaseChatModel | None = None,
     ) -> CompiledStateGraph:
         design = design or Design(system=self.name)
         settings = settings or get_settings()

@@ -15,6 +15,7 @@ import time
 import uuid
 from dataclasses import asdict, dataclass
 from functools import partial
+from typing import TYPE_CHECKING
 
 from langchain_core.messages import HumanMessage
 from langgraph.graph import END
@@ -43,6 +44,12 @@ from graph.supervisor_bus.state import STATE_TYPES, BusState, consumed_field
 from graph.supervisor_bus.supervisor import supervisor_node
 from graph.supervisor_bus.teaching import blackboard_vs_bus
 from graph.supervisor_bus.workers import worker_node
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+    from langgraph.checkpoint.base import BaseCheckpointSaver
+
+    from graph.settings import Settings
 
 INBOX_OWNERS = ("supervisor", "human", *AGENTS)
 
@@ -150,10 +157,10 @@ class SupervisorBus(System):
         self,
         design: Design | None = None,
         *,
-        settings=None,
-        checkpointer=None,
-        planner_model=None,
-        worker_model=None,
+        settings: Settings | None = None,
+        checkpointer: BaseCheckpointSaver | None = None,
+        planner_model: BaseChatModel | None = None,
+        worker_model: BaseChatModel | None = None,
     ) -> CompiledStateGraph:
         """``planner_model`` is the supervisor's model, ``worker_model`` the workers'."""
         design = design or Design(system=self.name)
