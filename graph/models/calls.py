@@ -25,7 +25,7 @@ import socket
 import threading
 import time
 from functools import lru_cache
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, Iterator, TypeVar
 
 import httpx2 as httpx  # the HTTP library of the openai client (its fork of httpx)
 import openai
@@ -112,7 +112,7 @@ class _NoResendStream(httpx.SyncByteStream):
         self._inner = inner
         self._request = request
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[bytes]:
         try:
             yield from self._inner
         except httpx.ReadTimeout:
@@ -138,6 +138,7 @@ class _TracedTransport(httpx.HTTPTransport):
             response = super().handle_request(request)
         except httpx.ReadTimeout:
             raise TimedOutAfterSending(_read_timeout(request), False) from None
+        assert isinstance(response.stream, httpx.SyncByteStream)  # a sync transport's
         response.stream = _NoResendStream(response.stream, request)
         return response
 
@@ -216,14 +217,18 @@ def scrub_error(exc: BaseException, secrets: list[str]) -> None:
     request's Authorization header, and a failed node's exception is stored in its
     checkpoint (by its ``repr``) and may be shown."""
     seen: set[int] = set()
-    while exc is not None and id(exc) not in seen:
-        seen.add(id(exc))
-        exc.args = tuple(redact(a, secrets) if isinstance(a, str) else a for a in exc.args)
-        if isinstance(getattr(exc, "message", None), str):
-            exc.message = redact(exc.message, secrets)
-        if getattr(exc, "body", None) is not None:
-            exc.body = redact_data(exc.body) if not isinstance(exc.body, str) else redact(exc.body)
-        exc = exc.__cause__ or exc.__context__
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        current.args = tuple(redact(a, secrets) if isinstance(a, str) else a for a in current.args)
+        loose: Any = current  # any exception class may carry these (openai's do)
+        if isinstance(getattr(loose, "message", None), str):
+            loose.message = redact(loose.message, secrets)
+        if getattr(loose, "body", None) is not None:
+            loose.body = (
+                redact_data(loose.body) if not isinstance(loose.body, str) else redact(loose.body)
+            )
+        current = current.__cause__ or current.__context__
 
 
 def unreadable_reply(exc: BaseException) -> str | None:

@@ -117,7 +117,8 @@ def role_models(
 ) -> tuple[BaseChatModel, BaseChatModel]:
     """The (planner, worker) pair a system builds its graph with: the models given, or
     the configured ones, each reply capped at ``settings.max_reply_chars``."""
-    return tuple(
-        capped(model or make_chat_model(role, settings, prompts=prompts), settings.max_reply_chars)
-        for role, model in (("planner", planner), ("worker", worker))
+    cap = settings.max_reply_chars
+    return (
+        capped(planner or make_chat_model("planner", settings, prompts=prompts), cap),
+        capped(worker or make_chat_model("worker", settings, prompts=prompts), cap),
     )

@@ -15,12 +15,14 @@ the profile, kept in this process's memory: ``graph.models.keys``).
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    SecretStr,
+    SerializerFunctionWrapHandler,
     field_validator,
     model_serializer,
     model_validator,
@@ -73,7 +75,7 @@ class ModelChoice(BaseModel):
         return self
 
     @model_serializer(mode="wrap")
-    def _compact(self, handler):
+    def _compact(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         """Fields at their defaults are left out: a choice made before profiles is
         recorded (in designs, experiments) exactly as it was."""
         data = handler(self)
@@ -103,7 +105,7 @@ class ModelChoice(BaseModel):
             return f"planner/executor {self.model or '?'}, workers {self.worker} @ {self.endpoint}"
         return f"{self.model or '?'} @ {self.endpoint}"
 
-    def key(self, base: Settings):
+    def key(self, base: Settings) -> SecretStr | None:
         """The key a request to this endpoint carries (a ``SecretStr``), or None."""
         if self.key_from == "env":
             return env_key(self.key_env)

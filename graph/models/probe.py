@@ -15,7 +15,7 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Literal
+from typing import Any, Callable, Literal
 
 import openai
 from langchain_core.messages import HumanMessage
@@ -100,7 +100,7 @@ class _Ended(Exception):
     """The check was stopped, or ran out of its time, before a step."""
 
 
-def _model(settings: Settings, role: str, modes: ModeBook, **extra) -> ServerChatModel:
+def _model(settings: Settings, role: str, modes: ModeBook, **extra: Any) -> ServerChatModel:
     return ServerChatModel(
         model=settings.planner_model if role == "planner" else settings.worker_model,
         api_key=settings.openai_api_key or "not-needed",
@@ -166,7 +166,13 @@ class _Steps:
     """The check's steps: each begins by saying so, and none begins (nor is an answer
     counted) once the check is stopped or out of time."""
 
-    def __init__(self, settings: Settings, bound_s, stop, progress):
+    def __init__(
+        self,
+        settings: Settings,
+        bound_s: float | None,
+        stop: threading.Event | None,
+        progress: Callable[[str], None] | None,
+    ) -> None:
         self.settings = settings
         self.bound_s = bound_s
         self.ends_at = time.monotonic() + bound_s if bound_s else None

@@ -30,6 +30,8 @@ from __future__ import annotations
 from typing import Any
 
 import openai
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models import LanguageModelInput
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_openai import ChatOpenAI
@@ -92,6 +94,12 @@ def _with_text(messages: list[BaseMessage], text: str) -> list[BaseMessage]:
     return [*messages, HumanMessage(content=text)]
 
 
+def _tool_calls(result: ChatResult) -> bool:
+    """Whether the reply calls a tool."""
+    message = result.generations[0].message
+    return isinstance(message, AIMessage) and bool(message.tool_calls)
+
+
 def _first_turn(messages: list[BaseMessage]) -> bool:
     """No tool has been called yet in this conversation: an agent's first model turn."""
     return not any(isinstance(m, ToolMessage) for m in messages)
@@ -139,7 +147,7 @@ class ServerChatModel(ChatOpenAI):
         self,
         messages: list[BaseMessage],
         stop: list[str] | None = None,
-        run_manager=None,
+        run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
         try:
@@ -155,7 +163,11 @@ class ServerChatModel(ChatOpenAI):
             raise
 
     def _generate_adapted(
-        self, messages: list[BaseMessage], stop, run_manager, **kwargs: Any
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None,
+        run_manager: CallbackManagerForLLMRun | None,
+        **kwargs: Any,
     ) -> ChatResult:
         request = kwargs.pop("json_request", None)
         kind = kwargs.pop("call_kind", None)
@@ -170,7 +182,13 @@ class ServerChatModel(ChatOpenAI):
             return self._generate_json(messages, request, stop, run_manager, kwargs)
         return self._post(messages, stop, run_manager, **kwargs)
 
-    def _post(self, messages: list[BaseMessage], stop, run_manager, **kwargs: Any) -> ChatResult:
+    def _post(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None,
+        run_manager: CallbackManagerForLLMRun | None,
+        **kwargs: Any,
+    ) -> ChatResult:
         """One request, its reply limit in the field the server reads (learnt: a refusal
         naming the field moves to the other, see ``reply_limits``); the reply says which
         field it used, and that it was cut when it was."""
@@ -215,7 +233,11 @@ class ServerChatModel(ChatOpenAI):
         )
 
     def _post_once(
-        self, messages: list[BaseMessage], stop, run_manager, **kwargs: Any
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None,
+        run_manager: CallbackManagerForLLMRun | None,
+        **kwargs: Any,
     ) -> ChatResult:
         """One request through ``ChatOpenAI``; a reply it cannot read is said in words."""
         try:
@@ -238,7 +260,9 @@ class ServerChatModel(ChatOpenAI):
             )
         return result
 
-    def _get_request_payload(self, input_, *, stop=None, **kwargs: Any) -> dict:
+    def _get_request_payload(
+        self, input_: LanguageModelInput, *, stop: list[str] | None = None, **kwargs: Any
+    ) -> dict:
         """``ChatOpenAI``'s payload, the reply limit in the field(s) ``token_field`` says
         (it sends ``max_completion_tokens`` only, which some servers ignore)."""
         mode = kwargs.pop("token_field", None)
@@ -252,7 +276,12 @@ class ServerChatModel(ChatOpenAI):
     # ------------------------------------------------------------------ structured output
 
     def _generate_json(
-        self, messages: list[BaseMessage], request: dict, stop, run_manager, kwargs: dict
+        self,
+        messages: list[BaseMessage],
+        request: dict,
+        stop: list[str] | None,
+        run_manager: CallbackManagerForLLMRun | None,
+        kwargs: dict,
     ) -> ChatResult:
         book = self._book()
         adaptive = self.structured_setting == "auto"
@@ -296,7 +325,11 @@ class ServerChatModel(ChatOpenAI):
     # ------------------------------------------------------------------ tool calling
 
     def _generate_with_tools(
-        self, messages: list[BaseMessage], stop, run_manager, kwargs: dict
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None,
+        run_manager: CallbackManagerForLLMRun | None,
+        kwargs: dict,
     ) -> ChatResult:
         book = self._book()
         adaptive = self.tools_setting == "auto"
@@ -317,7 +350,7 @@ class ServerChatModel(ChatOpenAI):
             )
             book.learn(self.server, self.model_name, tools="prompted", note=note)
             return self._prompted(messages, stop, run_manager, kwargs, why=note, new=True)
-        if result.generations[0].message.tool_calls:
+        if _tool_calls(result):
             if adaptive:
                 book.learn(self.server, self.model_name, tools="native")
             return _annotate(result, tools="native")
@@ -325,7 +358,7 @@ class ServerChatModel(ChatOpenAI):
             # Prose where the agent's first move must be a tool call: is it the model or the
             # protocol? Ask again with the tools in the prompt.
             prompted = self._prompted(messages, stop, run_manager, dict(kwargs), why="")
-            if prompted.generations[0].message.tool_calls:
+            if _tool_calls(prompted):
                 note = (
                     "The model answered in prose where a tool call was needed; used "
                     f"{describe_tools('prompted')}."
@@ -337,8 +370,8 @@ class ServerChatModel(ChatOpenAI):
     def _prompted(
         self,
         messages: list[BaseMessage],
-        stop,
-        run_manager,
+        stop: list[str] | None,
+        run_manager: CallbackManagerForLLMRun | None,
         kwargs: dict,
         *,
         why: str,
@@ -373,7 +406,7 @@ class ServerChatModel(ChatOpenAI):
         message = AIMessage(
             content=parsed.content,
             tool_calls=parsed.tool_calls,
-            usage_metadata=raw.usage_metadata,
+            usage_metadata=raw.usage_metadata if isinstance(raw, AIMessage) else None,
             response_metadata=dict(raw.response_metadata or {}),
             id=raw.id,
         )

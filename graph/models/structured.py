@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Callable, Generic, Mapping, Sequence, TypeVar
+from typing import Any, Callable, Generic, Mapping, Sequence, TypeVar
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
@@ -65,7 +65,7 @@ class JsonReply(Generic[T]):
 # --------------------------------------------------------------------------- schemas
 
 
-def _inline(node, defs: dict):
+def _inline(node: Any, defs: dict) -> Any:
     if isinstance(node, dict):
         if "$ref" in node:
             return _inline(defs[node["$ref"].rsplit("/", 1)[-1]], defs)
@@ -75,7 +75,7 @@ def _inline(node, defs: dict):
     return node
 
 
-def _tighten(node, enums: Mapping[str, tuple], max_items: int):
+def _tighten(node: Any, enums: Mapping[str, tuple], max_items: int) -> Any:
     if isinstance(node, list):
         return [_tighten(v, enums, max_items) for v in node]
     if not isinstance(node, dict):
