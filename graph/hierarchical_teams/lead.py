@@ -21,6 +21,7 @@ and read best next to each other.
 from __future__ import annotations
 
 import time
+from typing import Any, Callable, Mapping, Sequence, TypeVar
 
 from langgraph.config import get_stream_writer
 from langgraph.graph import END
@@ -50,6 +51,8 @@ from graph.hierarchical_teams.repairs import (
 from graph.kernel.messages import FINISH_WORDS, tag_messages
 from graph.models.structured import ModelReplyError, ask_json
 
+T = TypeVar("T", bound=BaseModel)
+
 
 class NewSubtask(BaseModel):
     """A subtask a replan adds: its team, instruction and what it depends on (existing ids,
@@ -62,7 +65,7 @@ class NewSubtask(BaseModel):
 
     @field_validator("depends_on", mode="before")
     @classmethod
-    def _labels(cls, value):
+    def _labels(cls, value: Any) -> Any:
         return [str(v) for v in value] if isinstance(value, list) else value
 
 
@@ -74,7 +77,7 @@ class Subtask(NewSubtask):
 
     @field_validator("id", mode="before")
     @classmethod
-    def _label(cls, value):
+    def _label(cls, value: Any) -> Any:
         return "" if value is None else str(value)
 
 
@@ -101,7 +104,7 @@ class RoutingDecision(BaseModel):
 # --------------------------------------------------------------------------- plans
 
 
-def _check_drafts(drafts: list[NewSubtask], teams: list[str]) -> None:
+def _check_drafts(drafts: Sequence[NewSubtask], teams: list[str]) -> None:
     """What ``repair_drafts`` leaves for the model to mend: a team that is not on.
     Dependencies need no check: the repair leaves none that is unknown or cyclic."""
     for i, d in enumerate(drafts):
@@ -113,7 +116,11 @@ def _check_drafts(drafts: list[NewSubtask], teams: list[str]) -> None:
 
 
 def materialise(
-    drafts: list[NewSubtask], start: int, request_id: str, existing: set[str], new_prefix: str = ""
+    drafts: Sequence[NewSubtask],
+    start: int,
+    request_id: str,
+    existing: set[str],
+    new_prefix: str = "",
 ) -> list[dict]:
     """Drafted subtasks (as ``repair_drafts`` leaves them) as state records with ids
     s<start>, s<start+1>, ...; their ``depends_on`` mapped to real ids."""
@@ -178,15 +185,15 @@ class _Turn:
     def ask(
         self,
         prompt: str,
-        schema,
+        schema: type[T],
         label: str,
         example: str,
         *,
         kind: str,
-        check=None,
-        enums=None,
-        repair=None,
-    ):
+        check: Callable[[T], None] | None = None,
+        enums: Mapping[str, Sequence] | None = None,
+        repair: Callable[[T], tuple[T, list[str]]] | None = None,
+    ) -> T:
         reply = ask_json(
             self.deps.lead_model,
             prompt,
@@ -202,13 +209,19 @@ class _Turn:
         self.update["notices"] += reply.notices
         return reply.value
 
-    def command(self, goto: str, **fields) -> Command:
+    def command(self, goto: str, **fields: Any) -> Command:
         update = {**self.update, "subtasks": self.subtasks, "current_step": self.step, **fields}
         return Command(
             update={k: v for k, v in update.items() if v != [] or k == "subtasks"}, goto=goto
         )
 
-    def record_plan(self, kind: str, kept=(), cancelled=(), added=()) -> None:
+    def record_plan(
+        self,
+        kind: str,
+        kept: Sequence[str] = (),
+        cancelled: Sequence[dict] = (),
+        added: Sequence[str] = (),
+    ) -> None:
         plan = {
             "revision": int(self.state.get("request_revision") or 0),
             "request_id": self.state.get("request_id"),

@@ -16,7 +16,7 @@ import uuid
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import HumanMessage
 from langgraph.graph import END
@@ -40,7 +40,7 @@ from graph.settings import get_settings
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
-    from langgraph.checkpoint.base import BaseCheckpointSaver
+    from langgraph.types import Checkpointer
 
     from graph.settings import Settings
 
@@ -65,12 +65,12 @@ class SubtaskRow:
         return asdict(self)
 
 
-def _short(text, limit: int = 400) -> str:
+def _short(text: object, limit: int = 400) -> str:
     text = " ".join(str(text or "").split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _when(at) -> str:
+def _when(at: float | None) -> str:
     return datetime.fromtimestamp(at).strftime("%H:%M:%S") if at else ""
 
 
@@ -169,7 +169,7 @@ class HierarchicalTeams(System):
         design: Design | None = None,
         *,
         settings: Settings | None = None,
-        checkpointer: BaseCheckpointSaver | None = None,
+        checkpointer: Checkpointer = None,
         planner_model: BaseChatModel | None = None,
         worker_model: BaseChatModel | None = None,
     ) -> CompiledStateGraph:
@@ -280,14 +280,14 @@ class HierarchicalTeams(System):
             ],
         }
 
-    def check_fork_change(self, field: str, text: str, design: Design):
+    def check_fork_change(self, field: str, text: str, design: Design) -> Any:
         """The subtask plan typed for a fork (JSON rows) in one shape; the state at the
         checkpoint checks the rest (``fork_changes``)."""
         if field != "subtasks":
             return super().check_fork_change(field, text, design)
         return parse_rows(super().check_fork_change(field, text, design))
 
-    def fork_changes(self, values: dict, changes: dict, design: Design):
+    def fork_changes(self, values: dict, changes: dict, design: Design) -> tuple[dict, str | None]:
         """An edited subtask plan: checked against the state there and the design's
         teams, recorded as a plan of its own; the fork starts at the lead supervisor,
         which dispatches from it (done subtasks are never run again)."""
@@ -582,7 +582,8 @@ def _team_activity(events: list[dict]) -> dict[str, dict[str, list]]:
         if event.get("kind") != "update" or not ns:
             continue
         team = ns.split(":", 1)[0]
-        data = event.get("data") if isinstance(event.get("data"), dict) else {}
+        raw = event.get("data")
+        data = raw if isinstance(raw, dict) else {}
         found = teams.setdefault(team, {"steps": [], "messages": []})
         found["steps"] += [s for s in data.get("team_steps") or [] if isinstance(s, dict)]
         found["messages"] += [m for m in data.get("messages") or [] if isinstance(m, dict)]

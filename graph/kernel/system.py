@@ -30,8 +30,8 @@ from graph.prompts import PromptSet, prompt_names
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
-    from langgraph.checkpoint.base import BaseCheckpointSaver
     from langgraph.graph.state import CompiledStateGraph
+    from langgraph.types import Checkpointer
 
     from graph.kernel.design import Design
     from graph.settings import Settings
@@ -221,7 +221,7 @@ class System(ABC):
         design: Design | None = None,
         *,
         settings: Settings | None = None,
-        checkpointer: BaseCheckpointSaver | None = None,
+        checkpointer: Checkpointer = None,
         planner_model: BaseChatModel | None = None,
         worker_model: BaseChatModel | None = None,
     ) -> CompiledStateGraph:

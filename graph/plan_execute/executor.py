@@ -13,6 +13,7 @@ end the run silently); a step at its replan cap moves on visibly, marked skipped
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from langgraph.graph import END
 from langgraph.types import Command
@@ -82,7 +83,10 @@ def executor_node(state: State, deps: Deps) -> Command:
             messages=tag_messages(exc.replies, step, "executor"),
         )
     decision: ExecutorDecision = reply.value
-    said = {"messages": tag_messages(reply.replies, step, "executor"), "notices": reply.notices}
+    said: dict[str, Any] = {
+        "messages": tag_messages(reply.replies, step, "executor"),
+        "notices": reply.notices,
+    }
     goto = decision.goto.strip()
     results = state.get("step_results") or {}
     current, nxt = plan[str(step)], plan.get(str(step + 1))
@@ -192,7 +196,7 @@ def executor_node(state: State, deps: Deps) -> Command:
 def found_nothing(result: str | None) -> bool:
     """A worker's result that says it found nothing (workers begin those with "No usable
     results")."""
-    return bool(result) and result.lstrip().lower().startswith("no usable results")
+    return result is not None and result.lstrip().lower().startswith("no usable results")
 
 
 def _at_cap(deps: Deps, state: State, said: dict, step: int, why: str, notice: str) -> Command:
@@ -289,7 +293,7 @@ def approval_reason(deps: Deps, agent: str, block: dict) -> str:
     return ""
 
 
-def route_to_human(state: State, said: dict, **request) -> Command:
+def route_to_human(state: State, said: dict, **request: Any) -> Command:
     """Hand over to the human node, which pauses the run until someone decides."""
     status = {**said.pop("step_status", {}), str(request["step"]): "waiting"}
     request.update(asked_at=time.time())

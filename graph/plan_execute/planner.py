@@ -9,6 +9,8 @@ with a notice on the run.
 
 from __future__ import annotations
 
+from typing import Any
+
 from langgraph.graph import END
 from langgraph.types import Command
 from pydantic import BaseModel, Field, model_validator
@@ -42,7 +44,7 @@ class Plan(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _from_source_map(cls, data):
+    def _from_source_map(cls, data: Any) -> Any:
         if not isinstance(data, dict) or "steps" in data:
             return data
         expected = [str(i) for i in range(1, len(data) + 1)]
@@ -145,6 +147,6 @@ def planner_node(state: State, deps: Deps) -> Command:
     )
 
 
-def fail(reason: str, **update) -> Command:
+def fail(reason: str, **update: Any) -> Command:
     """End the run with a readable reason; everything gathered so far stays in the state."""
     return Command(update={"outcome": "failed", "outcome_reason": reason, **update}, goto=END)

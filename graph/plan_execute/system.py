@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, AbstractSet, Any
 
 from langchain_core.messages import HumanMessage
 from langgraph.graph import END
@@ -40,7 +40,7 @@ from graph.tools.knowledge import default_knowledge_base
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
-    from langgraph.checkpoint.base import BaseCheckpointSaver
+    from langgraph.types import Checkpointer
 
     from graph.settings import Settings
 
@@ -76,11 +76,11 @@ class StepRow:
         return dict(vars(self))
 
 
-def _worker_destinations(name: str, nodes: set[str]) -> tuple[str, ...]:
+def _worker_destinations(name: str, nodes: AbstractSet[str]) -> tuple[str, ...]:
     spec = AGENTS[name]
     if spec.routing == "end":
         return (END,)
-    if spec.routing == "chain" and spec.chain_to in nodes:
+    if spec.routing == "chain" and spec.chain_to is not None and spec.chain_to in nodes:
         return (spec.chain_to, "executor")
     return ("executor",)
 
@@ -185,7 +185,7 @@ class PlanExecute(System):
         design: Design | None = None,
         *,
         settings: Settings | None = None,
-        checkpointer: BaseCheckpointSaver | None = None,
+        checkpointer: Checkpointer = None,
         planner_model: BaseChatModel | None = None,
         worker_model: BaseChatModel | None = None,
     ) -> CompiledStateGraph:
@@ -498,7 +498,7 @@ class PlanExecute(System):
             else "e.g. not this source, look in the database",
         )
 
-    def check_fork_change(self, field: str, text: str, design: Design):
+    def check_fork_change(self, field: str, text: str, design: Design) -> Any:
         """A plan typed for a fork, checked like the Planner's own (the source design's map, or the
         steps list); ValueError says what is wrong."""
         if field != "plan":

@@ -35,7 +35,11 @@ class Deps:
 
 
 def make_deps(
-    design: Design, *, settings: Settings | None = None, planner_model=None, worker_model=None
+    design: Design,
+    *,
+    settings: Settings | None = None,
+    planner_model: BaseChatModel | None = None,
+    worker_model: BaseChatModel | None = None,
 ) -> Deps:
     """What the nodes of one compiled graph share: models, prompts, tools, limits."""
     settings = settings or get_settings()

@@ -11,6 +11,7 @@ itself a ``status`` message on the bus, so the last one explains where a run sta
 from __future__ import annotations
 
 import time
+from typing import Any, Callable
 
 from langgraph.graph import END
 from langgraph.types import Command
@@ -52,7 +53,7 @@ class SupervisorDecision(BaseModel):
     reason: str = ""
 
 
-def _check(enabled: list[str], allowed: list[str]):
+def _check(enabled: list[str], allowed: list[str]) -> Callable[[SupervisorDecision], None]:
     def check(decision: SupervisorDecision) -> None:
         name = decision.next_agent.strip()
         if name.lower() in FINISH_WORDS or name in allowed:
@@ -97,7 +98,7 @@ class _Turn:
             "supervisor_consumed": [],
         }
 
-    def command(self, goto: str, **fields) -> Command:
+    def command(self, goto: str, **fields: Any) -> Command:
         update = {
             **self.update,
             "bus": self.out.sent,
@@ -350,7 +351,7 @@ def _carry_out(turn: _Turn, m: Message) -> Command | None:
             "retry": "retried",
             "reassign": f"reassigned to {agent}",
             "drop": "dropped",
-        }.get(action, action)
+        }.get(str(action), action)
         record = dict((turn.state.get("dead_letters") or {}).get(about) or {})
         turn.update["dead_letters"] = {
             about: {**record, "resolution": resolution, "decided_by": who, "decided_at": m.sent_at}

@@ -47,7 +47,7 @@ from graph.supervisor_bus.workers import worker_node
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
-    from langgraph.checkpoint.base import BaseCheckpointSaver
+    from langgraph.types import Checkpointer
 
     from graph.settings import Settings
 
@@ -71,7 +71,7 @@ class RequestRow:
         return asdict(self)
 
 
-def _short(value) -> str:
+def _short(value: object) -> str:
     text = str(value)
     return text if len(text) <= 90 else text[:90] + " …"
 
@@ -158,7 +158,7 @@ class SupervisorBus(System):
         design: Design | None = None,
         *,
         settings: Settings | None = None,
-        checkpointer: BaseCheckpointSaver | None = None,
+        checkpointer: Checkpointer = None,
         planner_model: BaseChatModel | None = None,
         worker_model: BaseChatModel | None = None,
     ) -> CompiledStateGraph:
