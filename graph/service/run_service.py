@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from typing import Callable
 
 from langchain_core.language_models import BaseChatModel
-from langgraph.types import Command
+from langgraph.types import Command, Durability
 
 from graph.kernel.checkpoints import checkpoint_timeline, fork_state, pending_nodes, redirect_state
 from graph.kernel.conversation import follow_up_plan
@@ -94,7 +94,7 @@ class RunService:
         timeout_tick_s: float = 1.0,
         claim_orphans: bool = True,
         processes: int | None = None,
-        durability: str = "async",
+        durability: Durability = "async",
     ):
         self.store = store
         # When LangGraph saves a run's checkpoints: "async" (its default) on a thread of its
