@@ -87,6 +87,8 @@ from graph.models.choice import ModelChoice
 from graph.prompts import PromptError, PromptSet
 
 if TYPE_CHECKING:
+    from langgraph_sdk.schema import Config
+
     from graph.settings import Settings
 
 DESIGN_KEY = "stepwise_design"
@@ -102,7 +104,7 @@ def run_config(
     design: Design,
     prompt_texts: dict[str, str] | None = None,
     model: ModelChoice | None = None,
-) -> dict:
+) -> Config:
     """The ``config`` of a server run (or assistant) of ``design``: the same design a local
     run gets. ``prompt_texts`` replace the design's prompts (the app's active versions);
     ``model`` replaces its model (None keeps the design's)."""

@@ -15,7 +15,7 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Callable, cast
+from typing import Any, Callable, Iterator, Protocol, cast
 from uuid import UUID
 
 import psycopg
@@ -157,9 +157,14 @@ def event_record(event: RunEvent, system: str) -> dict:
     }
 
 
-def missed_updates(
-    graph: CompiledStateGraph, thread_id: str, known_keys: set[str]
-) -> list[RunEvent]:
+class StateHistory(Protocol):
+    """A graph's checkpoints as ``missed_updates`` reads them (a compiled graph, or a
+    LangGraph Server thread's through ``ServerGraph``)."""
+
+    def get_state_history(self, config: RunnableConfig) -> Iterator[Any]: ...  # StateSnapshot-like
+
+
+def missed_updates(graph: StateHistory, thread_id: str, known_keys: set[str]) -> list[RunEvent]:
     """Top-level node updates the checkpoints hold but the event log lacks: a process
     killed after a node's writes were saved and before its update was stored. Oldest
     first, keyed as ``continue_run`` keys them (seq 0: the store puts them at the end)."""
