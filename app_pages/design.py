@@ -168,14 +168,14 @@ with right:
         "Approvals page (or the Run page) to approve, edit, reject or skip it. Agents "
         "with side effects always ask unless you say otherwise."
     )
-    policies = {}
+    policies: dict[str, str] = {}
     for column, name in zip(st.columns(2) * len(AGENTS), AGENTS):
         policies[name] = column.selectbox(
             name,
             list(system.policy_words),
             key=f"approval:{name}",
             index=list(system.policy_words).index(saved.approval_policy(name)),
-            format_func=system.policy_words.get,
+            format_func=system.policy_words.__getitem__,
             help="has side effects" if AGENTS[name].side_effects else None,
         )
     switches = {}

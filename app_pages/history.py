@@ -35,12 +35,14 @@ with st.expander("Import a run from a JSON export"):
     )
 widgets.flash(actions.FLASH)
 
+STATUS_CHOICES: list[str | None] = [None, *STATUSES]
+STATUS_LABELS: dict[str | None, str] = {None: "all statuses", **{s: s for s in STATUSES}}
 by_status, by_text = st.columns([1, 3])
 status = by_status.selectbox(
     "Status",
-    [None, *STATUSES],
+    STATUS_CHOICES,
     key="history:status",
-    format_func={None: "all statuses", **{s: s for s in STATUSES}}.__getitem__,
+    format_func=STATUS_LABELS.__getitem__,
 )
 text = by_text.text_input(
     "Question contains", key="history:text", placeholder="a word of the question, e.g. Tesla"
@@ -104,6 +106,7 @@ elif shown.note:
     st.caption(shown.note)
 if not shown.show:
     st.stop()
+assert record is not None  # a run is shown only when the store has it
 run_id = opened_id
 forked = st.session_state.get(FORKED)
 if forked and forked[0] == run_id:

@@ -65,7 +65,7 @@ height = (
         "Editor height",
         list(pv.EDITOR_HEIGHTS),
         default=pv.DEFAULT_HEIGHT,
-        format_func=pv.EDITOR_HEIGHTS.get,
+        format_func=pv.EDITOR_HEIGHTS.__getitem__,
         key="prompts:height",
     )
     or pv.DEFAULT_HEIGHT
@@ -117,13 +117,13 @@ with preview_col:
             services.compiled_graph(Design.model_validate(record.design)), source
         )
         if states:
-            picked = st.selectbox(
+            at = st.selectbox(
                 "State",
                 range(len(states)),
                 index=pv.fitting_state(states, SYSTEM.prompt_node(name)),
                 format_func=[label for label, _ in states].__getitem__,
             )
-            state = states[picked][1]
+            state = states[at][1]
         else:
             st.caption("This run kept no states to preview; showing the sample state.")
     if errors:

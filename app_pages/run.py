@@ -94,7 +94,7 @@ run_id = watched.selectbox(
     "Run to watch",
     list(labels),
     key="run:selected",
-    format_func=labels.get,
+    format_func=labels.__getitem__,
     on_change=run_actions.select,
 )
 st.session_state["run:last"] = run_id

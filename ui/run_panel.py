@@ -177,7 +177,7 @@ def _panel(store: Store, run_id: str, mode: str, key: str) -> None:
     trace_panel.show(store, run_id, key)
 
 
-def _paused(view, run_id: str, upcoming: tuple[str, ...], values: dict, key: str) -> None:
+def _paused(view, run_id: str, upcoming: tuple[str, ...] | None, values: dict, key: str) -> None:
     """Step mode: which node runs next, what it will read, and the buttons to go on."""
     with st.container(border=True, key=f"{key}-paused"):
         node = upcoming[0] if upcoming else "?"
@@ -219,7 +219,9 @@ def _edit(run_id: str, key: str) -> None:
     except (ValueError, KeyError) as exc:
         widgets.say(f"{key}:flash", "error", str(exc))
         return
-    system = services.system_of(services.store().run(run_id).design)
+    record = services.store().run(run_id)
+    assert record is not None  # its request was just edited
+    system = services.system_of(record.design)
     widgets.say(f"{key}:flash", "success", f"Request edited: {system.edited}")
 
 

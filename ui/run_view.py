@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any, Sequence
 
 from graph.kernel.accounting import Usage, format_cost, model_modes, usage_by_step
 from graph.kernel.render import taken_edges
@@ -122,7 +123,7 @@ def idle_words(spans: list[tuple[float, float, str]]) -> list[str]:
 def step_durations(
     state_events: list[dict],
     end_ts: float | None,
-    idle: list[tuple[float, float, str]] = (),
+    idle: Sequence[tuple[float, float, str]] = (),
 ) -> dict[int, float]:
     """Seconds of work each step has taken: from the first state where it runs to the
     first where it has ended (done, skipped, failed), less the run's idle spans (a pause,
@@ -190,7 +191,7 @@ def decision_records(update_events: list[dict]) -> list[dict]:
 
 def decision_label(record: dict) -> str:
     """A decision in a few words for the step table: what, by whom, why."""
-    text = DECISION_WORDS.get(record.get("decision"), str(record.get("decision")))
+    text = DECISION_WORDS.get(str(record.get("decision")), str(record.get("decision")))
     if record.get("kind") == "escalation":
         text = f"at the cap: {text}"
     if record.get("by") == "timeout":
@@ -239,7 +240,7 @@ def step_cells(
 ) -> dict[int, dict[str, str]]:
     """Per step, the cells every step table carries: the human decisions, the time it
     took and its model use, in words."""
-    by_step: dict[int, list[str]] = {}
+    by_step: dict[Any, list[str]] = {}  # by the decision's step as recorded
     for record in decisions:
         by_step.setdefault(record.get("step"), []).append(decision_label(record))
     steps = {*durations, *by_step, *(k for k in usage if isinstance(k, int))}
@@ -404,7 +405,7 @@ def message_title(message: dict) -> str:
             "user": "user · question",
             "agent_query": f"{agent}'s request · what the agent was asked",
             "synthesizer_prompt": f"prompt sent to {agent}",
-        }.get(name, f"{name or 'human'} · request")
+        }.get(str(name), f"{name or 'human'} · request")
     elif kind == "ai":
         title = f"{name or agent or 'model'} · model reply"
         if message.get("tool_calls"):

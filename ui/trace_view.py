@@ -13,6 +13,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
+from typing import TypeVar
 
 FOLLOW_UP_NOTE = "Follow-up message"  # the run service's note on a follow-up's redirect
 BEFORE_STEPS = "Before step 1"  # the label of messages tagged step 0 or no step
@@ -127,7 +128,10 @@ class Trace:
         return steps, agents
 
 
-def _total(values) -> float | int | None:
+N = TypeVar("N", int, float)
+
+
+def _total(values: Iterable[N | None]) -> N | None:
     known = [v for v in values if v is not None]
     return sum(known) if known else None
 
@@ -187,13 +191,13 @@ def _title(message: dict, kind: str) -> str:
         "request": f"what {agent} was asked",
         "team_supervisor": f"what {agent} was asked by its team",
         "synthesizer_prompt": f"the prompt sent to {agent}",
-    }.get(name, f"{name or message.get('type') or 'message'} · input")
+    }.get(str(name), f"{name or message.get('type') or 'message'} · input")
 
 
 def _kind(message: dict) -> str:
     if message.get("agent") == "human":
         return "decision"
-    return {"ai": "model", "tool": "tool"}.get(message.get("type"), "input")
+    return {"ai": "model", "tool": "tool"}.get(str(message.get("type")), "input")
 
 
 def _new_item(

@@ -78,6 +78,7 @@ def sidebar() -> None:
             )
         st.page_link("app_pages/model.py", icon=":material/memory:", label="Model settings")
         st.caption("Store")
+        failure: Exception | None
         try:
             store = services.store()
             live = services.service().live_runs()
