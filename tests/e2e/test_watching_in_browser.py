@@ -170,3 +170,41 @@ def test_history_lists_runs_without_sideways_scrolling_at_1280x720(fresh_app_url
         ).to_be_visible()
     finally:
         context.close()
+
+
+# A page link of the sidebar, clicked from script: Presentation hides the sidebar (a
+# teacher switches it off to leave the page; the test walks straight through).
+GO_TO = """slug => document.querySelector(
+  `[data-testid=stSidebarNav] a[href$="/${slug}"]`).click()"""
+
+
+def test_pace_step_mode_and_presentation_stay_after_a_visit_to_history(app_url, browser):
+    """Issue #28: Streamlit drops a widget's value on a page without it; the Run page's
+    Pace, Step mode and Presentation are as the teacher left them on coming back."""
+    context = browser.new_context(viewport={"width": 1280, "height": 720})
+    page = context.new_page()
+    page.set_default_timeout(20_000)
+    try:
+        page.goto(app_url + "/run")
+        page.get_by_role("button", name=TESLA).click()
+        expect(page.get_by_label("Question")).to_have_value(TESLA)
+        page.get_by_role("button", name="Run", exact=True).click()  # the toggle needs a run
+        presentation = page.get_by_role("switch", name="Presentation")
+        expect(presentation).to_be_visible()
+        page.get_by_role("combobox", name="Pace").click()
+        page.get_by_role("option", name="1 s per node").click()
+        page.get_by_role("checkbox", name="Step mode").click(force=True)
+        presentation.click(force=True)  # the input is visually hidden behind its label
+        expect(presentation).to_be_checked()
+        expect(page.get_by_role("checkbox", name="Step mode")).to_be_checked()
+        expect(page.get_by_role("combobox", name="Pace")).to_have_value("1 s per node")
+        page.evaluate(GO_TO, "history")
+        expect(page.get_by_role("heading", name="History")).to_be_visible()
+        page.evaluate(GO_TO, "run")
+        expect(page.get_by_role("heading", name="Run", exact=True)).to_be_visible()
+        expect(page.get_by_role("combobox", name="Pace")).to_have_value("1 s per node")
+        expect(page.get_by_role("checkbox", name="Step mode")).to_be_checked()
+        expect(page.get_by_role("switch", name="Presentation")).to_be_checked()
+        assert not page.locator("[data-testid=stException]").count()
+    finally:
+        context.close()
