@@ -76,6 +76,7 @@ def idle_spans(events: list[dict], now: float | None = None) -> list[tuple[float
     the run's next event; a run still waiting or paused is idle up to ``now``."""
     spans: list[tuple[float, float, str]] = []
     since: tuple[float, str] | None = None
+    holds: dict[float, int] = {}  # a hold's start -> its place in ``spans``
     for event in events:  # in the order they were logged
         data = event.get("data") or {}
         if since is not None:
@@ -84,9 +85,20 @@ def idle_spans(events: list[dict], now: float | None = None) -> list[tuple[float
         if event["kind"] == "end":
             status = data.get("status") if isinstance(data, dict) else None
             since = (event["ts"], status if status in ("waiting", "paused") else "between")
-        elif event["kind"] == "custom" and isinstance(data, dict) and "paced" in data:
-            held = data["paced"]
-            spans.append((held["from"], held["from"] + held["seconds"], "paced"))
+        elif event["kind"] == "custom" and isinstance(data, dict):
+            # a hold as it starts ("pacing", what it will be, up to now) and as it ends
+            # ("paced", what it was): the work time never counts a hold, even mid-hold
+            for word in ("pacing", "paced"):
+                if isinstance(held := data.get(word), dict):
+                    end = held["from"] + held["seconds"]
+                    if word == "pacing" and now is not None:
+                        end = min(end, now)
+                    span = (held["from"], end, "paced")
+                    if held["from"] in holds:
+                        spans[holds[held["from"]]] = span
+                    else:
+                        holds[held["from"]] = len(spans)
+                        spans.append(span)
     if since is not None and since[1] != "between" and now is not None:
         spans.append((since[0], now, since[1]))
     return spans
