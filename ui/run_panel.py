@@ -54,9 +54,11 @@ def show(store: Store, run_id: str, key: str, seen_status: str | None = None) ->
     mode = run_mode(status)
     if services.system_of(record.design).can_edit_request and mode in ("live", "waiting", "paused"):
         _edit_control(store, run_id, key)
-    if mode != "live":  # outside the polling fragment: edits there are not disturbed
-        add_to_eval_set.control(store, run_id, key)
     st.fragment(run_every=POLL_S if mode == "live" else None)(_panel)(store, run_id, mode, key)
+    # Below the run, outside the polling fragment (edits there are not disturbed): when a
+    # run ends it appears under what the class is reading, never above the status line.
+    if mode != "live":
+        add_to_eval_set.control(store, run_id, key)
     if mode in ("waiting", "paused"):
         st.fragment(run_every=WATCH_S)(_watch)(store, run_id, status, store.latest_seq(run_id))
 

@@ -316,3 +316,31 @@ def test_presentation_mode_hides_the_sidebar_and_the_graphs_fullscreen_button_sh
     assert "stSidebar" in styles()
     at.toggle(key="run:presentation").set_value(False).run()
     assert "stSidebar" not in styles()
+
+
+def _in_order(node):
+    """Every element of an AppTest page in the order it is drawn."""
+    yield node
+    for index in sorted(getattr(node, "children", {}) or {}):
+        yield from _in_order(node.children[index])
+
+
+def test_the_eval_set_bar_of_a_finished_run_comes_below_the_status_line(home, services):
+    """Issue #28: when a run ended, "Add this run to an eval set" appeared above the status
+    line and pushed everything the class was reading down."""
+    _, service = services
+    run_id = service.start(TESLA, Design())
+    assert service.wait(run_id, timeout=60).status == "done"
+    at = open_page("app_pages/run.py", run=run_id)
+    drawn = list(_in_order(at.main))
+    status = next(
+        i
+        for i, e in enumerate(drawn)
+        if e.type == "markdown" and str(getattr(e, "value", "")).startswith("status **done**")
+    )
+    bar = next(
+        i
+        for i, e in enumerate(drawn)
+        if e.type == "expander" and e.label == "Add this run to an eval set"
+    )
+    assert bar > status
