@@ -79,10 +79,11 @@ if problem := st.session_state.pop("run:error", None):
 lessons_view.expanders()
 
 runs = store.runs(limit=50)
-labels = {r.id: run_label(r) for r in runs}
 wanted = st.query_params.get("run") or st.session_state.get("run:last")
+places = store.experiment_places([*(r.id for r in runs), *([wanted] if wanted else [])])
+labels = {r.id: run_label(r, places.get(r.id)) for r in runs}
 if wanted and wanted not in labels and (found := store.run(wanted)):
-    labels = {wanted: run_label(found), **labels}
+    labels = {wanted: run_label(found, places.get(wanted)), **labels}
 if not labels:
     st.info("No runs yet: pick an example question above and press Run.")
     st.stop()

@@ -395,14 +395,22 @@ def modes_text(modes: dict) -> str:
     return " · ".join(parts)
 
 
-def run_label(record: RunRecord) -> str:
+def run_label(record: RunRecord, place: dict | None = None) -> str:
+    """The run in a list: when, its question, and for an experiment's run which variant
+    and repeat (``place`` from ``Store.experiment_places``): without it two variants' runs
+    of one question read the same."""
     when = (
         datetime.fromtimestamp(record.created_at).strftime("%H:%M:%S")
         if record.created_at > 0
         else "unknown time"  # a record that holds no time (see Store._run_record)
     )
     question = record.question if len(record.question) <= 70 else record.question[:69] + "…"
-    return f"{when} · {question}"  # the status is shown beside the run, always fresh
+    label = f"{when} · {question}"  # the status is shown beside the run, always fresh
+    if place:
+        label += f" · {place['experiment']}: {place['variant']}"
+        if place.get("repeats", 1) > 1:
+            label += f", repeat {place['repeat'] + 1} of {place['repeats']}"
+    return label
 
 
 def message_title(message: dict) -> str:

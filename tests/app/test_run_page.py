@@ -344,3 +344,34 @@ def test_the_eval_set_bar_of_a_finished_run_comes_below_the_status_line(home, se
         if e.type == "expander" and e.label == "Add this run to an eval set"
     )
     assert bar > status
+
+
+def test_an_experiments_runs_of_one_question_are_told_apart_by_variant(home, services):
+    """Issue #28: "Run to watch" listed two variants' runs of the same question under
+    identical labels."""
+    from graph.service.eval_sets import EvalQuestion, EvalSet
+    from graph.settings import Settings
+
+    store, service = services
+    runs = [service.start(TESLA, Design()) for _ in range(2)]
+    for run_id in runs:
+        assert service.wait(run_id, timeout=60).status == "done"
+    store.create_experiment(
+        "e1",
+        "pace check",
+        EvalSet(name="one", questions=[EvalQuestion(question=TESLA)]),
+        [{"name": "A", "prompts": {}}, {"name": "B", "prompts": {}}],
+        1,
+        1,
+        Design(),
+        Settings(home=home),
+    )
+    for run_id, variant in zip(runs, "AB"):
+        store.add_experiment_run("e1", run_id, variant, 0, 0)
+    at = open_page("app_pages/run.py", run=runs[0])
+    assert not at.exception, [e.value for e in at.exception]
+    watched = at.selectbox(key="run:selected")
+    shown = list(watched.options)  # as the page words them
+    assert len(set(shown)) == len(shown)
+    assert any(s.endswith("pace check: A") for s in shown)
+    assert any(s.endswith("pace check: B") for s in shown)
