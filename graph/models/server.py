@@ -30,7 +30,7 @@ from __future__ import annotations
 from typing import Any
 
 import openai
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_openai import ChatOpenAI
 from pydantic import Field
@@ -66,46 +66,13 @@ from graph.models.reply_limits import (
 )
 from graph.models.server_slots import slots_for
 from graph.models.streaming import StreamEndedEarly, streamed_result
-from graph.models.structured import shape_text
+from graph.models.structured import format_kwargs, shape_text, with_text
 from graph.stopping import Stopped, stop_requested
 
 
 def _check_stop() -> None:
     if stop_requested():
         raise Stopped("the wait for the model server")
-
-
-def _format_kwargs(mode: str, request: dict) -> dict:
-    if mode == "json_schema":
-        return {
-            "response_format": {
-                "type": "json_schema",
-                "json_schema": {
-                    "name": request["name"],
-                    "schema": request["schema"],
-                    "strict": False,
-                },
-            }
-        }
-    if mode == "json_object":
-        return {"response_format": {"type": "json_object", "schema": request["schema"]}}
-    if mode == "json_object_bare":
-        return {"response_format": {"type": "json_object"}}
-    return {}
-
-
-def _with_text(messages: list[BaseMessage], text: str) -> list[BaseMessage]:
-    """``text`` added to the last user turn (some chat templates refuse two in a row)."""
-    if messages and isinstance(messages[-1], HumanMessage):
-        last = messages[-1]
-        content = last.content if isinstance(last.content, str) else str(last.content)
-        return [*messages[:-1], HumanMessage(content=f"{content}\n\n{text}", name=last.name)]
-    return [*messages, HumanMessage(content=text)]
-
-
-def _first_turn(messages: list[BaseMessage]) -> bool:
-    """No tool has been called yet in this conversation: an agent's first model turn."""
-    return not any(isinstance(m, ToolMessage) for m in messages)
 
 
 def _annotate(result: ChatResult, **modes: Any) -> ChatResult:
@@ -307,11 +274,11 @@ class ServerChatModel(ChatOpenAI):
             sent = (
                 messages
                 if mode == "json_schema"
-                else _with_text(messages, shape_text(request["schema"], self.prompts))
+                else with_text(messages, shape_text(request["schema"], self.prompts))
             )
             try:
                 result = self._post(
-                    sent, stop, run_manager, **kwargs, **_format_kwargs(mode, request)
+                    sent, stop, run_manager, **kwargs, **format_kwargs(mode, request)
                 )
             except openai.APIStatusError as exc:
                 word = is_refusal(exc, STRUCTURED_WORDS)
@@ -365,7 +332,7 @@ class ServerChatModel(ChatOpenAI):
             if adaptive:
                 book.learn(self.server, self.model_name, tools="native")
             return _annotate(result, tools="native")
-        if adaptive and learnt.tools != "native" and _first_turn(messages):
+        if adaptive and learnt.tools != "native" and tool_prompting.first_turn(messages):
             # Prose where the agent's first move must be a tool call: is it the model or the
             # protocol? Ask again with the tools in the prompt.
             prompted = self._prompted(messages, stop, run_manager, dict(kwargs), why="")
