@@ -109,9 +109,7 @@ def test_a_call_stopped_mid_reply_leaves_the_server_idle_at_once(llama, proxy):
 def test_a_call_given_up_by_the_stall_clock_leaves_the_server_idle_at_once(llama, proxy):
     short = model_for(proxy.base_url, max_tokens=8)
     idle = served_in(short)
-    thread, caught = ramble_in_thread(
-        model_for(proxy.base_url, max_tokens=4000, stall_timeout_s=2)
-    )
+    thread, caught = ramble_in_thread(model_for(proxy.base_url, max_tokens=4000, stall_timeout_s=2))
     assert writing(), "the long reply never began"
     os.kill(llama.process.pid, signal.SIGSTOP)  # the server freezes mid-reply
     try:
@@ -139,3 +137,22 @@ def test_a_request_that_timed_out_is_not_sent_again(llama, proxy):
     assert proxy.chat_requests == 1  # the client's two retries were not used
     assert model_for(proxy.base_url, max_tokens=8).invoke([HumanMessage(SHORT)]).content
     assert proxy.chat_requests == 2
+
+
+def test_a_streamed_reply_asked_for_64_tokens_is_cut_there_in_each_json_mode(llama):
+    request = {
+        "name": "Story",
+        "schema": {
+            "type": "object",
+            "properties": {"story": {"type": "string"}},
+            "required": ["story"],
+        },
+    }
+    for mode in ("json_object", "json_object_bare", "none"):
+        model = model_for(llama.base_url, max_tokens=64, structured_setting=mode)
+        reply = model.bind(json_request=request).invoke([HumanMessage(RAMBLE)])
+        stepwise = reply.response_metadata["stepwise"]
+        assert stepwise["structured"] == mode and stepwise["usage"] == "counted from the stream"
+        assert reply.response_metadata["finish_reason"] == "length", (mode, reply.content)
+        assert stepwise["cut_at"] == 64
+        assert 0 < reply.usage_metadata["output_tokens"] <= 64, reply.usage_metadata
