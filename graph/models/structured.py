@@ -210,3 +210,32 @@ def ask_json(
             notices.append(f"{label} reply unusable: {error}.")
             messages = messages + [reply, HumanMessage(content=repair_prompt(asked, text))]
     raise ModelReplyError(f"{label} gave unusable output twice; last problem: {error}.", replies)
+
+
+def format_kwargs(mode: str, request: dict) -> dict:
+    """The request fields that ask for a JSON reply in ``mode`` (graph.models.modes)."""
+    if mode == "json_schema":
+        return {
+            "response_format": {
+                "type": "json_schema",
+                "json_schema": {
+                    "name": request["name"],
+                    "schema": request["schema"],
+                    "strict": False,
+                },
+            }
+        }
+    if mode == "json_object":
+        return {"response_format": {"type": "json_object", "schema": request["schema"]}}
+    if mode == "json_object_bare":
+        return {"response_format": {"type": "json_object"}}
+    return {}
+
+
+def with_text(messages: list[BaseMessage], text: str) -> list[BaseMessage]:
+    """``text`` added to the last user turn (some chat templates refuse two in a row)."""
+    if messages and isinstance(messages[-1], HumanMessage):
+        last = messages[-1]
+        content = last.content if isinstance(last.content, str) else str(last.content)
+        return [*messages[:-1], HumanMessage(content=f"{content}\n\n{text}", name=last.name)]
+    return [*messages, HumanMessage(content=text)]
