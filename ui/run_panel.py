@@ -20,7 +20,15 @@ from graph.kernel.checkpoints import pending_nodes
 from graph.kernel.design import Design
 from graph.kernel.system import systems
 from graph.service.store import Store
-from ui import add_to_eval_set, approvals, conversation_view, services, trace_panel, widgets
+from ui import (
+    add_to_eval_set,
+    approvals,
+    conversation_view,
+    playground_view,
+    services,
+    trace_panel,
+    widgets,
+)
 from ui.event_feed import FEED
 from ui.run_view import (
     POLL_S,
@@ -128,6 +136,9 @@ def _panel(store: Store, run_id: str, mode: str, key: str) -> None:
             help="Go on from the last checkpoint"
             + (f": {', '.join(upcoming)} runs next." if upcoming else "."),
         )
+    if mode != "live":
+        with actions:
+            playground_view.run_button(run_id, key=f"{key}:try")
     widgets.flash(f"{key}:flash")
     widgets.notices(view)
 

@@ -101,14 +101,7 @@ def target(service, run_id: str, checkpoint_id: str) -> Target:
         raise PlaygroundError(f"There is no run {run_id!r}: it may have been deleted.")
     design = Design.model_validate(record.design)
     system = get_system(design.system)
-    offline = ScriptedChatModel()  # the graph is only read: its models are never called
-    compiled = system.build_graph(
-        design,
-        settings=service.settings,
-        checkpointer=service.checkpointer,
-        planner_model=offline,
-        worker_model=offline,
-    )
+    compiled = _compiled(service, design)
     config = {"configurable": {"thread_id": run_id, "checkpoint_id": checkpoint_id}}
     snapshot = compiled.get_state(config)
     if snapshot.created_at is None:
@@ -122,13 +115,67 @@ def target(service, run_id: str, checkpoint_id: str) -> Target:
             "no model call to try. Choose an earlier checkpoint."
         )
     node = snapshot.next[0]
-    state = dict(snapshot.values or {})
-    at = datetime.fromisoformat(snapshot.created_at).timestamp()
     try:
-        ask = _guardrail_ask(system, state, design) or system.node_ask(node, state, design, at)
+        ask = _node_ask(system, design, snapshot)
     except NotTryable as exc:
         raise PlaygroundError(f"The next node here is {node}. {exc}") from None
     return Target(run_id, checkpoint_id, design, ask)
+
+
+def tryable_points(service, run_id: str) -> list[dict]:
+    """The checkpoints of ``run_id`` before a node the playground can try, oldest first:
+    ``checkpoint_id``, ``node``, ``prompt`` (the prompt that node sends), ``number``
+    (its place among all the run's checkpoints, from 0)."""
+    record = service.store.run(run_id)
+    if record is None:
+        raise PlaygroundError(f"There is no run {run_id!r}: it may have been deleted.")
+    design = Design.model_validate(record.design)
+    system = get_system(design.system)
+    compiled = _compiled(service, design)
+    history = list(compiled.get_state_history({"configurable": {"thread_id": run_id}}))
+    points = []
+    for number, snapshot in enumerate(reversed(history)):
+        if not snapshot.next:
+            continue
+        try:
+            ask = _node_ask(system, design, snapshot)
+        except NotTryable:
+            continue
+        points.append(
+            {
+                "checkpoint_id": snapshot.config["configurable"]["checkpoint_id"],
+                "node": ask.node,
+                "prompt": ask.prompt,
+                "number": number,
+            }
+        )
+    return points
+
+
+def _compiled(service, design: Design):
+    """The run's graph, only read: its models are never called."""
+    if getattr(service, "checkpointer", None) is None:
+        raise PlaygroundError(
+            "The playground reads a run's checkpoints on this machine; runs on a LangGraph "
+            "Server cannot be tried yet."
+        )
+    offline = ScriptedChatModel()
+    return get_system(design.system).build_graph(
+        design,
+        settings=service.settings,
+        checkpointer=service.checkpointer,
+        planner_model=offline,
+        worker_model=offline,
+    )
+
+
+def _node_ask(system, design: Design, snapshot) -> NodeAsk:
+    state = dict(snapshot.values or {})
+    at = datetime.fromisoformat(snapshot.created_at).timestamp()
+    node = snapshot.next[0]
+    if node == "guardrail" and (found := _guardrail_ask(system, state, design)):
+        return found
+    return system.node_ask(node, state, design, at)
 
 
 def _guardrail_ask(system, state: dict, design: Design) -> NodeAsk | None:
