@@ -62,3 +62,28 @@ def test_try_this_node_on_history_opens_the_playground_at_that_checkpoint(home, 
     assert not at.exception, [e.value for e in at.exception]
     assert at.selectbox(key="playground:point").value == executor["checkpoint_id"]
     assert next(s for s in at.selectbox if s.label == "Prompt").value == "plan_execute/executor"
+
+
+def test_try_a_node_on_the_run_page_opens_the_playground_before_the_planner(home, services):
+    _, service = services
+    run_id = _finished_run(services)
+    planner = next(p for p in service.timeline(run_id) if p["next"] == ["planner"])
+    at = open_page("app_pages/run.py", run=run_id)
+    button(at, "Try a node of this run with another prompt").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.selectbox(key="playground:run").value == run_id
+    assert at.selectbox(key="playground:point").value == planner["checkpoint_id"]
+    assert next(s for s in at.selectbox if s.label == "Prompt").value == PLANNER
+
+
+def test_a_checkpoint_before_a_node_without_a_model_call_greys_the_button_and_says_why(
+    home, services
+):
+    _, service = services
+    run_id = _finished_run(services)
+    worker = next(p for p in service.timeline(run_id) if p["next"] == ["synthesizer"])
+    at = open_page("app_pages/history.py", run=run_id)
+    at.selectbox(key=f"history:diff:{run_id}").set_value(worker["index"]).run()
+    found = button(at, "Try synthesizer with another prompt")
+    assert found.disabled
+    assert "does not ask a model for a plan or a routing decision" in found.help

@@ -9,7 +9,7 @@ from langchain_core.callbacks import BaseCallbackHandler
 from graph.kernel.design import Design
 from graph.prompts import default_text
 from graph.service.model_profiles import OFFLINE
-from graph.service.playground import PlaygroundError, PromptTry, target, try_node
+from graph.service.playground import PlaygroundError, PromptTry, target, try_node, tryable_points
 
 QUESTION = "Which stock in the database grew the most between 2005 and 2009? Chart the prices."
 
@@ -179,3 +179,15 @@ def test_the_other_systems_supervisors_can_be_tried(service, system, node, promp
     assert trial.node == node
     assert sample.ok, sample.problem
     assert sample.rows or sample.fields
+
+
+def test_the_tryable_checkpoints_are_those_before_a_model_calling_node(service, finished):
+    points = tryable_points(service, finished)
+    nodes = [p["node"] for p in points]
+    assert nodes[0] == "planner" and "executor" in nodes
+    assert set(nodes) <= {"planner", "executor"}
+    assert {p["prompt"] for p in points} == {"plan_execute/planner", "plan_execute/executor"}
+    timeline = service.timeline(finished)
+    before = {c["checkpoint_id"]: c["next"] for c in timeline}
+    assert all(before[p["checkpoint_id"]] == [p["node"]] for p in points)
+    assert len(points) < len([c for c in timeline if c["next"]])  # workers left out
