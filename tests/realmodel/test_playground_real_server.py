@@ -8,6 +8,7 @@ import pytest
 from langchain_core.callbacks import BaseCallbackHandler
 
 from graph.models.choice import ModelChoice
+from graph.models.probe import check_server
 from graph.prompts import default_text
 from graph.service.model_profiles import ENVIRONMENT, OFFLINE
 from graph.service.playground import PromptTry, try_node
@@ -35,8 +36,9 @@ class Seen(BaseCallbackHandler):
 
 
 def _requests(llama) -> int:
-    """Chat completions the server has answered so far (its access log)."""
-    return llama.log.read_text(errors="replace").count("POST /v1/chat/completions")
+    """Chat completion requests the server has received so far: its access log's lines
+    (a refused request's traceback names the route too, without the quote and protocol)."""
+    return llama.log.read_text(errors="replace").count('"POST /v1/chat/completions HTTP/')
 
 
 def test_two_planner_prompts_times_three_samples_make_exactly_six_requests_and_run_nothing_else(
@@ -62,6 +64,9 @@ def test_two_planner_prompts_times_three_samples_make_exactly_six_requests_and_r
         PromptTry("short plans", planner + "\nUse at most two steps.\n"),
     ]
     real = real_service.profiles.get(ENVIRONMENT)
+    # Test connection, as on the Model page: what the server refuses (this one refuses
+    # json_schema with HTTP 500) is learnt once per server and model, not per playground.
+    check_server(real_service.profiles.settings_of(real), real_service.modes)
     asked, seen = _requests(llama), Seen()
 
     trial = try_node(
