@@ -25,6 +25,7 @@ from ui import (
     approvals,
     conversation_view,
     model_calls,
+    playground_view,
     services,
     trace_panel,
     widgets,
@@ -140,6 +141,9 @@ def _panel(store: Store, run_id: str, mode: str, key: str) -> None:
         )
     if mode == "live":
         model_calls.show(run_id)
+    else:
+        with actions:
+            playground_view.run_button(run_id, key=f"{key}:try")
     widgets.flash(f"{key}:flash")
     widgets.notices(view)
 

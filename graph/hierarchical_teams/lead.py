@@ -48,7 +48,8 @@ from graph.hierarchical_teams.repairs import (
     resolver,
 )
 from graph.kernel.messages import FINISH_WORDS, tag_messages
-from graph.models.structured import ModelReplyError, ask_json
+from graph.models.structured import JsonAsk, ModelReplyError, ask_json
+from graph.prompts import PromptSet
 
 
 class NewSubtask(BaseModel):
@@ -177,27 +178,28 @@ class _Turn:
 
     def ask(
         self,
-        prompt: str,
-        schema,
-        label: str,
-        example: str,
+        prompt: str | JsonAsk,
+        schema=None,
+        label: str = "",
+        example: str = "",
         *,
-        kind: str,
+        kind: str | None = None,
         check=None,
         enums=None,
         repair=None,
     ):
-        reply = ask_json(
-            self.deps.lead_model,
-            prompt,
-            schema,
-            label=label,
-            repair_prompt=repair_prompt(self.deps.prompts, example),
-            check=check,
-            enums=enums,
-            kind=kind,
-            repair=repair,
-        )
+        if not isinstance(prompt, JsonAsk):
+            prompt = JsonAsk(
+                prompt,
+                schema,
+                label,
+                repair_prompt(self.deps.prompts, example),
+                check=check,
+                enums=enums,
+                kind=kind,
+                repair=repair,
+            )
+        reply = ask_json(self.deps.lead_model, prompt)
         self.update["messages"] += tag_messages(reply.replies, self.step, "lead_supervisor")
         self.update["notices"] += reply.notices
         return reply.value
@@ -261,25 +263,32 @@ def lead_supervisor_node(state: dict, deps: Deps) -> Command:
     return _dispatch(turn)
 
 
+def plan_ask(request: str, prompts: PromptSet, enabled: list[str], teams: list[str]) -> JsonAsk:
+    """The lead supervisor's first plan request (the node asks it; the playground too)."""
+    label = "The lead supervisor's plan"
+
+    def repair(p: SubtaskPlan) -> tuple[SubtaskPlan, list[str]]:
+        subtasks, notices = repair_drafts(p.subtasks, teams, set(), label)
+        return p.model_copy(update={"subtasks": subtasks}), notices
+
+    return JsonAsk(
+        plan_prompt(prompts, request, enabled),
+        SubtaskPlan,
+        label,
+        repair_prompt(prompts, plan_example(enabled)),
+        check=lambda p: _check_drafts(p.subtasks, teams),
+        enums={"team": teams},
+        kind="plan",
+        repair=repair,
+    )
+
+
 def _plan(turn: _Turn) -> None:
     deps, state = turn.deps, turn.state
     if not deps.teams:
         raise ModelReplyError("no team is on in this design, so nothing can be delegated")
-    label = "The lead supervisor's plan"
-
-    def repair(p: SubtaskPlan) -> tuple[SubtaskPlan, list[str]]:
-        subtasks, notices = repair_drafts(p.subtasks, deps.teams, set(), label)
-        return p.model_copy(update={"subtasks": subtasks}), notices
-
     plan: SubtaskPlan = turn.ask(
-        plan_prompt(deps.prompts, state.get("request") or "", deps.enabled),
-        SubtaskPlan,
-        label,
-        plan_example(deps.enabled),
-        check=lambda p: _check_drafts(p.subtasks, deps.teams),
-        enums={"team": deps.teams},
-        kind="plan",
-        repair=repair,
+        plan_ask(state.get("request") or "", deps.prompts, deps.enabled, deps.teams)
     )
     turn.subtasks = materialise(
         plan.subtasks,
