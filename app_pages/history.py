@@ -9,7 +9,7 @@ import streamlit as st
 from graph.kernel.design import Design
 from graph.service.store import STATUSES
 from ui import history_actions as actions
-from ui import history_open, run_actions, run_panel, services, teams_fork, widgets
+from ui import history_open, prompt_fork, run_actions, run_panel, services, teams_fork, widgets
 from ui import history_view as hv
 
 st.title("History")
@@ -301,6 +301,8 @@ with fork_tab:
             args=(run_id, checkpoint_id, change, design),
             key="history:fork",
         )
+        st.divider()
+        prompt_fork.form(run_id, checkpoint_id, record)
 
 with export_tab:
     st.caption(
