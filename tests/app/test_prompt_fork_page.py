@@ -74,3 +74,36 @@ def test_a_typed_text_that_cannot_be_a_prompt_is_refused_and_nothing_is_started(
     assert any("unknown placeholder {nonsense}" in e.value for e in at.error)
     assert len(store.runs()) == 1
     assert store.prompt_versions(EXECUTOR) == []
+
+
+def test_the_evals_page_compares_a_fork_with_its_parent(home, services):
+    store, service = services
+    at = open_page("app_pages/evals.py")
+    assert "No fork with another prompt yet" in texts(at)
+    run_id = _parent(services)
+    fork = service.fork_with_prompt(
+        run_id,
+        _before_step_3(service, run_id),
+        EXECUTOR,
+        text=MARK + "\n" + default_text(EXECUTOR),
+        label="one-sentence reasons",
+    )
+    assert service.wait(fork, timeout=60).status == "done"
+    at = open_page("app_pages/evals.py")
+    assert at.selectbox(key="evals:fork").value == fork
+    prompts, figures = at.table[0].value, at.table[1].value
+    assert list(prompts["Prompt"]) == [EXECUTOR]
+    version = store.run(fork).prompt_versions[EXECUTOR]
+    assert list(prompts["Fork"]) == [f"version {version}: one-sentence reasons"]
+    by_figure = {row["Figure"]: (row["Parent"], row["Fork"]) for _, row in figures.iterrows()}
+    calls = [
+        e["data"]["llm_call"]
+        for e in store.events(fork, kinds=("custom",))
+        if "llm_call" in (e.get("data") or {})
+    ]
+    replayed = sum(1 for c in calls if c["replayed"])
+    assert by_figure["of which replayed"] == ("0", str(replayed))
+    assert by_figure["of which live"] == ("0", str(len(calls) - replayed))
+    assert by_figure["Status"] == ("done", "done")
+    assert "**parent** · status **done**" in texts(at)
+    assert "**fork** · status **done**" in texts(at)
