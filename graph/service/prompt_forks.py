@@ -125,8 +125,9 @@ def events_before(store: Store, graph, run_id: str, checkpoint_id: str) -> list[
 
 def replayed_copies(events: list[dict], parent: str, ts: float | None = None) -> list[dict]:
     """The parent's events before the checkpoint as the fork's log keeps them: at the
-    fork's start, each model call marked replayed from ``parent`` and timed 0 s (it asked
-    no server); a pace's hold is the parent's and left out."""
+    fork's start, each model call marked replayed from ``parent`` and, like each tool run,
+    timed 0 s (nothing was asked or run again); a pace's hold is the parent's and left
+    out."""
     at = time.time() if ts is None else ts
     copies = []
     for event in events:
@@ -138,6 +139,10 @@ def replayed_copies(events: list[dict], parent: str, ts: float | None = None) ->
             call["recorded_latency_s"] = call.get("latency_s", 0.0)
             call.update({"latency_s": 0.0, "replayed": True, "replayed_from": f"run {parent}"})
             data = {**data, "llm_call": call}
+        elif isinstance(data, dict) and isinstance(data.get("tool_call"), dict):
+            run = dict(data["tool_call"])  # its result is the parent's: it did not run again
+            run.update({"recorded_latency_s": run.get("latency_s", 0.0), "latency_s": 0.0})
+            data = {**data, "tool_call": run}
         copies.append(
             {
                 "seq": 0,

@@ -193,3 +193,22 @@ def test_a_version_of_another_prompt_or_a_checkpoint_of_another_run_is_refused(c
         counting.fork_with_prompt(parent, "not-a-checkpoint", EXECUTOR, text=default_text(EXECUTOR))
     assert len(store.runs()) == runs
     assert store.prompt_versions(EXECUTOR) == []
+
+
+def test_the_copied_calls_and_tool_runs_take_no_time_in_the_fork_and_keep_the_parents(
+    counting, store
+):
+    parent = _parent(counting)
+    point = _before_step(counting, parent, 3)
+    fork = counting.fork_with_prompt(
+        parent, point["checkpoint_id"], EXECUTOR, text=MARK + "\n" + default_text(EXECUTOR)
+    )
+    counting.wait(fork, timeout=120)
+    custom = [e["data"] for e in store.events(fork, kinds=("custom",))]
+    replayed = [d["llm_call"] for d in custom if (d.get("llm_call") or {}).get("replayed")]
+    assert replayed and all(c["latency_s"] == 0.0 for c in replayed)
+    assert all(c["replayed_from"] == f"run {parent}" for c in replayed)
+    parents = [c["latency_s"] for c in _calls(store, parent)[: len(replayed)]]
+    assert [c["recorded_latency_s"] for c in replayed] == parents
+    tools = [d["tool_call"] for d in custom if "recorded_latency_s" in (d.get("tool_call") or {})]
+    assert tools and all(t["latency_s"] == 0.0 for t in tools)
