@@ -33,7 +33,8 @@ def _requests(llama) -> tuple[int, int]:
     """Chat completion requests the server has had so far, and those it answered (its
     access log)."""
     log = llama.log.read_text(errors="replace")
-    return log.count("POST /v1/chat/completions"), log.count(
+    # access-log lines only: a refusal's traceback names the route twice more
+    return log.count('"POST /v1/chat/completions HTTP/1.1"'), log.count(
         '"POST /v1/chat/completions HTTP/1.1" 200'
     )
 
