@@ -74,12 +74,14 @@ def test_a_fork_with_another_executor_prompt_asks_the_server_only_for_the_calls_
     parent_calls = _calls(real_store, parent)
     assert [c["request"] for c in replayed] == [c["request"] for c in parent_calls[: len(replayed)]]
     assert MARK in str(live[0]["request"]["messages"])
-    # Counted at the server: one answered request per live call, none for a replayed
-    # one; besides, at most the json_schema request the server refuses once (HTTP 500)
-    # before the mode it takes is learnt.
+    # Counted at the server: the live calls' requests and nothing for a replayed one
+    # (7 on the scripted parent's first two steps). The parent asked no server, so the
+    # fork learns what it takes, once: json_schema refused (HTTP 500), and a tool call the
+    # model answered in prose asked again with prompted tool calling within the same call.
+    # Seen 2026-12-03: 16 live calls, 17 requests answered, 1 refused.
     sent_now, answered_now = _requests(llama)
-    assert answered_now - answered == len(live)
-    assert len(live) <= sent_now - sent <= len(live) + 1
+    assert len(live) <= answered_now - answered <= len(live) + 1
+    assert sent_now - sent - (answered_now - answered) <= 1
     assert real_store.run(fork).model_label.startswith(f"{llama_server.MODEL_NAME} @ ")
 
     rows = {r["Step"]: r[ANSWERED] for r in load_run_view(real_store, fork).panels[0].rows}
