@@ -12,6 +12,7 @@ from ui import history_actions as actions
 from ui import (
     history_open,
     playground_view,
+    prompt_fork,
     run_actions,
     run_panel,
     services,
@@ -310,6 +311,8 @@ with fork_tab:
             args=(run_id, checkpoint_id, change, design),
             key="history:fork",
         )
+        st.divider()
+        prompt_fork.form(run_id, checkpoint_id, record)
 
 with export_tab:
     st.caption(

@@ -22,6 +22,7 @@ WATCH_S = 1.0  # how often a page looks for a decision taken elsewhere (another 
 
 ENDED_STEP = ("done", "skipped", "failed")
 ACCOUNTING_COLUMNS = ("LLM calls", "Tokens in", "Tokens out", "LLM time", "Cost")
+ANSWERED = "Calls answered"  # a replay's or fork's step: replayed, live, or both
 DECISION_WORDS = {
     "approve": "approved",
     "edit": "approved with an edited query",
@@ -212,7 +213,28 @@ def decision_label(record: dict) -> str:
     return text
 
 
-def usage_cells(usage: Usage | None) -> dict:
+def answered_cell(usage: Usage | None) -> str:
+    """How a step's model calls were answered, in words, in a replay or a fork: "replayed"
+    (from the recording), "live" (by the model), or both with their numbers."""
+    if usage is None or not (usage.replayed or usage.live):
+        return "–"
+    if not usage.live:
+        return "replayed"
+    if not usage.replayed:
+        return "live"
+    return f"{usage.replayed} replayed, {usage.live} live"
+
+
+def usage_cells(usage: Usage | None, answered: bool = False) -> dict:
+    """A step's model-use cells; ``answered``: with the "Calls answered" cell (a run
+    whose calls say whether they were replayed or live)."""
+    cells = _usage_cells(usage)
+    if answered:
+        cells[ANSWERED] = answered_cell(usage)
+    return cells
+
+
+def _usage_cells(usage: Usage | None) -> dict:
     if usage is None or not usage.calls:
         return dict.fromkeys(ACCOUNTING_COLUMNS, "–")
     # text, like the "–" of a step without calls: one type per column
@@ -238,6 +260,11 @@ def usage_summary(total: Usage, before: Usage | None, label: str | None = None) 
         f"{total.output_tokens:,} tokens out · {total.latency_s:.2f} s in the model · "
         f"cost {cost}"
     )
+    if total.replayed or total.live:
+        text += (
+            f" · {total.replayed} replayed from the recording (no request), "
+            f"{total.live} live (asked the model)"
+        )
     if label and before is not None and before.calls:
         text += (
             f" — including {label}: {before.calls} "
@@ -247,10 +274,14 @@ def usage_summary(total: Usage, before: Usage | None, label: str | None = None) 
 
 
 def step_cells(
-    durations: dict[int, float], decisions: list[dict], usage: dict[int | None, Usage]
+    durations: dict[int, float],
+    decisions: list[dict],
+    usage: dict[int | None, Usage],
+    answered: bool = False,
 ) -> dict[int, dict[str, str]]:
     """Per step, the cells every step table carries: the human decisions, the time it
-    took and its model use, in words."""
+    took and its model use, in words (``answered``: whether its calls were replayed or
+    live, for a replay or a fork)."""
     by_step: dict[int, list[str]] = {}
     for record in decisions:
         by_step.setdefault(record.get("step"), []).append(decision_label(record))
@@ -259,7 +290,7 @@ def step_cells(
         step: {
             "Decision": "; ".join(by_step.get(step, [])),
             "Duration": format_duration(durations.get(step)),
-            **usage_cells(usage.get(step)),
+            **usage_cells(usage.get(step), answered),
         }
         for step in steps
     }
@@ -335,10 +366,11 @@ def load_run_view(
     nodes = [e["node"] for e in top]
     custom = [e for e in events if e["kind"] == "custom"]
     usage, total = usage_by_step(custom, get_settings().prices if prices is None else prices)
+    answered = bool(total.replayed or total.live)
     facts = RunFacts(
         live=record.is_live,
-        cells=step_cells(durations, decision_records(top), usage),
-        blank={"Decision": "", "Duration": "", **usage_cells(None)},
+        cells=step_cells(durations, decision_records(top), usage, answered),
+        blank={"Decision": "", "Duration": "", **usage_cells(None, answered)},
         flags=guardrail_marks(snapshot, bool((record.design or {}).get("guardrail"))),
         updates=updates,
         paused_next=paused_before(timeline) if record.status == "paused" else "",

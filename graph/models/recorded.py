@@ -165,6 +165,10 @@ class RecordedChatModel(BaseChatModel):
     def is_scripted(self) -> bool:  # how the UI names it (graph.models.chat.model_label)
         return bool(getattr(self.fallback, "is_scripted", False))
 
+    @property
+    def openai_api_base(self) -> str | None:
+        return getattr(self.fallback, "openai_api_base", None)
+
     def bind_tools(self, tools, *, tool_choice: Any = None, **kwargs):
         formatted = [convert_to_openai_tool(t) for t in tools]
         if self.fallback is not None:
@@ -199,3 +203,11 @@ class RecordedChatModel(BaseChatModel):
             if isinstance(generation.message, AIMessage):
                 _mark(generation.message, False, "")
         return result
+
+
+def live_model(model: BaseChatModel) -> RecordedChatModel:
+    """A fork's model: ``model`` answers every call, each reply marked live (the calls
+    before the fork's checkpoint were answered from its parent's recording, and are in
+    the fork's log as replayed: ``graph.service.prompt_forks``)."""
+    name = getattr(model, "model_name", None) or type(model).__name__
+    return RecordedChatModel(recording=Recording([]), fallback=model, model_name=str(name))
