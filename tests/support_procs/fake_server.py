@@ -502,9 +502,11 @@ class _Handler(BaseHTTPRequestHandler):
 
     def wait_for_hangup(self, stopping: threading.Event) -> None:
         """Send nothing, until the client hangs up or the server stops."""
+        # poll, not select: a long test session holds more than select's 1,024 descriptors
+        watch = select.poll()
+        watch.register(self.connection, select.POLLIN | select.POLLHUP)
         while not stopping.wait(0.05):
-            readable, _, _ = select.select([self.connection], [], [], 0)
-            if readable:
+            if watch.poll(0):
                 try:
                     if not self.connection.recv(1, socket.MSG_PEEK):
                         break  # the client closed its end
