@@ -96,12 +96,7 @@ def target(service, run_id: str, checkpoint_id: str) -> Target:
     """The node a checkpoint of ``run_id`` would run next and its request; PlaygroundError
     says why there is none (an unknown run or checkpoint, the run's end, a node that asks
     no model). Reads the state through the compiled graph's ``get_state`` only."""
-    record = service.store.run(run_id)
-    if record is None:
-        raise PlaygroundError(f"There is no run {run_id!r}: it may have been deleted.")
-    design = Design.model_validate(record.design)
-    system = get_system(design.system)
-    compiled = _compiled(service, design)
+    design, system, compiled = _stored_graph(service, run_id)
     config = {"configurable": {"thread_id": run_id, "checkpoint_id": checkpoint_id}}
     snapshot = compiled.get_state(config)
     if snapshot.created_at is None:
@@ -126,12 +121,7 @@ def tryable_points(service, run_id: str) -> list[dict]:
     """The checkpoints of ``run_id`` before a node the playground can try, oldest first:
     ``checkpoint_id``, ``node``, ``prompt`` (the prompt that node sends), ``number``
     (its place among all the run's checkpoints, from 0)."""
-    record = service.store.run(run_id)
-    if record is None:
-        raise PlaygroundError(f"There is no run {run_id!r}: it may have been deleted.")
-    design = Design.model_validate(record.design)
-    system = get_system(design.system)
-    compiled = _compiled(service, design)
+    design, system, compiled = _stored_graph(service, run_id)
     history = list(compiled.get_state_history({"configurable": {"thread_id": run_id}}))
     points = []
     for number, snapshot in enumerate(reversed(history)):
@@ -152,21 +142,28 @@ def tryable_points(service, run_id: str) -> list[dict]:
     return points
 
 
-def _compiled(service, design: Design):
-    """The run's graph, only read: its models are never called."""
+def _stored_graph(service, run_id: str):
+    """The design, system and graph of a stored run, the graph only read (its models are
+    never called); PlaygroundError when the run is gone or lives on a LangGraph Server."""
+    record = service.store.run(run_id)
+    if record is None:
+        raise PlaygroundError(f"There is no run {run_id!r}: it may have been deleted.")
+    design = Design.model_validate(record.design)
+    system = get_system(design.system)
     if getattr(service, "checkpointer", None) is None:
         raise PlaygroundError(
             "The playground reads a run's checkpoints on this machine; runs on a LangGraph "
             "Server cannot be tried yet."
         )
     offline = ScriptedChatModel()
-    return get_system(design.system).build_graph(
+    compiled = system.build_graph(
         design,
         settings=service.settings,
         checkpointer=service.checkpointer,
         planner_model=offline,
         worker_model=offline,
     )
+    return design, system, compiled
 
 
 def _node_ask(system, design: Design, snapshot) -> NodeAsk:
