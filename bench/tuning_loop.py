@@ -30,6 +30,7 @@ sys.path.insert(0, str(ROOT))
 _HOME = tempfile.TemporaryDirectory(prefix="stepwise-bench-")  # removed when the bench exits
 os.environ.setdefault("STEPWISE_HOME", _HOME.name)
 
+from bench.real_server import Served, add_arguments, real_server  # noqa: E402
 from graph.kernel.design import Design  # noqa: E402
 from graph.kernel.system import get_system  # noqa: E402
 from graph.prompts import default_text  # noqa: E402
@@ -103,30 +104,22 @@ def spread(values: list[float]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--base-url",
-        help="an OpenAI-compatible server (default: start the test suite's llama.cpp server)",
-    )
-    parser.add_argument("--model", default=None, help="the model name to ask for")
+    add_arguments(parser)
     parser.add_argument("--repeats", type=int, default=3, help="forks and whole runs each")
     parser.add_argument("--limit", type=float, default=1800, help="seconds one run may take")
     args = parser.parse_args()
 
-    server = None
-    if args.base_url:
-        base_url, model, about = args.base_url, args.model or "default", args.base_url
-    else:
-        from tests.support_procs import llama_server
+    with real_server(args) as served:
+        measure(args, served)
 
-        server = llama_server.start()
-        base_url, model = server.base_url, llama_server.MODEL_NAME
-        about = f"llama-cpp-python server ({base_url}), {llama_server.GGUF}, 2 threads"
+
+def measure(args: argparse.Namespace, served: Served) -> None:
     settings = Settings(
         home=Path(_HOME.name),
         provider="openai",
-        openai_base_url=base_url,
-        planner_model=model,
-        worker_model=model,
+        openai_base_url=served.base_url,
+        planner_model=served.model,
+        worker_model=served.model,
         max_retries=0,
         request_timeout_s=600,
         model_call_deadline_s=600,
@@ -135,7 +128,7 @@ def main() -> None:
     store = Store.open(settings)
     service = RunService(store, settings, timeout_tick_s=0)
     try:
-        print(f"server: {about}\nmodel: {model}")
+        print(f"server: {served.about}\nmodel: {served.model}")
         print(f"question: {QUESTION}\ndesign: plan_execute, every agent, max_replans=1")
         print(f"repeats: {args.repeats} forks and {args.repeats} whole runs, interleaved")
         print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
@@ -174,8 +167,6 @@ def main() -> None:
     finally:
         service.shutdown()
         store.close()
-        if server is not None:
-            server.stop()
 
 
 if __name__ == "__main__":
