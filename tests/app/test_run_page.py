@@ -98,6 +98,29 @@ def test_the_run_in_the_query_string_is_found_again_after_a_reload(home, service
     assert "web_researcher" in list(reloaded.table[0].value["Agent"])
 
 
+def test_a_rerun_carrying_the_browsers_old_choice_does_not_take_the_page_off_a_new_run(
+    home, services
+):
+    """Run pressed: if the next rerun cuts the page short before it draws "Run to watch",
+    the browser's next message still says the old run. CI saw the page fall back to it
+    (the new run waited for a decision out of sight). Emulated here: the run started, the
+    page not yet drawn with it, and the old choice sent back."""
+    _, service = services
+    old = service.start(TESLA, Design())
+    service.wait(old, timeout=60)
+    at = open_page("app_pages/run.py")
+    assert at.selectbox(key="run:selected").value == old
+    new = service.start(CHART_QUESTION, Design())
+    at.session_state["run:selected"] = at.session_state["run:last"] = new
+    at.session_state["run:started"] = new  # what run_actions.start leaves for the page
+    at.selectbox(key="run:selected").set_value(old).run()
+    assert at.selectbox(key="run:selected").value == new
+    assert at.query_params["run"] == new
+    at.selectbox(key="run:selected").set_value(old).run()  # once drawn, a choice is the user's
+    assert at.selectbox(key="run:selected").value == old
+    service.wait(new, timeout=60)
+
+
 def test_plan_history_shows_each_replan_with_the_executors_reason(home, services):
     _, service = services
     service.wait(service.start(TESLA, Design()), timeout=60)
