@@ -224,9 +224,10 @@ class _Turn:
         }
         self.update["plans"].append(plan)
         try:
-            get_stream_writer()({"plan": plan})
-        except Exception:  # outside a streaming run (a direct invoke): state keeps it anyway
-            pass
+            writer = get_stream_writer()
+        except RuntimeError:  # outside a graph run (a node called directly): state keeps it
+            return
+        writer({"plan": plan})
 
     def finish(self, outcome: str, reason: str) -> Command:
         answer = final_answer(self.subtasks, self.state.get("request") or "")
