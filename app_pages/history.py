@@ -9,7 +9,16 @@ import streamlit as st
 from graph.kernel.design import Design
 from graph.service.store import STATUSES
 from ui import history_actions as actions
-from ui import history_open, run_actions, run_panel, services, teams_fork, widgets
+from ui import (
+    history_open,
+    playground_view,
+    prompt_fork,
+    run_actions,
+    run_panel,
+    services,
+    teams_fork,
+    widgets,
+)
 from ui import history_view as hv
 
 st.title("History")
@@ -182,6 +191,7 @@ with timeline_tab:
             format_func={p["index"]: hv.checkpoint_label(p) for p in timeline}.__getitem__,
         )
         point = timeline[index]
+        playground_view.checkpoint_button(run_id, point, key=f"history:try:{run_id}")
         if point["diff"]:
             st.markdown(f"Changed by **{point['node']}**: before → after")
             st.table(hv.diff_rows(point["diff"], system.field_label), hide_index=True)
@@ -304,6 +314,8 @@ with fork_tab:
             args=(run_id, checkpoint_id, change, design),
             key="history:fork",
         )
+        st.divider()
+        prompt_fork.form(run_id, checkpoint_id, record)
 
 with export_tab:
     st.caption(

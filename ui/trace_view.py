@@ -219,6 +219,7 @@ def _new_item(
     )
     if kind == "model":
         if call is not None:
+            item.title += answered_tag(call)
             item.tokens_in, item.tokens_out = call["input_tokens"], call["output_tokens"]
             item.latency_ms = round(call["latency_s"] * 1000, 2)
             item.raw["recorded call"] = call
@@ -236,12 +237,22 @@ def _new_item(
     return item
 
 
+def answered_tag(call: dict) -> str:
+    """A replay's or fork's call said as answered from the recording or by the model."""
+    if "replayed" not in call:
+        return ""
+    if call["replayed"]:
+        return " · replayed (from the recording, no request)"
+    return " · live (asked the model)"
+
+
 def _unkept_call(record: dict, seq: int, namespace: str) -> TraceItem:
     """A model call whose reply the state did not keep (a repaired structured output, a
     retried reply): its figures still count."""
     return TraceItem(
         kind="model",
-        title=f"model call · {record.get('node') or 'model'} · reply not kept",
+        title=f"model call · {record.get('node') or 'model'} · reply not kept"
+        + answered_tag(record),
         text="",
         key=f"call-{seq}",
         latency_ms=round(record["latency_s"] * 1000, 2),

@@ -21,7 +21,7 @@ and read best next to each other.
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, Mapping, Sequence, TypeVar
+from typing import Any, Callable, Mapping, Sequence
 
 from langgraph.config import get_stream_writer
 from langgraph.graph import END
@@ -49,9 +49,8 @@ from graph.hierarchical_teams.repairs import (
     resolver,
 )
 from graph.kernel.messages import FINISH_WORDS, tag_messages
-from graph.models.structured import ModelReplyError, ask_json
-
-T = TypeVar("T", bound=BaseModel)
+from graph.models.structured import JsonAsk, ModelReplyError, ask_json
+from graph.prompts import PromptSet
 
 
 class NewSubtask(BaseModel):
@@ -184,27 +183,29 @@ class _Turn:
 
     def ask(
         self,
-        prompt: str,
-        schema: type[T],
-        label: str,
-        example: str,
+        prompt: str | JsonAsk,
+        schema: type[BaseModel] | None = None,
+        label: str = "",
+        example: str = "",
         *,
-        kind: str,
-        check: Callable[[T], None] | None = None,
+        kind: str | None = None,
+        check: Callable[[Any], None] | None = None,
         enums: Mapping[str, Sequence] | None = None,
-        repair: Callable[[T], tuple[T, list[str]]] | None = None,
-    ) -> T:
-        reply = ask_json(
-            self.deps.lead_model,
-            prompt,
-            schema,
-            label=label,
-            repair_prompt=repair_prompt(self.deps.prompts, example),
-            check=check,
-            enums=enums,
-            kind=kind,
-            repair=repair,
-        )
+        repair: Callable[[Any], tuple[Any, list[str]]] | None = None,
+    ) -> Any:  # the schema's model: callers name it
+        if not isinstance(prompt, JsonAsk):
+            assert schema is not None, "a prompt text needs its schema"
+            prompt = JsonAsk(
+                prompt,
+                schema,
+                label,
+                repair_prompt(self.deps.prompts, example),
+                check=check,
+                enums=enums,
+                kind=kind,
+                repair=repair,
+            )
+        reply = ask_json(self.deps.lead_model, prompt)
         self.update["messages"] += tag_messages(reply.replies, self.step, "lead_supervisor")
         self.update["notices"] += reply.notices
         return reply.value
@@ -235,9 +236,10 @@ class _Turn:
         }
         self.update["plans"].append(plan)
         try:
-            get_stream_writer()({"plan": plan})
-        except Exception:  # outside a streaming run (a direct invoke): state keeps it anyway
-            pass
+            writer = get_stream_writer()
+        except RuntimeError:  # outside a graph run (a node called directly): state keeps it
+            return
+        writer({"plan": plan})
 
     def finish(self, outcome: str, reason: str) -> Command:
         answer = final_answer(self.subtasks, self.state.get("request") or "")
@@ -274,25 +276,32 @@ def lead_supervisor_node(state: dict, deps: Deps) -> Command:
     return _dispatch(turn)
 
 
+def plan_ask(request: str, prompts: PromptSet, enabled: list[str], teams: list[str]) -> JsonAsk:
+    """The lead supervisor's first plan request (the node asks it; the playground too)."""
+    label = "The lead supervisor's plan"
+
+    def repair(p: SubtaskPlan) -> tuple[SubtaskPlan, list[str]]:
+        subtasks, notices = repair_drafts(p.subtasks, teams, set(), label)
+        return p.model_copy(update={"subtasks": subtasks}), notices
+
+    return JsonAsk(
+        plan_prompt(prompts, request, enabled),
+        SubtaskPlan,
+        label,
+        repair_prompt(prompts, plan_example(enabled)),
+        check=lambda p: _check_drafts(p.subtasks, teams),
+        enums={"team": teams},
+        kind="plan",
+        repair=repair,
+    )
+
+
 def _plan(turn: _Turn) -> None:
     deps, state = turn.deps, turn.state
     if not deps.teams:
         raise ModelReplyError("no team is on in this design, so nothing can be delegated")
-    label = "The lead supervisor's plan"
-
-    def repair(p: SubtaskPlan) -> tuple[SubtaskPlan, list[str]]:
-        subtasks, notices = repair_drafts(p.subtasks, deps.teams, set(), label)
-        return p.model_copy(update={"subtasks": subtasks}), notices
-
     plan: SubtaskPlan = turn.ask(
-        plan_prompt(deps.prompts, state.get("request") or "", deps.enabled),
-        SubtaskPlan,
-        label,
-        plan_example(deps.enabled),
-        check=lambda p: _check_drafts(p.subtasks, deps.teams),
-        enums={"team": deps.teams},
-        kind="plan",
-        repair=repair,
+        plan_ask(state.get("request") or "", deps.prompts, deps.enabled, deps.teams)
     )
     turn.subtasks = materialise(
         plan.subtasks,

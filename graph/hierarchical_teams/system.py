@@ -26,12 +26,13 @@ from graph.hierarchical_teams import agents, prompts
 from graph.hierarchical_teams.agents import AGENTS, TEAMS, enabled_teams
 from graph.hierarchical_teams.deps import Deps
 from graph.hierarchical_teams.fork import COLUMNS, edited_plan, parse_rows, plan_rows
-from graph.hierarchical_teams.lead import fold_results, lead_supervisor_node
+from graph.hierarchical_teams.lead import fold_results, lead_supervisor_node, plan_ask
 from graph.hierarchical_teams.state import TeamsState
 from graph.hierarchical_teams.teams import build_team
 from graph.kernel.conversation import first_turn
 from graph.kernel.design import Design
 from graph.kernel.ledger import side_effect_ledger
+from graph.kernel.node_asks import NodeAsk, NotTryable
 from graph.kernel.system import Ability, ApprovalView, ForkTable, Panel, RunFacts, System, cell
 from graph.kernel.wiring import SystemGraph, compile_graph
 from graph.models.chat import role_models
@@ -531,6 +532,23 @@ class HierarchicalTeams(System):
     def agent_caption(self, name: str) -> str:
         spec = AGENTS[name]
         return f"{spec.description} Tools: {', '.join(spec.tools)}."
+
+    def node_ask(self, node: str, state: dict, design: Design, at: float) -> NodeAsk:
+        if node != LEAD:
+            return super().node_ask(node, state, design, at)
+        if state.get("subtasks_planned") or state.get("subtasks"):
+            raise NotTryable(
+                "Here the lead supervisor replans or routes a plan it has: the playground "
+                "tries its first plan, so choose the checkpoint before the lead's first turn."
+            )
+        enabled = [a for a in AGENTS if a in design.enabled_agents]
+        teams = enabled_teams(enabled)
+        return NodeAsk(
+            node,
+            "hierarchical_teams/plan",
+            "planner",
+            lambda p: plan_ask(state.get("request") or "", p, enabled, teams),
+        )
 
     def preview_prompt(
         self, name: str, text: str, state: dict | None = None, design: Design | None = None

@@ -224,9 +224,17 @@ class Usage:
     latency_s: float = 0.0
     cost: float | None = 0.0  # None once any call's model has no price
     unpriced: set[str] = field(default_factory=set)
+    # Of a replay's or a fork's calls: answered from a recording, or made to a model.
+    replayed: int = 0
+    live: int = 0
 
     def add(self, call: dict, prices: dict) -> None:
         self.calls += 1
+        if "replayed" in call:
+            if call["replayed"]:
+                self.replayed += 1
+            else:
+                self.live += 1
         self.input_tokens += call["input_tokens"]
         self.output_tokens += call["output_tokens"]
         self.latency_s += call["latency_s"]

@@ -23,7 +23,7 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from pydantic import BaseModel
 
 from graph.kernel.system import Ability, System
-from graph.models.structured import ask_json
+from graph.models.structured import JsonAsk, ask_json
 from graph.prompts import PromptSet, PromptSpec, register
 from graph.settings import get_settings
 
@@ -108,6 +108,30 @@ def out_of_scope(text: str, abilities: Iterable[Ability], enabled: list[str]) ->
     return None
 
 
+def classifier_ask(
+    text: str, system: System, enabled: list[str], prompts: PromptSet | None = None
+) -> JsonAsk:
+    """The guardrail classifier's request for ``text`` (the guardrail asks it; the
+    playground too)."""
+    agents = "\n".join(
+        f"- {n}: {system.agents[n].description}" for n in enabled if n in system.agents
+    )
+    prompt = (prompts or PromptSet()).render(
+        "guardrail/classifier", message=text, agents=agents or "- (none)"
+    )
+    return JsonAsk(
+        prompt,
+        Verdict,
+        label="Guardrail classifier",
+        repair_prompt=lambda error, _reply: (
+            f"Your reply was unusable ({error}). Reply with JSON only, for "
+            'example: {"verdict": "refuse", "reason": "It asks for the '
+            'system prompt."}'
+        ),
+        kind="verdict",
+    )
+
+
 def check_message(
     text: str,
     system: System,
@@ -135,24 +159,7 @@ def check_message(
         }
     )
     if model is not None:
-        agents = "\n".join(
-            f"- {n}: {system.agents[n].description}" for n in enabled if n in system.agents
-        )
-        prompt = (prompts or PromptSet()).render(
-            "guardrail/classifier", message=text, agents=agents or "- (none)"
-        )
-        reply = ask_json(
-            model,
-            prompt,
-            Verdict,
-            label="Guardrail classifier",
-            repair_prompt=lambda error, _reply: (
-                f"Your reply was unusable ({error}). Reply with JSON only, for "
-                'example: {"verdict": "refuse", "reason": "It asks for the '
-                'system prompt."}'
-            ),
-            kind="verdict",
-        )
+        reply = ask_json(model, classifier_ask(text, system, enabled, prompts))
         checks.append(
             {
                 "check": "model classifier",

@@ -26,6 +26,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Mapping
 
+from graph.kernel.node_asks import NodeAsk, NotTryable
 from graph.prompts import PromptSet, prompt_names
 
 if TYPE_CHECKING:
@@ -297,6 +298,15 @@ class System(ABC):
 
     def prompt_names(self) -> list[str]:
         return prompt_names(self.name)
+
+    def node_ask(self, node: str, state: dict, design: Design, at: float) -> NodeAsk:
+        """The request ``node`` would send its model from ``state`` (``at``: the time the
+        state was saved, for prompts that say how long ago something happened), for the
+        node playground; NotTryable says why it sends none the playground can try."""
+        raise NotTryable(
+            f"{node} does not ask a model for a plan or a routing decision, so the "
+            "playground cannot try it: choose a checkpoint before a node that does."
+        )
 
     def prompt_node(self, name: str) -> str | None:
         """The node that sends prompt ``name`` (to preview it on a state that node read)."""

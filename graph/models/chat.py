@@ -49,6 +49,9 @@ def make_chat_model(
         timeout=settings.request_timeout_s,
         max_retries=settings.max_retries,  # the client's own bounded exponential backoff
         call_deadline_s=settings.model_call_deadline_s,
+        stream_replies=settings.stream_replies,
+        stall_timeout_s=settings.stall_timeout_s,
+        server_slots=settings.model_server_slots,
         temperature=settings.temperature,
         max_tokens=settings.max_tokens,
         structured_setting=settings.structured_output,

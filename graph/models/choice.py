@@ -51,6 +51,10 @@ class ModelChoice(BaseModel):
     # A replay: every model call answered from the recorded calls of this run (its id);
     # no model server is asked (graph/service/replays.py).
     replay_of: str = Field("", max_length=64)
+    # A fork with another prompt (graph/service/prompt_forks.py): the calls before its
+    # checkpoint were answered from this run's recording; every call the fork makes goes
+    # to the model named here and is marked live.
+    fork_of: str = Field("", max_length=64)
 
     @field_validator("endpoint")
     @classmethod
@@ -84,6 +88,7 @@ class ModelChoice(BaseModel):
             ("profile", ""),
             ("key_from", "settings"),
             ("replay_of", ""),
+            ("fork_of", ""),
         ):
             if data.get(name) == default:
                 data.pop(name)
@@ -99,6 +104,10 @@ class ModelChoice(BaseModel):
     def label(self) -> str:
         if self.replay_of:
             return replay_label(self.replay_of)
+        if self.fork_of:
+            return (
+                f"{self.model_copy(update={'fork_of': ''}).label} (fork of run {self.fork_of[:8]})"
+            )
         if self.scripted:
             return SCRIPTED
         if self.worker and self.worker != self.model:

@@ -169,6 +169,10 @@ class RecordedChatModel(BaseChatModel):
     def is_scripted(self) -> bool:  # how the UI names it (graph.models.chat.model_label)
         return bool(getattr(self.fallback, "is_scripted", False))
 
+    @property
+    def openai_api_base(self) -> str | None:
+        return getattr(self.fallback, "openai_api_base", None)
+
     def bind_tools(
         self,
         tools: Sequence[dict[str, Any] | type | Callable[..., Any] | BaseTool],
@@ -216,3 +220,11 @@ class RecordedChatModel(BaseChatModel):
             if isinstance(generation.message, AIMessage):
                 _mark(generation.message, False, "")
         return result
+
+
+def live_model(model: BaseChatModel) -> RecordedChatModel:
+    """A fork's model: ``model`` answers every call, each reply marked live (the calls
+    before the fork's checkpoint were answered from its parent's recording, and are in
+    the fork's log as replayed: ``graph.service.prompt_forks``)."""
+    name = getattr(model, "model_name", None) or type(model).__name__
+    return RecordedChatModel(recording=Recording([]), fallback=model, model_name=str(name))

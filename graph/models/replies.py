@@ -23,19 +23,21 @@ _FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.S)
 
 
 def parse_json_object(text: str) -> object:
-    """The JSON object in a reply, tolerating code fences and prose around it."""
+    """The JSON object in a reply, tolerating code fences and prose around it, and raw
+    line breaks or tabs inside its strings (small models write multi-line texts as they
+    would show them; ``strict=False`` reads them as the characters they are)."""
     text = text.strip()
     if fenced := _FENCE.match(text):
         text = fenced.group(1)
     try:
-        return json.loads(text)
+        return json.loads(text, strict=False)
     except RecursionError:  # a repair round can fix it: say it like any other bad JSON
         raise ValueError("the reply's JSON is nested too deeply to read") from None
     except json.JSONDecodeError as first_error:
         start, end = text.find("{"), text.rfind("}")
         if 0 <= start < end:
             try:
-                return json.loads(text[start : end + 1])
+                return json.loads(text[start : end + 1], strict=False)
             except (json.JSONDecodeError, RecursionError):
                 pass
         raise ValueError(

@@ -265,3 +265,8 @@ def encode_reply(message: AIMessage) -> str:
     if message.tool_calls:
         return _action_text(message)
     return json.dumps({"tool": FINAL, "answer": _text(message.content)})
+
+
+def first_turn(messages: list[BaseMessage]) -> bool:
+    """No tool has been called yet in this conversation: an agent's first model turn."""
+    return not any(isinstance(m, ToolMessage) for m in messages)

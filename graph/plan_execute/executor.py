@@ -20,11 +20,12 @@ from langgraph.types import Command
 from pydantic import AliasChoices, BaseModel, Field
 
 from graph.kernel.messages import FINISH_WORDS, tag_messages
-from graph.models.structured import ModelReplyError, ask_json
+from graph.models.structured import JsonAsk, ModelReplyError, ask_json
 from graph.plan_execute.deps import Deps
 from graph.plan_execute.planner import fail
 from graph.plan_execute.prompts import executor_example, executor_prompt, goto_names, repair_prompt
 from graph.plan_execute.state import State
+from graph.prompts import PromptSet
 
 # How many times one step's work may be sent out within one plan version. A model that
 # keeps asking for the agent of a step that already has its result would otherwise loop
@@ -43,6 +44,19 @@ class ExecutorDecision(BaseModel):
 def standalone_query(action: str, user_query: str) -> str:
     """An instruction a sub-agent can act on without the plan or the history."""
     return action if user_query in action else f"{action} (User question: {user_query})"
+
+
+def executor_ask(state: State, prompts: PromptSet, max_replans: int) -> JsonAsk:
+    """The Executor's request for ``state`` (the node asks it; the playground too)."""
+    enabled = state.get("enabled_agents")
+    return JsonAsk(
+        executor_prompt(state, prompts, max_replans),
+        ExecutorDecision,
+        label="The Executor",
+        repair_prompt=repair_prompt(prompts, executor_example(enabled)),
+        enums={"goto": goto_names(enabled)},
+        kind="decision",
+    )
 
 
 def executor_node(state: State, deps: Deps) -> Command:
@@ -66,17 +80,8 @@ def executor_node(state: State, deps: Deps) -> Command:
             extra={"replan_flag": False},
         )
 
-    enabled = state.get("enabled_agents")
     try:
-        reply = ask_json(
-            deps.planner_model,
-            executor_prompt(state, deps.prompts, deps.max_replans),
-            ExecutorDecision,
-            label="The Executor",
-            repair_prompt=repair_prompt(deps.prompts, executor_example(enabled)),
-            enums={"goto": goto_names(enabled)},
-            kind="decision",
-        )
+        reply = ask_json(deps.planner_model, executor_ask(state, deps.prompts, deps.max_replans))
     except ModelReplyError as exc:
         return fail(
             f"The Executor could not decide the next step: {exc}",

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, AbstractSet, Any
+from typing import TYPE_CHECKING, AbstractSet, Any, cast
 
 from langchain_core.messages import HumanMessage
 from langgraph.graph import END
@@ -22,15 +22,16 @@ from langgraph.graph.state import CompiledStateGraph
 from graph.kernel.conversation import first_turn
 from graph.kernel.design import Design
 from graph.kernel.ledger import side_effect_ledger
+from graph.kernel.node_asks import NodeAsk, NotTryable
 from graph.kernel.system import Ability, ApprovalView, Panel, RunFacts, Setting, System
 from graph.kernel.wiring import SystemGraph, compile_graph
 from graph.models.chat import role_models
 from graph.plan_execute import agents, prompts
 from graph.plan_execute.agents import AGENTS, enabled_specs
 from graph.plan_execute.deps import Deps
-from graph.plan_execute.executor import executor_node
+from graph.plan_execute.executor import executor_ask, executor_node
 from graph.plan_execute.human import human_node
-from graph.plan_execute.planner import Plan, check_plan, planner_node
+from graph.plan_execute.planner import Plan, check_plan, planner_ask, planner_node
 from graph.plan_execute.state import RESET, State
 from graph.plan_execute.workers import WORKER_NODES
 from graph.prompts import PromptSet
@@ -436,6 +437,28 @@ class PlanExecute(System):
     def agent_caption(self, name: str) -> str:
         spec = AGENTS[name]
         return f"{spec.description} After it: {spec.routing_label}."
+
+    def node_ask(self, node: str, state: dict, design: Design, at: float) -> NodeAsk:
+        if node == "planner":
+            return NodeAsk(
+                node,
+                "plan_execute/planner",
+                "planner",
+                lambda p: planner_ask(cast(State, state), p),
+            )
+        if node == "executor":
+            if state.get("replan_flag"):
+                raise NotTryable(
+                    "Here the Executor runs the step the Planner just revised without asking "
+                    "its model: choose the checkpoint after that step, where it judges it."
+                )
+            return NodeAsk(
+                node,
+                "plan_execute/executor",
+                "planner",
+                lambda p: executor_ask(cast(State, state), p, design.max_replans),
+            )
+        return super().node_ask(node, state, design, at)
 
     def prompt_node(self, name: str) -> str | None:
         short = name.split("/", 1)[-1]

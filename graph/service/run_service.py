@@ -36,7 +36,9 @@ from graph.kernel.inner_checkpoints import inner_timeline, interleave
 from graph.kernel.system import get_system
 from graph.models.chat import describe_error, make_chat_model, model_label
 from graph.models.modes import ModeBook
+from graph.models.recorded import live_model
 from graph.prompts import PromptSet
+from graph.service import prompt_forks
 from graph.service.database import database_lost, database_lost_reason
 from graph.service.leases import LeaseGuardedSaver, LeaseLost, Leases
 from graph.service.model_profiles import ModelProfiles
@@ -185,6 +187,8 @@ class RunService:
     def _label(self, planner: BaseChatModel, worker: BaseChatModel, design: Design) -> str:
         if design.model is not None and design.model.replay_of:
             return design.model.label
+        if self.model_factory is None and design.model is not None and design.model.fork_of:
+            return design.model.label
         if self.model_factory is None:
             return self.run_settings(design).model_label
         names = {model_label(planner), model_label(worker)}
@@ -206,12 +210,17 @@ class RunService:
         self, role: Literal["planner", "worker"], design: Design | None = None
     ) -> BaseChatModel:
         """The model a run of ``design`` gets for ``role``, learning into this service's modes."""
-        if design is not None and design.model is not None and design.model.replay_of:
-            return recorded_model(self.store, design.model.replay_of)
+        choice = design.model if design is not None else None
+        if choice is not None and choice.replay_of:
+            return recorded_model(self.store, choice.replay_of)
         if self.model_factory is not None:
-            return self.model_factory(role)
-        prompts = PromptSet(design.prompts) if design is not None else None
-        return make_chat_model(role, self.run_settings(design), modes=self.modes, prompts=prompts)
+            model = self.model_factory(role)
+        else:
+            prompts = PromptSet(design.prompts) if design is not None else None
+            model = make_chat_model(
+                role, self.run_settings(design), modes=self.modes, prompts=prompts
+            )
+        return live_model(model) if choice is not None and choice.fork_of else model
 
     def _graph(self, design: Design) -> tuple[CompiledStateGraph, BaseChatModel, BaseChatModel]:
         planner, worker = self.model("planner", design), self.model("worker", design)
@@ -988,6 +997,58 @@ class RunService:
             checkpoint_id,
         )
         self._submit(new_id, design, compiled, None, step_mode)
+        return new_id
+
+    def fork_with_prompt(
+        self,
+        run_id: str,
+        checkpoint_id: str,
+        prompt_name: str,
+        text: str | None = None,
+        version_id: int | None = None,
+        label: str = "",
+        step_mode: bool = False,
+    ) -> str:
+        """A new run going on from a checkpoint of ``run_id`` with another text for one of
+        its system's tuned prompts (a stored version, or ``text``, saved as a version
+        labelled ``label``), on the active model profile: the calls before the checkpoint
+        are the parent's, copied into the fork's log as replayed; every later call is live
+        (``graph/service/prompt_forks.py``). Records its parent, checkpoint and the
+        prompt version it used; ValueError in words when it cannot be made."""
+        record, design = self._stored(run_id)
+        if record.is_live:
+            raise ValueError("The run is still going: fork it once it has ended.")
+        text, version = prompt_forks.chosen_version(
+            self.store, design, prompt_name, text, version_id
+        )
+        active = self.profiles.active().choice()
+        new_design = prompt_forks.fork_design(design, prompt_name, text, active, run_id)
+        if new_design.model and (problem := new_design.model.key_problem()):
+            raise ValueError(problem)
+        PromptSet(new_design.prompts)  # PromptError naming the prompt and the problem
+        compiled, planner, worker = self._graph(new_design)
+        before = prompt_forks.events_before(self.store, compiled, run_id, checkpoint_id)
+        new_id = uuid.uuid4().hex
+        fork_state(compiled, run_id, checkpoint_id, new_id, {})  # ValueError: not forkable
+        if version is None:
+            version = self.store.save_prompt_version(
+                prompt_name, label.strip() or f"typed for a fork of run {run_id[:8]}", text
+            )
+        versions = {**record.prompt_versions, prompt_name: version.id}
+        self._record_run(
+            new_id,
+            record.question,
+            new_design,
+            planner,
+            worker,
+            versions,
+            run_id,
+            checkpoint_id,
+        )
+        copies = prompt_forks.replayed_copies(before, run_id)
+        if copies:
+            self.store.append_events(new_id, copies, owner=self.owner)
+        self._submit(new_id, new_design, compiled, None, step_mode)
         return new_id
 
     def replay(self, run_id: str, pace_s: float | None = None, step_mode: bool = False) -> str:

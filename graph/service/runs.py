@@ -228,8 +228,10 @@ def _repeat(every_s: float, action: Callable[[], None], name: str) -> Callable[[
 def _hold(pace_s: float, cancel: threading.Event | None, note: Callable[[dict], None]) -> None:
     """Keep a node's result on screen ``pace_s`` before the next node starts (the stream
     is lazy: the next superstep waits for this loop). Stop ends the wait at once; the
-    pause is logged so durations can count work only."""
+    pause is logged as it starts (``pacing``: what it will be, so a live page never counts
+    it as work) and as it ends (``paced``: what it was) so durations count work only."""
     started = time.time()
+    note({"pacing": {"from": started, "seconds": pace_s}})
     if cancel is not None:
         cancel.wait(pace_s)
     else:
@@ -444,13 +446,15 @@ def _drive(
                 if mode == "custom":
                     emit("custom", "", ns, chunk, hold=hold)
                 else:
+                    ran = False  # an interrupt alone (step mode's pause) is no node run
                     for node, update in (chunk or {}).items():
                         if is_pseudo_node(node):
                             continue  # an interrupt is read from the checkpoint below
                         if not namespace:
                             nodes_run += 1
+                            ran = True
                         emit("update", node, ns, update, task_key(ns, node), hold=hold)
-                    if not namespace and design.pace_s:
+                    if ran and design.pace_s:
                         _hold(design.pace_s, cancel, lambda s: emit("custom", "", "", s))
                 if cancel is not None and cancel.is_set():
                     control.request_drain("cancel")  # a plain Event cannot ask by itself

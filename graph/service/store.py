@@ -686,6 +686,17 @@ class Store:
         keys = {r["event_key"] for r in rows}
         return None if None in keys else keys
 
+    def last_seq_of_keys(self, run_id: str, keys: list[str]) -> int | None:
+        """The seq of the last of these keyed events in the run's log; None when none is."""
+        if not keys:
+            return None
+        rows = self._query(
+            f"SELECT MAX(seq) FROM events WHERE run_id = ? AND event_key IN "
+            f"({', '.join('?' * len(keys))})",
+            (run_id, *keys),
+        )
+        return rows[0][0]
+
     def latest_seq(self, run_id: str) -> int:
         return self._query("SELECT MAX(seq) FROM events WHERE run_id = ?", (run_id,))[0][0] or 0
 

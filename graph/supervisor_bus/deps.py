@@ -34,6 +34,11 @@ class Deps:
     built: BuiltOnce = field(default_factory=BuiltOnce)  # tools holding no run data
 
 
+def max_rounds(enabled: list[str]) -> int:
+    """Supervisor decisions before a run is stopped as stuck."""
+    return 4 * len(enabled) + 4
+
+
 def make_deps(
     design: Design,
     *,
@@ -57,6 +62,6 @@ def make_deps(
         enabled=enabled,
         nodes=frozenset({"supervisor", "human", *enabled}),
         timeout_s=design.bus_timeout_s,
-        max_rounds=4 * len(enabled) + 4,
+        max_rounds=max_rounds(enabled),
         approvals={a: design.approval_policy(a) for a in enabled},
     )
