@@ -19,6 +19,8 @@ from graph.service.experiments import (
 from graph.service.store import LIVE_STATUSES
 from ui import offline_note, services, widgets
 from ui.evals import NEW, RESULTS, flash_key, two_runs
+from ui.evals import intervals as iv
+from ui.evals import prompt_changes as pc
 from ui.evals import view as ev
 
 FLASH = flash_key(RESULTS)
@@ -131,8 +133,8 @@ def _comparison(record) -> None:
         "Baseline variant",
         variants,
         key=f"evals:baseline:{record.id}",
-        help="Each other variant is marked better, worse or the same as it "
-        "(on means; fewer is better for all but the pass rate).",
+        help="Each other variant is compared with it: better or worse only when the "
+        "interval of the difference leaves out zero.",
     )
     data = compare(store, record.id, baseline, prices).as_dict()
     if record.status == "stopped":
@@ -144,27 +146,29 @@ def _comparison(record) -> None:
         if live := _live_runs(record.id):
             st.fragment(run_every=POLL_S)(_settling)(record.id, live)
 
+    _changes(record, baseline)
     st.subheader("Summary")
     st.markdown(ev.summary_sentence(data))
-    summary = pd.DataFrame(ev.summary_rows(data))
+    summary = pd.DataFrame(iv.summary_rows(data))
     marks = [ev.vs_column(v, baseline) for v in variants if v != baseline]
     with st.container(key="evals-summary"):
-        st.dataframe(_styled(summary, marks, ev.mark_colour), hide_index=True)
-    st.caption(
-        "Each variant's mean (its median in brackets when different) against the "
-        "baseline's: ▲ better, ▼ worse, = same, ? "
-        "unknown (no finished runs, or a model without a price). Fewer steps, replans, "
-        "calls, tokens, dollars and seconds are better, and a higher pass rate; "
-        "latencies within 5% count as the same."
-    )
+        st.dataframe(_styled(summary, marks, iv.mark_colour), hide_index=True)
+    st.caption(iv.method_caption(data["level"]))
+    if advice := iv.repeats_advice(data, record.repeats):
+        with st.container(key="evals-repeats"):
+            st.markdown(
+                "**Repeats needed.** Where no difference is clear yet:\n"
+                + "\n".join(f"- {line}" for line in advice)
+            )
     if unpriced := sorted({m for s in data["summary"].values() for m in s["unpriced"]}):
         st.caption(f"Cost unknown: no price for {', '.join(unpriced)} (set STEPWISE_PRICES).")
 
     st.subheader("Per question")
     st.caption(
         "One row per question, one column per variant, the baseline first; each figure is "
-        "the mean over the variant's repeats. Against the baseline: :green[**▲ better**], "
-        ":red[**▼ worse**], plain when the same. Checks: one mark per check, numbered as "
+        "the mean over the variant's completed repeats. Against the baseline, where the "
+        f"{iv.level_words(data['level'])} interval of the difference leaves out zero: "
+        ":green[**▲ better**], :red[**▼ worse**]; plain when no difference is clear. Checks: one mark per check, numbered as "
         "in the table below (✓ passed, ✗ failed, ◐ passed in some repeats)."
     )
     with st.container(key="evals-comparison"):
@@ -189,6 +193,25 @@ def _comparison(record) -> None:
     _runs(records)
     two_runs.show(record, records, baseline)
     two_runs.judged(record, records)
+
+
+def _changes(record, baseline: str) -> None:
+    """What each variant changed against the baseline, above what it did."""
+    found = pc.changes(record, baseline)
+    if not found:
+        return
+    st.subheader("What differs from the baseline")
+    st.caption(
+        "Each prompt a variant changed, line against line as the Prompts page draws it: "
+        f"the baseline's text on the left, the variant's on the right ({pc.CONTEXT} "
+        "unchanged lines kept around each change)."
+    )
+    for n, change in enumerate(found):
+        st.markdown(pc.headline(change, baseline))
+        for prompt in change["prompts"]:
+            with st.expander(f"{prompt['title']}: {baseline} → {change['variant']}"):
+                with st.container(key=f"evals-prompt-diff-{n}-{prompt['title']}"):
+                    st.markdown(pc.diff_html(change, prompt, baseline), unsafe_allow_html=True)
 
 
 def _distributions(experiment_id: str, variants: list[str]) -> None:
