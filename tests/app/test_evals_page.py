@@ -432,3 +432,47 @@ def test_the_editor_text_round_trips_and_a_whole_exported_file_may_be_pasted():
     assert '        {"kind": "chart_produced"},\n' in text  # one check a line, no null value
     assert ev.parse_eval_set_text(text) == starter
     assert ev.parse_eval_set_text(json.dumps(export_eval_set(starter))) == starter
+
+
+# ------------------------------------------------------------------ the field's formats
+
+
+LANGFUSE_FILE = (
+    json.dumps({"id": "i1", "input": IBM, "expectedOutput": "Focus.", "status": "ACTIVE"})
+    + "\n"
+    + json.dumps(
+        {
+            "input": CHART,
+            "metadata": {"stepwise_checks": [{"kind": "answer_contains", "value": "AAPL"}]},
+        }
+    )
+    + "\n"
+).encode()
+
+
+def test_a_langfuse_jsonl_file_is_imported_and_exported_back_unchanged(home, services, downloads):
+    store, _ = services
+    at = _evals()
+    at.file_uploader(key="evals:import").upload("deals.jsonl", LANGFUSE_FILE, "application/jsonl")
+    at.run()
+    assert any("Imported “deals” from deals.jsonl" in s.value for s in at.success)
+    imported = store.load_eval_set("deals")
+    assert [q.question for q in imported.questions] == [IBM, CHART]
+    assert imported.questions[1].checks == [Check(kind="answer_contains", value="AAPL")]
+    button = next(
+        b for b in at.get("download_button") if b.proto.label.startswith("Export Langfuse")
+    )
+    assert downloads(button) == LANGFUSE_FILE
+
+
+def test_a_jsonl_file_with_a_bad_line_is_refused_naming_it_and_nothing_is_imported(home, services):
+    store, _ = services
+    bad = LANGFUSE_FILE + b'{"input": "Why?", "metadata": {"stepwise_checks": [{"kind": "x"}]}}\n'
+    at = _evals()
+    at.file_uploader(key="evals:import").upload("deals.jsonl", bad, "application/jsonl")
+    at.run()
+    (error,) = [e.value for e in at.error]
+    assert error.startswith(
+        "deals.jsonl was not imported: line 3, field metadata.stepwise_checks[0]: Input should be"
+    )
+    assert store.eval_set_names() == []

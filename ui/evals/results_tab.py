@@ -7,6 +7,8 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
+from graph.service.eval_formats import SHAPES, TITLES, export_results_jsonl
+from graph.service.eval_sets import EvalSet
 from graph.service.experiments import (
     APPROVALS,
     ExperimentError,
@@ -25,6 +27,7 @@ from ui.evals import view as ev
 
 FLASH = flash_key(RESULTS)
 SHOWN = "evals:experiment"  # the experiment shown
+RESULTS_FORMAT = "stepwise-experiment-results"
 POLL_S = 1.0  # how often the progress bar rereads the store while an experiment runs
 
 
@@ -190,7 +193,7 @@ def _comparison(record) -> None:
 
     _distributions(record.id, variants)
     records = run_records(store, record.id, prices)
-    _runs(records)
+    _runs(record, records)
     two_runs.show(record, records, baseline)
     two_runs.judged(record, records)
 
@@ -250,7 +253,7 @@ def _distributions(experiment_id: str, variants: list[str]) -> None:
     st.altair_chart(chart)
 
 
-def _runs(records: list[dict]) -> None:
+def _runs(record, records: list[dict]) -> None:
     st.subheader("Runs")
     st.caption(
         "Every run of the experiment is an ordinary run: open it on the Run page, or "
@@ -263,6 +266,30 @@ def _runs(records: list[dict]) -> None:
             "Open": st.column_config.LinkColumn("Open", display_text="on the Run page ↗")
         },
     )
+    eval_set = EvalSet.model_validate(record.eval_set)
+    stem = ev.file_stem(record.name)
+    with st.container(horizontal=True):
+        st.download_button(
+            "Export the results (JSON)",
+            icon=":material/download:",
+            key="evals:results:json",
+            data=ev.json_file(
+                {"format": RESULTS_FORMAT, "experiment": record.name, "runs": records}
+            ),
+            file_name=f"{stem}.results.json",
+            mime="application/json",
+        )
+        for shape in SHAPES:
+            st.download_button(
+                f"Export the results ({TITLES[shape]} JSONL)",
+                icon=":material/download:",
+                key=f"evals:results:{shape}",
+                data=export_results_jsonl(records, eval_set, record.name, shape),
+                file_name=f"{stem}.results.{shape}.jsonl",
+                mime="application/jsonl",
+                help="A line a run: the question, the run's answer, and its variant, "
+                "repeat, status, checks and figures as metadata.",
+            )
 
 
 # --------------------------------------------------------------------------- actions
