@@ -21,7 +21,8 @@ person is "waiting", not done, until they are decided; its figures are always co
 from the runs as they are now.
 
 Over 400 lines: an experiment's runner and its comparison share the record of what ran;
-the statistics are the part most likely to move out if it grows.
+the statistics (intervals, verdicts, repeats needed) are in ``eval_statistics``, and the
+comparison is the next part to move out.
 """
 
 from __future__ import annotations
