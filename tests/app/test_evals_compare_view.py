@@ -114,3 +114,20 @@ def test_plan_steps_the_other_run_lacks_are_marked():
     marked = ev.differing_steps(mine, theirs)
     assert [r["Differs"] for r in marked] == ["◆ not in the other run", ""]
     assert marked[0]["Agent"] == "data_researcher"  # the rest of the row as it was
+
+
+def test_differences_read_with_their_interval_and_a_failing_variant_says_it_had_no_completed_run():
+    from ui.evals import intervals as iv
+
+    worse = {"verdict": "worse", "estimate": 1.0, "low": 0.5, "high": 1.5, "runs": [10, 10]}
+    assert iv.contrast_text("steps", worse) == "▼ worse: +1 [+0.5 – +1.5] (10 completed runs each)"
+    unclear = {"verdict": "unclear", "runs": [10, 9]}
+    assert iv.contrast_text("latency_s", unclear) == (
+        "no clear difference (9 against the baseline's 10 completed runs)"
+    )
+    failing = {"verdict": "unknown", "runs": [3, 0]}
+    assert iv.contrast_text("steps", failing) == (
+        "? unknown (no completed run: 0 against the baseline's 3 completed runs)"
+    )
+    assert iv.mark_colour("▲ better: −1 (6 completed runs each)") == iv.COLOURS["▲"]
+    assert iv.mark_colour("no clear difference (6 runs each)") == ""

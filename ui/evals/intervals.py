@@ -34,7 +34,9 @@ def method_caption(level: float) -> str:
 
 
 def _span(metric: str, low: float | None, high: float | None) -> str:
-    if low is None or high is None:
+    """ " [low – high]"; nothing when there is no interval or it is one value as shown
+    (every run the same)."""
+    if low is None or high is None or figure(metric, low) == figure(metric, high):
         return ""
     return f" [{figure(metric, low)} – {figure(metric, high)}]"
 
@@ -47,7 +49,9 @@ def _signed(metric: str, value: float) -> str:
         text = f"{abs(value):.2f} s"
     else:
         text = figure(metric, abs(value))
-    return ("+" if value > 0 else "−" if value < 0 else "±") + text
+    if not any(c.isdigit() and c != "0" for c in text):
+        return text  # rounds to nothing: no sign
+    return ("+" if value > 0 else "−") + text
 
 
 def variant_figure(metric: str, summary: dict) -> str:
@@ -88,7 +92,8 @@ def contrast_text(metric: str, contrast: dict) -> str:
     if verdict == "unclear":
         return f"{UNCLEAR} ({each})"
     low, high = _signed(metric, contrast["low"]), _signed(metric, contrast["high"])
-    return f"{MARKS[verdict]}: {_signed(metric, contrast['estimate'])} [{low} – {high}] ({each})"
+    span = "" if low == high else f" [{low} – {high}]"
+    return f"{MARKS[verdict]}: {_signed(metric, contrast['estimate'])}{span} ({each})"
 
 
 def summary_rows(comparison: dict) -> list[dict]:
