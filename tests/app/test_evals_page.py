@@ -222,7 +222,7 @@ def test_an_experiment_of_two_variants_runs_and_its_table_matches_compare(home, 
     assert "checks ✗ ✗" in chart_row["no data"]
     steps = [store.run(runs["default", q]).step_count for q in (0, 1)]
     summary = _frame(at, "Figure").set_index("Figure")
-    assert float(summary.loc["steps", "default"].split(" [")[0]) == statistics.fmean(steps)
+    assert float(summary.loc["steps", "default"].split(" ")[0]) == statistics.fmean(steps)
     assert summary.loc["steps", "default"].endswith("(2 completed of 2)")
     assert summary.loc["pass rate", "no data"] == "50% [9% – 91%] (1 of 2 runs)"  # Wilson
 
