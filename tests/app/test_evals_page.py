@@ -461,6 +461,7 @@ def test_a_langfuse_jsonl_file_is_imported_and_exported_back_unchanged(home, ser
     imported = store.load_eval_set("deals")
     assert [q.question for q in imported.questions] == [IBM, CHART]
     assert imported.questions[1].checks == [Check(kind="answer_contains", value="AAPL")]
+    assert "Not saved yet" not in texts(at)  # the tables show it as stored: no edit
     button = next(
         b for b in at.get("download_button") if b.proto.label.startswith("Export Langfuse")
     )

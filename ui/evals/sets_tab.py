@@ -157,7 +157,7 @@ def _tables(name: str, eval_set) -> None:
             set_name, description, ct.records(questions), ct.records(checks)
         ),
         name,
-        changed=lambda draft: draft != eval_set,
+        changed=lambda draft: with_kept_fields(draft, eval_set) != eval_set,
     )
     st.button(
         "Save the tables",
