@@ -41,20 +41,26 @@ def _import() -> None:
 
 
 def _switch_system() -> None:
-    """A new system starts from its own defaults (all its agents, its approvals); the run
-    limits and timeouts the user set are kept."""
+    """A system starts from its own defaults (all its agents, its approvals), or from how
+    the user left it earlier in this session (agents unticked stay unticked on coming
+    back); the run limits and timeouts the user set are kept."""
     old = services.current_design()
-    new = Design(
-        system=st.session_state["design:system"],
-        prompts=old.prompts,
-        recursion_limit=old.recursion_limit,
-        pace_s=old.pace_s,
-        max_replans=old.max_replans,
-        approval_timeout_s=old.approval_timeout_s,
-        timeout_action=old.timeout_action,
-        bus_timeout_s=old.bus_timeout_s,
-        guardrail=old.guardrail,
-        guardrail_classifier=old.guardrail_classifier,
+    left = st.session_state.setdefault("design:left", {})  # system -> its design, as left
+    left[old.system] = old
+    chosen = st.session_state["design:system"]
+    start = left.get(chosen) or Design(system=chosen)
+    new = start.model_copy(
+        update=dict(
+            prompts=old.prompts,
+            recursion_limit=old.recursion_limit,
+            pace_s=old.pace_s,
+            max_replans=old.max_replans,
+            approval_timeout_s=old.approval_timeout_s,
+            timeout_action=old.timeout_action,
+            bus_timeout_s=old.bus_timeout_s,
+            guardrail=old.guardrail,
+            guardrail_classifier=old.guardrail_classifier,
+        )
     )
     store.save_design(new)
     for key in WIDGETS:
@@ -76,8 +82,8 @@ st.radio(
     key="design:system",
     horizontal=True,
     on_change=_switch_system,
-    help="Switching starts from the other system's default "
-    "design: all its agents on, its default approvals.",
+    help="Switching starts from the other system's default design (all its agents on, "
+    "its default approvals), or from how you left it earlier in this session.",
 )
 st.markdown(
     f"{system.intro or system.summary} Tick the agents this system may use: "
@@ -168,14 +174,14 @@ with right:
         "Approvals page (or the Run page) to approve, edit, reject or skip it. Agents "
         "with side effects always ask unless you say otherwise."
     )
-    policies = {}
+    policies: dict[str, str] = {}
     for column, name in zip(st.columns(2) * len(AGENTS), AGENTS):
         policies[name] = column.selectbox(
             name,
             list(system.policy_words),
             key=f"approval:{name}",
             index=list(system.policy_words).index(saved.approval_policy(name)),
-            format_func=system.policy_words.get,
+            format_func=system.policy_words.__getitem__,
             help="has side effects" if AGENTS[name].side_effects else None,
         )
     switches = {}

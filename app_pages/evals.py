@@ -5,7 +5,17 @@ of ``ui/evals``."""
 import streamlit as st
 
 from ui import widgets
-from ui.evals import NEW, RESULTS, SETS, TAB, experiment_tab, results_tab, sets_tab
+from ui.evals import (
+    FORKS,
+    NEW,
+    RESULTS,
+    SETS,
+    TAB,
+    experiment_tab,
+    forks_tab,
+    results_tab,
+    sets_tab,
+)
 
 st.title("Evals")
 st.markdown(
@@ -13,14 +23,17 @@ st.markdown(
     "each with checks a run passes or fails. An **experiment** runs every question with "
     "two or more **variants** (versions of the design's main prompts) and compares "
     "them: checks passed, steps, replans, LLM calls, tokens, cost and time. Its runs "
-    "are ordinary runs, listed in History."
+    "are ordinary runs, listed in History. A run forked with another prompt on the History "
+    "page is compared with its parent on the last tab."
 )
 widgets.store_or_stop()
 
-sets, new, results = st.tabs([SETS, NEW, RESULTS], key=TAB, on_change="rerun")
+sets, new, results, forks = st.tabs([SETS, NEW, RESULTS, FORKS], key=TAB, on_change="rerun")
 with sets:
     sets_tab.show()
 with new:
     experiment_tab.show()
 with results:
     results_tab.show()
+with forks:
+    forks_tab.show()

@@ -9,7 +9,16 @@ import streamlit as st
 from graph.kernel.design import Design
 from graph.service.store import STATUSES
 from ui import history_actions as actions
-from ui import history_open, run_actions, run_panel, services, teams_fork, widgets
+from ui import (
+    history_open,
+    playground_view,
+    prompt_fork,
+    run_actions,
+    run_panel,
+    services,
+    teams_fork,
+    widgets,
+)
 from ui import history_view as hv
 
 st.title("History")
@@ -35,12 +44,14 @@ with st.expander("Import a run from a JSON export"):
     )
 widgets.flash(actions.FLASH)
 
+STATUS_CHOICES: list[str | None] = [None, *STATUSES]
+STATUS_LABELS: dict[str | None, str] = {None: "all statuses", **{s: s for s in STATUSES}}
 by_status, by_text = st.columns([1, 3])
 status = by_status.selectbox(
     "Status",
-    [None, *STATUSES],
+    STATUS_CHOICES,
     key="history:status",
-    format_func={None: "all statuses", **{s: s for s in STATUSES}}.__getitem__,
+    format_func=STATUS_LABELS.__getitem__,
 )
 text = by_text.text_input(
     "Question contains", key="history:text", placeholder="a word of the question, e.g. Tesla"
@@ -104,6 +115,7 @@ elif shown.note:
     st.caption(shown.note)
 if not shown.show:
     st.stop()
+assert record is not None  # a run is shown only when the store has it
 run_id = opened_id
 forked = st.session_state.get(FORKED)
 if forked and forked[0] == run_id:
@@ -179,6 +191,7 @@ with timeline_tab:
             format_func={p["index"]: hv.checkpoint_label(p) for p in timeline}.__getitem__,
         )
         point = timeline[index]
+        playground_view.checkpoint_button(run_id, point, key=f"history:try:{run_id}")
         if point["diff"]:
             st.markdown(f"Changed by **{point['node']}**: before → after")
             st.table(hv.diff_rows(point["diff"], system.field_label), hide_index=True)
@@ -301,6 +314,8 @@ with fork_tab:
             args=(run_id, checkpoint_id, change, design),
             key="history:fork",
         )
+        st.divider()
+        prompt_fork.form(run_id, checkpoint_id, record)
 
 with export_tab:
     st.caption(

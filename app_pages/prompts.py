@@ -5,7 +5,7 @@ import streamlit as st
 import graph.kernel.guardrail  # noqa: F401  (registers the guardrail's classifier prompt)
 from graph.kernel.design import Design
 from graph.prompts import PromptError, default_text, prompt_names, template_errors
-from ui import offline_note, services, widgets
+from ui import offline_note, playground_view, services, widgets
 from ui import prompt_actions as actions
 from ui import prompt_view as pv
 from ui.run_view import run_label
@@ -30,6 +30,8 @@ st.caption(
     "when the Design page switches the guardrail and its model classifier on, and the "
     "two the model adapter adds for servers without json_schema or native tool calls."
 )
+if preset := playground_view.apply_preset(names):  # from a run's "Try this node…"
+    st.session_state["prompts:chosen"] = preset
 chosen = st.session_state.setdefault("prompts:chosen", names[0])
 
 
@@ -65,7 +67,7 @@ height = (
         "Editor height",
         list(pv.EDITOR_HEIGHTS),
         default=pv.DEFAULT_HEIGHT,
-        format_func=pv.EDITOR_HEIGHTS.get,
+        format_func=pv.EDITOR_HEIGHTS.__getitem__,
         key="prompts:height",
     )
     or pv.DEFAULT_HEIGHT
@@ -117,13 +119,13 @@ with preview_col:
             services.compiled_graph(Design.model_validate(record.design)), source
         )
         if states:
-            picked = st.selectbox(
+            at = st.selectbox(
                 "State",
                 range(len(states)),
                 index=pv.fitting_state(states, SYSTEM.prompt_node(name)),
                 format_func=[label for label, _ in states].__getitem__,
             )
-            state = states[picked][1]
+            state = states[at][1]
         else:
             st.caption("This run kept no states to preview; showing the sample state.")
     if errors:
@@ -207,3 +209,5 @@ else:
     rows = pv.side_by_side(texts[old][1], texts[new][1])
     with st.container(key="prompt-compare"):
         st.markdown(pv.diff_html(rows, texts[old][0], texts[new][0]), unsafe_allow_html=True)
+
+playground_view.show(name, text, versions, active_text)

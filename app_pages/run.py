@@ -45,18 +45,25 @@ for column, example in zip(st.columns(len(EXAMPLES)), EXAMPLES):
     )
 go, stepping, pacing, about = st.columns([1, 1, 2, 3], vertical_alignment="center")
 go.button("Run", type="primary", on_click=run_actions.start, icon=":material/play_arrow:")
+# Step mode, Pace and Presentation stay as the user left them across page visits.
+widgets.restore("run:step-mode")
 stepping.checkbox(
     "Step mode",
     key="run:step-mode",
+    on_change=widgets.keep,
+    args=("run:step-mode",),
     help="Pause before every node: the page shows which node comes next and the "
     "state it will read; Next runs one node, Continue runs to the end.",
 )
 PACES = sorted({0.0, 0.5, 1.0, 2.0, design.pace_s})
-pacing.selectbox(
+pacing.selectbox(  # type: ignore[call-overload]  # index given only when none is kept
     "Pace",
     PACES,
-    index=PACES.index(design.pace_s),
+    # the design's pace unless one chosen in this session is kept
+    **({} if widgets.restore("run:pace", PACES) else {"index": PACES.index(design.pace_s)}),
     key="run:pace",
+    on_change=widgets.keep,
+    args=("run:pace",),
     format_func=run_actions.pace_label,
     help="How long each node's result stays on screen before the next node starts, so "
     "a class can follow the run. The design's pace is the default; pauses are not "
@@ -72,19 +79,25 @@ if problem := st.session_state.pop("run:error", None):
 lessons_view.expanders()
 
 runs = store.runs(limit=50)
-labels = {r.id: run_label(r) for r in runs}
 wanted = st.query_params.get("run") or st.session_state.get("run:last")
+places = store.experiment_places([*(r.id for r in runs), *([wanted] if wanted else [])])
+labels = {r.id: run_label(r, places.get(r.id)) for r in runs}
 if wanted and wanted not in labels and (found := store.run(wanted)):
-    labels = {wanted: run_label(found), **labels}
+    labels = {wanted: run_label(found, places.get(wanted)), **labels}
 if not labels:
     st.info("No runs yet: pick an example question above and press Run.")
     st.stop()
+if (started := st.session_state.get("run:started")) in labels:
+    st.session_state["run:selected"] = started  # see run_actions.start
 if st.session_state.get("run:selected") not in labels:
     st.session_state["run:selected"] = wanted if wanted in labels else next(iter(labels))
 watched, presenting = st.columns([5, 1], vertical_alignment="bottom")
+widgets.restore("run:presentation")
 if presenting.toggle(
     "Presentation",
     key="run:presentation",
+    on_change=widgets.keep,
+    args=("run:presentation",),
     help="For a projector: hides the sidebar, uses the whole width, gives the graph "
     "more room and enlarges the step tables. The graph's fullscreen button is always shown.",
 ):
@@ -94,9 +107,10 @@ run_id = watched.selectbox(
     "Run to watch",
     list(labels),
     key="run:selected",
-    format_func=labels.get,
+    format_func=labels.__getitem__,
     on_change=run_actions.select,
 )
+st.session_state.pop("run:started", None)
 st.session_state["run:last"] = run_id
 st.query_params["run"] = run_id
 

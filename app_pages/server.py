@@ -21,14 +21,14 @@ st.markdown(
 url = st.text_input("Server URL", value=server_view.default_url(), key="server:url")
 console, assistants = server_view.console_or_stop(url)
 labels = {a.assistant_id: a.label for a in assistants}
-chosen = st.selectbox("Graph", list(labels), format_func=labels.get, key="server:assistant")
+chosen = st.selectbox("Graph", list(labels), format_func=labels.__getitem__, key="server:assistant")
 assistant = next(a for a in assistants if a.assistant_id == chosen)
 
 threads = server_view.or_stop(lambda: console.threads(assistant.graph_id))
 ids = [t.thread_id for t in threads]
 if st.session_state.get(THREAD) not in ids:
     st.session_state.pop(THREAD, None)
-thread_id = st.session_state.get(THREAD)
+thread_id: str = st.session_state.get(THREAD) or ""
 state = server_view.or_stop(lambda: console.state(thread_id)) if thread_id else None
 
 graph_column, threads_column = st.columns(2)
@@ -46,7 +46,7 @@ with threads_column:
         "Open a thread",
         ids,
         index=None,
-        format_func=labels_of.get,
+        format_func=labels_of.__getitem__,
         key=THREAD,
         placeholder="Pick a thread…",
     )
@@ -67,12 +67,13 @@ for item in state.interrupts:
     server_view.interrupt_form(console, assistant, state, item)
 if state.next and not state.interrupts and state.status != "busy":
     server_view.continue_button(console, assistant, state)
+shown_thread = state.thread_id
 state_tab, history_tab, runs_tab = st.tabs(["State", "History", "Runs"])
 with state_tab:
     server_view.state_fields(state)
 with history_tab:
-    history = server_view.or_stop(lambda: console.history(state.thread_id))
+    history = server_view.or_stop(lambda: console.history(shown_thread))
     st.dataframe(server_view.history_rows(history), hide_index=True, width="stretch")
 with runs_tab:
-    runs = server_view.or_stop(lambda: console.runs(state.thread_id))
+    runs = server_view.or_stop(lambda: console.runs(shown_thread))
     st.dataframe(server_view.run_rows(runs), hide_index=True, width="stretch")

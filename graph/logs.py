@@ -16,7 +16,7 @@ import contextvars
 import logging
 import sys
 from contextlib import contextmanager
-from typing import Iterator
+from typing import Any, Iterator, TextIO
 
 from graph.redaction import redact
 
@@ -43,7 +43,7 @@ def current_run_id() -> str:
 _base_factory = logging.getLogRecordFactory()
 
 
-def _record_with_run(*args, **kwargs) -> logging.LogRecord:
+def _record_with_run(*args: Any, **kwargs: Any) -> logging.LogRecord:
     record = _base_factory(*args, **kwargs)
     record.run_id = _run_id.get()
     return record
@@ -68,16 +68,16 @@ class RedactingFilter(logging.Filter):
 _configured: logging.Handler | None = None
 
 
-class _StderrHandler(logging.StreamHandler):
+class _StderrHandler(logging.StreamHandler[TextIO]):
     """Writes to whatever ``sys.stderr`` is when a record comes, not the stream it was at
     the first configure (a test's capture, a stream redirected later)."""
 
-    @property  # type: ignore[override]
-    def stream(self):  # noqa: D102
+    @property
+    def stream(self) -> TextIO:  # noqa: D102
         return sys.stderr
 
     @stream.setter
-    def stream(self, value) -> None:  # StreamHandler.__init__ assigns it; sys.stderr wins
+    def stream(self, value: TextIO) -> None:  # StreamHandler.__init__ assigns it; sys.stderr wins
         pass
 
 

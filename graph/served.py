@@ -72,9 +72,10 @@ import json
 import threading
 from collections import OrderedDict
 from types import SimpleNamespace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.runnables import RunnableConfig
+from langgraph.graph.state import CompiledStateGraph
 from pydantic import BaseModel, ValidationError
 
 import graph.registry  # noqa: F401  (registers the hosted systems)
@@ -85,12 +86,17 @@ from graph.kernel.system import get_system, systems
 from graph.models.choice import ModelChoice
 from graph.prompts import PromptError, PromptSet
 
+if TYPE_CHECKING:
+    from langgraph_sdk.schema import Config
+
+    from graph.settings import Settings
+
 DESIGN_KEY = "stepwise_design"
 
 # Compiled graphs by (system, design JSON): the server asks for a graph at every run and
 # every read of a thread; one compiled graph serves many runs (each on its own thread).
 _CACHE_SIZE = 32
-_built: OrderedDict[str, Any] = OrderedDict()
+_built: OrderedDict[str, CompiledStateGraph] = OrderedDict()
 _lock = threading.Lock()
 
 
@@ -98,7 +104,7 @@ def run_config(
     design: Design,
     prompt_texts: dict[str, str] | None = None,
     model: ModelChoice | None = None,
-) -> dict:
+) -> Config:
     """The ``config`` of a server run (or assistant) of ``design``: the same design a local
     run gets. ``prompt_texts`` replace the design's prompts (the app's active versions);
     ``model`` replaces its model (None keeps the design's)."""
@@ -193,7 +199,7 @@ def design_of(system: str, config: RunnableConfig | None) -> Design:
     return design
 
 
-def served_graph(system: str, config: RunnableConfig | None = None):
+def served_graph(system: str, config: RunnableConfig | None = None) -> CompiledStateGraph:
     """The compiled graph of the design in ``config``, without a checkpointer (the
     server's own is put in), built once per design."""
     design = design_of(system, config)
@@ -216,28 +222,28 @@ def served_graph(system: str, config: RunnableConfig | None = None):
     return compiled
 
 
-def _settings():
+def _settings() -> Settings:
     from graph.settings import get_settings
 
     return get_settings()
 
 
-async def _served(system: str, config: RunnableConfig):
+async def _served(system: str, config: RunnableConfig) -> CompiledStateGraph:
     # Building reads prompt files and opens databases: off the server's event loop.
     return await asyncio.to_thread(served_graph, system, config)
 
 
-async def plan_execute(config: RunnableConfig):
+async def plan_execute(config: RunnableConfig) -> CompiledStateGraph:
     """plan_execute, as the run's design says (``langgraph.json``)."""
     return await _served("plan_execute", config)
 
 
-async def supervisor_bus(config: RunnableConfig):
+async def supervisor_bus(config: RunnableConfig) -> CompiledStateGraph:
     """supervisor_bus, as the run's design says (``langgraph.json``)."""
     return await _served("supervisor_bus", config)
 
 
-async def hierarchical_teams(config: RunnableConfig):
+async def hierarchical_teams(config: RunnableConfig) -> CompiledStateGraph:
     """hierarchical_teams, as the run's design says (``langgraph.json``)."""
     return await _served("hierarchical_teams", config)
 

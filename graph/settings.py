@@ -64,9 +64,19 @@ class Settings(BaseSettings):
     request_timeout_s: float = Field(60.0, alias="STEPWISE_REQUEST_TIMEOUT", gt=0)
     # Seconds one model call may take in all, retries included: the read timeout above
     # starts again with every byte, so a server dripping bytes would hold a run forever.
+    # A call of a kind (a route, a plan...) gets a share of it (graph/models/reply_limits.py).
     model_call_deadline_s: float = Field(
-        120.0, alias="STEPWISE_MODEL_CALL_DEADLINE", gt=0, le=86_400
+        600.0, alias="STEPWISE_MODEL_CALL_DEADLINE", gt=0, le=86_400
     )
+    # Replies are read as they are written (streamed): a call whose server has sent no new
+    # token for this many seconds is given up (a reply still arriving never is), and closing
+    # the stream makes the server stop writing. Off: each reply comes whole.
+    stream_replies: bool = Field(True, alias="STEPWISE_STREAM_REPLIES")
+    stall_timeout_s: float = Field(30.0, alias="STEPWISE_STALL_TIMEOUT", gt=0, le=3_600)
+    # Model calls a server is given at once; the rest wait in the app, in order, saying how
+    # many are ahead. 0: learnt from the server (llama-cpp-python: 1; llama.cpp: its slots;
+    # others: not limited).
+    model_server_slots: int = Field(0, alias="STEPWISE_MODEL_SERVER_SLOTS", ge=0, le=256)
     max_retries: int = Field(2, alias="STEPWISE_MAX_RETRIES", ge=0, le=10)
     temperature: float = Field(0.0, alias="STEPWISE_TEMPERATURE", ge=0, le=2)
     # Seconds the offline scripted model pauses per call: lets a demo or an e2e test

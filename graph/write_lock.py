@@ -17,15 +17,16 @@ queue on a reentrant lock in front of it.
 from __future__ import annotations
 
 import os
+import sys
 import threading
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-try:
-    import fcntl
-except ImportError:  # Windows: threads of one process are still ordered
+if sys.platform == "win32":  # no fcntl: threads of one process are still ordered
     fcntl = None
+else:
+    import fcntl
 
 _LOCKS: dict[str, WriteLock] = {}
 _LOCKS_LOCK = threading.Lock()

@@ -40,11 +40,14 @@ fi
 PY="$PWD/.venv/bin/python"
 "$PY" -m pip install --disable-pip-version-check -q -r requirements-test.txt
 
-# The layers and the style, checked by the tools made for them (configured in
-# pyproject.toml): import contracts, lint, formatting.
+# The layers, the style and the types, checked by the tools made for them (configured in
+# pyproject.toml): import contracts, lint, formatting, mypy over graph/, ui/ and app_pages/.
 .venv/bin/lint-imports
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
+# Its cache is kept per machine, as the llama.cpp wheel is below: a cold check takes a
+# minute on 2 cores, a warm one seconds.
+.venv/bin/mypy --cache-dir "${XDG_CACHE_HOME:-$HOME/.cache}/stepwise/mypy"
 
 if [ "$FAST" = 1 ]; then
   # The tiers are given by tests/conftest.py; two workers (pytest-xdist) for two cores.

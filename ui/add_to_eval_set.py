@@ -80,12 +80,15 @@ def control(store: Store, run_id: str, key: str) -> None:
                 st.caption("No check kept: a run of this question then passes when it ends done.")
             elif failing := passes_on(draft, run):
                 st.caption("This run itself would fail: " + "; ".join(failing) + ".")
-        if st.button(
-            "Add to eval set",
-            type="primary",
-            icon=":material/playlist_add:",
-            key=f"{base}:add",
-            disabled=problem is not None,
+        if (
+            st.button(
+                "Add to eval set",
+                type="primary",
+                icon=":material/playlist_add:",
+                key=f"{base}:add",
+                disabled=problem is not None,
+            )
+            and draft is not None
         ):
             set_name = new_name if target == NEW_SET else target
             try:

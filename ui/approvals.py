@@ -37,15 +37,15 @@ def waiting_since(asked_at: float | None, now: float | None = None) -> str:
 def timeout_note(item: dict, design: dict | None) -> str:
     """What happens if nobody answers, from the run's own design."""
     try:
-        design = Design.model_validate(design or {})
+        checked = Design.model_validate(design or {})
     except ValidationError:  # a design from an older or newer build: no timeout to state
         return ""
-    if not design.approval_timeout_s:
+    if not checked.approval_timeout_s:
         return "No timeout: the run waits until someone decides."
-    deadline = (item.get("asked_at") or time.time()) + design.approval_timeout_s
+    deadline = (item.get("asked_at") or time.time()) + checked.approval_timeout_s
     return (
         f"If nobody decides by {datetime.fromtimestamp(deadline).strftime('%H:%M:%S')}, "
-        f"the design's default applies: **{design.timeout_action}**."
+        f"the design's default applies: **{checked.timeout_action}**."
     )
 
 

@@ -38,7 +38,7 @@ def conversation(snapshot: dict | None) -> dict:
 
 
 def turn_badge(turn: dict) -> str:
-    colour, words = TURN_STATUS.get(turn.get("status"), ("gray", turn.get("status") or "?"))
+    colour, words = TURN_STATUS.get(str(turn.get("status")), ("gray", turn.get("status") or "?"))
     return f":{colour}-badge[{words}]"
 
 

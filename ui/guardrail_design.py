@@ -209,7 +209,7 @@ def _hooks(store: Store, saved: Design) -> None:
     with st.container(border=True, key="design-hook-form"):
         event, node, target = st.columns(3)
         chosen = event.selectbox(
-            "Event", list(EVENTS), format_func=EVENTS.get, key="design:hook-event"
+            "Event", list(EVENTS), format_func=EVENTS.__getitem__, key="design:hook-event"
         )
         node.selectbox(
             "Node watched",

@@ -26,7 +26,7 @@ def show(experiment_id: str, run_ids: list[str]) -> None:
         if running
         else None,
     )
-    if running:
+    if running and job is not None:
         st.fragment(run_every=POLL_S)(_progress)(job["id"])
     elif job:
         _outcome(job)

@@ -39,6 +39,7 @@ def actions() -> None:
         st.session_state["model:pick"] = active
     name = st.selectbox("Profile", names, key="model:pick")
     profile = profiles.get(name)
+    assert profile is not None  # picked from the profiles listed
     left, middle, right = st.columns(3)
     left.button(
         "Make active",
@@ -107,6 +108,7 @@ def check_panel() -> None:
         st.fragment(run_every=POLL_S)(_progress)()
         return
     report = check.report()
+    assert report is not None  # the check has ended
     text = f"Profile “{check.profile}”: " + report.summary().replace("\n", "  \n")
     (st.success if report.reachable and not report.stopped else st.error)(text)
 

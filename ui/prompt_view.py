@@ -124,7 +124,7 @@ def side_by_side(old: str, new: str, context: int | None = None) -> list[DiffRow
                 kind = "changed"
             else:
                 kind = "removed" if right[1] is None else "added"
-            rows.append(DiffRow(*left, *right, kind))
+            rows.append(DiffRow(left[0], left[1], right[0], right[1], kind))
     if context is None:
         return rows
     near = {

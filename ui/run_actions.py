@@ -31,6 +31,9 @@ def start() -> None:
         st.session_state["run:error"] = str(exc)
         return
     st.session_state["run:selected"] = st.session_state["run:last"] = run_id
+    # Held until the page has drawn "Run to watch" with it: a rerun that cuts this one
+    # short carries the browser's old choice of run, which would win over the new run.
+    st.session_state["run:started"] = run_id
     st.query_params["run"] = run_id
 
 

@@ -20,7 +20,16 @@ from graph.kernel.checkpoints import pending_nodes
 from graph.kernel.design import Design
 from graph.kernel.system import systems
 from graph.service.store import Store
-from ui import add_to_eval_set, approvals, conversation_view, services, trace_panel, widgets
+from ui import (
+    add_to_eval_set,
+    approvals,
+    conversation_view,
+    model_calls,
+    playground_view,
+    services,
+    trace_panel,
+    widgets,
+)
 from ui.event_feed import FEED
 from ui.run_view import (
     POLL_S,
@@ -54,9 +63,11 @@ def show(store: Store, run_id: str, key: str, seen_status: str | None = None) ->
     mode = run_mode(status)
     if services.system_of(record.design).can_edit_request and mode in ("live", "waiting", "paused"):
         _edit_control(store, run_id, key)
-    if mode != "live":  # outside the polling fragment: edits there are not disturbed
-        add_to_eval_set.control(store, run_id, key)
     st.fragment(run_every=POLL_S if mode == "live" else None)(_panel)(store, run_id, mode, key)
+    # Below the run, outside the polling fragment (edits there are not disturbed): when a
+    # run ends it appears under what the class is reading, never above the status line.
+    if mode != "live":
+        add_to_eval_set.control(store, run_id, key)
     if mode in ("waiting", "paused"):
         st.fragment(run_every=WATCH_S)(_watch)(store, run_id, status, store.latest_seq(run_id))
 
@@ -128,6 +139,11 @@ def _panel(store: Store, run_id: str, mode: str, key: str) -> None:
             help="Go on from the last checkpoint"
             + (f": {', '.join(upcoming)} runs next." if upcoming else "."),
         )
+    if mode == "live":
+        model_calls.show(run_id)
+    else:
+        with actions:
+            playground_view.run_button(run_id, key=f"{key}:try")
     widgets.flash(f"{key}:flash")
     widgets.notices(view)
 
@@ -177,7 +193,7 @@ def _panel(store: Store, run_id: str, mode: str, key: str) -> None:
     trace_panel.show(store, run_id, key)
 
 
-def _paused(view, run_id: str, upcoming: tuple[str, ...], values: dict, key: str) -> None:
+def _paused(view, run_id: str, upcoming: tuple[str, ...] | None, values: dict, key: str) -> None:
     """Step mode: which node runs next, what it will read, and the buttons to go on."""
     with st.container(border=True, key=f"{key}-paused"):
         node = upcoming[0] if upcoming else "?"
@@ -219,7 +235,9 @@ def _edit(run_id: str, key: str) -> None:
     except (ValueError, KeyError) as exc:
         widgets.say(f"{key}:flash", "error", str(exc))
         return
-    system = services.system_of(services.store().run(run_id).design)
+    record = services.store().run(run_id)
+    assert record is not None  # its request was just edited
+    system = services.system_of(record.design)
     widgets.say(f"{key}:flash", "success", f"Request edited: {system.edited}")
 
 

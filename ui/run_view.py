@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any, Sequence
 
 from graph.kernel.accounting import Usage, format_cost, model_modes, usage_by_step
 from graph.kernel.render import taken_edges
@@ -22,6 +23,7 @@ WATCH_S = 1.0  # how often a page looks for a decision taken elsewhere (another 
 
 ENDED_STEP = ("done", "skipped", "failed")
 ACCOUNTING_COLUMNS = ("LLM calls", "Tokens in", "Tokens out", "LLM time", "Cost")
+ANSWERED = "Calls answered"  # a replay's or fork's step: replayed, live, or both
 DECISION_WORDS = {
     "approve": "approved",
     "edit": "approved with an edited query",
@@ -76,6 +78,7 @@ def idle_spans(events: list[dict], now: float | None = None) -> list[tuple[float
     the run's next event; a run still waiting or paused is idle up to ``now``."""
     spans: list[tuple[float, float, str]] = []
     since: tuple[float, str] | None = None
+    holds: dict[float, int] = {}  # a hold's start -> its place in ``spans``
     for event in events:  # in the order they were logged
         data = event.get("data") or {}
         if since is not None:
@@ -84,9 +87,20 @@ def idle_spans(events: list[dict], now: float | None = None) -> list[tuple[float
         if event["kind"] == "end":
             status = data.get("status") if isinstance(data, dict) else None
             since = (event["ts"], status if status in ("waiting", "paused") else "between")
-        elif event["kind"] == "custom" and isinstance(data, dict) and "paced" in data:
-            held = data["paced"]
-            spans.append((held["from"], held["from"] + held["seconds"], "paced"))
+        elif event["kind"] == "custom" and isinstance(data, dict):
+            # a hold as it starts ("pacing", what it will be, up to now) and as it ends
+            # ("paced", what it was): the work time never counts a hold, even mid-hold
+            for word in ("pacing", "paced"):
+                if isinstance(held := data.get(word), dict):
+                    end = held["from"] + held["seconds"]
+                    if word == "pacing" and now is not None:
+                        end = min(end, now)
+                    span = (held["from"], end, "paced")
+                    if held["from"] in holds:
+                        spans[holds[held["from"]]] = span
+                    else:
+                        holds[held["from"]] = len(spans)
+                        spans.append(span)
     if since is not None and since[1] != "between" and now is not None:
         spans.append((since[0], now, since[1]))
     return spans
@@ -122,7 +136,7 @@ def idle_words(spans: list[tuple[float, float, str]]) -> list[str]:
 def step_durations(
     state_events: list[dict],
     end_ts: float | None,
-    idle: list[tuple[float, float, str]] = (),
+    idle: Sequence[tuple[float, float, str]] = (),
 ) -> dict[int, float]:
     """Seconds of work each step has taken: from the first state where it runs to the
     first where it has ended (done, skipped, failed), less the run's idle spans (a pause,
@@ -190,7 +204,7 @@ def decision_records(update_events: list[dict]) -> list[dict]:
 
 def decision_label(record: dict) -> str:
     """A decision in a few words for the step table: what, by whom, why."""
-    text = DECISION_WORDS.get(record.get("decision"), str(record.get("decision")))
+    text = DECISION_WORDS.get(str(record.get("decision")), str(record.get("decision")))
     if record.get("kind") == "escalation":
         text = f"at the cap: {text}"
     if record.get("by") == "timeout":
@@ -200,7 +214,28 @@ def decision_label(record: dict) -> str:
     return text
 
 
-def usage_cells(usage: Usage | None) -> dict:
+def answered_cell(usage: Usage | None) -> str:
+    """How a step's model calls were answered, in words, in a replay or a fork: "replayed"
+    (from the recording), "live" (by the model), or both with their numbers."""
+    if usage is None or not (usage.replayed or usage.live):
+        return "–"
+    if not usage.live:
+        return "replayed"
+    if not usage.replayed:
+        return "live"
+    return f"{usage.replayed} replayed, {usage.live} live"
+
+
+def usage_cells(usage: Usage | None, answered: bool = False) -> dict:
+    """A step's model-use cells; ``answered``: with the "Calls answered" cell (a run
+    whose calls say whether they were replayed or live)."""
+    cells = _usage_cells(usage)
+    if answered:
+        cells[ANSWERED] = answered_cell(usage)
+    return cells
+
+
+def _usage_cells(usage: Usage | None) -> dict:
     if usage is None or not usage.calls:
         return dict.fromkeys(ACCOUNTING_COLUMNS, "–")
     # text, like the "–" of a step without calls: one type per column
@@ -226,6 +261,11 @@ def usage_summary(total: Usage, before: Usage | None, label: str | None = None) 
         f"{total.output_tokens:,} tokens out · {total.latency_s:.2f} s in the model · "
         f"cost {cost}"
     )
+    if total.replayed or total.live:
+        text += (
+            f" · {total.replayed} replayed from the recording (no request), "
+            f"{total.live} live (asked the model)"
+        )
     if label and before is not None and before.calls:
         text += (
             f" — including {label}: {before.calls} "
@@ -235,11 +275,15 @@ def usage_summary(total: Usage, before: Usage | None, label: str | None = None) 
 
 
 def step_cells(
-    durations: dict[int, float], decisions: list[dict], usage: dict[int | None, Usage]
+    durations: dict[int, float],
+    decisions: list[dict],
+    usage: dict[int | None, Usage],
+    answered: bool = False,
 ) -> dict[int, dict[str, str]]:
     """Per step, the cells every step table carries: the human decisions, the time it
-    took and its model use, in words."""
-    by_step: dict[int, list[str]] = {}
+    took and its model use, in words (``answered``: whether its calls were replayed or
+    live, for a replay or a fork)."""
+    by_step: dict[Any, list[str]] = {}  # by the decision's step as recorded
     for record in decisions:
         by_step.setdefault(record.get("step"), []).append(decision_label(record))
     steps = {*durations, *by_step, *(k for k in usage if isinstance(k, int))}
@@ -247,7 +291,7 @@ def step_cells(
         step: {
             "Decision": "; ".join(by_step.get(step, [])),
             "Duration": format_duration(durations.get(step)),
-            **usage_cells(usage.get(step)),
+            **usage_cells(usage.get(step), answered),
         }
         for step in steps
     }
@@ -323,10 +367,11 @@ def load_run_view(
     nodes = [e["node"] for e in top]
     custom = [e for e in events if e["kind"] == "custom"]
     usage, total = usage_by_step(custom, get_settings().prices if prices is None else prices)
+    answered = bool(total.replayed or total.live)
     facts = RunFacts(
         live=record.is_live,
-        cells=step_cells(durations, decision_records(top), usage),
-        blank={"Decision": "", "Duration": "", **usage_cells(None)},
+        cells=step_cells(durations, decision_records(top), usage, answered),
+        blank={"Decision": "", "Duration": "", **usage_cells(None, answered)},
         flags=guardrail_marks(snapshot, bool((record.design or {}).get("guardrail"))),
         updates=updates,
         paused_next=paused_before(timeline) if record.status == "paused" else "",
@@ -383,14 +428,22 @@ def modes_text(modes: dict) -> str:
     return " · ".join(parts)
 
 
-def run_label(record: RunRecord) -> str:
+def run_label(record: RunRecord, place: dict | None = None) -> str:
+    """The run in a list: when, its question, and for an experiment's run which variant
+    and repeat (``place`` from ``Store.experiment_places``): without it two variants' runs
+    of one question read the same."""
     when = (
         datetime.fromtimestamp(record.created_at).strftime("%H:%M:%S")
         if record.created_at > 0
         else "unknown time"  # a record that holds no time (see Store._run_record)
     )
     question = record.question if len(record.question) <= 70 else record.question[:69] + "…"
-    return f"{when} · {question}"  # the status is shown beside the run, always fresh
+    label = f"{when} · {question}"  # the status is shown beside the run, always fresh
+    if place:
+        label += f" · {place['experiment']}: {place['variant']}"
+        if place.get("repeats", 1) > 1:
+            label += f", repeat {place['repeat'] + 1} of {place['repeats']}"
+    return label
 
 
 def message_title(message: dict) -> str:
@@ -404,7 +457,7 @@ def message_title(message: dict) -> str:
             "user": "user · question",
             "agent_query": f"{agent}'s request · what the agent was asked",
             "synthesizer_prompt": f"prompt sent to {agent}",
-        }.get(name, f"{name or 'human'} · request")
+        }.get(str(name), f"{name or 'human'} · request")
     elif kind == "ai":
         title = f"{name or agent or 'model'} · model reply"
         if message.get("tool_calls"):

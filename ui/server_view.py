@@ -165,7 +165,8 @@ def plan_rows(values: Any) -> list[dict] | None:
         return None
     plan, subtasks = values.get("plan"), values.get("subtasks")
     if isinstance(plan, dict) and plan and all(isinstance(s, dict) for s in plan.values()):
-        status = values.get("step_status") if isinstance(values.get("step_status"), dict) else {}
+        raw = values.get("step_status")
+        status = raw if isinstance(raw, dict) else {}
         current = str(values.get("current_step", ""))
         return [
             {

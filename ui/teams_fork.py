@@ -19,16 +19,17 @@ import streamlit as st
 from graph.kernel.design import Design
 from graph.kernel.inner_checkpoints import interleave
 from graph.kernel.system import System
+from ui import services
 from ui.history_view import clip
 
 log = logging.getLogger(__name__)
 
 NONE = "—"
 FORK_NOTE = (
-    "A checkpoint inside a team is shown but cannot be forked (LangGraph forks a run "
-    "from its top graph): to go on from there, fork from the top-graph checkpoint named "
-    "in “Fork from”, the one before the team started; the team then runs again from its "
-    "start."
+    "A checkpoint inside a team or sub-agent is shown but cannot be forked (LangGraph "
+    "forks a run from its top graph): to go on from there, fork from the top-graph "
+    "checkpoint named in “Fork from”, the one before it started; it then runs again from "
+    "its start."
 )
 
 
@@ -82,10 +83,14 @@ def inner_timeline(service, run_id: str, timeline: list[dict]) -> None:
     if not inner:
         return
     teams = sorted({p["inside"] for p in inner})
-    st.markdown(f"**Inside the teams** — {len(inner)} checkpoint(s) in {', '.join(teams)}")
+    record = service.store.run(run_id)
+    # a system with teams saves checkpoints inside them; plan_execute inside its sub-agents
+    has_teams = record is not None and bool(services.system_of(record.design).teams)
+    where, who = ("teams", "team") if has_teams else ("sub-agents", "sub-agent")
+    st.markdown(f"**Inside the {where}** — {len(inner)} checkpoint(s) in {', '.join(teams)}")
     st.caption(
-        "The same timeline with the checkpoints each team saved while it worked (its "
-        "supervisor and workers), under the top-graph checkpoint that started it. " + FORK_NOTE
+        f"The same timeline with the checkpoints each {who} saved while it worked, under "
+        "the top-graph checkpoint that started it. " + FORK_NOTE
     )
     st.dataframe(
         pd.DataFrame(inner_rows(interleave(timeline, inner))),

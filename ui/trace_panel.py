@@ -52,7 +52,9 @@ def show(store: Store, run_id: str, key: str) -> None:
         key=f"{key}:msg-agent",
         format_func=lambda a: "all agents" if a == ALL else a,
     )
-    shown = filter_trace(trace, None if step == ALL else step, None if agent == ALL else agent)
+    shown = filter_trace(
+        trace, step if isinstance(step, int) else None, None if agent == ALL else agent
+    )
     if not shown.steps:
         st.caption("No messages yet." if not trace.steps else "No messages match.")
         return

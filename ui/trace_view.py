@@ -13,6 +13,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
+from typing import TypeVar
 
 FOLLOW_UP_NOTE = "Follow-up message"  # the run service's note on a follow-up's redirect
 BEFORE_STEPS = "Before step 1"  # the label of messages tagged step 0 or no step
@@ -127,7 +128,10 @@ class Trace:
         return steps, agents
 
 
-def _total(values) -> float | int | None:
+N = TypeVar("N", int, float)
+
+
+def _total(values: Iterable[N | None]) -> N | None:
     known = [v for v in values if v is not None]
     return sum(known) if known else None
 
@@ -187,13 +191,13 @@ def _title(message: dict, kind: str) -> str:
         "request": f"what {agent} was asked",
         "team_supervisor": f"what {agent} was asked by its team",
         "synthesizer_prompt": f"the prompt sent to {agent}",
-    }.get(name, f"{name or message.get('type') or 'message'} · input")
+    }.get(str(name), f"{name or message.get('type') or 'message'} · input")
 
 
 def _kind(message: dict) -> str:
     if message.get("agent") == "human":
         return "decision"
-    return {"ai": "model", "tool": "tool"}.get(message.get("type"), "input")
+    return {"ai": "model", "tool": "tool"}.get(str(message.get("type")), "input")
 
 
 def _new_item(
@@ -215,6 +219,7 @@ def _new_item(
     )
     if kind == "model":
         if call is not None:
+            item.title += answered_tag(call)
             item.tokens_in, item.tokens_out = call["input_tokens"], call["output_tokens"]
             item.latency_ms = round(call["latency_s"] * 1000, 2)
             item.raw["recorded call"] = call
@@ -232,12 +237,22 @@ def _new_item(
     return item
 
 
+def answered_tag(call: dict) -> str:
+    """A replay's or fork's call said as answered from the recording or by the model."""
+    if "replayed" not in call:
+        return ""
+    if call["replayed"]:
+        return " · replayed (from the recording, no request)"
+    return " · live (asked the model)"
+
+
 def _unkept_call(record: dict, seq: int, namespace: str) -> TraceItem:
     """A model call whose reply the state did not keep (a repaired structured output, a
     retried reply): its figures still count."""
     return TraceItem(
         kind="model",
-        title=f"model call · {record.get('node') or 'model'} · reply not kept",
+        title=f"model call · {record.get('node') or 'model'} · reply not kept"
+        + answered_tag(record),
         text="",
         key=f"call-{seq}",
         latency_ms=round(record["latency_s"] * 1000, 2),

@@ -47,6 +47,25 @@ WORDY_COLUMN = """<style>
 </style>"""
 
 
+def keep(key: str) -> None:
+    """Copy widget ``key``'s value where it outlives the page (an on_change callback).
+    Streamlit drops a widget's state when a page without it runs, so a teacher's Pace or
+    Presentation would be back to its default after a look at History."""
+    st.session_state[f"kept:{key}"] = st.session_state.get(key)
+
+
+def restore(key: str, allowed: list | None = None) -> bool:
+    """Give widget ``key`` the value kept by ``keep`` if the page dropped it (and it is
+    still one of ``allowed``); True when the widget has a value in the session state
+    already, so the page must not pass it a default as well."""
+    kept = f"kept:{key}"
+    if key not in st.session_state and kept in st.session_state:
+        value = st.session_state[kept]
+        if allowed is None or value in allowed:
+            st.session_state[key] = value
+    return key in st.session_state
+
+
 def wordiest_column(rows: list[dict]) -> int | None:
     """The position of the column with the longest texts, when they are long enough to be
     squeezed to a word per line (over 40 characters at their longest)."""
@@ -78,6 +97,7 @@ def sidebar() -> None:
             )
         st.page_link("app_pages/model.py", icon=":material/memory:", label="Model settings")
         st.caption("Store")
+        failure: Exception | None
         try:
             store = services.store()
             live = services.service().live_runs()

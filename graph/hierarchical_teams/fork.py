@@ -38,14 +38,14 @@ def plan_rows(values: dict) -> list[dict]:
     ]
 
 
-def _text(value) -> str:
+def _text(value: object) -> str:
     """A cell as text: a blank cell of a table editor (None, NaN) is empty."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return ""
     return str(value).strip()
 
 
-def parse_rows(rows) -> list[dict]:
+def parse_rows(rows: object) -> list[dict]:
     """Rows as typed (JSON or a table editor) in one shape: text cells, ``depends_on`` a
     list of ids (from "s1, s2" or a list). ValueError says what is wrong."""
     if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
@@ -161,7 +161,7 @@ def _check_dependencies(plan: list[dict]) -> None:
                 )
 
 
-def edited_plan(values: dict, rows, teams: list[str], now: float | None = None) -> dict:
+def edited_plan(values: dict, rows: object, teams: list[str], now: float | None = None) -> dict:
     """The state update a fork writes for ``rows`` (the edited plan) at a checkpoint
     holding ``values``, ``teams`` being those on in the run's design. ValueError says
     what is wrong; nothing is written then."""

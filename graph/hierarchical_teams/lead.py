@@ -21,6 +21,7 @@ and read best next to each other.
 from __future__ import annotations
 
 import time
+from typing import Any, Callable, Mapping, Sequence
 
 from langgraph.config import get_stream_writer
 from langgraph.graph import END
@@ -48,7 +49,8 @@ from graph.hierarchical_teams.repairs import (
     resolver,
 )
 from graph.kernel.messages import FINISH_WORDS, tag_messages
-from graph.models.structured import ModelReplyError, ask_json
+from graph.models.structured import JsonAsk, ModelReplyError, ask_json
+from graph.prompts import PromptSet
 
 
 class NewSubtask(BaseModel):
@@ -62,7 +64,7 @@ class NewSubtask(BaseModel):
 
     @field_validator("depends_on", mode="before")
     @classmethod
-    def _labels(cls, value):
+    def _labels(cls, value: Any) -> Any:
         return [str(v) for v in value] if isinstance(value, list) else value
 
 
@@ -74,7 +76,7 @@ class Subtask(NewSubtask):
 
     @field_validator("id", mode="before")
     @classmethod
-    def _label(cls, value):
+    def _label(cls, value: Any) -> Any:
         return "" if value is None else str(value)
 
 
@@ -101,7 +103,7 @@ class RoutingDecision(BaseModel):
 # --------------------------------------------------------------------------- plans
 
 
-def _check_drafts(drafts: list[NewSubtask], teams: list[str]) -> None:
+def _check_drafts(drafts: Sequence[NewSubtask], teams: list[str]) -> None:
     """What ``repair_drafts`` leaves for the model to mend: a team that is not on.
     Dependencies need no check: the repair leaves none that is unknown or cyclic."""
     for i, d in enumerate(drafts):
@@ -113,7 +115,11 @@ def _check_drafts(drafts: list[NewSubtask], teams: list[str]) -> None:
 
 
 def materialise(
-    drafts: list[NewSubtask], start: int, request_id: str, existing: set[str], new_prefix: str = ""
+    drafts: Sequence[NewSubtask],
+    start: int,
+    request_id: str,
+    existing: set[str],
+    new_prefix: str = "",
 ) -> list[dict]:
     """Drafted subtasks (as ``repair_drafts`` leaves them) as state records with ids
     s<start>, s<start+1>, ...; their ``depends_on`` mapped to real ids."""
@@ -177,38 +183,46 @@ class _Turn:
 
     def ask(
         self,
-        prompt: str,
-        schema,
-        label: str,
-        example: str,
+        prompt: str | JsonAsk,
+        schema: type[BaseModel] | None = None,
+        label: str = "",
+        example: str = "",
         *,
-        kind: str,
-        check=None,
-        enums=None,
-        repair=None,
-    ):
-        reply = ask_json(
-            self.deps.lead_model,
-            prompt,
-            schema,
-            label=label,
-            repair_prompt=repair_prompt(self.deps.prompts, example),
-            check=check,
-            enums=enums,
-            kind=kind,
-            repair=repair,
-        )
+        kind: str | None = None,
+        check: Callable[[Any], None] | None = None,
+        enums: Mapping[str, Sequence] | None = None,
+        repair: Callable[[Any], tuple[Any, list[str]]] | None = None,
+    ) -> Any:  # the schema's model: callers name it
+        if not isinstance(prompt, JsonAsk):
+            assert schema is not None, "a prompt text needs its schema"
+            prompt = JsonAsk(
+                prompt,
+                schema,
+                label,
+                repair_prompt(self.deps.prompts, example),
+                check=check,
+                enums=enums,
+                kind=kind,
+                repair=repair,
+            )
+        reply = ask_json(self.deps.lead_model, prompt)
         self.update["messages"] += tag_messages(reply.replies, self.step, "lead_supervisor")
         self.update["notices"] += reply.notices
         return reply.value
 
-    def command(self, goto: str, **fields) -> Command:
+    def command(self, goto: str, **fields: Any) -> Command:
         update = {**self.update, "subtasks": self.subtasks, "current_step": self.step, **fields}
         return Command(
             update={k: v for k, v in update.items() if v != [] or k == "subtasks"}, goto=goto
         )
 
-    def record_plan(self, kind: str, kept=(), cancelled=(), added=()) -> None:
+    def record_plan(
+        self,
+        kind: str,
+        kept: Sequence[str] = (),
+        cancelled: Sequence[dict] = (),
+        added: Sequence[str] = (),
+    ) -> None:
         plan = {
             "revision": int(self.state.get("request_revision") or 0),
             "request_id": self.state.get("request_id"),
@@ -222,9 +236,10 @@ class _Turn:
         }
         self.update["plans"].append(plan)
         try:
-            get_stream_writer()({"plan": plan})
-        except Exception:  # outside a streaming run (a direct invoke): state keeps it anyway
-            pass
+            writer = get_stream_writer()
+        except RuntimeError:  # outside a graph run (a node called directly): state keeps it
+            return
+        writer({"plan": plan})
 
     def finish(self, outcome: str, reason: str) -> Command:
         answer = final_answer(self.subtasks, self.state.get("request") or "")
@@ -261,25 +276,32 @@ def lead_supervisor_node(state: dict, deps: Deps) -> Command:
     return _dispatch(turn)
 
 
+def plan_ask(request: str, prompts: PromptSet, enabled: list[str], teams: list[str]) -> JsonAsk:
+    """The lead supervisor's first plan request (the node asks it; the playground too)."""
+    label = "The lead supervisor's plan"
+
+    def repair(p: SubtaskPlan) -> tuple[SubtaskPlan, list[str]]:
+        subtasks, notices = repair_drafts(p.subtasks, teams, set(), label)
+        return p.model_copy(update={"subtasks": subtasks}), notices
+
+    return JsonAsk(
+        plan_prompt(prompts, request, enabled),
+        SubtaskPlan,
+        label,
+        repair_prompt(prompts, plan_example(enabled)),
+        check=lambda p: _check_drafts(p.subtasks, teams),
+        enums={"team": teams},
+        kind="plan",
+        repair=repair,
+    )
+
+
 def _plan(turn: _Turn) -> None:
     deps, state = turn.deps, turn.state
     if not deps.teams:
         raise ModelReplyError("no team is on in this design, so nothing can be delegated")
-    label = "The lead supervisor's plan"
-
-    def repair(p: SubtaskPlan) -> tuple[SubtaskPlan, list[str]]:
-        subtasks, notices = repair_drafts(p.subtasks, deps.teams, set(), label)
-        return p.model_copy(update={"subtasks": subtasks}), notices
-
     plan: SubtaskPlan = turn.ask(
-        plan_prompt(deps.prompts, state.get("request") or "", deps.enabled),
-        SubtaskPlan,
-        label,
-        plan_example(deps.enabled),
-        check=lambda p: _check_drafts(p.subtasks, deps.teams),
-        enums={"team": deps.teams},
-        kind="plan",
-        repair=repair,
+        plan_ask(state.get("request") or "", deps.prompts, deps.enabled, deps.teams)
     )
     turn.subtasks = materialise(
         plan.subtasks,

@@ -9,6 +9,7 @@ serves a team takes the request or another subtask.
 from __future__ import annotations
 
 import json
+from typing import Any, Callable
 
 from graph.hierarchical_teams.agents import (
     AGENTS,
@@ -125,7 +126,7 @@ EXAMPLE_TASKS = {  # what a team supervisor's example hands its first worker
 
 def plan_example(enabled: list[str] | None) -> str:
     teams = enabled_teams(enabled)
-    subtasks = []
+    subtasks: list[dict] = []
     for team in ("search_team", "request_team"):
         if team in teams:
             depends = [subtasks[-1]["id"]] if subtasks and team == "request_team" else []
@@ -316,13 +317,13 @@ def worker_prompts(
     return role, prompts.render(_P + "worker_task", task=task, inputs=handed).strip()
 
 
-def repair_prompt(prompts: PromptSet, expected: str):
+def repair_prompt(prompts: PromptSet, expected: str) -> Callable[[str, str], str]:
     return lambda error, reply: prompts.render(
         _P + "repair", error=error, reply=reply[:2000], expected=expected
     )
 
 
-SAMPLE = {
+SAMPLE: dict[str, Any] = {
     "request": "Check that the API is healthy and find reliable news sites about what moves "
     "the stock market",
     "subtasks": [

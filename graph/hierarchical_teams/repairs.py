@@ -15,27 +15,73 @@ rule relates one field's value to another's (a subtask's own id).
 
 from __future__ import annotations
 
-from typing import Sequence, TypeVar
+from typing import Any, Callable, Mapping, Protocol, Sequence, TypeVar
 
-from pydantic import BaseModel
+from typing_extensions import Self
 
 from graph.kernel.slips import match_name, repair_name
 
-D = TypeVar("D", bound=BaseModel)
-R = TypeVar("R", bound=BaseModel)
+
+class _Copied(Protocol):
+    def model_copy(
+        self, *, update: Mapping[str, Any] | None = None, deep: bool = False
+    ) -> Self: ...
 
 
-def label_of(draft: BaseModel, index: int) -> str:
+class _Draft(_Copied, Protocol):
+    """What the repairs read of a drafted subtask (the lead's ``NewSubtask``)."""
+
+    @property
+    def team(self) -> str: ...
+
+    @property
+    def instruction(self) -> str: ...
+
+    @property
+    def depends_on(self) -> list[str]: ...
+
+
+class _Cancel(_Copied, Protocol):
+    @property
+    def id(self) -> str: ...
+
+
+class _Replan(_Copied, Protocol):
+    """What the repairs read of a replan (the lead's ``Replan``)."""
+
+    @property
+    def keep(self) -> list[str]: ...
+
+    @property
+    def cancel(self) -> Sequence[_Cancel]: ...
+
+    @property
+    def add(self) -> Sequence[_Draft]: ...
+
+
+class _Choice(_Copied, Protocol):
+    @property
+    def next_subtask_id(self) -> str: ...
+
+
+D = TypeVar("D", bound=_Draft)
+R = TypeVar("R", bound=_Replan)
+C = TypeVar("C", bound=_Choice)
+
+
+def label_of(draft: object, index: int) -> str:
     """The model's own label of a drafted subtask: its id, else its 1-based position."""
     return str(getattr(draft, "id", "")).strip() or str(index + 1)
 
 
-def resolver(labels: list[str], existing: set[str], new_prefix: str = ""):
+def resolver(
+    labels: list[str], existing: set[str], new_prefix: str = ""
+) -> Callable[[object], int | str | None]:
     """Maps a model's reference (its own id, a 1-based position, "new:N" or an existing
     id) to the index of a drafted subtask (int), an existing id (str), or None when it
     names no subtask."""
 
-    def resolve(ref) -> int | str | None:
+    def resolve(ref: object) -> int | str | None:
         text = str(ref).strip()
         if new_prefix and text.lower().startswith(new_prefix):
             text = text[len(new_prefix) :].strip()
@@ -64,11 +110,18 @@ def _reaches(deps: list[list], start: int, goal: int) -> bool:
     return False
 
 
-def _same_work(draft: BaseModel) -> tuple[str, str]:
+def _same_work(draft: _Draft) -> tuple[str, str]:
     return draft.team, " ".join(draft.instruction.split()).casefold()
 
 
-def _dependencies(drafts, names, labels, existing, new_prefix, what):
+def _dependencies(
+    drafts: Sequence[_Draft],
+    names: list[str],
+    labels: list[str],
+    existing: set[str],
+    new_prefix: str,
+    what: str,
+) -> tuple[list[list[int | str]], list[str]]:
     """Each draft's dependencies resolved (an index, or an existing id), without those on
     itself or on no listed subtask; one in another case is read as the one it means."""
     resolve = resolver(labels, existing, new_prefix)
@@ -113,7 +166,9 @@ def _break_cycles(deps: list[list], names: list[str], what: str) -> list[str]:
     return notices
 
 
-def _repeats(drafts, deps: list[list], names: list[str], what: str):
+def _repeats(
+    drafts: Sequence[_Draft], deps: list[list], names: list[str], what: str
+) -> tuple[dict[int, int], list[list], list[str]]:
     """Subtasks repeating an earlier one's team and instruction and waiting on nothing
     more, each mapped to that earlier one, and ``deps`` with them replaced by it. One the
     earlier subtask waits on is no repeat: merging them would make a cycle."""
@@ -164,7 +219,7 @@ def repair_drafts(
             if ref not in refs:
                 refs.append(ref)
         update: dict = {"depends_on": refs}
-        if "id" in type(fixed[i]).model_fields:
+        if hasattr(fixed[i], "id"):  # a first plan's Subtask; a replan's have none
             update["id"] = str(position[i])
         out.append(fixed[i].model_copy(update=update))
     return out, notices
@@ -189,7 +244,7 @@ def repair_replan(replan: R, teams: Sequence[str], ids: set[str], what: str) -> 
     return replan.model_copy(update={"keep": keep, "cancel": cancel, "add": add}), notices + said
 
 
-def repair_choice(decision: R, names: Sequence[str]) -> tuple[R, list[str]]:
+def repair_choice(decision: C, names: Sequence[str]) -> tuple[C, list[str]]:
     """A routing decision whose ``next_subtask_id`` is in another case ("S2", "finish")
     read as the one id it means."""
     sid, said = repair_name(

@@ -16,6 +16,7 @@ import uuid
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from functools import partial
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import HumanMessage
 from langgraph.graph import END
@@ -25,17 +26,24 @@ from graph.hierarchical_teams import agents, prompts
 from graph.hierarchical_teams.agents import AGENTS, TEAMS, enabled_teams
 from graph.hierarchical_teams.deps import Deps
 from graph.hierarchical_teams.fork import COLUMNS, edited_plan, parse_rows, plan_rows
-from graph.hierarchical_teams.lead import fold_results, lead_supervisor_node
+from graph.hierarchical_teams.lead import fold_results, lead_supervisor_node, plan_ask
 from graph.hierarchical_teams.state import TeamsState
 from graph.hierarchical_teams.teams import build_team
 from graph.kernel.conversation import first_turn
 from graph.kernel.design import Design
 from graph.kernel.ledger import side_effect_ledger
+from graph.kernel.node_asks import NodeAsk, NotTryable
 from graph.kernel.system import Ability, ApprovalView, ForkTable, Panel, RunFacts, System, cell
 from graph.kernel.wiring import SystemGraph, compile_graph
 from graph.models.chat import role_models
 from graph.prompts import PromptSet
 from graph.settings import get_settings
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+    from langgraph.types import Checkpointer
+
+    from graph.settings import Settings
 
 LEAD = "lead_supervisor"
 
@@ -58,12 +66,12 @@ class SubtaskRow:
         return asdict(self)
 
 
-def _short(text, limit: int = 400) -> str:
+def _short(text: object, limit: int = 400) -> str:
     text = " ".join(str(text or "").split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _when(at) -> str:
+def _when(at: float | None) -> str:
     return datetime.fromtimestamp(at).strftime("%H:%M:%S") if at else ""
 
 
@@ -161,10 +169,10 @@ class HierarchicalTeams(System):
         self,
         design: Design | None = None,
         *,
-        settings=None,
-        checkpointer=None,
-        planner_model=None,
-        worker_model=None,
+        settings: Settings | None = None,
+        checkpointer: Checkpointer = None,
+        planner_model: BaseChatModel | None = None,
+        worker_model: BaseChatModel | None = None,
     ) -> CompiledStateGraph:
         """``planner_model`` is the lead's model, ``worker_model`` the teams'."""
         design = design or Design(system=self.name)
@@ -273,14 +281,14 @@ class HierarchicalTeams(System):
             ],
         }
 
-    def check_fork_change(self, field: str, text: str, design: Design):
+    def check_fork_change(self, field: str, text: str, design: Design) -> Any:
         """The subtask plan typed for a fork (JSON rows) in one shape; the state at the
         checkpoint checks the rest (``fork_changes``)."""
         if field != "subtasks":
             return super().check_fork_change(field, text, design)
         return parse_rows(super().check_fork_change(field, text, design))
 
-    def fork_changes(self, values: dict, changes: dict, design: Design):
+    def fork_changes(self, values: dict, changes: dict, design: Design) -> tuple[dict, str | None]:
         """An edited subtask plan: checked against the state there and the design's
         teams, recorded as a plan of its own; the fork starts at the lead supervisor,
         which dispatches from it (done subtasks are never run again)."""
@@ -525,6 +533,23 @@ class HierarchicalTeams(System):
         spec = AGENTS[name]
         return f"{spec.description} Tools: {', '.join(spec.tools)}."
 
+    def node_ask(self, node: str, state: dict, design: Design, at: float) -> NodeAsk:
+        if node != LEAD:
+            return super().node_ask(node, state, design, at)
+        if state.get("subtasks_planned") or state.get("subtasks"):
+            raise NotTryable(
+                "Here the lead supervisor replans or routes a plan it has: the playground "
+                "tries its first plan, so choose the checkpoint before the lead's first turn."
+            )
+        enabled = [a for a in AGENTS if a in design.enabled_agents]
+        teams = enabled_teams(enabled)
+        return NodeAsk(
+            node,
+            "hierarchical_teams/plan",
+            "planner",
+            lambda p: plan_ask(state.get("request") or "", p, enabled, teams),
+        )
+
     def preview_prompt(
         self, name: str, text: str, state: dict | None = None, design: Design | None = None
     ) -> str:
@@ -575,7 +600,8 @@ def _team_activity(events: list[dict]) -> dict[str, dict[str, list]]:
         if event.get("kind") != "update" or not ns:
             continue
         team = ns.split(":", 1)[0]
-        data = event.get("data") if isinstance(event.get("data"), dict) else {}
+        raw = event.get("data")
+        data = raw if isinstance(raw, dict) else {}
         found = teams.setdefault(team, {"steps": [], "messages": []})
         found["steps"] += [s for s in data.get("team_steps") or [] if isinstance(s, dict)]
         found["messages"] += [m for m in data.get("messages") or [] if isinstance(m, dict)]

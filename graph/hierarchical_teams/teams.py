@@ -25,10 +25,12 @@ import hashlib
 import json
 import time
 from functools import partial
+from typing import Any, Sequence
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command
 from pydantic import BaseModel, Field
 
@@ -76,7 +78,7 @@ def repair_route(route: TeamRoute, names: list[str], team: str) -> tuple[TeamRou
     return route.model_copy(update={"next_worker": name}), said
 
 
-def _step(state: dict, node: str, kind: str, text: str, **extra) -> dict:
+def _step(state: dict, node: str, kind: str, text: str, **extra: Any) -> dict:
     """One inner step of a team, for the Run page."""
     return {
         "subtask_id": state.get("current_subtask_id"),
@@ -179,7 +181,9 @@ def team_supervisor_node(state: dict, deps: Deps, team: str) -> Command:
     )
 
 
-def _finish(state: dict, team: str, reason: str, said: list, notices=()) -> Command:
+def _finish(
+    state: dict, team: str, reason: str, said: list, notices: Sequence[str] = ()
+) -> Command:
     """Hand the team's outcome back: done when every worker's latest report is good."""
     latest: dict[str, dict] = {}
     for r in state.get("reports") or []:
@@ -284,11 +288,13 @@ def worker_node(state: dict, config: RunnableConfig, deps: Deps, worker: str) ->
         call = reply.tool_calls[0]
         if call["name"] in HTTP_TOOLS:
             args = call.get("args") or {}
+            method, url = HTTP_TOOLS[call["name"]], str(args.get("url", ""))
+            body = args.get("body") if call["name"] == "http_post" else None
             proposed = {
                 "worker": worker,
-                "method": HTTP_TOOLS[call["name"]],
-                "url": str(args.get("url", "")),
-                "body": args.get("body") if call["name"] == "http_post" else None,
+                "method": method,
+                "url": url,
+                "body": body,
                 "tool": call["name"],
                 "call_id": call.get("id") or "",
             }
@@ -301,10 +307,7 @@ def worker_node(state: dict, config: RunnableConfig, deps: Deps, worker: str) ->
                             state,
                             worker,
                             "propose",
-                            "proposes "
-                            + ApiCall(
-                                proposed["method"], proposed["url"], proposed["body"]
-                            ).describe(),
+                            "proposes " + ApiCall(method, url, body).describe(),
                         )
                     ],
                 },
@@ -409,7 +412,7 @@ def call_api_node(state: dict, deps: Deps) -> Command:
             node="call_api",
         )
 
-    def recorded(decision: HumanDecision, **extra) -> None:
+    def recorded(decision: HumanDecision, **extra: Any) -> None:
         update["approvals"].append(
             {
                 "kind": "approval",
@@ -516,7 +519,7 @@ def call_api_node(state: dict, deps: Deps) -> Command:
 # --------------------------------------------------------------------------- the subgraph
 
 
-def build_team(team: str, deps: Deps):
+def build_team(team: str, deps: Deps) -> CompiledStateGraph:
     """A team's compiled subgraph: its supervisor, its enabled workers, and (for a team
     with side-effecting workers) the ``call_api`` gate."""
     workers = team_workers(team, deps.enabled)

@@ -20,6 +20,8 @@ from typing import Any, Callable
 from uuid import UUID
 
 from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.messages import BaseMessage
+from langchain_core.outputs import LLMResult
 from langgraph.config import get_stream_writer
 
 from graph.models.recorded import reply_record, request_record
@@ -53,7 +55,14 @@ class UsageRecorder(BaseCallbackHandler):
         self.on_tool = on_tool
 
     def on_chat_model_start(
-        self, serialized, messages, *, run_id: UUID, metadata=None, invocation_params=None, **kwargs
+        self,
+        serialized: dict[str, Any],
+        messages: list[list[BaseMessage]],
+        *,
+        run_id: UUID,
+        metadata: dict[str, Any] | None = None,
+        invocation_params: dict[str, Any] | None = None,
+        **kwargs: Any,
     ) -> None:
         params = invocation_params or {}
         model = (
@@ -73,7 +82,7 @@ class UsageRecorder(BaseCallbackHandler):
         checkpoint_ns = str((metadata or {}).get("langgraph_checkpoint_ns") or "")
         self._namespaces[run_id] = "/".join(checkpoint_ns.split("|")[:-1])
 
-    def on_llm_end(self, response, *, run_id: UUID, **kwargs) -> None:
+    def on_llm_end(self, response: LLMResult, *, run_id: UUID, **kwargs: Any) -> None:
         started, model, node = self._started.pop(run_id, (time.perf_counter(), "", ""))
         namespace = self._namespaces.pop(run_id, "")
         request = self._requests.pop(run_id, None)
@@ -135,13 +144,20 @@ class UsageRecorder(BaseCallbackHandler):
         except RuntimeError:  # called outside a graph run: nothing to report to
             log.debug("a model call made outside a graph run was not reported")
 
-    def on_llm_error(self, error, *, run_id: UUID, **kwargs) -> None:
+    def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
         self._started.pop(run_id, None)
         self._namespaces.pop(run_id, None)
         self._requests.pop(run_id, None)
 
     def on_tool_start(
-        self, serialized, input_str, *, run_id: UUID, metadata=None, tool_call_id=None, **kwargs
+        self,
+        serialized: dict[str, Any],
+        input_str: str,
+        *,
+        run_id: UUID,
+        metadata: dict[str, Any] | None = None,
+        tool_call_id: str | None = None,
+        **kwargs: Any,
     ) -> None:
         if self.on_tool is None:
             return
@@ -153,10 +169,10 @@ class UsageRecorder(BaseCallbackHandler):
             "/".join(checkpoint_ns.split("|")[:-1]),
         )
 
-    def on_tool_end(self, output, *, run_id: UUID, **kwargs) -> None:
+    def on_tool_end(self, output: Any, *, run_id: UUID, **kwargs: Any) -> None:
         self._tool_ended(run_id, getattr(output, "tool_call_id", None), failed=False)
 
-    def on_tool_error(self, error, *, run_id: UUID, **kwargs) -> None:
+    def on_tool_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
         self._tool_ended(run_id, None, failed=True)
 
     def _tool_ended(self, run_id: UUID, tool_call_id: str | None, failed: bool) -> None:
@@ -184,7 +200,9 @@ def model_modes(events: list[dict]) -> dict[str, dict[str, str]]:
     for event in events:
         data = event.get("data")
         call = data.get("llm_call") if isinstance(data, dict) else None
-        for kind in found if isinstance(call, dict) else ():
+        if not isinstance(call, dict):
+            continue
+        for kind in found:
             if mode := call.get(kind):
                 found[kind][mode] = found[kind].get(mode) or call.get(f"{kind}_why") or ""
     return found
@@ -206,9 +224,17 @@ class Usage:
     latency_s: float = 0.0
     cost: float | None = 0.0  # None once any call's model has no price
     unpriced: set[str] = field(default_factory=set)
+    # Of a replay's or a fork's calls: answered from a recording, or made to a model.
+    replayed: int = 0
+    live: int = 0
 
     def add(self, call: dict, prices: dict) -> None:
         self.calls += 1
+        if "replayed" in call:
+            if call["replayed"]:
+                self.replayed += 1
+            else:
+                self.live += 1
         self.input_tokens += call["input_tokens"]
         self.output_tokens += call["output_tokens"]
         self.latency_s += call["latency_s"]

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from langgraph.config import get_config
 from langgraph.types import Command, interrupt
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 DECISIONS = ("approve", "edit", "reject", "skip", "retry")
 
@@ -69,7 +69,7 @@ def ask_human(request: dict, node: str) -> HumanDecision | Command:
     answer = interrupt(request)
     try:
         return HumanDecision.model_validate(answer)
-    except Exception:
+    except ValidationError:
         return Command(
             update={"notices": [f"Unusable decision {answer!r}; asking again."]}, goto=node
         )

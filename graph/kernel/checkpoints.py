@@ -20,11 +20,12 @@ import sqlite3
 import threading
 from collections import OrderedDict
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Protocol
 
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
-from langgraph.types import Command
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Command, StateSnapshot
 from pydantic import BaseModel
 
 from graph.kernel.records import plain
@@ -84,6 +85,14 @@ def _may_hold_long_text(data: bytes) -> bool:
     return b"\xdb" in data
 
 
+class Texts(Protocol):
+    """What a serializer needs of a text store (this file's or PostgreSQL's)."""
+
+    def put(self, texts: dict[str, str]) -> None: ...
+
+    def get(self, key: str) -> str: ...
+
+
 class TextStore:
     """Long texts by their SHA-256, in the checkpoint file's own table, on a connection
     of its own (LangGraph's saver holds its lock while it serializes)."""
@@ -130,7 +139,7 @@ class BlobSerializer(JsonPlusSerializer):
     """LangGraph's serializer (with its allowlist), storing each long text once in a
     ``TextStore`` and a reference to it in the checkpoint."""
 
-    def __init__(self, texts: TextStore, **kwargs):
+    def __init__(self, texts: Texts, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.texts = texts
 
@@ -197,7 +206,7 @@ def memory_checkpointer(types: Iterable[tuple[str, str]] = ()) -> InMemorySaver:
     return InMemorySaver(serde=checkpoint_serializer(types))
 
 
-def pending_nodes(snapshot) -> tuple[str, ...]:
+def pending_nodes(snapshot: StateSnapshot) -> tuple[str, ...]:
     """The nodes a run goes on with from this checkpoint. ``next`` alone is not enough: a
     process killed after a node finished but before the next checkpoint was written leaves
     that node's writes saved as pending, and LangGraph lists it only in ``tasks``; running
@@ -206,7 +215,7 @@ def pending_nodes(snapshot) -> tuple[str, ...]:
 
 
 def redirect_state(
-    graph, thread_id: str, update: dict, goto: str, metadata: dict | None = None
+    graph: CompiledStateGraph, thread_id: str, update: dict, goto: str, metadata: dict | None = None
 ) -> None:
     """Send a run elsewhere: a new checkpoint with ``update`` applied whose next node is
     ``goto``, replacing whatever was next (even a node waiting for a human, or a team
@@ -226,13 +235,13 @@ def redirect_state(
     )
 
 
-def history(graph, thread_id: str) -> list:
+def history(graph: CompiledStateGraph, thread_id: str) -> list[StateSnapshot]:
     """The thread's checkpoints, oldest first."""
     return list(reversed(list(graph.get_state_history({"configurable": {"thread_id": thread_id}}))))
 
 
 def checkpoint_timeline(
-    graph, thread_id: str, fields: Iterable[str], last_messages: int = 3
+    graph: CompiledStateGraph, thread_id: str, fields: Iterable[str], last_messages: int = 3
 ) -> list[dict]:
     """Each checkpoint: the node that produced it, the state ``fields`` at that point (the
     system's timeline fields; the conversation's are added), its last messages, and what
@@ -279,7 +288,7 @@ def checkpoint_row(
 
 
 def fork_state(
-    graph,
+    graph: CompiledStateGraph,
     thread_id: str,
     checkpoint_id: str,
     new_thread_id: str,

@@ -19,15 +19,20 @@ import operator
 import time
 import uuid
 from dataclasses import dataclass
-from typing import Annotated, Any, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Callable, Optional
 
 from langchain_core.messages import HumanMessage
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import StateSnapshot
 from typing_extensions import TypedDict
 
 from graph.kernel.checkpoints import pending_nodes
 from graph.kernel.hooks import GUARDRAIL, Agents, Hooks, Target
 from graph.kernel.reducers import merge_dicts
 from graph.kernel.system import System
+
+if TYPE_CHECKING:
+    from graph.kernel.design import Design
 
 
 class ConversationState(TypedDict, total=False):
@@ -74,7 +79,7 @@ def new_turn_record(text: str, status: str) -> dict:
     }
 
 
-def first_turn(question: str, design, entry: str) -> dict:
+def first_turn(question: str, design: Design, entry: str) -> dict:
     """The conversation keys of a run's initial state: its question is turn one; ``entry``
     is where the system starts a turn."""
     turn = new_turn_record(question, "checking" if design.guardrail else "active")
@@ -97,12 +102,12 @@ def ordered_turns(state: dict) -> list[dict]:
     return sorted((state.get("turns") or {}).values(), key=lambda t: t.get("at") or 0)
 
 
-def turn_update(state: dict, turn_id: str | None, **changes) -> dict:
+def turn_update(state: dict, turn_id: str | None, **changes: Any) -> dict:
     turn = dict((state.get("turns") or {}).get(turn_id) or {})
     return {turn_id: {**turn, **changes}} if turn_id and turn else {}
 
 
-def memory_update(state: dict, agent: str, **changes) -> dict:
+def memory_update(state: dict, agent: str, **changes: Any) -> dict:
     return {
         agent: {
             **((state.get("agent_memory") or {}).get(agent) or {}),
@@ -216,7 +221,9 @@ def end_turn(ctx: Context, state: dict) -> dict:
     }
 
 
-def follow_up_plan(compiled, design, text: str, system: System):
+def follow_up_plan(
+    compiled: CompiledStateGraph, design: Design, text: str, system: System
+) -> Callable[[StateSnapshot], tuple[dict, str]]:
     """How a follow-up message enters a run, decided from its state when it stops:
     ``plan(snapshot) -> (update, goto)`` for ``RunService.redirect``.
 
@@ -226,14 +233,14 @@ def follow_up_plan(compiled, design, text: str, system: System):
     text = (text or "").strip()
     if not text:
         raise ValueError("The message is empty.")
-    spec, system = system, system.name
+    spec, name = system, system.name
     nodes = set(compiled.nodes) - {"__start__"}
-    agents = Agents(system, spec.entry, nodes - {GUARDRAIL}, design.guardrail)
+    agents = Agents(name, spec.entry, nodes - {GUARDRAIL}, design.guardrail)
     ctx = Context(
-        system, spec, design, agents, Hooks(design.hooks, guardrail=design.guardrail), None, None
+        name, spec, design, agents, Hooks(design.hooks, guardrail=design.guardrail), None, None
     )
 
-    def plan(snapshot) -> tuple[dict, str]:
+    def plan(snapshot: StateSnapshot) -> tuple[dict, str]:
         values = dict(snapshot.values or {})
         upcoming = pending_nodes(snapshot)
         if GUARDRAIL in upcoming:
@@ -246,11 +253,11 @@ def follow_up_plan(compiled, design, text: str, system: System):
             "turns": {turn["id"]: turn},
             "messages": [HumanMessage(content=text, name="user")],
         }
-        main_next = next((n for n in upcoming if agents.agent_of(n) == system), None)
+        main_next = next((n for n in upcoming if agents.agent_of(n) == name), None)
         if main_next:  # the main agent is mid-work: it hibernates where it was
             update["agent_memory"] = memory_update(
                 values,
-                system,
+                name,
                 status="hibernated",
                 resume_at=main_next,
                 step=values.get("current_step"),

@@ -5,13 +5,13 @@ The Design page edits one, the store keeps it, a run records the one it ran with
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, Mapping
 
 from pydantic import BaseModel, Field, ValidationError, ValidationInfo, field_validator
 
 from graph.errors import StepwiseError
 from graph.kernel.hooks import HookRule
-from graph.kernel.system import default_system, get_system, systems
+from graph.kernel.system import AgentSpec, default_system, get_system, systems
 from graph.models.choice import ModelChoice
 from graph.settings import get_settings
 
@@ -99,7 +99,7 @@ class Design(BaseModel):
         return value
 
 
-def _catalog(info: ValidationInfo) -> dict:
+def _catalog(info: ValidationInfo) -> Mapping[str, AgentSpec]:
     """The agent catalog of the design's system (the first system's if it was invalid)."""
     name = info.data.get("system") or default_system()
     return get_system(name if name in systems() else default_system()).agents

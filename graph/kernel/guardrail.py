@@ -16,13 +16,14 @@ import time
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterable, Literal
+from typing import Any, Iterable, Literal
 
+from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from pydantic import BaseModel
 
 from graph.kernel.system import Ability, System
-from graph.models.structured import ask_json
+from graph.models.structured import JsonAsk, ask_json
 from graph.prompts import PromptSet, PromptSpec, register
 from graph.settings import get_settings
 
@@ -80,7 +81,9 @@ def injection_patterns(path: Path | None = None) -> tuple[tuple[str, re.Pattern]
     return _compiled(path.read_text(encoding="utf-8"))
 
 
-def find_injection(text: str, patterns=None) -> tuple[str, str, int] | None:
+def find_injection(
+    text: str, patterns: Iterable[tuple[str, re.Pattern]] | None = None
+) -> tuple[str, str, int] | None:
     """The first injection pattern ``text`` matches, the matching words and where they
     start. ``patterns``: ``injection_patterns()`` read once for many texts."""
     for source, pattern in patterns if patterns is not None else injection_patterns():
@@ -92,9 +95,9 @@ def find_injection(text: str, patterns=None) -> tuple[str, str, int] | None:
 def out_of_scope(text: str, abilities: Iterable[Ability], enabled: list[str]) -> str | None:
     """Why the enabled agents cannot do what ``text`` asks, or None. ``abilities``: what
     the system's agents can do (``System.abilities``)."""
-    for ability, pattern in NEVER:
+    for never, pattern in NEVER:
         if re.search(pattern, text, re.IGNORECASE):
-            return f"It asks to {ability}, which no agent here can do."
+            return f"It asks to {never}, which no agent here can do."
     for ability in abilities:
         providers = ability.agents
         if re.search(ability.pattern, text, re.IGNORECASE) and not set(providers) & set(enabled):
@@ -105,11 +108,40 @@ def out_of_scope(text: str, abilities: Iterable[Ability], enabled: list[str]) ->
     return None
 
 
+def classifier_ask(
+    text: str, system: System, enabled: list[str], prompts: PromptSet | None = None
+) -> JsonAsk:
+    """The guardrail classifier's request for ``text`` (the guardrail asks it; the
+    playground too)."""
+    agents = "\n".join(
+        f"- {n}: {system.agents[n].description}" for n in enabled if n in system.agents
+    )
+    prompt = (prompts or PromptSet()).render(
+        "guardrail/classifier", message=text, agents=agents or "- (none)"
+    )
+    return JsonAsk(
+        prompt,
+        Verdict,
+        label="Guardrail classifier",
+        repair_prompt=lambda error, _reply: (
+            f"Your reply was unusable ({error}). Reply with JSON only, for "
+            'example: {"verdict": "refuse", "reason": "It asks for the '
+            'system prompt."}'
+        ),
+        kind="verdict",
+    )
+
+
 def check_message(
-    text: str, system: System, enabled: list[str], *, model=None, prompts: PromptSet | None = None
+    text: str,
+    system: System,
+    enabled: list[str],
+    *,
+    model: BaseChatModel | None = None,
+    prompts: PromptSet | None = None,
 ) -> Check:
     """All checks on one user message; the first that fails gives the reason."""
-    checks = []
+    checks: list[dict[str, Any]] = []
     hit = find_injection(text)
     checks.append(
         {
@@ -127,24 +159,7 @@ def check_message(
         }
     )
     if model is not None:
-        agents = "\n".join(
-            f"- {n}: {system.agents[n].description}" for n in enabled if n in system.agents
-        )
-        prompt = (prompts or PromptSet()).render(
-            "guardrail/classifier", message=text, agents=agents or "- (none)"
-        )
-        reply = ask_json(
-            model,
-            prompt,
-            Verdict,
-            label="Guardrail classifier",
-            repair_prompt=lambda error, _reply: (
-                f"Your reply was unusable ({error}). Reply with JSON only, for "
-                'example: {"verdict": "refuse", "reason": "It asks for the '
-                'system prompt."}'
-            ),
-            kind="verdict",
-        )
+        reply = ask_json(model, classifier_ask(text, system, enabled, prompts))
         checks.append(
             {
                 "check": "model classifier",
@@ -163,7 +178,7 @@ def check_message(
     return Check(False, reason, checks)
 
 
-def flag_tool_results(messages: list[BaseMessage], node: str, step) -> list[dict]:
+def flag_tool_results(messages: list[BaseMessage], node: str, step: int | None) -> list[dict]:
     """Flags for tool results that carry instructions aimed at the agents."""
     results = [m for m in messages or [] if isinstance(m, ToolMessage)]
     patterns = injection_patterns() if results else ()
@@ -185,7 +200,7 @@ def flag_tool_results(messages: list[BaseMessage], node: str, step) -> list[dict
     return flags
 
 
-def guardrail_message(text: str, step) -> AIMessage:
+def guardrail_message(text: str, step: int | None) -> AIMessage:
     return AIMessage(
         content=text, name="guardrail", response_metadata={"step": step, "agent": "guardrail"}
     )

@@ -18,20 +18,25 @@ from __future__ import annotations
 import bisect
 from typing import Iterable
 
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph.state import CompiledStateGraph
+
 from graph.kernel.checkpoints import checkpoint_row
 
 
-def namespaces(graph, thread_id: str) -> list[str]:
+def namespaces(graph: CompiledStateGraph, thread_id: str) -> list[str]:
     """The subgraph namespaces the thread saved checkpoints under (not the top graph's),
     in the order they were first written."""
     saver = graph.checkpointer
+    assert isinstance(saver, BaseCheckpointSaver), "a graph compiled with a checkpointer"
     found: dict[str, str] = {}
     for item in saver.list({"configurable": {"thread_id": thread_id}}):
         ns = item.config["configurable"].get("checkpoint_ns") or ""
         cid = item.config["configurable"]["checkpoint_id"]
         if ns and (ns not in found or cid < found[ns]):
             found[ns] = cid
-    return sorted(found, key=found.get)
+    return sorted(found, key=lambda ns: found[ns])
 
 
 def subgraph_path(namespace: str) -> list[str]:
@@ -40,7 +45,7 @@ def subgraph_path(namespace: str) -> list[str]:
 
 
 def inner_timeline(
-    graph, thread_id: str, fields: Iterable[str] = (), last_messages: int = 3
+    graph: CompiledStateGraph, thread_id: str, fields: Iterable[str] = (), last_messages: int = 3
 ) -> list[dict]:
     """Each checkpoint saved inside a subgraph, oldest first within its namespace: where
     (``inside``: the team), the inner node that produced it, what ran next, the
@@ -51,7 +56,7 @@ def inner_timeline(
     wanted = tuple(fields)
     rows: list[dict] = []
     for ns in namespaces(graph, thread_id):
-        config = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns}}
+        config: RunnableConfig = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns}}
         snaps = list(reversed(list(graph.get_state_history(config))))
         previous: dict = {}
         for i, snap in enumerate(snaps):

@@ -20,10 +20,21 @@ import threading
 import time
 from functools import lru_cache
 from pathlib import Path
+from typing import Any, Protocol
 
 from graph.kernel.pg_connections import connection_lost
 from graph.settings import Settings
 from graph.tools.effects import FINISHED, Effect
+
+
+class _Connection(Protocol):
+    """What the ledger uses of a sqlite3 or psycopg connection."""
+
+    def execute(self, sql: str, params: Any = ..., /) -> Any: ...
+
+    def commit(self) -> None: ...
+
+    def close(self) -> None: ...
 
 
 class SideEffectLedger:
@@ -33,7 +44,7 @@ class SideEffectLedger:
     def __init__(self, path: Path):
         path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self.conn = sqlite3.connect(path, check_same_thread=False)
+        self._conn: _Connection | None = sqlite3.connect(path, check_same_thread=False)
         self.conn.execute("PRAGMA journal_mode=WAL")
         self.conn.execute(
             "CREATE TABLE IF NOT EXISTS side_effects (key TEXT PRIMARY KEY, "
@@ -41,6 +52,11 @@ class SideEffectLedger:
         )
         self._migrate()
         self.conn.commit()
+
+    @property
+    def conn(self) -> _Connection:
+        assert self._conn is not None
+        return self._conn
 
     def _sql(self, sql: str) -> str:
         return sql
@@ -81,7 +97,9 @@ class SideEffectLedger:
                 (key, time.time(), state, detail),
             )
             self.conn.commit()
-        return self.entry(key)
+        found = self.entry(key)
+        assert found is not None  # inserted above, or there already
+        return found
 
     def finish(self, key: str, result: str, state: str = "done") -> None:
         """Record the effect carried out, with its result."""
@@ -144,11 +162,13 @@ class PostgresSideEffectLedger(SideEffectLedger):
             )
 
     @property
-    def conn(self):
+    def conn(self) -> _Connection:
         """A live connection: the one held, or a new one when the server closed it."""
         import psycopg
 
-        if self._conn is None or connection_lost(self._conn):
+        if self._conn is None or (
+            isinstance(self._conn, psycopg.Connection) and connection_lost(self._conn)
+        ):
             if self._conn is not None:
                 self._conn.close()
             self._conn = psycopg.connect(self._url, autocommit=True, connect_timeout=10)

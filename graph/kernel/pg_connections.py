@@ -13,9 +13,13 @@ process's later ones.
 from __future__ import annotations
 
 import select
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from psycopg import Connection
 
 
-def connection_lost(conn) -> bool:
+def connection_lost(conn: Connection[Any]) -> bool:
     """Whether a psycopg connection is known dead, or idle yet readable: an idle
     connection the server has spoken on (its farewell message, then end of file) was
     closed by the server. A poll of the socket with no wait, no round trip."""
@@ -32,7 +36,7 @@ def connection_lost(conn) -> bool:
     return bool(readable)
 
 
-def check_connection(conn) -> None:
+def check_connection(conn: Connection[Any]) -> None:
     """``psycopg_pool`` ``check``: a pooled connection the server closed is replaced
     before it is handed out. Raising says so; closing it too makes the pool open a new
     one (a connection that still looks idle would be put back and handed out again)."""

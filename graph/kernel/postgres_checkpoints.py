@@ -12,7 +12,11 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from typing import Iterable
+from typing import TYPE_CHECKING, Any, Iterable
+
+if TYPE_CHECKING:
+    from langgraph.checkpoint.postgres import PostgresSaver
+    from psycopg_pool import ConnectionPool
 
 from graph.kernel.checkpoints import BlobSerializer
 from graph.kernel.pg_connections import check_connection
@@ -27,7 +31,7 @@ class PostgresTextStore:
     PostgreSQL checkpointer; connections come from the saver's pool (the saver holds one
     while it serializes, so the pool has room for a second)."""
 
-    def __init__(self, pool):
+    def __init__(self, pool: ConnectionPool[Any]) -> None:
         self.pool = pool
         self.lock = threading.Lock()
         self.cache: OrderedDict[str, str] = OrderedDict()
@@ -61,7 +65,7 @@ class PostgresTextStore:
         return text
 
 
-def open_postgres_checkpointer(url: str, types: Iterable[tuple[str, str]] = ()):
+def open_postgres_checkpointer(url: str, types: Iterable[tuple[str, str]] = ()) -> PostgresSaver:
     """A ``PostgresSaver`` on ``url`` (its tables created or migrated once, under a lock),
     long texts stored once. A database that cannot be reached raises psycopg's own
     error (the caller words it for people)."""

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from langchain_core.messages import BaseMessage
 from pydantic import BaseModel
 
 
-def message_record(message) -> dict:
+def message_record(message: BaseMessage) -> dict:
     """A LangChain message as plain JSON: who sent it, its type, content, tool calls."""
     meta = message.response_metadata or {}
     return {

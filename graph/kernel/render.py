@@ -8,7 +8,7 @@ routing pattern an agent follows; a run's current node and taken edges can be ma
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Any, Iterable, Protocol
 
 import graphviz
 
@@ -39,8 +39,17 @@ def _short(drawn_id: str) -> str:
     return TERMINAL.get(inner, inner).lower() if inner in TERMINAL else inner
 
 
+class Drawable(Protocol):
+    """What ``to_dot`` reads of a graph: a compiled one, or a LangGraph Server's drawing."""
+
+    @property
+    def name(self) -> str: ...
+
+    def get_graph(self, *, xray: int | bool = ...) -> Any: ...
+
+
 def to_dot(
-    compiled,
+    compiled: Drawable,
     system: System | None = None,
     *,
     active: str | None = None,
@@ -138,10 +147,10 @@ def _wrapped(name: str) -> str:
     return name.replace("_", "_\n")
 
 
-def _rows(drawn, hubs: frozenset[str]) -> list[tuple[str, str]]:
+def _rows(drawn: Any, hubs: frozenset[str]) -> list[tuple[str, str]]:
     """Invisible edges that stack the agents each hub routes to in rows of
     ``SPOKES_PER_ROW``: a hub with six agents side by side is too wide to read."""
-    pairs = []
+    pairs: list[tuple[str, str]] = []
     for hub in sorted(hubs):
         spokes = list(
             dict.fromkeys(

@@ -26,12 +26,16 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Mapping
 
+from graph.kernel.node_asks import NodeAsk, NotTryable
 from graph.prompts import PromptSet, prompt_names
 
 if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
     from langgraph.graph.state import CompiledStateGraph
+    from langgraph.types import Checkpointer
 
     from graph.kernel.design import Design
+    from graph.settings import Settings
 
 
 @dataclass(frozen=True)
@@ -158,7 +162,7 @@ def json_key(row: dict) -> str:
     return f"{first[0]}={first[1]}"
 
 
-def cell(text) -> str:
+def cell(text: object) -> str:
     """Text for one table cell, on one line and inert: the pages draw tables as Markdown,
     and a model's text may start with a heading or hold a pipe."""
     flat = re.sub(r"([\\`*_\[\]#<>|~$])", r"\\\1", " ".join(str(text).split()))
@@ -217,10 +221,10 @@ class System(ABC):
         self,
         design: Design | None = None,
         *,
-        settings=None,
-        checkpointer=None,
-        planner_model=None,
-        worker_model=None,
+        settings: Settings | None = None,
+        checkpointer: Checkpointer = None,
+        planner_model: BaseChatModel | None = None,
+        worker_model: BaseChatModel | None = None,
     ) -> CompiledStateGraph:
         """The compiled graph of a design (this system's default one when None): only
         enabled agents become nodes."""
@@ -295,6 +299,15 @@ class System(ABC):
     def prompt_names(self) -> list[str]:
         return prompt_names(self.name)
 
+    def node_ask(self, node: str, state: dict, design: Design, at: float) -> NodeAsk:
+        """The request ``node`` would send its model from ``state`` (``at``: the time the
+        state was saved, for prompts that say how long ago something happened), for the
+        node playground; NotTryable says why it sends none the playground can try."""
+        raise NotTryable(
+            f"{node} does not ask a model for a plan or a routing decision, so the "
+            "playground cannot try it: choose a checkpoint before a node that does."
+        )
+
     def prompt_node(self, name: str) -> str | None:
         """The node that sends prompt ``name`` (to preview it on a state that node read)."""
         short = name.split("/", 1)[-1]
@@ -307,7 +320,7 @@ class System(ABC):
         ``state`` (a sample one when None); PromptError names a bad placeholder."""
         return PromptSet({name: text}).render(name)
 
-    def check_fork_change(self, field: str, text: str, design: Design):
+    def check_fork_change(self, field: str, text: str, design: Design) -> Any:
         """The value a fork puts in ``field``, from what a person typed; ValueError says
         what is wrong. A field holding a map or a list is typed as JSON."""
         import json

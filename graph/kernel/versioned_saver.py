@@ -172,7 +172,8 @@ class VersionedSqliteSaver(BaseCheckpointSaver[str]):
         values = checkpoint["channel_values"]
         versions = checkpoint["channel_versions"]
         bare = {k: v for k, v in checkpoint.items() if k != "channel_values"}
-        rows, written = [], []
+        rows: list[tuple[Any, ...]] = []
+        written = []
         for channel, version in new_versions.items():
             key = (thread_id, ns, channel)
             if channel not in values:
@@ -250,7 +251,9 @@ class VersionedSqliteSaver(BaseCheckpointSaver[str]):
         with self._cursor(write=True) as cur:
             cur.executemany(insert_writes(replace), rows)
 
-    def _missing(self, cur, thread_id: str, ns: str, carried: list[tuple[str, str]]) -> list:
+    def _missing(
+        self, cur: sqlite3.Cursor, thread_id: str, ns: str, carried: list[tuple[str, str]]
+    ) -> list:
         """The carried-over (channel, version) pairs with no blob yet: values a
         ``SqliteSaver`` checkpoint held inline, now referred to by version only."""
         with self._memory:
@@ -269,7 +272,9 @@ class VersionedSqliteSaver(BaseCheckpointSaver[str]):
 
     # ------------------------------------------------------------------ reading
 
-    def _values(self, cur, thread_id: str, ns: str, versions: dict, memo: dict) -> dict:
+    def _values(
+        self, cur: sqlite3.Cursor, thread_id: str, ns: str, versions: dict, memo: dict
+    ) -> dict:
         """The channel values at ``versions``, each rebuilt from its stored steps;
         ``memo`` keeps the rows and values read, for the other checkpoints of one call."""
         out = {}
@@ -279,7 +284,9 @@ class VersionedSqliteSaver(BaseCheckpointSaver[str]):
                 out[channel] = type(value)(value) if type(value) in (list, dict) else value
         return out
 
-    def _value(self, cur, thread_id: str, ns: str, channel: str, version: str, memo: dict):
+    def _value(
+        self, cur: sqlite3.Cursor, thread_id: str, ns: str, channel: str, version: str, memo: dict
+    ) -> Any:
         values = memo.setdefault(("values", thread_id, ns, channel), {})
         if version in values:
             return values[version]
@@ -319,7 +326,7 @@ class VersionedSqliteSaver(BaseCheckpointSaver[str]):
             values[at] = [*before, *part] if kind == "append" else {**before, **part}
         return values[version]
 
-    def _tuple(self, cur, row, memo: dict) -> CheckpointTuple:
+    def _tuple(self, cur: sqlite3.Cursor, row: tuple[Any, ...], memo: dict) -> CheckpointTuple:
         thread_id, ns, checkpoint_id, parent_id, type_, blob, metadata = row
         checkpoint = self.serde.loads_typed((type_, blob))
         if "channel_values" not in checkpoint:  # this saver's: values are blobs

@@ -19,14 +19,16 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import operator
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
+from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import Runnable, RunnableConfig
 from langgraph.channels.binop import BinaryOperatorAggregate
 from langgraph.errors import NodeError
 from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
 from langgraph.pregel import Pregel
-from langgraph.types import Command
+from langgraph.types import Checkpointer, Command
 
 from graph.kernel.checkpoints import memory_checkpointer
 from graph.kernel.conversation import (
@@ -47,6 +49,11 @@ from graph.kernel.hooks import GUARDRAIL, Agents, HookError, Hooks, Target
 from graph.kernel.reducers import merge_dicts
 from graph.kernel.system import System
 from graph.models.chat import describe_error
+from graph.prompts import PromptSet
+from graph.settings import Settings
+
+if TYPE_CHECKING:
+    from graph.kernel.design import Design
 
 
 def _split(out: Any) -> tuple[Any, dict, bool]:
@@ -199,7 +206,7 @@ class SystemGraph(StateGraph):
         self._context: Context | None = None
         self._idle = idle_writes(self)
 
-    def add_node(self, node: Any, action: Any = None, **kwargs: Any) -> Any:  # type: ignore[override]
+    def add_node(self, node: Any, action: Any = None, **kwargs: Any) -> Any:
         if not isinstance(node, str) or action is None:
             raise TypeError("A system's node is added with its name first: add_node(name, action).")
         if not isinstance(action, Pregel):
@@ -273,7 +280,7 @@ def guardrail_node(state: dict, *, ctx: Context) -> Command:
         )
     main = (state.get("agent_memory") or {}).get(ctx.system) or {}
     mid_work = main.get("status") == "hibernated" and bool(main.get("resume_at"))
-    update: dict = {"checking_turn": None}
+    update = {"checking_turn": None}
     if passed:
         update["turns"] = turn_update(
             state, turn_id, status="queued" if mid_work else "passed", reason=reason, checks=checks
@@ -307,12 +314,12 @@ def guardrail_node(state: dict, *, ctx: Context) -> Command:
 
 def wire(
     builder: SystemGraph,
-    design,
+    design: Design,
     *,
     system: System,
-    model=None,
-    prompts=None,
-    settings=None,
+    model: BaseChatModel | None = None,
+    prompts: PromptSet | None = None,
+    settings: Settings | None = None,
     hooks: Hooks | None = None,
 ) -> Agents:
     """Give a system's graph builder (its nodes added, its start left to this) what its
@@ -361,20 +368,22 @@ def wire(
         def on_node_error(state: dict, error: NodeError) -> Command:  # LangGraph injects by type
             return _fallback(state, error, ctx=ctx)
 
-        builder.set_node_defaults(error_handler=on_node_error)
+        # LangGraph passes the NodeError to a handler that annotates it (its runnable
+        # wrapper injects it by type); the StateNode union it declares omits that form.
+        builder.set_node_defaults(error_handler=on_node_error)  # type: ignore[arg-type]
     return agents
 
 
 def compile_graph(
     builder: SystemGraph,
-    design,
+    design: Design,
     *,
     system: System,
-    checkpointer=None,
-    model=None,
-    prompts=None,
-    settings=None,
-):
+    checkpointer: Checkpointer = None,
+    model: BaseChatModel | None = None,
+    prompts: PromptSet | None = None,
+    settings: Settings | None = None,
+) -> CompiledStateGraph:
     """A system's graph, finished: ``wire`` it, then compile it under the system's name.
     Without a checkpointer a human's answer could not resume a paused run, so one in
     memory (able to load the system's state types) stands in; ``False``: none at all (a

@@ -20,21 +20,25 @@ from __future__ import annotations
 
 import contextvars
 import json
+import logging
 import os
 import socket
 import threading
 import time
 from functools import lru_cache
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, Iterator, TypeVar
 
 import httpx2 as httpx  # the HTTP library of the openai client (its fork of httpx)
 import openai
 
 from graph.errors import StepwiseError
+from graph.models.call_progress import CallProgress
 from graph.redaction import redact, redact_data
 from graph.stopping import Stopped, stop_requested
 
 T = TypeVar("T")
+
+log = logging.getLogger(__name__)
 
 _POLL_S = 0.05  # how often the waiting side looks at Stop and the deadline
 
@@ -112,7 +116,7 @@ class _NoResendStream(httpx.SyncByteStream):
         self._inner = inner
         self._request = request
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[bytes]:
         try:
             yield from self._inner
         except httpx.ReadTimeout:
@@ -138,6 +142,7 @@ class _TracedTransport(httpx.HTTPTransport):
             response = super().handle_request(request)
         except httpx.ReadTimeout:
             raise TimedOutAfterSending(_read_timeout(request), False) from None
+        assert isinstance(response.stream, httpx.SyncByteStream)  # a sync transport's
         response.stream = _NoResendStream(response.stream, request)
         return response
 
@@ -158,10 +163,21 @@ def traced_http_client() -> httpx.Client:
     return openai.DefaultHttpxClient(transport=_TracedTransport(limits=limits))
 
 
-def bounded_call(fn: Callable[[], T], *, deadline_s: float, server: str) -> T:
-    """``fn()`` (one model call), given up when the user presses Stop (``Stopped``) or
-    after ``deadline_s`` seconds (``ModelCallError``); an answer cut off after it began
-    becomes a ``ModelCallError`` saying so."""
+def bounded_call(
+    fn: Callable[[], T],
+    *,
+    deadline_s: float,
+    server: str,
+    stall_s: float | None = None,
+    progress: CallProgress | None = None,
+    what: str = "",
+) -> T:
+    """``fn()`` (one model call), given up when the user presses Stop (``Stopped``),
+    after ``deadline_s`` seconds (``ModelCallError``; ``what``: the call's kind, said),
+    or, once tokens come (``progress``, a streamed reply), when none has come for
+    ``stall_s`` seconds: a reply still arriving is never cut by that clock. An answer cut
+    off after it began becomes a ``ModelCallError`` saying so. Giving up shuts the call's
+    socket, which a streaming server notices at its next token and stops writing."""
     call = _Call()
     context = contextvars.copy_context()  # the run's config, callbacks and Stop signal
     context.run(_current_call.set, call)
@@ -182,11 +198,23 @@ def bounded_call(fn: Callable[[], T], *, deadline_s: float, server: str) -> T:
         if stop_requested():
             call.abandon()
             raise Stopped("a model call")
-        if time.monotonic() >= deadline:
+        now = time.monotonic()
+        if now >= deadline:
             call.abandon()
+            log.warning("model call to %s given up at its cap of %g s", server, deadline_s)
             raise ModelCallError(
-                f"The model call to {server} took longer than {deadline_s:g} s, so it was "
-                "given up (STEPWISE_MODEL_CALL_DEADLINE)."
+                f"The model call{f' ({what})' if what else ''} to {server} took longer than "
+                f"{deadline_s:g} s, so it was given up (STEPWISE_MODEL_CALL_DEADLINE)."
+            )
+        last = progress.last_token_at if progress is not None else None
+        if stall_s and last is not None and now - last >= stall_s:
+            call.abandon()
+            log.warning("model call to %s stalled: no token for %g s", server, stall_s)
+            raise ModelCallError(
+                f"The model server at {server} stopped writing: no new token for "
+                f"{stall_s:g} s after {progress.tokens if progress else 0} token(s), so the "
+                "call was given up "
+                "and not sent again (STEPWISE_STALL_TIMEOUT)."
             )
     error = outcome.get("error")
     if error is None:
@@ -216,14 +244,18 @@ def scrub_error(exc: BaseException, secrets: list[str]) -> None:
     request's Authorization header, and a failed node's exception is stored in its
     checkpoint (by its ``repr``) and may be shown."""
     seen: set[int] = set()
-    while exc is not None and id(exc) not in seen:
-        seen.add(id(exc))
-        exc.args = tuple(redact(a, secrets) if isinstance(a, str) else a for a in exc.args)
-        if isinstance(getattr(exc, "message", None), str):
-            exc.message = redact(exc.message, secrets)
-        if getattr(exc, "body", None) is not None:
-            exc.body = redact_data(exc.body) if not isinstance(exc.body, str) else redact(exc.body)
-        exc = exc.__cause__ or exc.__context__
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        current.args = tuple(redact(a, secrets) if isinstance(a, str) else a for a in current.args)
+        loose: Any = current  # any exception class may carry these (openai's do)
+        if isinstance(getattr(loose, "message", None), str):
+            loose.message = redact(loose.message, secrets)
+        if getattr(loose, "body", None) is not None:
+            loose.body = (
+                redact_data(loose.body) if not isinstance(loose.body, str) else redact(loose.body)
+            )
+        current = current.__cause__ or current.__context__
 
 
 def unreadable_reply(exc: BaseException) -> str | None:
@@ -232,13 +264,13 @@ def unreadable_reply(exc: BaseException) -> str | None:
     says it best when the client kept it (``exc.response``); else the error's kind."""
     body = getattr(getattr(exc, "response", None), "content", None)
     if isinstance(body, bytes):
-        return _what_body_is(body)
+        return what_body_is(body)
     if isinstance(exc, RecursionError):
         return "sent a reply nested too deeply to read"
     if isinstance(exc, UnicodeDecodeError):
         return "sent a reply that is not valid UTF-8 text"
     if isinstance(exc, json.JSONDecodeError):
-        return _what_body_is(exc.doc.encode())
+        return what_body_is(exc.doc.encode())
     text = str(exc)
     if isinstance(exc, (KeyError, TypeError)) and "choices" in text:
         return _NO_CHOICES
@@ -254,7 +286,7 @@ def unreadable_reply(exc: BaseException) -> str | None:
 _NO_CHOICES = "sent a chat completion without any choices (no answer in it)"
 
 
-def _what_body_is(body: bytes) -> str:
+def what_body_is(body: bytes) -> str:
     if not body.strip():
         return "sent an empty reply where a chat completion was expected"
     try:

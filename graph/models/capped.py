@@ -14,11 +14,14 @@ model call and the Run page lists among the run's notices.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Callable, Mapping, Sequence
 
-from langchain_core.language_models import BaseChatModel
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatResult
+from langchain_core.runnables import Runnable, RunnableBinding
+from langchain_core.tools import BaseTool
 
 from graph.models.replies import reply_text
 
@@ -116,7 +119,7 @@ class CappedChatModel(BaseChatModel):
         return self.inner._llm_type
 
     @property
-    def _identifying_params(self) -> dict[str, Any]:
+    def _identifying_params(self) -> Mapping[str, Any]:
         return self.inner._identifying_params
 
     # What the UI reads to name a model (graph.models.chat.model_label).
@@ -132,16 +135,34 @@ class CappedChatModel(BaseChatModel):
     def openai_api_base(self) -> str | None:
         return getattr(self.inner, "openai_api_base", None)
 
-    def bind_tools(self, tools, **kwargs):
+    def bind_tools(
+        self,
+        tools: Sequence[dict[str, Any] | type | Callable[..., Any] | BaseTool],
+        **kwargs: Any,
+    ) -> Runnable[LanguageModelInput, AIMessage]:
         """The inner model's way of offering tools, bound to this model (so replies to
         tool-calling turns are capped too)."""
-        return self.bind(**self.inner.bind_tools(tools, **kwargs).kwargs)
+        bound = self.inner.bind_tools(tools, **kwargs)
+        assert isinstance(bound, RunnableBinding)  # what BaseChatModel.bind_tools returns
+        return self.bind(**bound.kwargs)
 
-    def _generate(self, messages, stop=None, run_manager=None, **kwargs) -> ChatResult:
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
         result = self.inner._generate(messages, stop=stop, run_manager=run_manager, **kwargs)
         return cap_result(result, self.max_chars)
 
-    async def _agenerate(self, messages, stop=None, run_manager=None, **kwargs) -> ChatResult:
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
         result = await self.inner._agenerate(messages, stop=stop, run_manager=run_manager, **kwargs)
         return cap_result(result, self.max_chars)
 

@@ -53,6 +53,9 @@ def make_chat_model(
         timeout=settings.request_timeout_s,
         max_retries=settings.max_retries,  # the client's own bounded exponential backoff
         call_deadline_s=settings.model_call_deadline_s,
+        stream_replies=settings.stream_replies,
+        stall_timeout_s=settings.stall_timeout_s,
+        server_slots=settings.model_server_slots,
         temperature=settings.temperature,
         max_tokens=settings.max_tokens,
         structured_setting=settings.structured_output,
@@ -121,7 +124,8 @@ def role_models(
 ) -> tuple[BaseChatModel, BaseChatModel]:
     """The (planner, worker) pair a system builds its graph with: the models given, or
     the configured ones, each reply capped at ``settings.max_reply_chars``."""
-    return tuple(
-        capped(model or make_chat_model(role, settings, prompts=prompts), settings.max_reply_chars)
-        for role, model in (("planner", planner), ("worker", worker))
+    cap = settings.max_reply_chars
+    return (
+        capped(planner or make_chat_model("planner", settings, prompts=prompts), cap),
+        capped(worker or make_chat_model("worker", settings, prompts=prompts), cap),
     )

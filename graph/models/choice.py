@@ -15,12 +15,14 @@ the profile, kept in this process's memory: ``graph.models.keys``).
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    SecretStr,
+    SerializerFunctionWrapHandler,
     field_validator,
     model_serializer,
     model_validator,
@@ -49,6 +51,10 @@ class ModelChoice(BaseModel):
     # A replay: every model call answered from the recorded calls of this run (its id);
     # no model server is asked (graph/service/replays.py).
     replay_of: str = Field("", max_length=64)
+    # A fork with another prompt (graph/service/prompt_forks.py): the calls before its
+    # checkpoint were answered from this run's recording; every call the fork makes goes
+    # to the model named here and is marked live.
+    fork_of: str = Field("", max_length=64)
 
     @field_validator("endpoint")
     @classmethod
@@ -73,7 +79,7 @@ class ModelChoice(BaseModel):
         return self
 
     @model_serializer(mode="wrap")
-    def _compact(self, handler):
+    def _compact(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         """Fields at their defaults are left out: a choice made before profiles is
         recorded (in designs, experiments) exactly as it was."""
         data = handler(self)
@@ -82,6 +88,7 @@ class ModelChoice(BaseModel):
             ("profile", ""),
             ("key_from", "settings"),
             ("replay_of", ""),
+            ("fork_of", ""),
         ):
             if data.get(name) == default:
                 data.pop(name)
@@ -97,13 +104,17 @@ class ModelChoice(BaseModel):
     def label(self) -> str:
         if self.replay_of:
             return replay_label(self.replay_of)
+        if self.fork_of:
+            return (
+                f"{self.model_copy(update={'fork_of': ''}).label} (fork of run {self.fork_of[:8]})"
+            )
         if self.scripted:
             return SCRIPTED
         if self.worker and self.worker != self.model:
             return f"planner/executor {self.model or '?'}, workers {self.worker} @ {self.endpoint}"
         return f"{self.model or '?'} @ {self.endpoint}"
 
-    def key(self, base: Settings):
+    def key(self, base: Settings) -> SecretStr | None:
         """The key a request to this endpoint carries (a ``SecretStr``), or None."""
         if self.key_from == "env":
             return env_key(self.key_env)

@@ -1,9 +1,10 @@
 """*Test connection*: ask the configured server what it supports, and say it in words.
 
-Four small requests, each bounded by the request timeout: the model list (is it there,
+Five small requests, each bounded by the request timeout: the model list (is it there,
 how long a round trip takes), a reply under ``json_schema``, one under ``json_object``
-with the schema, and a tool call. What it finds is learnt into the mode book, exactly
-as a run would learn it, so the first run after a check asks the server the right way.
+with the schema, a tool call, and a short streamed reply (the server's speed in tokens a
+second, and its wait before the first token). What it finds is learnt into the mode book,
+exactly as a run would learn it, so the first run after a check asks the right way.
 
 A check may be bounded as a whole (``bound_s``: no request outlives it) and stopped
 between requests (``stop``); it says each step as it begins (``progress``), so a page can
@@ -15,9 +16,10 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Literal
+from typing import Any, Callable, Literal
 
 import openai
+from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import HumanMessage
 from langchain_core.tools import StructuredTool
 from pydantic import BaseModel
@@ -47,6 +49,8 @@ MODEL_ID_CHARS, MODELS_KEPT, DETAIL_CHARS = 100, 50, 300
 
 PING_PROMPT = 'Connection check. Reply with JSON only: {"answer": "pong", "ok": true}'
 TOOL_PROMPT = "Connection check. Call the tool echo with the word pong. Do not answer in words."
+SPEED_PROMPT = "Count from one to forty in words, separated by commas."
+SPEED_TOKENS = 32  # enough for a rate, short on a slow server
 
 
 def _echo(word: str) -> str:
@@ -69,6 +73,9 @@ class ServerReport:
     json_object_detail: str = ""
     tools: str | None = None  # "native" or "prompted"
     tools_detail: str = ""
+    tokens_per_s: float | None = None  # the server's writing speed (a streamed reply)
+    first_token_s: float | None = None  # seconds from the request to its first token
+    speed_detail: str = ""  # why the speed was not measured
     stopped: str = ""  # why the check ended before its last step, in words
 
     def summary(self) -> str:
@@ -91,6 +98,13 @@ class ServerReport:
             lines.append(f"tool calling: {self.tools}{f' ({detail})' if detail else ''}.")
         elif self.stopped:
             lines.append("tool calling: not tried.")
+        if self.tokens_per_s is not None:
+            lines.append(
+                f"speed: {self.tokens_per_s:.1f} tokens/s (first token after "
+                f"{self.first_token_s:.1f} s)."
+            )
+        elif self.speed_detail:
+            lines.append(f"speed: not measured ({self.speed_detail.rstrip('.')}).")
         if self.stopped:
             lines.append(self.stopped)
         return "\n".join(lines)
@@ -100,7 +114,8 @@ class _Ended(Exception):
     """The check was stopped, or ran out of its time, before a step."""
 
 
-def _model(settings: Settings, role: str, modes: ModeBook, **extra) -> ServerChatModel:
+def _model(settings: Settings, role: str, modes: ModeBook, **extra: Any) -> ServerChatModel:
+    extra.setdefault("max_tokens", 64)
     return ServerChatModel(
         model=settings.planner_model if role == "planner" else settings.worker_model,
         api_key=settings.openai_api_key or "not-needed",
@@ -109,7 +124,9 @@ def _model(settings: Settings, role: str, modes: ModeBook, **extra) -> ServerCha
         call_deadline_s=settings.request_timeout_s,
         max_retries=0,
         temperature=0,
-        max_tokens=64,
+        stream_replies=settings.stream_replies,
+        stall_timeout_s=settings.stall_timeout_s,
+        server_slots=settings.model_server_slots,
         modes=modes,
         **extra,
     )
@@ -166,7 +183,13 @@ class _Steps:
     """The check's steps: each begins by saying so, and none begins (nor is an answer
     counted) once the check is stopped or out of time."""
 
-    def __init__(self, settings: Settings, bound_s, stop, progress):
+    def __init__(
+        self,
+        settings: Settings,
+        bound_s: float | None,
+        stop: threading.Event | None,
+        progress: Callable[[str], None] | None,
+    ) -> None:
         self.settings = settings
         self.bound_s = bound_s
         self.ends_at = time.monotonic() + bound_s if bound_s else None
@@ -258,3 +281,40 @@ def _check(report: ServerReport, settings: Settings, modes: ModeBook, steps: _St
     except Exception as exc:
         steps.still_on()
         report.tools_detail = shown_text(describe_error(exc, now), DETAIL_CHARS)
+    _measure_speed(report, settings, modes, steps)
+
+
+class _TokenTimes(BaseCallbackHandler):
+    """When each streamed token came."""
+
+    def __init__(self) -> None:
+        self.times: list[float] = []
+
+    def on_llm_new_token(self, token: str | list[str | dict[str, Any]], **kwargs: Any) -> None:
+        self.times.append(time.perf_counter())
+
+
+def _measure_speed(
+    report: ServerReport, settings: Settings, modes: ModeBook, steps: _Steps
+) -> None:
+    """Tokens a second of a short streamed reply, and the wait for its first token: a slow
+    server is told apart from a dead one before a run finds out."""
+    now = steps.begin("measuring the speed")
+    if not now.stream_replies:
+        report.speed_detail = "replies are not streamed (STEPWISE_STREAM_REPLIES=false)"
+        return
+    times = _TokenTimes()
+    model = _model(now, "worker", modes, max_tokens=SPEED_TOKENS)
+    started = time.perf_counter()
+    try:
+        model.invoke([HumanMessage(SPEED_PROMPT)], config={"callbacks": [times]})
+    except Exception as exc:
+        steps.still_on()
+        report.speed_detail = shown_text(describe_error(exc, now), DETAIL_CHARS)
+        return
+    steps.still_on()
+    if len(times.times) < 2 or times.times[-1] <= times.times[0]:
+        report.speed_detail = f"the reply came in {len(times.times)} piece(s)"
+        return
+    report.first_token_s = times.times[0] - started
+    report.tokens_per_s = (len(times.times) - 1) / (times.times[-1] - times.times[0])

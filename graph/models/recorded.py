@@ -21,11 +21,14 @@ import hashlib
 import json
 import threading
 from collections import defaultdict, deque
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
-from langchain_core.language_models import BaseChatModel
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.messages import AIMessage, BaseMessage, messages_from_dict, messages_to_dict
 from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.runnables import Runnable, RunnableBinding
+from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import Field
 
@@ -50,7 +53,8 @@ def tool_names(tools: Any) -> list[str]:
     names = []
     for tool in tools or ():
         if isinstance(tool, dict):
-            function = tool.get("function") if isinstance(tool.get("function"), dict) else tool
+            inner = tool.get("function")
+            function = inner if isinstance(inner, dict) else tool
             names.append(str(function.get("name", "")))
         else:
             names.append(str(getattr(tool, "name", "") or getattr(tool, "__name__", "")))
@@ -165,15 +169,26 @@ class RecordedChatModel(BaseChatModel):
     def is_scripted(self) -> bool:  # how the UI names it (graph.models.chat.model_label)
         return bool(getattr(self.fallback, "is_scripted", False))
 
-    def bind_tools(self, tools, *, tool_choice: Any = None, **kwargs):
+    @property
+    def openai_api_base(self) -> str | None:
+        return getattr(self.fallback, "openai_api_base", None)
+
+    def bind_tools(
+        self,
+        tools: Sequence[dict[str, Any] | type | Callable[..., Any] | BaseTool],
+        *,
+        tool_choice: Any = None,
+        **kwargs: Any,
+    ) -> Runnable[LanguageModelInput, AIMessage]:
         formatted = [convert_to_openai_tool(t) for t in tools]
         if self.fallback is not None:
             # the fallback's own way of offering tools, so a live call is made as usual
             bound = self.fallback.bind_tools(tools, tool_choice=tool_choice, **kwargs)
+            assert isinstance(bound, RunnableBinding)  # what BaseChatModel.bind_tools returns
             return self.bind(**{**bound.kwargs, "stepwise_tools": formatted})
         return self.bind(tools=formatted, tool_choice=tool_choice, **kwargs)
 
-    def _request(self, messages: list[BaseMessage], stop, kwargs: dict) -> dict:
+    def _request(self, messages: list[BaseMessage], stop: list[str] | None, kwargs: dict) -> dict:
         params = {k: v for k, v in kwargs.items() if k != "stepwise_tools"}
         if "stepwise_tools" in kwargs:
             params["tools"] = kwargs["stepwise_tools"]
@@ -181,7 +196,13 @@ class RecordedChatModel(BaseChatModel):
             params["stop"] = stop
         return request_record(messages, params)
 
-    def _generate(self, messages, stop=None, run_manager=None, **kwargs) -> ChatResult:
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
         found = self.recording.take(self._request(messages, stop, kwargs))
         if found is not None:
             return ChatResult(
@@ -199,3 +220,11 @@ class RecordedChatModel(BaseChatModel):
             if isinstance(generation.message, AIMessage):
                 _mark(generation.message, False, "")
         return result
+
+
+def live_model(model: BaseChatModel) -> RecordedChatModel:
+    """A fork's model: ``model`` answers every call, each reply marked live (the calls
+    before the fork's checkpoint were answered from its parent's recording, and are in
+    the fork's log as replayed: ``graph.service.prompt_forks``)."""
+    name = getattr(model, "model_name", None) or type(model).__name__
+    return RecordedChatModel(recording=Recording([]), fallback=model, model_name=str(name))

@@ -31,6 +31,18 @@ REPLY_TOKENS: dict[str, int] = {
     "plan": 768,  # several steps, each an agent and an action
 }
 
+# The share of STEPWISE_MODEL_CALL_DEADLINE a call of each kind may take in all (a call
+# of no kind: all of it), never less than a minute or the whole deadline if shorter:
+# a routing decision that takes minutes has gone wrong, an answer may not have.
+CALL_SHARE: dict[str, float] = {
+    "route": 0.25,
+    "verdict": 0.25,
+    "decision": 0.5,
+    "judgement": 0.75,
+    "plan": 1.0,
+}
+MIN_CAP_S = 60.0
+
 BOTH = "both"
 TOKEN_FIELDS = (BOTH, "max_completion_tokens", "max_tokens")
 _FIELD_RE = re.compile(r"\b(max_completion_tokens|max_tokens)\b")
@@ -56,6 +68,12 @@ def reply_budget(kind: str | None, cap: int | None) -> int | None:
     if wanted is None:
         return cap
     return wanted if cap is None else min(wanted, cap)
+
+
+def call_cap_s(kind: str | None, deadline_s: float) -> float:
+    """Seconds a call of ``kind`` may take in all: its share of ``deadline_s``."""
+    share = CALL_SHARE.get(kind or "", 1.0)
+    return max(deadline_s * share, min(deadline_s, MIN_CAP_S))
 
 
 def first_field_mode(server: str) -> str:

@@ -30,12 +30,16 @@ from __future__ import annotations
 from typing import Any
 
 import openai
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models import LanguageModelInput
+from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_openai import ChatOpenAI
 from pydantic import Field
 
+from graph.logs import current_run_id
 from graph.models import tool_prompting
+from graph.models.call_progress import CALLS, CURRENT_CALL
 from graph.models.calls import (
     ModelCallError,
     bounded_call,
@@ -54,6 +58,7 @@ from graph.models.modes import (
     is_refusal,
 )
 from graph.models.reply_limits import (
+    call_cap_s,
     describe_field,
     field_fallback,
     first_field_mode,
@@ -61,40 +66,21 @@ from graph.models.reply_limits import (
     refused_field,
     reply_budget,
 )
-from graph.models.structured import shape_text
+from graph.models.server_slots import slots_for
+from graph.models.streaming import StreamEndedEarly, streamed_result
+from graph.models.structured import format_kwargs, shape_text, with_text
+from graph.stopping import Stopped, stop_requested
 
 
-def _format_kwargs(mode: str, request: dict) -> dict:
-    if mode == "json_schema":
-        return {
-            "response_format": {
-                "type": "json_schema",
-                "json_schema": {
-                    "name": request["name"],
-                    "schema": request["schema"],
-                    "strict": False,
-                },
-            }
-        }
-    if mode == "json_object":
-        return {"response_format": {"type": "json_object", "schema": request["schema"]}}
-    if mode == "json_object_bare":
-        return {"response_format": {"type": "json_object"}}
-    return {}
+def _check_stop() -> None:
+    if stop_requested():
+        raise Stopped("the wait for the model server")
 
 
-def _with_text(messages: list[BaseMessage], text: str) -> list[BaseMessage]:
-    """``text`` added to the last user turn (some chat templates refuse two in a row)."""
-    if messages and isinstance(messages[-1], HumanMessage):
-        last = messages[-1]
-        content = last.content if isinstance(last.content, str) else str(last.content)
-        return [*messages[:-1], HumanMessage(content=f"{content}\n\n{text}", name=last.name)]
-    return [*messages, HumanMessage(content=text)]
-
-
-def _first_turn(messages: list[BaseMessage]) -> bool:
-    """No tool has been called yet in this conversation: an agent's first model turn."""
-    return not any(isinstance(m, ToolMessage) for m in messages)
+def _tool_calls(result: ChatResult) -> bool:
+    """Whether the reply calls a tool."""
+    message = result.generations[0].message
+    return isinstance(message, AIMessage) and bool(message.tool_calls)
 
 
 def _annotate(result: ChatResult, **modes: Any) -> ChatResult:
@@ -117,10 +103,13 @@ class ServerChatModel(ChatOpenAI):
     tools_setting: str = "auto"  # auto / native / prompted
     modes: Any = Field(default=None, exclude=True)  # the ModeBook where modes are learnt
     prompts: Any = Field(default=None, exclude=True)  # the run's PromptSet (None: shipped texts)
-    # Token streaming is not needed by a run, and a prompted tool call is only known once
-    # the whole reply is in.
+    # LangChain's own streaming (``.stream()``) is not offered: a prompted tool call is
+    # only known once the whole reply is in. Replies are streamed inside each call instead.
     disable_streaming: Any = True
-    call_deadline_s: float = 120.0  # one call, retries included (STEPWISE_MODEL_CALL_DEADLINE)
+    call_deadline_s: float = 600.0  # one call, retries included (STEPWISE_MODEL_CALL_DEADLINE)
+    stream_replies: bool = True  # read replies as written (STEPWISE_STREAM_REPLIES)
+    stall_timeout_s: float = 30.0  # no new token this long: given up (STEPWISE_STALL_TIMEOUT)
+    server_slots: int = 0  # calls at once at the server; 0: learnt (STEPWISE_MODEL_SERVER_SLOTS)
     # The client whose requests a Stop or the deadline can cut (graph.models.calls).
     http_client: Any = Field(default_factory=traced_http_client, exclude=True)
 
@@ -139,23 +128,43 @@ class ServerChatModel(ChatOpenAI):
         self,
         messages: list[BaseMessage],
         stop: list[str] | None = None,
-        run_manager=None,
+        run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
+        """One call: queued behind the server's slots (the wait shown), then bounded by
+        its kind's cap, the stall clock and Stop (``graph.models.calls``)."""
+        kind = kwargs.get("call_kind")
+        progress = CALLS.begin(current_run_id(), self.server, self.model_name, kind)
+        token = CURRENT_CALL.set(progress)  # copied into the call's thread
         try:
-            return bounded_call(
-                lambda: self._generate_adapted(messages, stop, run_manager, **kwargs),
-                deadline_s=self.call_deadline_s,
-                server=self.server,
-            )
+            gate = slots_for(self.server, self.server_slots)
+            gate.acquire(lambda ahead: CALLS.waiting(progress, ahead), _check_stop)
+            try:
+                return bounded_call(
+                    lambda: self._generate_adapted(messages, stop, run_manager, **kwargs),
+                    deadline_s=call_cap_s(kind, self.call_deadline_s),
+                    server=self.server,
+                    stall_s=self.stall_timeout_s if self.stream_replies else None,
+                    progress=progress,
+                    what=f"a {kind} call" if kind else "",
+                )
+            finally:
+                gate.release()
         except Exception as exc:
             # Before the error reaches a checkpoint or a page: it may echo the key.
             reveal = getattr(self.openai_api_key, "get_secret_value", None)
             scrub_error(exc, [reveal() if reveal else ""])
             raise
+        finally:
+            CURRENT_CALL.reset(token)
+            CALLS.end(progress)
 
     def _generate_adapted(
-        self, messages: list[BaseMessage], stop, run_manager, **kwargs: Any
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None,
+        run_manager: CallbackManagerForLLMRun | None,
+        **kwargs: Any,
     ) -> ChatResult:
         request = kwargs.pop("json_request", None)
         kind = kwargs.pop("call_kind", None)
@@ -170,7 +179,13 @@ class ServerChatModel(ChatOpenAI):
             return self._generate_json(messages, request, stop, run_manager, kwargs)
         return self._post(messages, stop, run_manager, **kwargs)
 
-    def _post(self, messages: list[BaseMessage], stop, run_manager, **kwargs: Any) -> ChatResult:
+    def _post(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None,
+        run_manager: CallbackManagerForLLMRun | None,
+        **kwargs: Any,
+    ) -> ChatResult:
         """One request, its reply limit in the field the server reads (learnt: a refusal
         naming the field moves to the other, see ``reply_limits``); the reply says which
         field it used, and that it was cut when it was."""
@@ -215,12 +230,30 @@ class ServerChatModel(ChatOpenAI):
         )
 
     def _post_once(
-        self, messages: list[BaseMessage], stop, run_manager, **kwargs: Any
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None,
+        run_manager: CallbackManagerForLLMRun | None,
+        **kwargs: Any,
     ) -> ChatResult:
-        """One request through ``ChatOpenAI``; a reply it cannot read is said in words."""
+        """One request through ``ChatOpenAI``, streamed (``stream_replies``); a reply it
+        cannot read is said in words."""
+        progress = CURRENT_CALL.get()
+        if progress is not None:
+            CALLS.sent(progress)
         try:
-            result = super()._generate(messages, stop, run_manager, **kwargs)
+            if self.stream_replies:
+                result = streamed_result(self, messages, stop, run_manager, progress, kwargs)
+            else:
+                result = super()._generate(messages, stop, run_manager, **kwargs)
         except openai.APIError:
+            raise
+        except StreamEndedEarly:
+            raise ModelCallError(
+                f"The model server at {self.server} stopped sending mid-answer: the stream "
+                "ended before the reply was complete."
+            ) from None
+        except ModelCallError:
             raise
         except openai.LengthFinishReasonError as exc:
             # The client's parse (any response_format) refuses a reply cut at its limit;
@@ -238,7 +271,9 @@ class ServerChatModel(ChatOpenAI):
             )
         return result
 
-    def _get_request_payload(self, input_, *, stop=None, **kwargs: Any) -> dict:
+    def _get_request_payload(
+        self, input_: LanguageModelInput, *, stop: list[str] | None = None, **kwargs: Any
+    ) -> dict:
         """``ChatOpenAI``'s payload, the reply limit in the field(s) ``token_field`` says
         (it sends ``max_completion_tokens`` only, which some servers ignore)."""
         mode = kwargs.pop("token_field", None)
@@ -252,7 +287,12 @@ class ServerChatModel(ChatOpenAI):
     # ------------------------------------------------------------------ structured output
 
     def _generate_json(
-        self, messages: list[BaseMessage], request: dict, stop, run_manager, kwargs: dict
+        self,
+        messages: list[BaseMessage],
+        request: dict,
+        stop: list[str] | None,
+        run_manager: CallbackManagerForLLMRun | None,
+        kwargs: dict,
     ) -> ChatResult:
         book = self._book()
         adaptive = self.structured_setting == "auto"
@@ -263,11 +303,11 @@ class ServerChatModel(ChatOpenAI):
             sent = (
                 messages
                 if mode == "json_schema"
-                else _with_text(messages, shape_text(request["schema"], self.prompts))
+                else with_text(messages, shape_text(request["schema"], self.prompts))
             )
             try:
                 result = self._post(
-                    sent, stop, run_manager, **kwargs, **_format_kwargs(mode, request)
+                    sent, stop, run_manager, **kwargs, **format_kwargs(mode, request)
                 )
             except openai.APIStatusError as exc:
                 word = is_refusal(exc, STRUCTURED_WORDS)
@@ -296,7 +336,11 @@ class ServerChatModel(ChatOpenAI):
     # ------------------------------------------------------------------ tool calling
 
     def _generate_with_tools(
-        self, messages: list[BaseMessage], stop, run_manager, kwargs: dict
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None,
+        run_manager: CallbackManagerForLLMRun | None,
+        kwargs: dict,
     ) -> ChatResult:
         book = self._book()
         adaptive = self.tools_setting == "auto"
@@ -317,15 +361,15 @@ class ServerChatModel(ChatOpenAI):
             )
             book.learn(self.server, self.model_name, tools="prompted", note=note)
             return self._prompted(messages, stop, run_manager, kwargs, why=note, new=True)
-        if result.generations[0].message.tool_calls:
+        if _tool_calls(result):
             if adaptive:
                 book.learn(self.server, self.model_name, tools="native")
             return _annotate(result, tools="native")
-        if adaptive and learnt.tools != "native" and _first_turn(messages):
+        if adaptive and learnt.tools != "native" and tool_prompting.first_turn(messages):
             # Prose where the agent's first move must be a tool call: is it the model or the
             # protocol? Ask again with the tools in the prompt.
             prompted = self._prompted(messages, stop, run_manager, dict(kwargs), why="")
-            if prompted.generations[0].message.tool_calls:
+            if _tool_calls(prompted):
                 note = (
                     "The model answered in prose where a tool call was needed; used "
                     f"{describe_tools('prompted')}."
@@ -337,8 +381,8 @@ class ServerChatModel(ChatOpenAI):
     def _prompted(
         self,
         messages: list[BaseMessage],
-        stop,
-        run_manager,
+        stop: list[str] | None,
+        run_manager: CallbackManagerForLLMRun | None,
         kwargs: dict,
         *,
         why: str,
@@ -373,7 +417,7 @@ class ServerChatModel(ChatOpenAI):
         message = AIMessage(
             content=parsed.content,
             tool_calls=parsed.tool_calls,
-            usage_metadata=raw.usage_metadata,
+            usage_metadata=raw.usage_metadata if isinstance(raw, AIMessage) else None,
             response_metadata=dict(raw.response_metadata or {}),
             id=raw.id,
         )

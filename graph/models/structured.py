@@ -22,10 +22,11 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Callable, Mapping, Sequence, TypeVar
+from typing import Any, Callable, Generic, Mapping, Sequence, TypeVar
 
-from langchain_core.language_models import BaseChatModel
+from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.runnables import Runnable, RunnableConfig
 from pydantic import BaseModel, ValidationError
 
 from graph.errors import StepwiseError
@@ -55,8 +56,8 @@ class ModelReplyError(StepwiseError, RuntimeError):
 
 
 @dataclass
-class JsonReply:
-    value: BaseModel
+class JsonReply(Generic[T]):
+    value: T
     replies: list[AIMessage]  # every model reply, the repaired one last
     repaired: bool
     notices: list[str] = field(default_factory=list)
@@ -65,7 +66,7 @@ class JsonReply:
 # --------------------------------------------------------------------------- schemas
 
 
-def _inline(node, defs: dict):
+def _inline(node: Any, defs: dict) -> Any:
     if isinstance(node, dict):
         if "$ref" in node:
             return _inline(defs[node["$ref"].rsplit("/", 1)[-1]], defs)
@@ -75,7 +76,7 @@ def _inline(node, defs: dict):
     return node
 
 
-def _tighten(node, enums: Mapping[str, tuple], max_items: int):
+def _tighten(node: Any, enums: Mapping[str, tuple], max_items: int) -> Any:
     if isinstance(node, list):
         return [_tighten(v, enums, max_items) for v in node]
     if not isinstance(node, dict):
@@ -163,20 +164,83 @@ def _validate(
     return value, repaired
 
 
+@dataclass
+class JsonAsk(Generic[T]):
+    """One node's structured request, built from its state and prompt texts: what
+    ``ask_json`` sends and how it judges the reply. A node builds one and asks it; the
+    playground builds the same one from a stored state and sends it once."""
+
+    prompt: str
+    schema: type[T]
+    label: str
+    repair_prompt: Callable[[str, str], str]
+    check: Callable[[T], None] | None = None
+    enums: Mapping[str, Sequence] | None = None
+    kind: str | None = None
+    repair: Callable[[T], tuple[T, list[str]]] | None = None
+
+
+@dataclass
+class OneTry(Generic[T]):
+    """One reply to a ``JsonAsk`` with no repair round: the value when it was usable, else
+    ``problem`` in words."""
+
+    reply: AIMessage
+    value: T | None
+    problem: str
+    notices: list[str]
+
+
+def bound_for(model: BaseChatModel, ask: JsonAsk[Any]) -> Runnable[LanguageModelInput, BaseMessage]:
+    """``model`` bound with the JSON request and the reply budget of ``ask``."""
+    request = {"name": ask.schema.__name__, "schema": tight_schema(ask.schema, ask.enums)}
+    return model.bind(json_request=request, **({"call_kind": ask.kind} if ask.kind else {}))
+
+
+def judge_reply(reply: AIMessage, ask: JsonAsk[T]) -> OneTry[T]:
+    """``reply`` parsed, repaired and checked as ``ask_json`` does, the problem said."""
+    stepwise = (reply.response_metadata or {}).get("stepwise") or {}
+    notices = list(stepwise.get("notes", []))
+    try:
+        value, fixed = _validate(reply_text(reply), ask.schema, ask.check, ask.repair)
+        return OneTry(reply, value, "", notices + fixed)
+    except ValueError as exc:
+        problem = str(exc)
+        if cut := stepwise.get("cut_at"):
+            problem = f"the reply was cut at {cut} tokens, its limit"
+        return OneTry(reply, None, problem, notices)
+
+
+def ask_once(
+    model: BaseChatModel, ask: JsonAsk[T], config: RunnableConfig | None = None
+) -> OneTry[T]:
+    """One request of ``ask``, judged, with no repair round (one request per sample)."""
+    reply = bound_for(model, ask).invoke([HumanMessage(content=ask.prompt)], config)
+    return judge_reply(_ai(reply), ask)
+
+
+def _ai(reply: BaseMessage) -> AIMessage:
+    """A chat model's reply, as the AIMessage it always is."""
+    assert isinstance(reply, AIMessage), type(reply)
+    return reply
+
+
 def ask_json(
     model: BaseChatModel,
-    prompt: str,
-    schema: type[T],
+    prompt: str | JsonAsk[T],
+    schema: type[T] | None = None,
     *,
-    label: str,
-    repair_prompt: Callable[[str, str], str],
+    label: str = "",
+    repair_prompt: Callable[[str, str], str] | None = None,
     check: Callable[[T], None] | None = None,
     enums: Mapping[str, Sequence] | None = None,
     kind: str | None = None,
     repair: Callable[[T], tuple[T, list[str]]] | None = None,
-) -> JsonReply:
+) -> JsonReply[T]:
     """Ask for JSON matching ``schema``; on a bad reply, one repair round with the error.
 
+    ``prompt`` may be a whole ``JsonAsk`` (a node's request built by its seam), else the
+    request's parts are given one by one.
     ``enums`` pins fields of the schema sent to their allowed values (the enabled agents,
     say); ``check`` adds rules the schema cannot express and says in words what is wrong;
     ``kind`` (a key of ``reply_limits.REPLY_TOKENS``) sizes the reply's token budget.
@@ -185,28 +249,62 @@ def ask_json(
     slip costs neither a repair round nor the run.
     Raises ``ModelReplyError`` naming ``label`` and the last problem when both fail.
     """
-    request = {"name": schema.__name__, "schema": tight_schema(schema, enums)}
-    bound = model.bind(json_request=request, **({"call_kind": kind} if kind else {}))
+    if isinstance(prompt, JsonAsk):
+        ask = prompt
+    else:
+        assert schema is not None and repair_prompt is not None, "a prompt text needs both"
+        ask = JsonAsk(prompt, schema, label, repair_prompt, check, enums, kind, repair)
+    bound = bound_for(model, ask)
     notices: list[str] = []
-    messages: list[BaseMessage] = [HumanMessage(content=prompt)]
+    messages: list[BaseMessage] = [HumanMessage(content=ask.prompt)]
     replies: list[AIMessage] = []
     error = ""
     for attempt in range(2):
-        reply = bound.invoke(messages)
-        stepwise = (reply.response_metadata or {}).get("stepwise") or {}
-        notices += stepwise.get("notes", [])
+        reply = _ai(bound.invoke(messages))
         replies.append(reply)
-        text = reply_text(reply)
-        try:
-            value, fixed = _validate(text, schema, check, repair)
-            return JsonReply(value, replies, repaired=attempt > 0, notices=notices + fixed)
-        except ValueError as exc:
-            error = str(exc)
-            asked = error
-            if cut := stepwise.get("cut_at"):
-                # Not a model that cannot write JSON: one that wrote too much of it.
-                error = f"the reply was cut at {cut} tokens, its limit"
-                asked = f"your reply was cut at {cut} tokens: answer shorter"
-            notices.append(f"{label} reply unusable: {error}.")
-            messages = messages + [reply, HumanMessage(content=repair_prompt(asked, text))]
-    raise ModelReplyError(f"{label} gave unusable output twice; last problem: {error}.", replies)
+        tried = judge_reply(reply, ask)
+        notices += tried.notices
+        if tried.value is not None:
+            return JsonReply(tried.value, replies, repaired=attempt > 0, notices=notices)
+        error = asked = tried.problem
+        stepwise = (reply.response_metadata or {}).get("stepwise") or {}
+        if cut := stepwise.get("cut_at"):
+            # Not a model that cannot write JSON: one that wrote too much of it.
+            asked = f"your reply was cut at {cut} tokens: answer shorter"
+        notices.append(f"{ask.label} reply unusable: {error}.")
+        messages = messages + [
+            reply,
+            HumanMessage(content=ask.repair_prompt(asked, reply_text(reply))),
+        ]
+    raise ModelReplyError(
+        f"{ask.label} gave unusable output twice; last problem: {error}.", replies
+    )
+
+
+def format_kwargs(mode: str, request: dict) -> dict:
+    """The request fields that ask for a JSON reply in ``mode`` (graph.models.modes)."""
+    if mode == "json_schema":
+        return {
+            "response_format": {
+                "type": "json_schema",
+                "json_schema": {
+                    "name": request["name"],
+                    "schema": request["schema"],
+                    "strict": False,
+                },
+            }
+        }
+    if mode == "json_object":
+        return {"response_format": {"type": "json_object", "schema": request["schema"]}}
+    if mode == "json_object_bare":
+        return {"response_format": {"type": "json_object"}}
+    return {}
+
+
+def with_text(messages: list[BaseMessage], text: str) -> list[BaseMessage]:
+    """``text`` added to the last user turn (some chat templates refuse two in a row)."""
+    if messages and isinstance(messages[-1], HumanMessage):
+        last = messages[-1]
+        content = last.content if isinstance(last.content, str) else str(last.content)
+        return [*messages[:-1], HumanMessage(content=f"{content}\n\n{text}", name=last.name)]
+    return [*messages, HumanMessage(content=text)]

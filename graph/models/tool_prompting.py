@@ -18,7 +18,7 @@ import re
 import uuid
 from typing import Any
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolCall, ToolMessage
 
 from graph.models.replies import parse_json_object
 from graph.prompts import PromptSet, PromptSpec, register
@@ -51,7 +51,7 @@ def _example_value(name: str, prop: dict) -> Any:
     if "enum" in prop and prop["enum"]:
         return prop["enum"][0]
     found = _EXAMPLE.search(prop.get("description") or "")
-    kind = prop.get("type")
+    kind: Any = prop.get("type")  # JSON Schema as the tool gave it
     if found:
         text = found.group(1).strip().strip('"')
         if kind in ("array", "object"):
@@ -157,7 +157,7 @@ def to_prompted(
             if (
                 out
                 and isinstance(out[-1], HumanMessage)
-                and out[-1].content.startswith(RESULT_HEAD)
+                and _text(out[-1].content).startswith(RESULT_HEAD)
             ):
                 out[-1] = HumanMessage(content=f"{out[-1].content}\n\n{result}")
             else:
@@ -195,7 +195,7 @@ def from_prompted(messages: list[BaseMessage]) -> list[BaseMessage]:
     head = text[: text.index(MARKER)].rstrip() if MARKER in text else text
     body = [*before, *([HumanMessage(content=head, name=last.name)] if head else [])]
     out: list[BaseMessage] = []
-    calls: list[dict] = []
+    calls: list[ToolCall] = []
     for m in body:
         text = _text(m.content)
         if (
@@ -265,3 +265,8 @@ def encode_reply(message: AIMessage) -> str:
     if message.tool_calls:
         return _action_text(message)
     return json.dumps({"tool": FINAL, "answer": _text(message.content)})
+
+
+def first_turn(messages: list[BaseMessage]) -> bool:
+    """No tool has been called yet in this conversation: an agent's first model turn."""
+    return not any(isinstance(m, ToolMessage) for m in messages)

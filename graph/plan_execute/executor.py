@@ -13,17 +13,19 @@ end the run silently); a step at its replan cap moves on visibly, marked skipped
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from langgraph.graph import END
 from langgraph.types import Command
 from pydantic import AliasChoices, BaseModel, Field
 
 from graph.kernel.messages import FINISH_WORDS, tag_messages
-from graph.models.structured import ModelReplyError, ask_json
+from graph.models.structured import JsonAsk, ModelReplyError, ask_json
 from graph.plan_execute.deps import Deps
 from graph.plan_execute.planner import fail
 from graph.plan_execute.prompts import executor_example, executor_prompt, goto_names, repair_prompt
 from graph.plan_execute.state import State
+from graph.prompts import PromptSet
 
 # How many times one step's work may be sent out within one plan version. A model that
 # keeps asking for the agent of a step that already has its result would otherwise loop
@@ -42,6 +44,19 @@ class ExecutorDecision(BaseModel):
 def standalone_query(action: str, user_query: str) -> str:
     """An instruction a sub-agent can act on without the plan or the history."""
     return action if user_query in action else f"{action} (User question: {user_query})"
+
+
+def executor_ask(state: State, prompts: PromptSet, max_replans: int) -> JsonAsk:
+    """The Executor's request for ``state`` (the node asks it; the playground too)."""
+    enabled = state.get("enabled_agents")
+    return JsonAsk(
+        executor_prompt(state, prompts, max_replans),
+        ExecutorDecision,
+        label="The Executor",
+        repair_prompt=repair_prompt(prompts, executor_example(enabled)),
+        enums={"goto": goto_names(enabled)},
+        kind="decision",
+    )
 
 
 def executor_node(state: State, deps: Deps) -> Command:
@@ -65,24 +80,18 @@ def executor_node(state: State, deps: Deps) -> Command:
             extra={"replan_flag": False},
         )
 
-    enabled = state.get("enabled_agents")
     try:
-        reply = ask_json(
-            deps.planner_model,
-            executor_prompt(state, deps.prompts, deps.max_replans),
-            ExecutorDecision,
-            label="The Executor",
-            repair_prompt=repair_prompt(deps.prompts, executor_example(enabled)),
-            enums={"goto": goto_names(enabled)},
-            kind="decision",
-        )
+        reply = ask_json(deps.planner_model, executor_ask(state, deps.prompts, deps.max_replans))
     except ModelReplyError as exc:
         return fail(
             f"The Executor could not decide the next step: {exc}",
             messages=tag_messages(exc.replies, step, "executor"),
         )
     decision: ExecutorDecision = reply.value
-    said = {"messages": tag_messages(reply.replies, step, "executor"), "notices": reply.notices}
+    said: dict[str, Any] = {
+        "messages": tag_messages(reply.replies, step, "executor"),
+        "notices": reply.notices,
+    }
     goto = decision.goto.strip()
     results = state.get("step_results") or {}
     current, nxt = plan[str(step)], plan.get(str(step + 1))
@@ -192,7 +201,7 @@ def executor_node(state: State, deps: Deps) -> Command:
 def found_nothing(result: str | None) -> bool:
     """A worker's result that says it found nothing (workers begin those with "No usable
     results")."""
-    return bool(result) and result.lstrip().lower().startswith("no usable results")
+    return result is not None and result.lstrip().lower().startswith("no usable results")
 
 
 def _at_cap(deps: Deps, state: State, said: dict, step: int, why: str, notice: str) -> Command:
@@ -289,7 +298,7 @@ def approval_reason(deps: Deps, agent: str, block: dict) -> str:
     return ""
 
 
-def route_to_human(state: State, said: dict, **request) -> Command:
+def route_to_human(state: State, said: dict, **request: Any) -> Command:
     """Hand over to the human node, which pauses the run until someone decides."""
     status = {**said.pop("step_status", {}), str(request["step"]): "waiting"}
     request.update(asked_at=time.time())

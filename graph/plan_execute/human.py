@@ -13,6 +13,7 @@ without running the step); ``retry`` (escalation only: one more replan).
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from langchain_core.messages import HumanMessage
 from langgraph.types import Command
@@ -34,7 +35,7 @@ def human_node(state: State, deps: Deps) -> Command:
     step, agent = request["step"], request["agent"]
     attempts = (state.get("replan_attempts") or {}).get(str(step), 0)
     record = {**request, **decision.model_dump(), "decided_at": time.time()}
-    said = {
+    said: dict[str, Any] = {
         "human_request": None,
         "approvals": [record],
         "messages": tag_messages(

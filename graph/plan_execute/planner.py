@@ -9,17 +9,20 @@ with a notice on the run.
 
 from __future__ import annotations
 
+from typing import Any
+
 from langgraph.graph import END
 from langgraph.types import Command
 from pydantic import BaseModel, Field, model_validator
 
 from graph.kernel.messages import tag_messages
 from graph.kernel.slips import repair_name
-from graph.models.structured import ModelReplyError, ask_json
+from graph.models.structured import JsonAsk, ModelReplyError, ask_json
 from graph.plan_execute.agents import plannable
 from graph.plan_execute.deps import Deps
 from graph.plan_execute.prompts import plan_example, plan_prompt, repair_prompt
 from graph.plan_execute.state import State
+from graph.prompts import PromptSet
 
 
 class PlanStep(BaseModel):
@@ -42,7 +45,7 @@ class Plan(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _from_source_map(cls, data):
+    def _from_source_map(cls, data: Any) -> Any:
         if not isinstance(data, dict) or "steps" in data:
             return data
         expected = [str(i) for i in range(1, len(data) + 1)]
@@ -97,6 +100,23 @@ def check_plan(plan: Plan, enabled: list[str] | None, keep_until: int = 1) -> No
         raise ValueError(f"the revised plan must still contain step {keep_until}")
 
 
+def planner_ask(state: State, prompts: PromptSet) -> JsonAsk:
+    """The Planner's request for ``state`` (the node asks it; the playground too)."""
+    replan = bool(state.get("replan_flag"))
+    step = int(state.get("current_step") or 1) if replan else 1
+    enabled = state.get("enabled_agents")
+    return JsonAsk(
+        plan_prompt(state, prompts),
+        Plan,
+        label="The Planner",
+        repair_prompt=repair_prompt(prompts, plan_example(enabled)),
+        check=lambda p: check_plan(p, enabled, step),
+        repair=lambda p: repair_plan(p, plannable(enabled), step),
+        enums={"agent": plannable(enabled)},
+        kind="plan",
+    )
+
+
 def planner_node(state: State, deps: Deps) -> Command:
     if not plannable(state.get("enabled_agents")):
         return fail(
@@ -106,18 +126,7 @@ def planner_node(state: State, deps: Deps) -> Command:
     replan = bool(state.get("replan_flag"))
     step = int(state.get("current_step") or 1) if replan else 1
     try:
-        enabled = state.get("enabled_agents")
-        reply = ask_json(
-            deps.planner_model,
-            plan_prompt(state, deps.prompts),
-            Plan,
-            label="The Planner",
-            repair_prompt=repair_prompt(deps.prompts, plan_example(enabled)),
-            check=lambda p: check_plan(p, enabled, step),
-            repair=lambda p: repair_plan(p, plannable(enabled), step),
-            enums={"agent": plannable(enabled)},
-            kind="plan",
-        )
+        reply = ask_json(deps.planner_model, planner_ask(state, deps.prompts))
     except ModelReplyError as exc:
         return fail(
             f"The Planner could not produce a usable plan: {exc}",
@@ -145,6 +154,6 @@ def planner_node(state: State, deps: Deps) -> Command:
     )
 
 
-def fail(reason: str, **update) -> Command:
+def fail(reason: str, **update: Any) -> Command:
     """End the run with a readable reason; everything gathered so far stays in the state."""
     return Command(update={"outcome": "failed", "outcome_reason": reason, **update}, goto=END)

@@ -7,7 +7,7 @@ The texts live in ``prompts/plan_execute/*.txt``; this module only declares and 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Callable, Sequence, cast
 
 from langchain_core.messages import BaseMessage
 
@@ -144,7 +144,7 @@ register(
 )
 
 
-def _one_line(text: str, limit: int = 600) -> str:
+def _one_line(text: object, limit: int = 600) -> str:
     flat = " / ".join(part.strip() for part in str(text).splitlines() if part.strip())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
@@ -225,7 +225,7 @@ def plan_prompt(state: State, prompts: PromptSet) -> str:
     )
 
 
-def format_messages_tail(messages: list[BaseMessage], count: int = 4) -> str:
+def format_messages_tail(messages: Sequence[BaseMessage], count: int = 4) -> str:
     lines = []
     for m in messages[-count:]:
         who = getattr(m, "name", None) or m.type
@@ -306,7 +306,7 @@ def synthesizer_prompt(state: State, prompts: PromptSet) -> str:
     )
 
 
-def repair_prompt(prompts: PromptSet, expected: str):
+def repair_prompt(prompts: PromptSet, expected: str) -> Callable[[str, str], str]:
     """A function giving the repair message for an unusable JSON reply."""
     return lambda error, reply: prompts.render(
         _P + "repair", error=error, reply=reply[:2000], expected=expected
@@ -319,31 +319,31 @@ def preview_prompt(name: str, text: str, state: dict | None = None, max_replans:
     naming any bad placeholder, so the editor can show it inline."""
     from graph.tools.database import SCHEMA_SQL
 
-    state = {**SAMPLE_STATE, **(state or {})}
+    sample = cast(State, {**SAMPLE_STATE, **(state or {})})
     prompts = PromptSet({name: text})
     short = name.removeprefix(_P)
     if short in ("planner", "planner_fresh", "planner_replan"):
         if short == "planner_replan":
-            state = {
-                **state,
+            sample = {
+                **sample,
                 "replan_flag": True,
-                "last_reason": state.get("last_reason") or "step 1 returned no rows",
+                "last_reason": sample.get("last_reason") or "step 1 returned no rows",
             }
-        return plan_prompt(state, prompts)
+        return plan_prompt(sample, prompts)
     if short == "executor":
-        return executor_prompt(state, prompts, max_replans)
+        return executor_prompt(sample, prompts, max_replans)
     if short == "synthesizer":
-        return synthesizer_prompt(state, prompts)
+        return synthesizer_prompt(sample, prompts)
     if short == "repair":
         return prompts.render(
             name,
             error="the reply is not valid JSON",
             reply="Sure! Here is…",
-            expected=plan_example(state.get("enabled_agents")),
+            expected=plan_example(sample.get("enabled_agents")),
         )
     values = {
         "schema": SCHEMA_SQL.strip(),
-        "datasets": describe_datasets(state.get("datasets") or []),
+        "datasets": describe_datasets(sample.get("datasets") or []),
         "role": "(role)",
     }
     if short == "agent_system":

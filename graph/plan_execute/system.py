@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from functools import partial
+from typing import TYPE_CHECKING, AbstractSet, Any, cast
 
 from langchain_core.messages import HumanMessage
 from langgraph.graph import END
@@ -21,21 +22,28 @@ from langgraph.graph.state import CompiledStateGraph
 from graph.kernel.conversation import first_turn
 from graph.kernel.design import Design
 from graph.kernel.ledger import side_effect_ledger
+from graph.kernel.node_asks import NodeAsk, NotTryable
 from graph.kernel.system import Ability, ApprovalView, Panel, RunFacts, Setting, System
 from graph.kernel.wiring import SystemGraph, compile_graph
 from graph.models.chat import role_models
 from graph.plan_execute import agents, prompts
 from graph.plan_execute.agents import AGENTS, enabled_specs
 from graph.plan_execute.deps import Deps
-from graph.plan_execute.executor import executor_node
+from graph.plan_execute.executor import executor_ask, executor_node
 from graph.plan_execute.human import human_node
-from graph.plan_execute.planner import Plan, check_plan, planner_node
+from graph.plan_execute.planner import Plan, check_plan, planner_ask, planner_node
 from graph.plan_execute.state import RESET, State
 from graph.plan_execute.workers import WORKER_NODES
 from graph.prompts import PromptSet
 from graph.settings import get_settings
 from graph.tools.database import open_database
 from graph.tools.knowledge import default_knowledge_base
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+    from langgraph.types import Checkpointer
+
+    from graph.settings import Settings
 
 ROUTE_STYLE = {
     "executor": {"color": "#1f77b4"},  # back to the executor
@@ -69,11 +77,11 @@ class StepRow:
         return dict(vars(self))
 
 
-def _worker_destinations(name: str, nodes: set[str]) -> tuple[str, ...]:
+def _worker_destinations(name: str, nodes: AbstractSet[str]) -> tuple[str, ...]:
     spec = AGENTS[name]
     if spec.routing == "end":
         return (END,)
-    if spec.routing == "chain" and spec.chain_to in nodes:
+    if spec.routing == "chain" and spec.chain_to is not None and spec.chain_to in nodes:
         return (spec.chain_to, "executor")
     return ("executor",)
 
@@ -177,10 +185,10 @@ class PlanExecute(System):
         self,
         design: Design | None = None,
         *,
-        settings=None,
-        checkpointer=None,
-        planner_model=None,
-        worker_model=None,
+        settings: Settings | None = None,
+        checkpointer: Checkpointer = None,
+        planner_model: BaseChatModel | None = None,
+        worker_model: BaseChatModel | None = None,
     ) -> CompiledStateGraph:
         design = design or Design(system=self.name)
         settings = settings or get_settings()
@@ -430,6 +438,28 @@ class PlanExecute(System):
         spec = AGENTS[name]
         return f"{spec.description} After it: {spec.routing_label}."
 
+    def node_ask(self, node: str, state: dict, design: Design, at: float) -> NodeAsk:
+        if node == "planner":
+            return NodeAsk(
+                node,
+                "plan_execute/planner",
+                "planner",
+                lambda p: planner_ask(cast(State, state), p),
+            )
+        if node == "executor":
+            if state.get("replan_flag"):
+                raise NotTryable(
+                    "Here the Executor runs the step the Planner just revised without asking "
+                    "its model: choose the checkpoint after that step, where it judges it."
+                )
+            return NodeAsk(
+                node,
+                "plan_execute/executor",
+                "planner",
+                lambda p: executor_ask(cast(State, state), p, design.max_replans),
+            )
+        return super().node_ask(node, state, design, at)
+
     def prompt_node(self, name: str) -> str | None:
         short = name.split("/", 1)[-1]
         return "planner" if short.startswith("planner") else super().prompt_node(name)
@@ -491,7 +521,7 @@ class PlanExecute(System):
             else "e.g. not this source, look in the database",
         )
 
-    def check_fork_change(self, field: str, text: str, design: Design):
+    def check_fork_change(self, field: str, text: str, design: Design) -> Any:
         """A plan typed for a fork, checked like the Planner's own (the source design's map, or the
         steps list); ValueError says what is wrong."""
         if field != "plan":

@@ -15,8 +15,10 @@ from __future__ import annotations
 from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import BaseTool
 from langgraph.errors import GraphRecursionError
 from langgraph.graph import END
+from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command
 
 from graph.kernel.messages import tag_messages
@@ -33,7 +35,7 @@ from graph.tools.web import web_search_tool
 TOOL_ROUNDS = 6  # model/tool turns a sub-agent may take for one query
 
 
-def _agent(deps: Deps, agent: str, tools: list, system_prompt: str):
+def _agent(deps: Deps, agent: str, tools: list, system_prompt: str) -> CompiledStateGraph:
     """A ReAct sub-agent over ``tools``, on the worker model, with no checkpointer of its
     own: each invoke starts from the messages it is given."""
     return create_agent(deps.worker_model, tools, system_prompt=system_prompt, name=agent)
@@ -46,7 +48,9 @@ def _react(
     return _run_agent(_agent(deps, agent, tools, system_prompt), agent, query, config)
 
 
-def _run_agent(sub, agent: str, query: str, config: RunnableConfig) -> list[BaseMessage]:
+def _run_agent(
+    sub: CompiledStateGraph, agent: str, query: str, config: RunnableConfig
+) -> list[BaseMessage]:
     """Run sub-agent ``sub`` on ``query``; its messages, the query first."""
     asked = HumanMessage(content=query, name="agent_query")
     try:
@@ -85,7 +89,7 @@ def _step(state: State) -> tuple[int, str]:
     ) or ""
 
 
-def _search_tool(deps: Deps):
+def _search_tool(deps: Deps) -> BaseTool:
     key = deps.settings.tavily_api_key
     return web_search_tool(key.get_secret_value()) if key else search_tool(deps.knowledge)
 
@@ -229,6 +233,7 @@ def report_writer_node(state: State, config: RunnableConfig, deps: Deps) -> Comm
     step, query = _step(state)
     run_id = (config.get("configurable") or {}).get("thread_id", "run")
     attempt = (state.get("replan_attempts") or {}).get(str(step), 0)
+    assert deps.ledger is not None, "the system's graph gives its nodes the side-effect ledger"
     # One key per step execution: a resumed step finds its call done and does not repeat it.
     tool = save_report_tool(
         deps.settings.home / "reports", deps.ledger, f"{run_id}/{step}/{attempt}"

@@ -36,13 +36,16 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 from urllib.parse import urlsplit
 
 from graph.errors import StepwiseError
 from graph.kernel.pg_connections import connection_lost
 from graph.redaction import REDACTED, redact, redact_url, url_password
 from graph.write_lock import write_lock
+
+if TYPE_CHECKING:
+    import psycopg
 
 POSTGRES_SCHEMES = ("postgresql", "postgres")
 # pg_advisory_xact_lock key of schema migrations ("stepwise" in ASCII, as an int64).
@@ -66,7 +69,7 @@ def is_postgres_url(url: str | None) -> bool:
 class Row(dict):
     """A PostgreSQL row read like ``sqlite3.Row``: by column name or by position."""
 
-    def __getitem__(self, key):
+    def __getitem__(self, key: Any) -> Any:
         if isinstance(key, int):
             return list(self.values())[key]
         return super().__getitem__(key)
@@ -107,7 +110,7 @@ class Transaction:
             self._before_write()
             self._before_write = None
 
-    def execute(self, sql: str, params: Iterable = ()):
+    def execute(self, sql: str, params: Iterable = ()) -> Any:  # a sqlite3 or psycopg cursor
         """Run one statement; returns a cursor (``fetchone``, ``fetchall``, ``rowcount``)."""
         params = self.db.params(params)
         self._writes(sql)
@@ -300,11 +303,11 @@ class PostgresDatabase(Database):
         self.url = url
         self.location = redact_url(url)
         self.path = None
-        self._conn = None
+        self._conn: psycopg.Connection[Row] | None = None
         with self._lock:
             self._connection()
 
-    def _connection(self):
+    def _connection(self) -> psycopg.Connection[Row]:
         if self._conn is None or connection_lost(self._conn):
             if self._conn is not None:
                 self._conn.close()
@@ -353,7 +356,7 @@ class PostgresDatabase(Database):
         return {r[0] for r in rows}
 
     @contextmanager
-    def _begin(self, conn, exclusive: bool) -> Iterator[None]:
+    def _begin(self, conn: psycopg.Connection[Row], exclusive: bool) -> Iterator[None]:
         with conn.transaction():
             if exclusive:  # held until commit: a second process waits, then finds it done
                 conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
@@ -365,7 +368,7 @@ class PostgresDatabase(Database):
                 self._conn.close()
 
 
-def _row(cursor):
+def _row(cursor: psycopg.Cursor[Any]) -> Callable[[Sequence[Any]], Row]:
     """psycopg row factory: ``Row`` objects (by name or by position)."""
     names = [c.name for c in cursor.description or ()]
     return lambda values: Row(zip(names, values))
@@ -396,17 +399,18 @@ def database_lost(error: BaseException) -> bool:
     from psycopg_pool import PoolTimeout
 
     seen: set[int] = set()
-    while error is not None and id(error) not in seen:
-        seen.add(id(error))
-        if isinstance(error, (psycopg.InterfaceError, PoolTimeout, DatabaseUnavailable)):
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, (psycopg.InterfaceError, PoolTimeout, DatabaseUnavailable)):
             return True
-        if isinstance(error, psycopg.OperationalError):
-            state = error.sqlstate or ""
+        if isinstance(current, psycopg.OperationalError):
+            state = current.sqlstate or ""
             # No SQLSTATE: the client lost the connection; 08: connection exceptions;
             # 57P01-03: the server shutting down, crashed, or not yet accepting.
             if not state or state.startswith("08") or state in ("57P01", "57P02", "57P03"):
                 return True
-        error = error.__cause__ or error.__context__
+        current = current.__cause__ or current.__context__
     return False
 
 
@@ -424,7 +428,7 @@ def database_lost_reason(url: str | None) -> str:
     )
 
 
-def connect_postgres(url: str, **kwargs):
+def connect_postgres(url: str, **kwargs: Any) -> psycopg.Connection[Any]:
     """A psycopg connection in autocommit mode (transactions are explicit), or
     ``DatabaseUnavailable`` saying why not."""
     import psycopg

@@ -189,7 +189,7 @@ def export_results_jsonl(
     lines = []
     for r in records:
         question = eval_set.questions[r["question_index"]]
-        metadata = {
+        metadata: dict[str, Any] = {
             "experiment": experiment,
             "variant": r["variant"],
             "repeat": r["repeat"],
@@ -200,6 +200,7 @@ def export_results_jsonl(
             **{m: r.get(m) for m in RESULT_FIGURES},
         }
         answer = r.get("final_answer")
+        line: dict[str, Any]
         if shape == "langsmith":
             line = {
                 "inputs": {"question": question.question},

@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 import statistics
 from statistics import NormalDist
+from typing import cast
 
 import numpy as np
 
@@ -91,7 +92,7 @@ def mean_interval(
         return None
     estimate = statistics.fmean(statistics.fmean(g) for g in groups)
     rng = np.random.default_rng(seed)
-    draws = sum(_resampled(g, rng) for g in groups) / len(groups)
+    draws = np.mean([_resampled(g, rng) for g in groups], axis=0)
     low, high = _percentiles(draws, level)
     return estimate, low, high
 
@@ -167,11 +168,14 @@ def figure_contrast(
     unknown = {"verdict": "unknown", "runs": runs, "questions": 0, "repeats_needed": None}
     if any(v is None for g in (*base, *other) for v in g) or not all(runs):
         return unknown
-    pairs = [(b, o) for b, o in zip(base, other) if len(b) >= MIN_RUNS and len(o) >= MIN_RUNS]
+    known = cast(list[list[float]], base), cast(list[list[float]], other)  # None ruled out
+    pairs = [(b, o) for b, o in zip(*known) if len(b) >= MIN_RUNS and len(o) >= MIN_RUNS]
     counted = [sum(len(b) for b, _ in pairs), sum(len(o) for _, o in pairs)]
     if not pairs:
         return {**unknown, "verdict": "unclear", "runs": counted}
-    estimate, low, high = mean_difference([b for b, _ in pairs], [o for _, o in pairs], level)
+    found = mean_difference([b for b, _ in pairs], [o for _, o in pairs], level)
+    assert found is not None  # every pair has runs on both sides
+    estimate, low, high = found
     variance = statistics.fmean(statistics.variance(b) + statistics.variance(o) for b, o in pairs)
     needed = _needed(estimate, variance / len(pairs), level, POWER)
     return {

@@ -34,7 +34,7 @@ import uuid
 import weakref
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
-from typing import Iterable
+from typing import Any, Iterable, Sequence
 
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
@@ -157,7 +157,7 @@ def run_design(
 def model_settings_difference(recorded: dict, current: Settings) -> list[str]:
     """How the current model settings differ from recorded ones, in words; empty if not."""
     now = {**current.public_dict(), "resolved_provider": current.resolved_provider}
-    keys = MODEL_SETTINGS
+    keys: tuple[str, ...] = MODEL_SETTINGS
     if recorded.get("resolved_provider") == now["resolved_provider"] == "scripted":
         keys = ("resolved_provider",)
     return [
@@ -198,7 +198,7 @@ class ExperimentRunner:
         self,
         name: str,
         eval_set: EvalSet,
-        variants: list[Variant | dict],
+        variants: Sequence[Variant | dict],
         repeats: int = 1,
         design: Design | None = None,
         max_workers: int | None = None,
@@ -209,14 +209,12 @@ class ExperimentRunner:
         ``approvals``: a key of ``APPROVALS``. Bad input (no variants, duplicate names, a
         broken prompt) fails here, before any run is made."""
         try:
-            variants = [
-                v if isinstance(v, Variant) else Variant.model_validate(v) for v in variants
-            ]
+            checked = [v if isinstance(v, Variant) else Variant.model_validate(v) for v in variants]
         except ValidationError as exc:
             raise ExperimentError(f"Bad variant: {exc.errors()[0]['msg']}.") from None
-        if not variants:
+        if not checked:
             raise ExperimentError("Pick at least one variant (two or more to compare).")
-        if len({v.name for v in variants}) != len(variants):
+        if len({v.name for v in checked}) != len(checked):
             raise ExperimentError("Two variants have the same name; name each differently.")
         if approvals not in APPROVALS:
             raise ExperimentError(
@@ -235,13 +233,13 @@ class ExperimentRunner:
         design = design or Design()
         if approvals != "design":
             design = design.model_copy(update={"approval_timeout_s": 0.0})
-        texts = {v.name: full_prompt_texts(design, v) for v in variants}
+        texts = {v.name: full_prompt_texts(design, v) for v in checked}
         # "The model in use" is the active model profile, pinned now for all its runs.
         designs = {
             v.name: self.service.with_active_model(
                 run_design(design, texts[v.name], approvals, v.model)
             )
-            for v in variants
+            for v in checked
         }
         for variant_name, variant_design in designs.items():
             if variant_design.model is not None and (problem := variant_design.model.key_problem()):
@@ -256,7 +254,7 @@ class ExperimentRunner:
                 "versions": v.versions,
                 "model": v.model.model_dump() if v.model else None,
             }
-            for v in variants
+            for v in checked
         ]
         self.store.create_experiment(
             experiment_id,
@@ -280,7 +278,7 @@ class ExperimentRunner:
             # every variant on the questions it reached.
             for repeat in range(repeats):
                 for index, question in enumerate(eval_set.questions):
-                    for variant in variants:
+                    for variant in checked:
                         if experiment_id in self._stopping:
                             return experiment_id
                         run_id = self.service.start(
@@ -623,7 +621,7 @@ def _summary(records: list[dict], variant: str, questions: int) -> dict:
     completed = [r for r in counted if r["status"] == "done"]
     passed = sum(1 for r in counted if r["passed"])
     interval = stats.wilson(passed, len(counted))
-    summary = {
+    summary: dict[str, Any] = {
         "runs": len(counted),
         "completed": len(completed),
         "passed": passed,

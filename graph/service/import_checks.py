@@ -16,7 +16,7 @@ import json
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, overload
 
 from graph.errors import StepwiseError
 from graph.kernel.design import DESIGN_FORMAT, Design, DesignError, import_design
@@ -105,7 +105,15 @@ def _check_text(text: str, parts: tuple) -> None:
 # --------------------------------------------------------------------------- fields
 
 
-def _text(value: Any, where: str, *, optional: bool = False, limit: int | None = None):
+@overload
+def _text(
+    value: Any, where: str, *, optional: Literal[False] = False, limit: int | None = None
+) -> str: ...
+@overload
+def _text(value: Any, where: str, *, optional: bool, limit: int | None = None) -> str | None: ...
+def _text(
+    value: Any, where: str, *, optional: bool = False, limit: int | None = None
+) -> str | None:
     if value is None and optional:
         return None
     if not isinstance(value, str):
@@ -117,7 +125,11 @@ def _text(value: Any, where: str, *, optional: bool = False, limit: int | None =
     return value
 
 
-def _count(value: Any, where: str, *, optional: bool = False, least: int = 0):
+@overload
+def _count(value: Any, where: str, *, optional: Literal[False] = False, least: int = 0) -> int: ...
+@overload
+def _count(value: Any, where: str, *, optional: bool, least: int = 0) -> int | None: ...
+def _count(value: Any, where: str, *, optional: bool = False, least: int = 0) -> int | None:
     if value is None and optional:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or not least <= value <= MAX_COUNT:
@@ -125,7 +137,11 @@ def _count(value: Any, where: str, *, optional: bool = False, least: int = 0):
     return value
 
 
-def _moment(value: Any, where: str, *, optional: bool = False):
+@overload
+def _moment(value: Any, where: str, *, optional: Literal[False] = False) -> float: ...
+@overload
+def _moment(value: Any, where: str, *, optional: bool) -> float | None: ...
+def _moment(value: Any, where: str, *, optional: bool = False) -> float | None:
     if value is None and optional:
         return None
     if value is None:
@@ -141,6 +157,10 @@ def _moment(value: Any, where: str, *, optional: bool = False):
     return float(value)
 
 
+@overload
+def _object(value: Any, where: str, *, optional: Literal[False] = False) -> dict: ...
+@overload
+def _object(value: Any, where: str, *, optional: bool) -> dict | None: ...
 def _object(value: Any, where: str, *, optional: bool = False) -> dict | None:
     if value is None and optional:
         return None

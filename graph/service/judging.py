@@ -95,7 +95,12 @@ class JudgeJobs:
     def wait(self, job_id: str, timeout: float = 60.0) -> dict:
         """Block until a job has ended (for the command line and tests); its record."""
         deadline = time.time() + timeout
-        while (job := self.service.store.judge_job(job_id))["status"] == "running":
+        while True:
+            job = self.service.store.judge_job(job_id)
+            if job is None:
+                raise LookupError(f"There is no judge job {job_id!r}.")
+            if job["status"] != "running":
+                break
             if time.time() > deadline:
                 raise TimeoutError(f"judge job {job_id} still running after {timeout} s")
             time.sleep(0.05)

@@ -23,9 +23,17 @@ import logging
 import math
 import threading
 import time
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, AsyncIterator, Callable, Iterable, Iterator, Mapping, Protocol, Sequence
 
-from langgraph.checkpoint.base import BaseCheckpointSaver
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import (
+    BaseCheckpointSaver,
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+    V,
+)
 
 from graph.errors import StepwiseError
 
@@ -45,6 +53,14 @@ class LeaseLost(StepwiseError, RuntimeError):
         )
 
 
+class LeaseStore(Protocol):
+    """What the leases ask the store (``Store``)."""
+
+    def keep_leases(self, owner: str, run_ids: Iterable[str], lease_s: float) -> set[str]: ...
+
+    def run_lease(self, run_id: str) -> tuple[str | None, float | None]: ...
+
+
 class Leases:
     """This process's hold on the runs its workers are running, as the store last
     confirmed it. Runs not registered with ``hold`` are not checked (a fork being set
@@ -52,11 +68,11 @@ class Leases:
 
     def __init__(
         self,
-        store,
+        store: LeaseStore,
         owner: str,
         lease_s: float,
         on_lost: Callable[[str], None] | None = None,
-    ):
+    ) -> None:
         self.store = store
         self.owner = owner
         self.lease_s = lease_s
@@ -160,7 +176,7 @@ class Leases:
             self.on_lost(run_id)
 
 
-def _thread(config: dict) -> str | None:
+def _thread(config: RunnableConfig) -> str | None:
     return (config.get("configurable") or {}).get("thread_id")
 
 
@@ -173,7 +189,7 @@ class LeaseGuardedSaver(BaseCheckpointSaver):
         self.inner = inner
         self.leases = leases
 
-    def _guard(self, config: dict) -> None:
+    def _guard(self, config: RunnableConfig) -> None:
         thread = _thread(config)
         if thread is not None:
             self.leases.check(thread)
@@ -181,59 +197,100 @@ class LeaseGuardedSaver(BaseCheckpointSaver):
     @property
     def conn(self) -> Any:
         """The wrapped saver's connection (or pool), closed at shutdown."""
-        return self.inner.conn
+        inner: Any = self.inner  # a SqliteSaver's connection or a PostgresSaver's pool
+        return inner.conn
 
     @property
     def config_specs(self) -> list:
         return self.inner.config_specs
 
-    def get_tuple(self, config):
+    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         return self.inner.get_tuple(config)
 
-    def list(self, config, *, filter=None, before=None, limit=None) -> Iterator:
+    def list(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> Iterator[CheckpointTuple]:
         return self.inner.list(config, filter=filter, before=before, limit=limit)
 
-    def put(self, config, checkpoint, metadata, new_versions):
+    def put(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
         self._guard(config)
         return self.inner.put(config, checkpoint, metadata, new_versions)
 
-    def put_writes(self, config, writes, task_id, task_path: str = "") -> None:
+    def put_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
         self._guard(config)
         return self.inner.put_writes(config, writes, task_id, task_path)
 
-    async def aget_tuple(self, config):
+    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         return await self.inner.aget_tuple(config)
 
-    async def alist(self, config, *, filter=None, before=None, limit=None):
+    async def alist(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> AsyncIterator[CheckpointTuple]:
         async for item in self.inner.alist(config, filter=filter, before=before, limit=limit):
             yield item
 
-    async def aput(self, config, checkpoint, metadata, new_versions):
+    async def aput(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
         self._guard(config)
         return await self.inner.aput(config, checkpoint, metadata, new_versions)
 
-    async def aput_writes(self, config, writes, task_id, task_path: str = "") -> None:
+    async def aput_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
         self._guard(config)
         return await self.inner.aput_writes(config, writes, task_id, task_path)
 
     def delete_thread(self, thread_id: str) -> None:
         return self.inner.delete_thread(thread_id)
 
-    def delete_for_runs(self, run_ids) -> None:
+    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
         return self.inner.delete_for_runs(run_ids)
 
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         self.leases.check(target_thread_id)
         return self.inner.copy_thread(source_thread_id, target_thread_id)
 
-    def prune(self, thread_ids, *, strategy: str = "keep_latest") -> None:
+    def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
         return self.inner.prune(thread_ids, strategy=strategy)
 
-    def get_next_version(self, current, channel):
+    def get_next_version(self, current: V | None, channel: None) -> V:
         return self.inner.get_next_version(current, channel)
 
-    def get_delta_channel_history(self, *args, **kwargs):
-        return self.inner.get_delta_channel_history(*args, **kwargs)
+    def get_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, Any]:
+        return self.inner.get_delta_channel_history(config=config, channels=channels)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)

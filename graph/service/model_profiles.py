@@ -16,7 +16,7 @@ replaced.
 from __future__ import annotations
 
 import time
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -246,7 +246,7 @@ class ModelProfiles:
         return _profile(rows[0])
 
 
-def _profile(row) -> ModelProfile:
+def _profile(row: Any) -> ModelProfile:  # a database row
     return ModelProfile(
         name=row["name"],
         endpoint=row["endpoint"],

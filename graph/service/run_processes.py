@@ -31,7 +31,7 @@ import sys
 import threading
 from concurrent.futures import Future
 from multiprocessing.connection import Connection, wait
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from graph.errors import StepwiseError
 from graph.kernel.design import Design
@@ -40,6 +40,12 @@ from graph.models.keys import put_typed_key, typed_keys
 from graph.redaction import remember_secrets
 from graph.settings import REPO_ROOT, Settings
 from graph.stopping import Stopped
+
+if TYPE_CHECKING:
+    from langgraph.graph.state import CompiledStateGraph
+
+    from graph.service.run_service import RunService
+    from graph.service.runs import StopSignal
 
 # How long a worker may take to end on its own at shutdown before it is terminated.
 STOP_GRACE_S = 10.0
@@ -129,7 +135,9 @@ class RunProcesses:
         with self._lock:
             return [w.pid for w in self._workers]
 
-    def _take(self, job: int, done: Future, alone: bool, cancel) -> _Worker | None:
+    def _take(
+        self, job: int, done: Future, alone: bool, cancel: threading.Event | None
+    ) -> _Worker | None:
         """Give ``job`` to the worker with the fewest streams (a dead one is replaced
         first), under the lock a dead worker's streams are failed with. A job ``alone``
         waits for a worker running no other such job; None if ``cancel`` is set first."""
@@ -167,7 +175,7 @@ class RunProcesses:
         design: Design,
         run_input: Any,
         step_mode: bool,
-        cancel,
+        cancel: StopSignal,
         *,
         alone: bool = False,
         owner: str | None = None,
@@ -181,7 +189,7 @@ class RunProcesses:
         speed, where ten sharing a worker would take turns on its GIL and its writes.
         Runs that wait on a model share workers freely. ``owner``: the lease holder the
         worker writes as (its writes stop when the holder has lost the run)."""
-        job, done = next(self._ids), Future()
+        job, done = next(self._ids), Future[Any]()
         worker = self._take(job, done, alone, cancel)
         if worker is None:
             return Ended("cancelled", "Cancelled before it started.")
@@ -224,6 +232,7 @@ class RunProcesses:
                 threading.Event().wait(0.2)
                 continue
             for conn in wait(list(workers), timeout=0.2):
+                assert isinstance(conn, Connection)  # only the workers' are waited on
                 worker = workers[conn]
                 try:
                     kind, job, *rest = conn.recv()
@@ -284,7 +293,7 @@ class RunProcesses:
 # --------------------------------------------------------------------------- in a worker
 
 
-def worker_service(settings: Settings):
+def worker_service(settings: Settings) -> RunService:
     """The run service a worker process drives its streams with.
 
     Its checkpoints are saved on the stream's thread before the next step ("sync"): saved
@@ -326,14 +335,14 @@ def worker_main(fd: int) -> None:
         with send_lock:
             conn.send(message)
 
-    def compiled_for(design_json: str, design: Design):
+    def compiled_for(design_json: str, design: Design) -> CompiledStateGraph:
         with graphs_lock:  # one compiled graph per design serves all its runs
             if design_json not in graphs:
                 graphs[design_json] = service.prepare(design)[0]
             return graphs[design_json]
 
     def drive(
-        job: int, run_id: str, design_json: str, run_input, step_mode: bool, owner: str | None
+        job: int, run_id: str, design_json: str, run_input: Any, step_mode: bool, owner: str | None
     ) -> None:
         service.leases.hold(run_id, owner)  # written as the owner, while it holds the run
         try:

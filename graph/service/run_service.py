@@ -22,10 +22,12 @@ import uuid
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from contextlib import contextmanager
-from typing import Callable
+from typing import Any, Callable, Iterator, Literal
 
 from langchain_core.language_models import BaseChatModel
-from langgraph.types import Command
+from langchain_core.runnables import RunnableConfig
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Command, Durability
 
 from graph.kernel.checkpoints import checkpoint_timeline, fork_state, pending_nodes, redirect_state
 from graph.kernel.conversation import follow_up_plan
@@ -34,15 +36,18 @@ from graph.kernel.inner_checkpoints import inner_timeline, interleave
 from graph.kernel.system import get_system
 from graph.models.chat import describe_error, make_chat_model, model_label
 from graph.models.modes import ModeBook
+from graph.models.recorded import live_model
 from graph.prompts import PromptSet
+from graph.service import prompt_forks
 from graph.service.database import database_lost, database_lost_reason
 from graph.service.leases import LeaseGuardedSaver, LeaseLost, Leases
 from graph.service.model_profiles import ModelProfiles
 from graph.service.questions import checked_question
 from graph.service.replays import recorded_model, replay_design
-from graph.service.run_processes import RunFailed, RunProcesses, WorkerDied
+from graph.service.run_processes import Ended, RunFailed, RunProcesses, WorkerDied
 from graph.service.runs import (
     RunOutcome,
+    StateHistory,
     StopSignal,
     checkpointer_for,
     continue_run,
@@ -94,7 +99,7 @@ class RunService:
         timeout_tick_s: float = 1.0,
         claim_orphans: bool = True,
         processes: int | None = None,
-        durability: str = "async",
+        durability: Durability = "async",
     ):
         self.store = store
         # When LangGraph saves a run's checkpoints: "async" (its default) on a thread of its
@@ -183,6 +188,8 @@ class RunService:
     def _label(self, planner: BaseChatModel, worker: BaseChatModel, design: Design) -> str:
         if design.model is not None and design.model.replay_of:
             return design.model.label
+        if self.model_factory is None and design.model is not None and design.model.fork_of:
+            return design.model.label
         if self.model_factory is None:
             return self.run_settings(design).model_label
         names = {model_label(planner), model_label(worker)}
@@ -200,16 +207,23 @@ class RunService:
             if design.prompts.get(name) == version.text
         }
 
-    def model(self, role: str, design: Design | None = None) -> BaseChatModel:
+    def model(
+        self, role: Literal["planner", "worker"], design: Design | None = None
+    ) -> BaseChatModel:
         """The model a run of ``design`` gets for ``role``, learning into this service's modes."""
-        if design is not None and design.model is not None and design.model.replay_of:
-            return recorded_model(self.store, design.model.replay_of)
+        choice = design.model if design is not None else None
+        if choice is not None and choice.replay_of:
+            return recorded_model(self.store, choice.replay_of)
         if self.model_factory is not None:
-            return self.model_factory(role)
-        prompts = PromptSet(design.prompts) if design is not None else None
-        return make_chat_model(role, self.run_settings(design), modes=self.modes, prompts=prompts)
+            model = self.model_factory(role)
+        else:
+            prompts = PromptSet(design.prompts) if design is not None else None
+            model = make_chat_model(
+                role, self.run_settings(design), modes=self.modes, prompts=prompts
+            )
+        return live_model(model) if choice is not None and choice.fork_of else model
 
-    def _graph(self, design: Design):
+    def _graph(self, design: Design) -> tuple[CompiledStateGraph, BaseChatModel, BaseChatModel]:
         planner, worker = self.model("planner", design), self.model("worker", design)
         system = get_system(design.system)
         return (
@@ -263,8 +277,8 @@ class RunService:
         run_id: str,
         question: str,
         design: Design,
-        planner,
-        worker,
+        planner: BaseChatModel,
+        worker: BaseChatModel,
         prompt_versions: dict,
         parent_run: str | None = None,
         parent_checkpoint: str | None = None,
@@ -284,7 +298,7 @@ class RunService:
             lease_s=self.lease_s,
         )
 
-    def prepare(self, design: Design) -> tuple:
+    def prepare(self, design: Design) -> tuple[CompiledStateGraph, BaseChatModel, BaseChatModel]:
         """Validate a design and build its graph once, for many runs of it (a compiled
         graph serves concurrent runs, each on its own thread id): an experiment's variant
         would otherwise compile the same graph for every run."""
@@ -295,8 +309,8 @@ class RunService:
         self,
         run_id: str,
         design: Design,
-        compiled,
-        run_input,
+        compiled: CompiledStateGraph | None,
+        run_input: Any,
         step_mode: bool,
         pool: ThreadPoolExecutor | None = None,
     ) -> None:
@@ -310,18 +324,27 @@ class RunService:
             self._live[run_id] = (future, cancel)
 
     def _work(
-        self, run_id: str, design: Design, compiled, run_input, step_mode: bool, cancel: StopSignal
+        self,
+        run_id: str,
+        design: Design,
+        compiled: CompiledStateGraph | None,
+        run_input: Any,
+        step_mode: bool,
+        cancel: StopSignal,
     ) -> None:
         """The worker: never raises, never calls Streamlit; the store gets the outcome,
         unless the run is lost to another process (then nothing more is written)."""
         leftover: list = []
         self.leases.hold(run_id)
         try:
+            # This service submits a compiled graph; only the server runtime's _work has none.
+            assert compiled is not None
             if cancel.is_set() and not cancel.redirecting:
                 self._set_status(run_id, "cancelled", "Cancelled before it started.")
                 return
             self._set_status(run_id, "running")
             while True:
+                outcome: Ended | RunOutcome
                 if self.processes is not None:
                     outcome = self.processes.run(
                         run_id,
@@ -373,7 +396,13 @@ class RunService:
                     self.store.set_run_status(run_id, "failed", describe_error(exc, self.settings))
 
     def continue_here(
-        self, run_id: str, design: Design, compiled, run_input, step_mode: bool, cancel
+        self,
+        run_id: str,
+        design: Design,
+        compiled: CompiledStateGraph,
+        run_input: Any,
+        step_mode: bool,
+        cancel: StopSignal,
     ) -> RunOutcome:
         """Drive the run's stream in this process, its events into the store (a worker
         thread's part of a run; also what a worker process does with one)."""
@@ -392,7 +421,7 @@ class RunService:
         )
 
     def _redirect_or_finish(
-        self, run_id: str, cancel: StopSignal, outcome
+        self, run_id: str, cancel: StopSignal, outcome: Ended | RunOutcome
     ) -> tuple[Callable, str, int | None] | None:
         """The next redirect asked of this run; or, with none pending, its final status
         written and the run no longer live, both under the lock ``redirect`` queues with:
@@ -503,7 +532,7 @@ class RunService:
         )
 
     @contextmanager
-    def _holding(self, run_id: str):
+    def _holding(self, run_id: str) -> Iterator[None]:
         """Hold the run for this process while it is handed to a worker (ValueError when a
         live process holds it); let go again if handing it over fails."""
         if not self.store.claim_run(run_id, self.owner, self.lease_s):
@@ -550,7 +579,12 @@ class RunService:
                 self._stop.wait(tick)
 
     def _apply_redirect(
-        self, run_id: str, compiled, plan: Callable, note: str, redirect_id: int | None = None
+        self,
+        run_id: str,
+        compiled: CompiledStateGraph,
+        plan: Callable,
+        note: str,
+        redirect_id: int | None = None,
     ) -> None:
         """Work out the redirect from the run's state now (its next node is only known
         once its stream has stopped), apply it and log it as an event of the run. A
@@ -571,7 +605,12 @@ class RunService:
         )
 
     def _apply_or_refuse(
-        self, run_id: str, compiled, plan: Callable, note: str, redirect_id: int | None
+        self,
+        run_id: str,
+        compiled: CompiledStateGraph,
+        plan: Callable,
+        note: str,
+        redirect_id: int | None,
     ) -> None:
         """Apply a queued redirect in the worker; one the run's state refuses (e.g. a bad
         hook target) is logged and the run goes on as it was. Either way it is done."""
@@ -594,15 +633,16 @@ class RunService:
     def _was_applied(self, run_id: str, redirect_id: int) -> bool:
         """Whether a recorded redirect already wrote its checkpoint (a crash came after
         that and before the record was forgotten): applying it again would repeat it."""
-        config = {"configurable": {"thread_id": run_id}}
+        config: RunnableConfig = {"configurable": {"thread_id": run_id}}
         found = self.checkpointer.list(config, filter={REDIRECT_MARK: redirect_id}, limit=1)
         return next(iter(found), None) is not None
 
-    def _plan_of(self, spec: dict, design: Design, compiled) -> Callable:
+    def _plan_of(self, spec: dict, design: Design, compiled: CompiledStateGraph | None) -> Callable:
         """Rebuild a redirect's ``plan`` from its recorded ``spec`` (see ``redirect``)."""
         system = get_system(design.system)
         kind, text = spec.get("kind"), spec.get("text") or ""
         if kind == "message":
+            assert compiled is not None  # a message's plan reads the graph's nodes
             return follow_up_plan(compiled, design, text, system)  # ValueError: empty
         if kind == "edit":
             return lambda snapshot: (
@@ -613,7 +653,9 @@ class RunService:
             return lambda _snapshot: (spec.get("update") or {}, spec["goto"])
         raise ValueError(f"This run has a queued change of an unknown kind ({kind!r}).")
 
-    def _take_queued_redirects(self, run_id: str, design: Design, compiled) -> None:
+    def _take_queued_redirects(
+        self, run_id: str, design: Design, compiled: CompiledStateGraph
+    ) -> None:
         """Redirects recorded for a run whose process stopped before applying them (a
         follow-up message sent just before a crash): the first is applied now, to the
         state the run stopped at, the others wait for the run's next stop as they would
@@ -638,7 +680,7 @@ class RunService:
                 (self._plan_of(r["spec"], design, compiled), r["note"], r["id"]) for r in rest
             ]
 
-    def _reconcile_events(self, run_id: str, design: Design, compiled) -> None:
+    def _reconcile_events(self, run_id: str, design: Design, compiled: StateHistory) -> None:
         """Log the node updates a crash kept out of the event log (saved in the checkpoints,
         never logged), so the log, the drawn graph and the run's state agree; a run
         logged before updates were keyed is left as it is."""
@@ -692,7 +734,7 @@ class RunService:
         goto: str | None = None,
         note: str = "",
         plan: Callable | None = None,
-        compiled=None,
+        compiled: CompiledStateGraph | None = None,
         spec: dict | None = None,
     ) -> None:
         """Send a run on to ``goto`` with ``update`` applied to its state, replacing what
@@ -823,7 +865,7 @@ class RunService:
         with self._decide_lock:
             record, design = self._stored(run_id)
             compiled, _, _ = self._graph(design)
-            config = {"configurable": {"thread_id": run_id}}
+            config: RunnableConfig = {"configurable": {"thread_id": run_id}}
             if record.status != "waiting" or interrupt_id not in {
                 i.id for i in compiled.get_state(config).interrupts
             }:
@@ -932,7 +974,9 @@ class RunService:
         new_id = uuid.uuid4().hex
         goto = None
         if changes:  # the system completes and checks them against the state there
-            config = {"configurable": {"thread_id": run_id, "checkpoint_id": checkpoint_id}}
+            config: RunnableConfig = {
+                "configurable": {"thread_id": run_id, "checkpoint_id": checkpoint_id}
+            }
             snapshot = compiled.get_state(config)
             if snapshot.created_at is None:  # not a top-graph checkpoint of this run
                 raise ValueError(
@@ -954,6 +998,58 @@ class RunService:
             checkpoint_id,
         )
         self._submit(new_id, design, compiled, None, step_mode)
+        return new_id
+
+    def fork_with_prompt(
+        self,
+        run_id: str,
+        checkpoint_id: str,
+        prompt_name: str,
+        text: str | None = None,
+        version_id: int | None = None,
+        label: str = "",
+        step_mode: bool = False,
+    ) -> str:
+        """A new run going on from a checkpoint of ``run_id`` with another text for one of
+        its system's tuned prompts (a stored version, or ``text``, saved as a version
+        labelled ``label``), on the active model profile: the calls before the checkpoint
+        are the parent's, copied into the fork's log as replayed; every later call is live
+        (``graph/service/prompt_forks.py``). Records its parent, checkpoint and the
+        prompt version it used; ValueError in words when it cannot be made."""
+        record, design = self._stored(run_id)
+        if record.is_live:
+            raise ValueError("The run is still going: fork it once it has ended.")
+        text, version = prompt_forks.chosen_version(
+            self.store, design, prompt_name, text, version_id
+        )
+        active = self.profiles.active().choice()
+        new_design = prompt_forks.fork_design(design, prompt_name, text, active, run_id)
+        if new_design.model and (problem := new_design.model.key_problem()):
+            raise ValueError(problem)
+        PromptSet(new_design.prompts)  # PromptError naming the prompt and the problem
+        compiled, planner, worker = self._graph(new_design)
+        before = prompt_forks.events_before(self.store, compiled, run_id, checkpoint_id)
+        new_id = uuid.uuid4().hex
+        fork_state(compiled, run_id, checkpoint_id, new_id, {})  # ValueError: not forkable
+        if version is None:
+            version = self.store.save_prompt_version(
+                prompt_name, label.strip() or f"typed for a fork of run {run_id[:8]}", text
+            )
+        versions = {**record.prompt_versions, prompt_name: version.id}
+        self._record_run(
+            new_id,
+            record.question,
+            new_design,
+            planner,
+            worker,
+            versions,
+            run_id,
+            checkpoint_id,
+        )
+        copies = prompt_forks.replayed_copies(before, run_id)
+        if copies:
+            self.store.append_events(new_id, copies, owner=self.owner)
+        self._submit(new_id, new_design, compiled, None, step_mode)
         return new_id
 
     def replay(self, run_id: str, pace_s: float | None = None, step_mode: bool = False) -> str:

@@ -15,13 +15,17 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Iterator, Protocol, cast
+from uuid import UUID
 
 import psycopg
 from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.errors import GraphDrained, GraphRecursionError
+from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import RunControl
+from langgraph.types import Checkpointer, Durability
 from psycopg_pool import PoolTimeout
 
 from graph.kernel.accounting import UsageRecorder
@@ -153,11 +157,18 @@ def event_record(event: RunEvent, system: str) -> dict:
     }
 
 
-def missed_updates(graph, thread_id: str, known_keys: set[str]) -> list[RunEvent]:
+class StateHistory(Protocol):
+    """A graph's checkpoints as ``missed_updates`` reads them (a compiled graph, or a
+    LangGraph Server thread's through ``ServerGraph``)."""
+
+    def get_state_history(self, config: RunnableConfig) -> Iterator[Any]: ...  # StateSnapshot-like
+
+
+def missed_updates(graph: StateHistory, thread_id: str, known_keys: set[str]) -> list[RunEvent]:
     """Top-level node updates the checkpoints hold but the event log lacks: a process
     killed after a node's writes were saved and before its update was stored. Oldest
     first, keyed as ``continue_run`` keys them (seq 0: the store puts them at the end)."""
-    config = {"configurable": {"thread_id": thread_id}}
+    config: RunnableConfig = {"configurable": {"thread_id": thread_id}}
     found = []
     for snapshot in reversed(list(graph.get_state_history(config))):
         for task in snapshot.tasks:
@@ -182,7 +193,15 @@ class NodeGuard(BaseCallbackHandler):
     def __init__(self, check: Callable[[], None]):
         self.check = check
 
-    def on_chain_start(self, serialized, inputs, *, metadata=None, **kwargs) -> None:
+    def on_chain_start(
+        self,
+        serialized: dict[str, Any],
+        inputs: dict[str, Any],
+        *,
+        run_id: UUID,
+        metadata: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
         if metadata and "langgraph_node" in metadata:
             self.check()
 
@@ -209,8 +228,10 @@ def _repeat(every_s: float, action: Callable[[], None], name: str) -> Callable[[
 def _hold(pace_s: float, cancel: threading.Event | None, note: Callable[[dict], None]) -> None:
     """Keep a node's result on screen ``pace_s`` before the next node starts (the stream
     is lazy: the next superstep waits for this loop). Stop ends the wait at once; the
-    pause is logged so durations can count work only."""
+    pause is logged as it starts (``pacing``: what it will be, so a live page never counts
+    it as work) and as it ends (``paced``: what it was) so durations count work only."""
     started = time.time()
+    note({"pacing": {"from": started, "seconds": pace_s}})
     if cancel is not None:
         cancel.wait(pace_s)
     else:
@@ -223,8 +244,8 @@ def run_question(
     design: Design | None = None,
     *,
     settings: Settings | None = None,
-    checkpointer=None,
-    graph=None,
+    checkpointer: Checkpointer = None,
+    graph: CompiledStateGraph | None = None,
     thread_id: str | None = None,
     on_event: Callable[[RunEvent], None] | None = None,
     cancel: threading.Event | None = None,
@@ -251,7 +272,7 @@ def run_question(
 
 
 def continue_run(
-    graph,
+    graph: CompiledStateGraph,
     run_input: Any,
     thread_id: str,
     design: Design,
@@ -261,7 +282,7 @@ def continue_run(
     cancel: threading.Event | None = None,
     step_mode: bool = False,
     first_seq: int = 0,
-    durability: str = "async",
+    durability: Durability = "async",
     on_events: Callable[[list[RunEvent]], None] | None = None,
     before_node: Callable[[], None] | None = None,
 ) -> RunOutcome:
@@ -299,7 +320,7 @@ def continue_run(
 
 
 def _drive(
-    graph,
+    graph: CompiledStateGraph,
     run_input: Any,
     thread_id: str,
     design: Design,
@@ -309,7 +330,7 @@ def _drive(
     cancel: threading.Event | None,
     step_mode: bool,
     first_seq: int,
-    durability: str,
+    durability: Durability,
     on_events: Callable[[list[RunEvent]], None] | None,
     before_node: Callable[[], None] | None,
 ) -> RunOutcome:
@@ -328,7 +349,7 @@ def _drive(
     held: list[RunEvent] = []  # events waiting to be handed over together
 
     def emit(
-        kind: str, node: str, namespace: str, data: Any, key: str | None = None, hold=False
+        kind: str, node: str, namespace: str, data: Any, key: str | None = None, hold: bool = False
     ) -> None:
         nonlocal seq
         with emitting:
@@ -368,7 +389,7 @@ def _drive(
     if design.approvals_by == "experiment":  # the gate answers without a person
         agents = get_system(design.system).agents
         configurable[AUTOMATIC] = sorted(a for a, spec in agents.items() if spec.side_effects)
-    config = {
+    config: RunnableConfig = {
         "configurable": configurable,
         "recursion_limit": design.recursion_limit,
         # Every model call becomes an llm_call event, logged as the call ends: before the
@@ -403,10 +424,13 @@ def _drive(
                 interrupt_before="*" if step_mode else None,
                 control=control,
                 # (LangGraph warns when there is no checkpointer to be durable with.)
-                **({"durability": durability} if graph.checkpointer else {}),
+                durability=durability if graph.checkpointer else None,
             )
             hold = not design.pace_s  # a paced run shows each update before its pause
-            for namespace, mode, chunk in stream:
+            for part in stream:
+                # LangGraph types a v1 stream's parts loosely; with subgraphs and several
+                # modes each is (namespace, mode, chunk).
+                namespace, mode, chunk = cast(tuple[tuple[str, ...], str, Any], part)
                 ns = "/".join(namespace)
                 if mode == "values":
                     if not namespace:
@@ -422,13 +446,15 @@ def _drive(
                 if mode == "custom":
                     emit("custom", "", ns, chunk, hold=hold)
                 else:
+                    ran = False  # an interrupt alone (step mode's pause) is no node run
                     for node, update in (chunk or {}).items():
                         if is_pseudo_node(node):
                             continue  # an interrupt is read from the checkpoint below
                         if not namespace:
                             nodes_run += 1
+                            ran = True
                         emit("update", node, ns, update, task_key(ns, node), hold=hold)
-                    if not namespace and design.pace_s:
+                    if ran and design.pace_s:
                         _hold(design.pace_s, cancel, lambda s: emit("custom", "", "", s))
                 if cancel is not None and cancel.is_set():
                     control.request_drain("cancel")  # a plain Event cannot ask by itself

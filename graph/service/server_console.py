@@ -13,7 +13,7 @@ import json
 import time
 from dataclasses import dataclass, field
 from types import SimpleNamespace
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, Mapping, Sequence, TypeVar
 
 import httpx
 from langgraph_sdk.errors import APIStatusError
@@ -418,7 +418,18 @@ def _detail(exc: APIStatusError) -> str:
     return shown_text(text, 200).rstrip(".") + "."  # the key it was sent, echoed: redacted
 
 
-def _run_summary(run: dict) -> RunSummary:
+@dataclass
+class _Drawing:
+    """A LangGraph Server's drawing of a graph, read by ``to_dot`` as a compiled graph."""
+
+    name: str
+    drawn: Any
+
+    def get_graph(self, *, xray: int | bool = 1) -> Any:
+        return self.drawn
+
+
+def _run_summary(run: Mapping[str, Any]) -> RunSummary:
     kwargs = run.get("kwargs") or {}
     command = kwargs.get("command") or {}
     started_by = (
@@ -436,7 +447,7 @@ def _run_summary(run: dict) -> RunSummary:
     )
 
 
-def _interrupts(raw: dict) -> list[Interrupt]:
+def _interrupts(raw: Mapping[str, Any]) -> list[Interrupt]:
     """A state's pending interrupts, each with the node that raised it."""
     found = []
     for task in raw.get("tasks") or []:
@@ -447,7 +458,7 @@ def _interrupts(raw: dict) -> list[Interrupt]:
     return found
 
 
-def _thread_state(thread_id: str, raw: dict, status: str = "") -> ThreadState:
+def _thread_state(thread_id: str, raw: Mapping[str, Any], status: str = "") -> ThreadState:
     return ThreadState(
         thread_id=thread_id,
         values=raw.get("values") if raw.get("values") is not None else {},
@@ -459,7 +470,7 @@ def _thread_state(thread_id: str, raw: dict, status: str = "") -> ThreadState:
     )
 
 
-def checkpoints_of(states: list[dict]) -> list[Checkpoint]:
+def checkpoints_of(states: Sequence[Mapping[str, Any]]) -> list[Checkpoint]:
     """Checkpoints (oldest first) with what each changed: the keys whose value differs
     from the checkpoint before, and the nodes that ran in between (the tasks the one
     before had to run)."""
@@ -505,5 +516,4 @@ def drawing_to_dot(drawing: dict, *, name: str = "graph", active: str | None = N
         if isinstance(e, dict) and "source" in e and "target" in e
     ]
     drawn = SimpleNamespace(nodes=nodes, edges=edges)
-    compiled = SimpleNamespace(name=name, get_graph=lambda xray=1: drawn)
-    return to_dot(compiled, active=active, active_note="waiting" if active else "")
+    return to_dot(_Drawing(name, drawn), active=active, active_note="waiting" if active else "")

@@ -17,20 +17,24 @@ import logging
 import time
 import typing
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from types import SimpleNamespace
-from typing import Any, Callable
+from typing import Any, Callable, Iterator, Literal
 
 import httpx
 from langchain_core.messages import AnyMessage
+from langchain_core.runnables import RunnableConfig
+from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command
 from langgraph_sdk.errors import APIError, NotFoundError
+from langgraph_sdk.schema import StreamMode, StreamPart
 from pydantic import TypeAdapter, ValidationError
 
 from graph.errors import StepwiseError
 from graph.kernel.checkpoints import CONVERSATION_FIELDS, checkpoint_row
 from graph.kernel.design import Design
-from graph.kernel.system import get_system
+from graph.kernel.system import System, get_system
 from graph.models.chat import describe_error
 from graph.served import as_json, run_config
 from graph.service.run_service import RunService
@@ -41,7 +45,7 @@ from graph.settings import Settings
 
 log = logging.getLogger(__name__)
 
-STREAM_MODES = ["updates", "custom", "values", "tasks"]
+STREAM_MODES: list[StreamMode] = ["updates", "custom", "values", "tasks"]
 _MESSAGE = TypeAdapter(AnyMessage)
 _MESSAGE_TYPES = {"human", "ai", "tool", "system", "function", "chat", "remove"}
 
@@ -150,20 +154,20 @@ class ServerGraph:
     checkpoints are read from the LangGraph Server: the pages read a run's state and
     history through ``get_state`` / ``get_state_history`` as they do locally."""
 
-    def __init__(self, compiled, service: "ServerRunService"):
+    def __init__(self, compiled: CompiledStateGraph, service: ServerRunService) -> None:
         self._compiled = compiled
         self._service = service
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> Any:
         return getattr(self._compiled, name)
 
-    def get_state(self, config: dict, subgraphs: bool = False) -> _Snap:
+    def get_state(self, config: RunnableConfig, subgraphs: bool = False) -> _Snap:
         configurable = config.get("configurable") or {}
         return self._service.snapshot_of(
             configurable["thread_id"], configurable.get("checkpoint_id")
         )
 
-    def get_state_history(self, config: dict, **kwargs):
+    def get_state_history(self, config: RunnableConfig, **kwargs: Any) -> Iterator[_Snap]:
         return iter(self._service.history_of(config["configurable"]["thread_id"]))
 
 
@@ -178,7 +182,7 @@ class ServerRunService(RunService):
         max_workers: int = 16,
         timeout_tick_s: float = 1.0,
         claim_orphans: bool = True,
-    ):
+    ) -> None:
         super().__init__(
             store,
             settings,
@@ -206,7 +210,7 @@ class ServerRunService(RunService):
             "nothing was lost: try again once it is up."
         )
 
-    def _call(self, what, *args, **kwargs):
+    def _call(self, what: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """One request to the server; ServerUnavailable (one sentence) when it is down."""
         try:
             return what(*args, **kwargs)
@@ -231,11 +235,11 @@ class ServerRunService(RunService):
         except NotFoundError:
             raise KeyError(f"No thread of run {run_id} on {self.url}.") from None
 
-    def _schema(self, design: Design):
+    def _schema(self, design: Design) -> type | None:
         """The system's state schema (to type what the server sends back), built once."""
         if design.system not in self._schemas:
             try:
-                self._schemas[design.system] = self.prepare(design)[0].builder.schema
+                self._schemas[design.system] = self.prepare(design)[0].builder.state_schema
             except Exception:
                 log.warning(
                     "no state schema for %s: its values are shown as data",
@@ -247,7 +251,7 @@ class ServerRunService(RunService):
 
     # ------------------------------------------------------------- running
 
-    def start(self, question: str, design: Design, *args, **kwargs) -> str:
+    def start(self, question: str, design: Design, *args: Any, **kwargs: Any) -> str:
         """``RunService.start``, refused in one sentence (nothing recorded, the question
         left with the caller) while the server does not answer."""
         if design.model is not None and design.model.replay_of:
@@ -260,7 +264,15 @@ class ServerRunService(RunService):
             raise ServerUnavailable(problem)
         return super().start(question, design, *args, **kwargs)
 
-    def _submit(self, run_id, design, compiled, run_input, step_mode, pool=None) -> None:
+    def _submit(
+        self,
+        run_id: str,
+        design: Design,
+        compiled: CompiledStateGraph | None,
+        run_input: Any,
+        step_mode: bool,
+        pool: ThreadPoolExecutor | None = None,
+    ) -> None:
         if compiled is not None and run_input is not None and not isinstance(run_input, Command):
             # A new run: its thread is created here, so a server that went down since
             # ``start`` asked says so to the caller (the run stays recorded, failed).
@@ -282,7 +294,15 @@ class ServerRunService(RunService):
         record = self.store.run(run_id)
         return record.question[:200] if record else ""
 
-    def _work(self, run_id, design, compiled, run_input, step_mode, cancel: StopSignal) -> None:
+    def _work(
+        self,
+        run_id: str,
+        design: Design,
+        compiled: CompiledStateGraph | None,
+        run_input: Any,
+        step_mode: bool,
+        cancel: StopSignal,
+    ) -> None:
         """The worker: follows one server run and mirrors it; never raises."""
         try:
             if cancel.is_set():
@@ -314,7 +334,9 @@ class ServerRunService(RunService):
         if record is not None and record.status not in (*TERMINAL_STATUSES, *SETTLED_STATUSES):
             self.store.set_run_status(run_id, status, reason)
 
-    def _stream(self, run_id, design, run_input, step_mode, join: str | None):
+    def _stream(
+        self, run_id: str, design: Design, run_input: Any, step_mode: bool, join: str | None
+    ) -> Iterator[StreamPart]:
         thread = thread_of(run_id)
         if join:  # a run already on the server (this process restarted): follow it
             return self.streams.runs.join_stream(thread, join, stream_mode=STREAM_MODES)
@@ -331,13 +353,14 @@ class ServerRunService(RunService):
             }
         elif run_input is not None:
             kwargs["input"] = as_json(run_input)
+        interrupt: Literal["*"] | None = "*" if step_mode else None
         return self.streams.runs.stream(
             thread,
             design.system,
             config=run_config(design),
             stream_mode=STREAM_MODES,
             stream_subgraphs=True,
-            interrupt_before="*" if step_mode else None,
+            interrupt_before=interrupt,
             multitask_strategy="reject",
             **kwargs,
         )
@@ -346,7 +369,7 @@ class ServerRunService(RunService):
         self,
         run_id: str,
         design: Design,
-        run_input,
+        run_input: Any,
         step_mode: bool,
         cancel: StopSignal,
         join: str | None = None,
@@ -371,7 +394,7 @@ class ServerRunService(RunService):
             mode, ns = part.event.split("|")[0], namespace_of(part.event)
             data = part.data
             if mode == "metadata":
-                server_run = (data or {}).get("run_id")
+                server_run = str((data or {}).get("run_id") or "")
                 with self._lock:
                     self._server_runs[run_id] = server_run
                 emit(
@@ -412,7 +435,17 @@ class ServerRunService(RunService):
             before_end()
         return self._ending(run_id, design, system, state, cancel, failure, schema, emit)
 
-    def _ending(self, run_id, design, system, state, cancel, failure, schema, emit):
+    def _ending(
+        self,
+        run_id: str,
+        design: Design,
+        system: System,
+        state: dict,
+        cancel: StopSignal,
+        failure: str,
+        schema: type | None,
+        emit: Callable[..., None],
+    ) -> tuple[str, str]:
         """How the run stands once its stream stopped, read from the server's thread, and
         the "end" event a local run writes."""
         snap = self.server_state(run_id)
@@ -546,7 +579,15 @@ class ServerRunService(RunService):
     def _pending_ids(self, run_id: str) -> set[str]:
         return {i["id"] for i in self.server_state(run_id).get("interrupts") or []}
 
-    def decide(self, run_id, interrupt_id, decision, query="", reason="", by="human") -> None:
+    def decide(
+        self,
+        run_id: str,
+        interrupt_id: str,
+        decision: str,
+        query: str = "",
+        reason: str = "",
+        by: str = "human",
+    ) -> None:
         """Answer one pending question: a new server run on the thread with
         ``Command(resume={interrupt_id: decision})``, followed like the first."""
         with self._decide_lock:
@@ -586,8 +627,8 @@ class ServerRunService(RunService):
         update: dict | None = None,
         goto: str | None = None,
         note: str = "",
-        plan=None,
-        compiled=None,
+        plan: Callable | None = None,
+        compiled: CompiledStateGraph | None = None,
         spec: dict | None = None,
     ) -> None:
         """Send a run that has stopped on the server on to ``goto`` with ``update``: a new
@@ -652,7 +693,8 @@ class ServerRunService(RunService):
         fields = get_system(design.system).timeline_fields
         shown = (*fields, *(f for f in CONVERSATION_FIELDS if f not in fields))
         snaps = self._history(run_id, design)
-        rows, previous = [], {}
+        rows: list[dict] = []
+        previous: dict = {}
         for i in range(len(snaps)):
             row = checkpoint_row(snaps, i, shown, previous)
             row["index"] = i
@@ -676,7 +718,9 @@ class ServerRunService(RunService):
             snap.get("values") or {}, self._schema(design)
         )
 
-    def fork(self, run_id, checkpoint_id, changes=None, step_mode=False) -> str:
+    def fork(
+        self, run_id: str, checkpoint_id: str, changes: dict | None = None, step_mode: bool = False
+    ) -> str:
         """A new run (its own server thread) going on from a checkpoint of ``run_id``:
         the thread is created holding that state with ``changes``, as the node that
         produced it, going where the original went (``update_state`` with a Command)."""
@@ -767,7 +811,7 @@ class ServerRunService(RunService):
             pass  # gone already, or the server is down: the thread is only orphaned there
 
 
-def open_run_service(store: Store, settings: Settings, **kwargs) -> RunService:
+def open_run_service(store: Store, settings: Settings, **kwargs: Any) -> RunService:
     """The run service ``settings`` ask for: on the LangGraph Server at
     ``STEPWISE_SERVER_URL`` when it is set, else threads in this process (the default).
     The one place the app and the command line pick their runtime."""

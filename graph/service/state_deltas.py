@@ -64,11 +64,11 @@ def apply(old: Any, patch: dict) -> Any:
             new[k] = apply(new.get(k), p)
         return new
     size = int(patch["$len"])
-    new = list((old or [])[:size])
-    new.extend([None] * (size - len(new)))
+    items = list((old or [])[:size])
+    items.extend([None] * (size - len(items)))
     for i, p in patch["$items"].items():
-        new[int(i)] = apply(new[int(i)], p)
-    return new
+        items[int(i)] = apply(items[int(i)], p)
+    return items
 
 
 def is_delta(data: Any) -> bool:
@@ -79,7 +79,7 @@ class StateLog:
     """The whole snapshots of recently written or read state events, by (run, seq): what
     a new state event is stored as a patch on, and what a read patch is applied to."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._whole: OrderedDict[tuple[str, int], Any] = OrderedDict()
         # run -> (seq, snapshot) of the last state event written here: the next one's base,
         # kept apart from what readers are handed.

@@ -190,7 +190,7 @@ class Store:
     def _query(self, sql: str, params: Iterable = ()) -> list:
         return self._db.query(sql, params)
 
-    def _write(self, sql: str, params: Iterable = ()):
+    def _write(self, sql: str, params: Iterable = ()) -> Any:  # the statement's cursor
         return self._db.execute(sql, params)
 
     # ------------------------------------------------------------------ designs
@@ -217,7 +217,7 @@ class Store:
     # ------------------------------------------------------------------ prompt versions
 
     @staticmethod
-    def _prompt_version(row) -> PromptVersion:
+    def _prompt_version(row: Any) -> PromptVersion:  # a database row
         return PromptVersion(
             row["id"], row["prompt_name"], row["label"], row["text"], row["created_at"]
         )
@@ -238,7 +238,9 @@ class Store:
                 "VALUES (?, ?, ?, ?)",
                 (prompt_name, label.strip(), text, time.time()),
             )
-        return self.prompt_version(version_id)
+        found = self.prompt_version(version_id)
+        assert found is not None  # written above
+        return found
 
     def prompt_versions(self, prompt_name: str) -> list[PromptVersion]:
         rows = self._query(
@@ -284,7 +286,7 @@ class Store:
 
     # ------------------------------------------------------------------ runs
 
-    def _run_record(self, row) -> RunRecord:
+    def _run_record(self, row: Any) -> RunRecord:
         """A run as pages read it; odd values an unchecked import once stored (a time in
         words, a design that is no object) read as unknown, so the run still lists,
         opens and can be deleted."""
@@ -344,7 +346,9 @@ class Store:
                 self._db.clock() + lease_s if owner else None,
             ),
         )
-        return self.run(run_id)
+        found = self.run(run_id)
+        assert found is not None  # written above
+        return found
 
     def set_run_status(
         self, run_id: str, status: str, reason: str = "", owner: str | None = None
@@ -597,7 +601,7 @@ class Store:
             return known[0]
         seq = int(record["seq"]) if int(record["seq"]) > latest else latest + 1
         logged = data
-        if state:
+        if state and isinstance(data, dict):  # a state event's data is a dict
             logged, whole = self._states.to_store(
                 run_id, {k: v for k, v in data.items() if k != "chart_spec"}
             )
@@ -682,6 +686,17 @@ class Store:
         keys = {r["event_key"] for r in rows}
         return None if None in keys else keys
 
+    def last_seq_of_keys(self, run_id: str, keys: list[str]) -> int | None:
+        """The seq of the last of these keyed events in the run's log; None when none is."""
+        if not keys:
+            return None
+        rows = self._query(
+            f"SELECT MAX(seq) FROM events WHERE run_id = ? AND event_key IN "
+            f"({', '.join('?' * len(keys))})",
+            (run_id, *keys),
+        )
+        return rows[0][0]
+
     def latest_seq(self, run_id: str) -> int:
         return self._query("SELECT MAX(seq) FROM events WHERE run_id = ?", (run_id,))[0][0] or 0
 
@@ -733,7 +748,7 @@ class Store:
 
         return back(data)
 
-    def _event(self, row) -> dict:
+    def _event(self, row: Any) -> dict:
         return {
             "seq": row["seq"],
             "ts": row["ts"],
@@ -904,7 +919,7 @@ class Store:
     # ------------------------------------------------------------------ experiments
 
     @staticmethod
-    def _experiment(row) -> ExperimentRecord:
+    def _experiment(row: Any) -> ExperimentRecord:
         return ExperimentRecord(
             id=row["id"],
             name=row["name"],
@@ -955,7 +970,9 @@ class Store:
                 approvals,
             ),
         )
-        return self.experiment(experiment_id)
+        found = self.experiment(experiment_id)
+        assert found is not None  # written above
+        return found
 
     def experiment(self, experiment_id: str) -> ExperimentRecord | None:
         rows = self._query("SELECT * FROM experiments WHERE id = ?", (experiment_id,))

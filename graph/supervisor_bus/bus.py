@@ -11,14 +11,14 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 from graph.supervisor_bus.state import Message, MessageType, consumed_field
 
 ANSWER_TYPES = ("result", "error")
 
 
-def messages(state: dict) -> list[Message]:
+def messages(state: Mapping[str, Any]) -> list[Message]:
     """The bus, each entry a ``Message`` (a forked or imported state may hold dicts)."""
     return [
         m if isinstance(m, Message) else Message.model_validate(m) for m in state.get("bus") or []
@@ -28,7 +28,7 @@ def messages(state: dict) -> list[Message]:
 class Outbox:
     """The messages one node run sends, with ids unique within the run."""
 
-    def __init__(self, state: dict, sender: str):
+    def __init__(self, state: Mapping[str, Any], sender: str) -> None:
         self.session = state.get("session_id") or ""
         self.position = len(state.get("bus") or [])
         self.sender = sender
@@ -63,7 +63,9 @@ class Outbox:
         return message
 
 
-def inbox(state: dict, agent: str, types: Iterable[str] | None = None) -> list[Message]:
+def inbox(
+    state: Mapping[str, Any], agent: str, types: Iterable[str] | None = None
+) -> list[Message]:
     """Messages addressed to ``agent`` that it has not consumed yet, oldest first."""
     consumed = set(state.get(consumed_field(agent)) or [])
     wanted = set(types) if types else None
@@ -88,8 +90,11 @@ def preview(payload: dict[str, Any], limit: int = 160) -> str:
     if "decision" in payload and "round" in payload:  # a supervisor's decision
         text = f"decision: {payload['decision']} ({payload.get('by', '')}): {payload.get('reason', '')}"
     else:
-        text = payload.get("text") or payload.get("task") or payload.get("answer")
-    if not isinstance(text, str):
-        text = json.dumps(payload, default=str, ensure_ascii=False)
+        found = payload.get("text") or payload.get("task") or payload.get("answer")
+        text = (
+            found
+            if isinstance(found, str)
+            else json.dumps(payload, default=str, ensure_ascii=False)
+        )
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"

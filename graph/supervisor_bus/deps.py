@@ -34,8 +34,17 @@ class Deps:
     built: BuiltOnce = field(default_factory=BuiltOnce)  # tools holding no run data
 
 
+def max_rounds(enabled: list[str]) -> int:
+    """Supervisor decisions before a run is stopped as stuck."""
+    return 4 * len(enabled) + 4
+
+
 def make_deps(
-    design: Design, *, settings: Settings | None = None, planner_model=None, worker_model=None
+    design: Design,
+    *,
+    settings: Settings | None = None,
+    planner_model: BaseChatModel | None = None,
+    worker_model: BaseChatModel | None = None,
 ) -> Deps:
     """What the nodes of one compiled graph share: models, prompts, tools, limits."""
     settings = settings or get_settings()
@@ -53,6 +62,6 @@ def make_deps(
         enabled=enabled,
         nodes=frozenset({"supervisor", "human", *enabled}),
         timeout_s=design.bus_timeout_s,
-        max_rounds=4 * len(enabled) + 4,
+        max_rounds=max_rounds(enabled),
         approvals={a: design.approval_policy(a) for a in enabled},
     )

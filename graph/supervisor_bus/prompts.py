@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any
+from typing import Any, Callable
 
 from graph.prompts import PromptSet, PromptSpec, register
 from graph.supervisor_bus.agents import AGENTS, ROLE_TOOLS, enabled_specs, format_agent_list
@@ -201,7 +201,7 @@ def request_prompt(prompts: PromptSet, task: str, inputs: list[Message]) -> str:
     return prompts.render(_P + "request", task=task, inputs=block).strip()
 
 
-def repair_prompt(prompts: PromptSet, expected: str):
+def repair_prompt(prompts: PromptSet, expected: str) -> Callable[[str, str], str]:
     return lambda error, reply: prompts.render(
         _P + "repair", error=error, reply=reply[:2000], expected=expected
     )

@@ -11,6 +11,7 @@ itself a ``status`` message on the bus, so the last one explains where a run sta
 from __future__ import annotations
 
 import time
+from typing import Any, Callable
 
 from langgraph.graph import END
 from langgraph.types import Command
@@ -18,7 +19,8 @@ from pydantic import BaseModel, Field
 
 from graph.kernel.messages import FINISH_WORDS, tag_messages
 from graph.kernel.slips import repair_name
-from graph.models.structured import ModelReplyError, ask_json
+from graph.models.structured import JsonAsk, ModelReplyError, ask_json
+from graph.prompts import PromptSet
 from graph.supervisor_bus.agents import AGENTS
 from graph.supervisor_bus.bus import ANSWER_TYPES, Outbox, inbox, messages
 from graph.supervisor_bus.deps import Deps
@@ -52,7 +54,7 @@ class SupervisorDecision(BaseModel):
     reason: str = ""
 
 
-def _check(enabled: list[str], allowed: list[str]):
+def _check(enabled: list[str], allowed: list[str]) -> Callable[[SupervisorDecision], None]:
     def check(decision: SupervisorDecision) -> None:
         name = decision.next_agent.strip()
         if name.lower() in FINISH_WORDS or name in allowed:
@@ -97,7 +99,7 @@ class _Turn:
             "supervisor_consumed": [],
         }
 
-    def command(self, goto: str, **fields) -> Command:
+    def command(self, goto: str, **fields: Any) -> Command:
         update = {
             **self.update,
             "bus": self.out.sent,
@@ -228,6 +230,29 @@ def final_answer(bus: list[Message]) -> str:
     return text
 
 
+def supervisor_ask(
+    view: dict,
+    prompts: PromptSet,
+    pending: list[Message],
+    max_rounds: int,
+    now: float,
+    enabled: list[str],
+) -> JsonAsk:
+    """The supervisor's routing request for ``view`` (the state with this turn's own
+    changes): the node asks it; the playground too."""
+    names = decision_names(view)
+    return JsonAsk(
+        supervisor_prompt(view, prompts, pending, max_rounds, now),
+        SupervisorDecision,
+        label="The supervisor",
+        repair_prompt=repair_prompt(prompts, decision_example(view)),
+        check=_check(enabled, names),
+        enums={"next_agent": names},
+        kind="decision",
+        repair=lambda d: repair_decision(d, [*names, *enabled]),
+    )
+
+
 def supervisor_node(state: dict, deps: Deps) -> Command:
     turn = _Turn(state, deps)
     pending = inbox(state, "supervisor")
@@ -283,14 +308,7 @@ def supervisor_node(state: dict, deps: Deps) -> Command:
     try:
         reply = ask_json(
             deps.supervisor_model,
-            supervisor_prompt(view, deps.prompts, pending, deps.max_rounds, turn.now),
-            SupervisorDecision,
-            label="The supervisor",
-            repair_prompt=repair_prompt(deps.prompts, decision_example(view)),
-            check=_check(enabled, decision_names(view)),
-            enums={"next_agent": decision_names(view)},
-            kind="decision",
-            repair=lambda d: repair_decision(d, [*decision_names(view), *enabled]),
+            supervisor_ask(view, deps.prompts, pending, deps.max_rounds, turn.now, enabled),
         )
     except ModelReplyError as exc:
         turn.update["messages"] = tag_messages(exc.replies, turn.round + 1, "supervisor")
@@ -350,7 +368,7 @@ def _carry_out(turn: _Turn, m: Message) -> Command | None:
             "retry": "retried",
             "reassign": f"reassigned to {agent}",
             "drop": "dropped",
-        }.get(action, action)
+        }.get(str(action), action)
         record = dict((turn.state.get("dead_letters") or {}).get(about) or {})
         turn.update["dead_letters"] = {
             about: {**record, "resolution": resolution, "decided_by": who, "decided_at": m.sent_at}

@@ -15,6 +15,7 @@ import time
 import uuid
 from dataclasses import asdict, dataclass
 from functools import partial
+from typing import TYPE_CHECKING
 
 from langchain_core.messages import HumanMessage
 from langgraph.graph import END
@@ -22,6 +23,7 @@ from langgraph.graph.state import CompiledStateGraph
 
 from graph.kernel.conversation import first_turn
 from graph.kernel.design import Design
+from graph.kernel.node_asks import NodeAsk, NotTryable
 from graph.kernel.system import (
     Ability,
     ApprovalView,
@@ -36,13 +38,19 @@ from graph.kernel.system import (
 from graph.kernel.wiring import SystemGraph, compile_graph
 from graph.supervisor_bus import agents, prompts
 from graph.supervisor_bus.agents import AGENTS
-from graph.supervisor_bus.bus import Outbox, answer_to, messages, preview
-from graph.supervisor_bus.deps import make_deps
+from graph.supervisor_bus.bus import ANSWER_TYPES, Outbox, answer_to, inbox, messages, preview
+from graph.supervisor_bus.deps import make_deps, max_rounds
 from graph.supervisor_bus.human import human_node
 from graph.supervisor_bus.state import STATE_TYPES, BusState, consumed_field
-from graph.supervisor_bus.supervisor import supervisor_node
+from graph.supervisor_bus.supervisor import supervisor_ask, supervisor_node
 from graph.supervisor_bus.teaching import blackboard_vs_bus
 from graph.supervisor_bus.workers import worker_node
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+    from langgraph.types import Checkpointer
+
+    from graph.settings import Settings
 
 INBOX_OWNERS = ("supervisor", "human", *AGENTS)
 
@@ -64,7 +72,7 @@ class RequestRow:
         return asdict(self)
 
 
-def _short(value) -> str:
+def _short(value: object) -> str:
     text = str(value)
     return text if len(text) <= 90 else text[:90] + " …"
 
@@ -150,10 +158,10 @@ class SupervisorBus(System):
         self,
         design: Design | None = None,
         *,
-        settings=None,
-        checkpointer=None,
-        planner_model=None,
-        worker_model=None,
+        settings: Settings | None = None,
+        checkpointer: Checkpointer = None,
+        planner_model: BaseChatModel | None = None,
+        worker_model: BaseChatModel | None = None,
     ) -> CompiledStateGraph:
         """``planner_model`` is the supervisor's model, ``worker_model`` the workers'."""
         design = design or Design(system=self.name)
@@ -513,6 +521,30 @@ class SupervisorBus(System):
 
     def design_warnings(self, enabled: list[str]) -> list[str]:
         return agents.design_warnings(enabled)
+
+    def node_ask(self, node: str, state: dict, design: Design, at: float) -> NodeAsk:
+        """The supervisor's routing request as its node would send it at ``at``: the
+        answers waiting in its inbox close their requests first, as the node does."""
+        if node != "supervisor":
+            return super().node_ask(node, state, design, at)
+        pending = inbox(state, "supervisor")
+        if any(m.from_ == "human" and m.type == "result" for m in pending):
+            raise NotTryable(
+                "Here the supervisor carries out a human's decision without asking its "
+                "model: choose a later checkpoint before the supervisor."
+            )
+        answered = {m.in_reply_to for m in pending if m.type in ANSWER_TYPES and m.in_reply_to}
+        outstanding = {
+            k: v for k, v in (state.get("outstanding") or {}).items() if k not in answered
+        }
+        view = {**state, "outstanding": outstanding}
+        enabled = [a for a in design.enabled_agents if a in AGENTS]
+        return NodeAsk(
+            node,
+            "supervisor_bus/supervisor",
+            "planner",
+            lambda p: supervisor_ask(view, p, pending, max_rounds(enabled), at, enabled),
+        )
 
     def preview_prompt(
         self, name: str, text: str, state: dict | None = None, design: Design | None = None

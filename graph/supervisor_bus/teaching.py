@@ -21,10 +21,12 @@ from __future__ import annotations
 
 import operator
 from dataclasses import asdict, dataclass, field
-from typing import Annotated, Any, TypedDict
+from typing import Annotated, Any, Iterator, TypedDict
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.errors import InvalidUpdateError
 from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command
 
 from graph.kernel.checkpoints import memory_checkpointer
@@ -40,7 +42,9 @@ TASK = (
 QUESTION = "What caused the dot-com crash?"
 
 
-def _node_writes(graph, run_input: dict, config: dict):
+def _node_writes(
+    graph: CompiledStateGraph, run_input: dict, config: RunnableConfig
+) -> Iterator[tuple[int, str, dict]]:
     """(super-step, node, update) for every node that finished, in order."""
     for event in graph.stream(run_input, config, stream_mode="debug"):
         if event["type"] == "task_result" and not event["payload"].get("error"):
@@ -64,7 +68,7 @@ class Blackboard(TypedDict, total=False):
     draft: str
 
 
-def _blackboard_graph(parallel: bool):
+def _blackboard_graph(parallel: bool) -> CompiledStateGraph:
     def planner(state: Blackboard) -> dict:
         return {"notes": f'plan: research "{state["question"]}", then write the answer'}
 
@@ -135,7 +139,7 @@ def run_blackboard(question: str = QUESTION) -> BlackboardSide:
         error_type, error = type(exc).__name__, str(exc).splitlines()[0]
 
     graph = _blackboard_graph(parallel=False)
-    config = {"configurable": {"thread_id": "one-at-a-time"}}
+    config: RunnableConfig = {"configurable": {"thread_id": "one-at-a-time"}}
     writes: list[dict[str, Any]] = []
     for step, node, update in _node_writes(graph, {"question": question}, config):
         for key, value in update.items():
@@ -184,7 +188,7 @@ class TeachingBus(TypedDict, total=False):
     writer_consumed: Annotated[list[str], operator.add]
 
 
-def _bus_graph():
+def _bus_graph() -> CompiledStateGraph:
     def planner(state: TeachingBus) -> Command:
         out = Outbox(state, "planner")
         out.send("researcher", "request", {"task": f"Research: {state['question']}"})
@@ -263,7 +267,7 @@ class BusSide:
 
 def run_bus(question: str = QUESTION) -> BusSide:
     graph = _bus_graph()
-    config = {"configurable": {"thread_id": "bus"}}
+    config: RunnableConfig = {"configurable": {"thread_id": "bus"}}
     writes: list[dict[str, Any]] = []
     error_type = error = None
     try:

@@ -10,6 +10,8 @@ reported by the worker as an ``error`` message on the bus.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
 
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool
@@ -32,7 +34,7 @@ def tools_for(
     agent: str,
     kb: KnowledgeBase,
     ledger: Ledger,
-    drafts_dir,
+    drafts_dir: Path,
     message_id: str,
     shared: BuiltOnce | None = None,
 ) -> dict[str, BaseTool]:
@@ -71,7 +73,7 @@ class Gate:
         """The tools offered to the agent's model: its allowlist, nothing more."""
         return [self.tools[name] for name in self.allowed if name in self.tools]
 
-    def execute(self, call: dict) -> ToolMessage:
+    def execute(self, call: Mapping[str, Any]) -> ToolMessage:
         name = call.get("name", "")
         if name not in self.allowed or name not in self.tools:
             self.refused.append({"tool": name, "args": call.get("args") or {}})

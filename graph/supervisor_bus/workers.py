@@ -96,7 +96,7 @@ def handle(
                 raise TooLate(conversation)
             result = gate.execute(call)
             conversation.append(result)
-            results.setdefault(result.name, []).append(result)
+            results.setdefault(result.name or "", []).append(result)
     return Handled(
         conversation,
         f"{USELESS}: {agent} did not finish within {TOOL_ROUNDS} tool rounds.",

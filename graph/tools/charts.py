@@ -7,7 +7,7 @@ spec is built here, kept with the run, and rendered by the browser.
 from __future__ import annotations
 
 import json
-from typing import Literal
+from typing import Any, Literal
 
 import altair as alt
 from langchain_core.tools import StructuredTool
@@ -35,8 +35,10 @@ def chart_spec(
     if not dataset.get("rows"):
         raise ChartRefused(f"Dataset {dataset.get('id')} has no rows to chart.")
     records = [dict(zip(columns, row)) for row in dataset["rows"]]
-    x_type = "temporal" if x.lower() in ("date", "month", "day", "time") else "nominal"
-    encoding = {"x": alt.X(x, type=x_type), "y": alt.Y(y, type="quantitative")}
+    x_type: Literal["temporal", "nominal"] = (
+        "temporal" if x.lower() in ("date", "month", "day", "time") else "nominal"
+    )
+    encoding: dict[str, Any] = {"x": alt.X(x, type=x_type), "y": alt.Y(y, type="quantitative")}
     if color:
         encoding["color"] = alt.Color(color, type="nominal")
     chart = getattr(alt.Chart(alt.Data(values=records)), f"mark_{mark}")()
@@ -48,10 +50,10 @@ def chart_spec(
 
 def chart_stats(spec: dict) -> list[dict]:
     """Figures read back from a spec's own data: per series first, last, min and max."""
-    meta = spec.get("usermeta") or {}
+    meta: dict[str, Any] = spec.get("usermeta") or {}
     x, y, color = meta.get("x"), meta.get("y"), meta.get("color")
     values = (spec.get("data") or {}).get("values") or []
-    series: dict[str, list[dict]] = {}
+    series: dict[str | None, list[dict]] = {}
     for row in values:
         series.setdefault(str(row.get(color)) if color else y, []).append(row)
     stats = []

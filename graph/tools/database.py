@@ -84,7 +84,7 @@ class QueryResult:
         return "\n".join(lines)
 
 
-def _cell(value) -> str:
+def _cell(value: object) -> str:
     return f"{value:.2f}" if isinstance(value, float) else str(value)
 
 
@@ -130,8 +130,8 @@ class _Guard:
         self.steps = 0
         self.why = ""  # "time", "steps", "stop", "function:<name>"
 
-    def authorize(self, action, _arg1, arg2, *_rest) -> int:
-        if action == sqlite3.SQLITE_FUNCTION and (arg2 or "").lower() in _REFUSED_FUNCTIONS:
+    def authorize(self, action: int, _arg1: str | None, arg2: str | None, *_rest: object) -> int:
+        if action == sqlite3.SQLITE_FUNCTION and arg2 and arg2.lower() in _REFUSED_FUNCTIONS:
             self.why = f"function:{arg2.lower()}"
             return sqlite3.SQLITE_DENY
         return sqlite3.SQLITE_OK if action in _READ_ACTIONS else sqlite3.SQLITE_DENY
@@ -185,7 +185,7 @@ class StockDatabase:
     path: Path
     budget: QueryBudget = field(default_factory=QueryBudget)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         self._uri = f"{Path(self.path).resolve().as_uri()}?mode=ro"
         self._connect().close()  # a missing or unreadable file fails here, not mid-run
 

@@ -17,6 +17,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 from urllib.parse import urlsplit
 
 MAX_BODY = 64 * 1024
@@ -35,6 +36,8 @@ class DemoApi:
     @property
     def base_url(self) -> str:
         host, port = self.server.server_address[:2]
+        if isinstance(host, bytes):
+            host = host.decode()
         return f"http://{host}:{port}"
 
     def count(
@@ -55,7 +58,7 @@ def _handler(api_ref: list) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         server_version = "StepwiseDemoApi/1"
 
-        def log_message(self, *args) -> None:  # no stderr noise from a daemon thread
+        def log_message(self, *args: Any) -> None:  # no stderr noise from a daemon thread
             pass
 
         def _reply(self, status: int, data: dict) -> None:

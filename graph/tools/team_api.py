@@ -17,6 +17,8 @@ import re
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
+from http.client import HTTPMessage
+from typing import IO
 from urllib.parse import SplitResult, urlsplit, urlunsplit
 
 from graph.errors import StepwiseError
@@ -130,7 +132,15 @@ def check_allowed(call: ApiCall, base: str) -> str:
 class _RefuseRedirects(urllib.request.HTTPRedirectHandler):
     """A redirect could lead off the allowlist after the check: it is reported, not followed."""
 
-    def redirect_request(self, req, fp, code, msg, headers, newurl):
+    def redirect_request(
+        self,
+        req: urllib.request.Request,
+        fp: IO[bytes],
+        code: int,
+        msg: str,
+        headers: HTTPMessage,
+        newurl: str,
+    ) -> urllib.request.Request | None:
         raise urllib.error.HTTPError(
             req.full_url,
             code,

@@ -155,3 +155,20 @@ def test_a_bad_design_file_is_refused_with_the_reason_and_nothing_changes(home, 
     at.run()
     assert any("Not a Stepwise design file" in e.value for e in at.error)
     assert not at.exception
+
+
+def test_an_agent_unticked_stays_unticked_after_switching_system_and_back(home, services):
+    """Issue #28: switching to another system and back re-ticked every agent, and the Run
+    page then used an agent the user had turned off."""
+    store, _ = services
+    at = open_page()
+    at.checkbox(key="agent:report_writer").uncheck().run()
+    assert "report_writer" not in store.load_design().enabled_agents
+    at.radio(key="design:system").set_value("supervisor_bus").run()
+    assert store.load_design().system == "supervisor_bus"
+    at.radio(key="design:system").set_value("plan_execute").run()
+    assert not at.exception, [e.value for e in at.exception]
+    saved = store.load_design()
+    assert saved.system == "plan_execute" and "report_writer" not in saved.enabled_agents
+    assert not at.checkbox(key="agent:report_writer").value
+    assert at.checkbox(key="agent:data_researcher").value

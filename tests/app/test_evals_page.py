@@ -56,7 +56,7 @@ def _plain(text: str) -> str:
 
 def _frame(at, column):
     """The first table on the page with this column (a name, or a (variant, name) pair)."""
-    return next(d.value for d in at.dataframe if column in list(d.value.columns))
+    return next(d.value for d in [*at.dataframe, *at.table] if column in list(d.value.columns))
 
 
 def _no_data_version(store):
@@ -229,7 +229,7 @@ def test_an_experiment_of_two_variants_runs_and_its_table_matches_compare(home, 
     checks = _frame(at, "Check").to_dict("records")
     assert checks[0]["Question"] == CHART  # the question once, on its first check's row
     assert checks[1] == {
-        "#": "1.2",
+        "No.": "1.2",
         "Question": "",
         "Check": "uses data_researcher",
         "default": "✓",

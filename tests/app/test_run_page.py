@@ -98,6 +98,29 @@ def test_the_run_in_the_query_string_is_found_again_after_a_reload(home, service
     assert "web_researcher" in list(reloaded.table[0].value["Agent"])
 
 
+def test_a_rerun_carrying_the_browsers_old_choice_does_not_take_the_page_off_a_new_run(
+    home, services
+):
+    """Run pressed: if the next rerun cuts the page short before it draws "Run to watch",
+    the browser's next message still says the old run. CI saw the page fall back to it
+    (the new run waited for a decision out of sight). Emulated here: the run started, the
+    page not yet drawn with it, and the old choice sent back."""
+    _, service = services
+    old = service.start(TESLA, Design())
+    service.wait(old, timeout=60)
+    at = open_page("app_pages/run.py")
+    assert at.selectbox(key="run:selected").value == old
+    new = service.start(CHART_QUESTION, Design())
+    at.session_state["run:selected"] = at.session_state["run:last"] = new
+    at.session_state["run:started"] = new  # what run_actions.start leaves for the page
+    at.selectbox(key="run:selected").set_value(old).run()
+    assert at.selectbox(key="run:selected").value == new
+    assert at.query_params["run"] == new
+    at.selectbox(key="run:selected").set_value(old).run()  # once drawn, a choice is the user's
+    assert at.selectbox(key="run:selected").value == old
+    service.wait(new, timeout=60)
+
+
 def test_plan_history_shows_each_replan_with_the_executors_reason(home, services):
     _, service = services
     service.wait(service.start(TESLA, Design()), timeout=60)
@@ -316,3 +339,62 @@ def test_presentation_mode_hides_the_sidebar_and_the_graphs_fullscreen_button_sh
     assert "stSidebar" in styles()
     at.toggle(key="run:presentation").set_value(False).run()
     assert "stSidebar" not in styles()
+
+
+def _in_order(node):
+    """Every element of an AppTest page in the order it is drawn."""
+    yield node
+    for index in sorted(getattr(node, "children", {}) or {}):
+        yield from _in_order(node.children[index])
+
+
+def test_the_eval_set_bar_of_a_finished_run_comes_below_the_status_line(home, services):
+    """Issue #28: when a run ended, "Add this run to an eval set" appeared above the status
+    line and pushed everything the class was reading down."""
+    _, service = services
+    run_id = service.start(TESLA, Design())
+    assert service.wait(run_id, timeout=60).status == "done"
+    at = open_page("app_pages/run.py", run=run_id)
+    drawn = list(_in_order(at.main))
+    status = next(
+        i
+        for i, e in enumerate(drawn)
+        if e.type == "markdown" and str(getattr(e, "value", "")).startswith("status **done**")
+    )
+    bar = next(
+        i
+        for i, e in enumerate(drawn)
+        if e.type == "expander" and e.label == "Add this run to an eval set"
+    )
+    assert bar > status
+
+
+def test_an_experiments_runs_of_one_question_are_told_apart_by_variant(home, services):
+    """Issue #28: "Run to watch" listed two variants' runs of the same question under
+    identical labels."""
+    from graph.service.eval_sets import EvalQuestion, EvalSet
+    from graph.settings import Settings
+
+    store, service = services
+    runs = [service.start(TESLA, Design()) for _ in range(2)]
+    for run_id in runs:
+        assert service.wait(run_id, timeout=60).status == "done"
+    store.create_experiment(
+        "e1",
+        "pace check",
+        EvalSet(name="one", questions=[EvalQuestion(question=TESLA)]),
+        [{"name": "A", "prompts": {}}, {"name": "B", "prompts": {}}],
+        1,
+        1,
+        Design(),
+        Settings(home=home),
+    )
+    for run_id, variant in zip(runs, "AB"):
+        store.add_experiment_run("e1", run_id, variant, 0, 0)
+    at = open_page("app_pages/run.py", run=runs[0])
+    assert not at.exception, [e.value for e in at.exception]
+    watched = at.selectbox(key="run:selected")
+    shown = list(watched.options)  # as the page words them
+    assert len(set(shown)) == len(shown)
+    assert any(s.endswith("pace check: A") for s in shown)
+    assert any(s.endswith("pace check: B") for s in shown)

@@ -209,6 +209,42 @@ def test_pauses_and_waits_are_left_out_of_work_time_and_said_apart():
     assert idle_spans(finished, now=99.0)[-1] == (31.5, 33.5, "paced")  # done is not idle
 
 
+def test_the_work_time_stands_still_during_a_hold_of_the_pace_and_never_falls():
+    """Issue #28: a live page read mid-hold counted the hold as work until its end was
+    logged (0.8 s, then 0.1 s, then 0.8 s ...): the hold is logged as it starts."""
+    from ui.run_view import idle_spans, work_time
+
+    events = [
+        _state(0.0, s1="running"),
+        _state(0.5, s1="done"),  # half a second of work, then a hold of 2 s from 0.5
+        {"ts": 0.5, "kind": "custom", "data": {"pacing": {"from": 0.5, "seconds": 2.0}}},
+    ]
+    seen = [work_time(events, now, idle_spans(events, now=now)) for now in (0.6, 1.5, 2.4)]
+    assert seen == [0.5, 0.5, 0.5]
+    held = [
+        *events,
+        {"ts": 2.5, "kind": "custom", "data": {"paced": {"from": 0.5, "seconds": 2.0}}},
+    ]
+    after = [work_time(held, now, idle_spans(held, now=now)) for now in (2.5, 3.0)]
+    assert after == [0.5, 1.0]  # the hold's end replaces its start: one span, not two
+    assert len(idle_spans(held, now=3.0)) == 1
+
+
+def test_step_mode_reports_no_hold_before_any_node_ran(home, services):
+    """Issue #28: a paced step-mode run was "held 1.0 s by the pace" at its first pause,
+    before any node ran (the pause's interrupt was taken for a node's update)."""
+    from graph.kernel.design import Design
+
+    store, service = services
+    run_id = service.start("How did Tesla's stock do in 2008?", Design(pace_s=0.3), step_mode=True)
+    record = service.wait(run_id, timeout=30)
+    assert record.status == "paused", record.reason
+    events = store.events(run_id)
+    assert not [e for e in events if e["kind"] == "update" and not e["namespace"]]
+    held = [e for e in events if e["kind"] == "custom" and ({"paced", "pacing"} & set(e["data"]))]
+    assert held == []
+
+
 def test_a_step_mode_run_counts_its_work_not_the_time_it_sat_paused(home, services):
     import time
 

@@ -38,6 +38,7 @@ def test_the_timeline_shows_the_checkpoints_inside_each_team(home, services):
     shown = texts(at)
     assert "Inside the teams" in shown
     assert "cannot be forked (LangGraph forks a run from its top graph)" in shown
+    assert "Inside the sub-agents" not in shown
 
 
 def test_a_teams_run_is_forked_with_its_subtask_plan_edited_in_a_table(home, services):
@@ -92,3 +93,14 @@ def test_a_subtask_plan_with_a_cycle_is_refused_on_the_page(home, services):
     button(at, "Run on as a new run").click().run()
     assert any(message in e.value for e in at.error)
     assert [r.id for r in store.runs()] == [run_id]  # nothing started
+
+
+def test_a_plan_execute_runs_inner_checkpoints_are_titled_by_its_sub_agents(home, services):
+    """Issue #28: plan_execute's sub-agent checkpoints were titled "Inside the teams"."""
+    store, service = services
+    run_id = service.start("How did Tesla's stock do in 2008?", Design())
+    assert wait_status(store, run_id, "done").status == "done"
+    at = open_page("app_pages/history.py", run=run_id)
+    assert not at.exception, [e.value for e in at.exception]
+    shown = texts(at)
+    assert "Inside the sub-agents" in shown and "Inside the teams" not in shown

@@ -49,7 +49,13 @@ def _run_in_url(url: str) -> str | None:
 
 def _click_run(page) -> str:
     """Press Run; the new run's id, once the page has put it in the address."""
-    before = _run_in_url(page.url)  # the page shows the newest earlier run, if any
+    # The page shows the newest earlier run, if any, and puts it in the address once its
+    # script has drawn "Run to watch": read before that, an old run would pass for the new.
+    page.wait_for_function(
+        "() => /[?&]run=[0-9a-f]{32}/.test(location.search)"
+        " || document.body.innerText.includes('No runs yet')"
+    )
+    before = _run_in_url(page.url)
     page.get_by_role("button", name="Run", exact=True).click()
     page.wait_for_url(lambda url: _run_in_url(url) not in (None, before))
     return _run_in_url(page.url)

@@ -8,13 +8,29 @@ Screenshots: watching-1.png, -2 and -3 (in ``SHOTS``): the run unfolding.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
-from playwright.sync_api import expect
+from playwright.sync_api import Page, expect
 
 from tests.e2e.conftest import SHOTS
 
 TESLA = "How did Tesla's stock do in 2008?"
+
+
+@contextmanager
+def projector_page(browser) -> Iterator[Page]:
+    """A page of its own at a projector's 1280×720."""
+    context = browser.new_context(viewport={"width": 1280, "height": 720})
+    page = context.new_page()
+    page.set_default_timeout(20_000)
+    try:
+        yield page
+    finally:
+        context.close()
+
+
 # What one sample of the page reads: whether the graph and the step table are on screen,
 # the nodes marked running or next, the table's rows and the status line (null until the
 # graph and the table are drawn).
@@ -43,10 +59,7 @@ SAMPLE = """() => {
 # is also tested without timing (AppTest and unit tests).
 @pytest.mark.flaky(reruns=2, reruns_delay=2)
 def test_a_paced_run_unfolds_with_table_and_graph_in_view_at_1280x720(fresh_app_url, browser):
-    context = browser.new_context(viewport={"width": 1280, "height": 720})
-    page = context.new_page()
-    page.set_default_timeout(20_000)
-    try:
+    with projector_page(browser) as page:
         page.goto(fresh_app_url + "/run")
         page.get_by_role("button", name=TESLA).click()
         # each click reruns the page script: wait for it to show, or Run may see an
@@ -90,8 +103,6 @@ def test_a_paced_run_unfolds_with_table_and_graph_in_view_at_1280x720(fresh_app_
         assert len(marks) >= 3, marks  # the marked node moved through the graph
         assert all("▶ running" in m or "▶ next" in m for m in marks)
         assert len({r for _, r in frames}) >= 3  # the table changed as the run went
-    finally:
-        context.close()
 
 
 # Every label's size on screen: the text's font size times the drawing's scale.
@@ -119,10 +130,7 @@ def test_graph_labels_are_body_size_with_one_and_six_agents_at_1280x720(browser,
         home.mkdir()
         Store(home / "stepwise.sqlite").save_design(Design(enabled_agents=agents))
         with serve(home) as url:
-            context = browser.new_context(viewport={"width": 1280, "height": 720})
-            page = context.new_page()
-            page.set_default_timeout(20_000)
-            try:
+            with projector_page(browser) as page:
                 page.goto(url + "/run")
                 page.get_by_role("button", name=TESLA).click()
                 expect(page.get_by_label("Question")).to_have_value(TESLA, timeout=20_000)
@@ -142,18 +150,13 @@ def test_graph_labels_are_body_size_with_one_and_six_agents_at_1280x720(browser,
                 )
                 action = page.locator(".st-key-run-steps th", has_text="Action").first
                 assert action.evaluate("th => th.getBoundingClientRect().width") >= 12 * body
-            finally:
-                context.close()
     assert abs(box_heights[1] - box_heights[len(AGENTS)]) < 1, box_heights
 
 
 def test_history_lists_runs_without_sideways_scrolling_at_1280x720(fresh_app_url, browser):
     """Issue #15 point 7: History reads like a list of runs; its table fits the page at a
     projector's 1280 px with the sidebar open (it scrolled 320 px sideways)."""
-    context = browser.new_context(viewport={"width": 1280, "height": 720})
-    page = context.new_page()
-    page.set_default_timeout(20_000)
-    try:
+    with projector_page(browser) as page:
         page.goto(fresh_app_url + "/run")
         page.get_by_role("button", name=TESLA).click()
         expect(page.get_by_label("Question")).to_have_value(TESLA, timeout=20_000)
@@ -168,5 +171,36 @@ def test_history_lists_runs_without_sideways_scrolling_at_1280x720(fresh_app_url
         expect(
             page.locator("[data-testid=stCaptionContainer]", has_text="Agents: ")
         ).to_be_visible()
-    finally:
-        context.close()
+
+
+# A page link of the sidebar, clicked from script: Presentation hides the sidebar (a
+# teacher switches it off to leave the page; the test walks straight through).
+GO_TO = """slug => document.querySelector(
+  `[data-testid=stSidebarNav] a[href$="/${slug}"]`).click()"""
+
+
+def test_pace_step_mode_and_presentation_stay_after_a_visit_to_history(app_url, browser):
+    """Issue #28: Streamlit drops a widget's value on a page without it; the Run page's
+    Pace, Step mode and Presentation are as the teacher left them on coming back."""
+    with projector_page(browser) as page:
+        page.goto(app_url + "/run")
+        page.get_by_role("button", name=TESLA).click()
+        expect(page.get_by_label("Question")).to_have_value(TESLA)
+        page.get_by_role("button", name="Run", exact=True).click()  # the toggle needs a run
+        presentation = page.get_by_role("switch", name="Presentation")
+        expect(presentation).to_be_visible()
+        page.get_by_role("combobox", name="Pace").click()
+        page.get_by_role("option", name="1 s per node").click()
+        page.get_by_role("checkbox", name="Step mode").click(force=True)
+        presentation.click(force=True)  # the input is visually hidden behind its label
+        expect(presentation).to_be_checked()
+        expect(page.get_by_role("checkbox", name="Step mode")).to_be_checked()
+        expect(page.get_by_role("combobox", name="Pace")).to_have_value("1 s per node")
+        page.evaluate(GO_TO, "history")
+        expect(page.get_by_role("heading", name="History")).to_be_visible()
+        page.evaluate(GO_TO, "run")
+        expect(page.get_by_role("heading", name="Run", exact=True)).to_be_visible()
+        expect(page.get_by_role("combobox", name="Pace")).to_have_value("1 s per node")
+        expect(page.get_by_role("checkbox", name="Step mode")).to_be_checked()
+        expect(page.get_by_role("switch", name="Presentation")).to_be_checked()
+        assert not page.locator("[data-testid=stException]").count()

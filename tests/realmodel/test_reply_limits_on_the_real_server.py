@@ -53,6 +53,10 @@ def _model(llama, **extra) -> ServerChatModel:
         temperature=0,
         max_tokens=LIMIT,
         modes=ModeBook(),
+        # whole replies: counted from the server's own usage, which llama-cpp-python sends
+        # with no stream (a streamed reply's tokens are counted by Stepwise; see
+        # test_streamed_calls_on_the_real_server.py)
+        stream_replies=False,
         **extra,
     )
 

@@ -87,6 +87,7 @@ _ACCEPTED_FORMATS: dict[str, frozenset[str]] = {
     "json_object": frozenset({"text", "json_object"}),
     "none": frozenset({"text"}),
 }
+LLAMA_CPP_PYTHON_TITLE = "🦙 llama.cpp Python API"
 _TOKEN_RE = re.compile(r"\w+|[^\w\s]")
 TOKEN_FIELDS = ("max_tokens", "max_completion_tokens")
 
@@ -122,7 +123,7 @@ def _parse_fault(fault: str) -> str:
     """Validate one fault name early, so a typo fails in the test, not in the server."""
     if fault in _SIMPLE_FAULTS:
         return fault
-    if fault.startswith(("slow:", "drip:")):
+    if fault.startswith(("slow:", "drip:", "steady:", "stall_after:")):
         try:
             seconds = float(fault.split(":", 1)[1])
         except ValueError:
@@ -131,8 +132,8 @@ def _parse_fault(fault: str) -> str:
             if seconds >= 0:
                 return fault
     raise ValueError(
-        f"unknown fault {fault!r}; expected one of {sorted(_SIMPLE_FAULTS)}, 'slow:<seconds>' "
-        "or 'drip:<seconds>'"
+        f"unknown fault {fault!r}; expected one of {sorted(_SIMPLE_FAULTS)}, 'slow:<seconds>', "
+        "'drip:<seconds>', 'steady:<seconds>' or 'stall_after:<tokens>'"
     )
 
 
@@ -404,6 +405,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(200, {"object": "list", "data": [model]})
         elif path == f"/v1/models/{owner.model_name}":
             self._send_json(200, model)
+        elif path == "/openapi.json" and owner.one_at_a_time:  # as llama-cpp-python names itself
+            self._send_json(200, {"openapi": "3.1.0", "info": {"title": LLAMA_CPP_PYTHON_TITLE}})
         else:
             self._send_json(404, _APIError(404, f"no route GET {path}").body)
 
@@ -499,9 +502,11 @@ class _Handler(BaseHTTPRequestHandler):
 
     def wait_for_hangup(self, stopping: threading.Event) -> None:
         """Send nothing, until the client hangs up or the server stops."""
+        # poll, not select: a long test session holds more than select's 1,024 descriptors
+        watch = select.poll()
+        watch.register(self.connection, select.POLLIN | select.POLLHUP)
         while not stopping.wait(0.05):
-            readable, _, _ = select.select([self.connection], [], [], 0)
-            if readable:
+            if watch.poll(0):
                 try:
                     if not self.connection.recv(1, socket.MSG_PEEK):
                         break  # the client closed its end
@@ -543,6 +548,7 @@ class LocalOpenAIServer:
         tools: ToolSupport = "native",
         reads_token_fields: Sequence[str] = TOKEN_FIELDS,
         refuses_token_field: str | None = None,
+        one_at_a_time: bool = False,
     ) -> None:
         if structured not in _ACCEPTED_FORMATS:
             raise ValueError(f"structured must be one of {sorted(_ACCEPTED_FORMATS)}")
@@ -562,6 +568,13 @@ class LocalOpenAIServer:
         # refuses by name (OpenAI's API refuses max_tokens for its reasoning models).
         self.reads_token_fields = tuple(reads_token_fields)
         self.refuses_token_field = refuses_token_field
+        # Serves one request at a time, the others waiting inside, and says it is
+        # llama-cpp-python's server (which does both) at /openapi.json.
+        self.one_at_a_time = one_at_a_time
+        self._serving = threading.Lock()
+        self.in_flight = 0
+        self.max_in_flight = 0  # the most requests it held at once
+        self.hangups = 0  # streamed answers whose client left before the end
         self.requests: list[dict] = []
         self.model: BaseChatModel | None = None
         self._faults: deque[str] = deque()
@@ -653,6 +666,19 @@ class LocalOpenAIServer:
     def _chat_completion(self, handler: _Handler, body: dict) -> None:
         with self._lock:
             self.requests.append(body)
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            if self.one_at_a_time:
+                with self._serving:
+                    self._answer(handler, body)
+            else:
+                self._answer(handler, body)
+        finally:
+            with self._lock:
+                self.in_flight -= 1
+
+    def _answer(self, handler: _Handler, body: dict) -> None:
         fault = self._next_fault()
         if fault == "disconnect":
             handler.drop()
@@ -686,7 +712,15 @@ class LocalOpenAIServer:
         if body.get("stream"):
             include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
             self._answer_stream(
-                handler, runnable, messages, stop, replacement, request_model, include_usage
+                handler,
+                runnable,
+                messages,
+                stop,
+                replacement,
+                request_model,
+                include_usage,
+                limit=limit,
+                pace=fault if fault and fault.startswith(("steady:", "stall_after:")) else None,
             )
         else:
             message = runnable.invoke(messages, stop=stop)
@@ -833,8 +867,14 @@ class LocalOpenAIServer:
         replacement: str | None,
         model: str,
         include_usage: bool,
+        *,
+        limit: int | None = None,
+        pace: str | None = None,
     ) -> None:
-        """SSE ``chat.completion.chunk`` events, then an optional usage chunk and ``[DONE]``."""
+        """SSE ``chat.completion.chunk`` events, then an optional usage chunk and ``[DONE]``;
+        the text cut at ``limit`` tokens (``finish_reason: length``). ``pace``: a token every
+        so many seconds (``steady:<s>``), or silence after so many (``stall_after:<n>``)
+        until the client hangs up."""
         if replacement is not None:
             runnable.invoke(prompt, stop=stop)  # the model runs; its answer is lost
             parts: Iterator[Any] = iter([AIMessageChunk(content=replacement)])
@@ -856,13 +896,24 @@ class LocalOpenAIServer:
         handler.send_sse(chunk({"role": "assistant", "content": ""}))
         content, calls = "", {}  # calls: index -> OpenAI tool call being assembled
         usage_source: AIMessage | None = None
+        finish = None
+        pieces = 0
         try:
             part = first
             while part is not None:
                 text = _text_of(part.content)
+                cut = limit is not None and replacement is None  # a fault comes whole
+                if cut and text and count_tokens(content + text) > limit:
+                    text = (cut_to_tokens(content + text, limit) or "")[len(content) :]
+                    finish = "length"
                 if text:
+                    self._pace(handler, pace, pieces)
+                    pieces += 1
                     content += text
                     handler.send_sse(chunk({"content": text}))
+                if finish:
+                    usage_source = None
+                    break
                 deltas = self._tool_call_deltas(part, calls)
                 if deltas:
                     handler.send_sse(chunk({"tool_calls": deltas}))
@@ -870,6 +921,8 @@ class LocalOpenAIServer:
                     usage_source = part if usage_source is None else usage_source + part
                 part = next(parts, None)
         except _ClientGone:
+            with self._lock:
+                self.hangups += 1
             raise
         except Exception as exc:  # headers are out: report in-band, as OpenAI does
             log.exception("local_server: model failed mid-stream")
@@ -885,7 +938,7 @@ class LocalOpenAIServer:
             )
             handler.end_sse()
             return
-        handler.send_sse(chunk({}, "tool_calls" if calls else "stop"))
+        handler.send_sse(chunk({}, finish or ("tool_calls" if calls else "stop")))
         if include_usage:
             usage = _usage(
                 usage_source if replacement is None else None, prompt, content, list(calls.values())
@@ -897,6 +950,16 @@ class LocalOpenAIServer:
             )
         handler.send_sse("[DONE]")
         handler.end_sse()
+
+    def _pace(self, handler: _Handler, pace: str | None, sent: int) -> None:
+        if pace is None:
+            return
+        kind, value = pace.split(":", 1)
+        if kind == "steady" and sent:
+            self._stopping.wait(float(value))
+        elif kind == "stall_after" and sent >= int(value):
+            handler.wait_for_hangup(self._stopping)
+            raise _ClientGone
 
     @staticmethod
     def _tool_call_deltas(part: Any, calls: dict[int, dict]) -> list[dict]:

@@ -8,7 +8,7 @@ from graph.models.modes import ModeBook
 from graph.models.scripted import ScriptedChatModel
 from graph.service.connection_checks import ConnectionCheck
 from graph.settings import Settings
-from tests.support_procs.fake_server import LocalOpenAIServer
+from tests.support_procs.fake_server import EchoChatModel, LocalOpenAIServer
 from tests.unit.conftest import wait_for
 
 
@@ -61,3 +61,15 @@ def test_a_dead_server_is_reported_in_words():
     check = ConnectionCheck("dead", _settings("http://127.0.0.1:9/v1"), ModeBook())
     report = check.wait(60)
     assert not report.reachable and "is it running?" in report.summary()
+
+
+def test_a_check_reports_the_servers_speed_from_a_streamed_reply():
+    with LocalOpenAIServer(EchoChatModel) as server:
+        report = ConnectionCheck("local", _settings(server.base_url), ModeBook()).wait(60)
+        speed_request = server.requests[-1]
+    assert report.reachable and not report.stopped, report.summary()
+    assert speed_request["stream"] is True
+    assert report.tokens_per_s is not None and report.tokens_per_s > 0
+    assert report.first_token_s is not None and report.first_token_s >= 0
+    line = report.summary().splitlines()[-1]
+    assert line.startswith("speed: ") and " tokens/s (first token after " in line, line

@@ -466,8 +466,9 @@ def test_comparison_cost_is_the_mean_of_priced_runs_and_unknown_when_any_is_unpr
     assert contrasts["steps"]["estimate"] == -1 and contrasts["replans"]["estimate"] == -0.5
     assert contrasts["pass_rate"]["estimate"] == 0.5 and contrasts["tokens"]["estimate"] == -740
     assert contrasts["llm_calls"]["estimate"] == 0.5  # 1.5 calls a run against 1
-    assert {m: marks[m] for m in marks if m != "cost"} == dict.fromkeys(
-        ("pass_rate", "steps", "replans", "llm_calls", "tokens", "latency_s"), "unclear"
+    # Latency is this machine's timing of the crafted calls, so it is left out here.
+    assert {m: marks[m] for m in marks if m not in ("cost", "latency_s")} == dict.fromkeys(
+        ("pass_rate", "steps", "replans", "llm_calls", "tokens"), "unclear"
     )
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import threading
 
+import pytest
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
@@ -90,6 +91,12 @@ def test_without_a_real_model_the_job_fails_saying_why(service, store, settings)
     job = JudgeJobs.of(service).wait(JudgeJobs.of(service).start([run_id], settings=settings))
     assert (job["status"], job["failed"]) == ("failed", 1)
     assert "needs a real model" in job["error"]
+
+
+def test_waiting_on_a_job_that_does_not_exist_says_so(service):
+    """Found by mypy: ``wait`` indexed the store's None for an unknown id (a TypeError)."""
+    with pytest.raises(LookupError, match="There is no judge job 'no-such-job'"):
+        JudgeJobs.of(service).wait("no-such-job", timeout=1)
 
 
 def test_a_shutdown_records_the_job_as_stopped(service, store):

@@ -157,7 +157,7 @@ def test_a_server_that_never_answers_fails_the_run_at_the_call_deadline(tmp_path
     outcome = box["outcome"]
     assert outcome.status == "failed"
     assert outcome.reason == (
-        f"The model call to {url} took longer than 1 s, so it was given up "
+        f"The model call (a plan call) to {url} took longer than 1 s, so it was given up "
         "(STEPWISE_MODEL_CALL_DEADLINE)."
     )
 

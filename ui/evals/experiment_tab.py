@@ -4,6 +4,8 @@ start button."""
 
 from __future__ import annotations
 
+from typing import Literal, Mapping
+
 import streamlit as st
 
 from graph.service.experiments import APPROVALS, ExperimentError, Variant
@@ -25,7 +27,7 @@ def _models() -> dict:
     return ev.model_options(services.model_settings(), list(service.modes.all()), stored)
 
 
-def _tuned() -> dict[str, str]:
+def _tuned() -> Mapping[str, str]:
     """Role -> prompt name: what the variants vary, for the saved design's system."""
     return services.system_of(services.current_design()).tuned_prompts
 
@@ -42,6 +44,7 @@ def show() -> None:
         st.session_state[TO_RUN] = chosen if chosen in names else names[0]
     set_name = st.selectbox("Eval set", names, key=TO_RUN)
     eval_set = store.load_eval_set(set_name)
+    assert eval_set is not None  # picked from the sets listed
 
     st.markdown("**Variants**")
     st.caption(
@@ -120,7 +123,7 @@ def _variant_row(
     position: int, variant_id: int, versions: dict, active: dict, models: list, removable: bool
 ) -> None:
     key = f"evals:variant:{variant_id}"
-    label = "visible" if position == 0 else "collapsed"
+    label: Literal["visible", "collapsed"] = "visible" if position == 0 else "collapsed"
     columns = st.columns([2, *[4] * len(versions), 4, 1], vertical_alignment="bottom")
     columns[0].text_input(
         "Variant name",
@@ -168,7 +171,7 @@ def _remove_variant(variant_id: int) -> None:
     st.session_state[VARIANTS].remove(variant_id)
 
 
-def _variants(tuned: dict[str, str]) -> list[Variant]:
+def _variants(tuned: Mapping[str, str]) -> list[Variant]:
     """The variants as typed in: a name and a version of each tuned prompt."""
     variants, models = [], _models()
     for position, variant_id in enumerate(st.session_state[VARIANTS], start=1):

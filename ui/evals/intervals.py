@@ -5,7 +5,7 @@ repeats would tell a difference of the size seen. Pure functions on
 
 from __future__ import annotations
 
-from graph.service.eval_statistics import MAX_REPEATS, RESAMPLES, repeats_for_rate
+from graph.service.eval_statistics import MAX_REPEATS, MIN_RUNS, RESAMPLES, repeats_for_rate
 from ui.evals.view import FIGURES, NONE, figure, vs_column
 
 MARKS = {"better": "▲ better", "worse": "▼ worse", "unknown": "? unknown"}
@@ -90,6 +90,8 @@ def contrast_text(metric: str, contrast: dict) -> str:
             return f"? unknown (no completed run: {each})"
         return MARKS["unknown"]
     if verdict == "unclear":
+        if runs == [0, 0] and metric != "pass_rate":  # no question has enough on both sides
+            return f"{UNCLEAR} (needs {MIN_RUNS} completed runs of a question each)"
         return f"{UNCLEAR} ({each})"
     low, high = _signed(metric, contrast["low"]), _signed(metric, contrast["high"])
     span = "" if low == high else f" [{low} – {high}]"

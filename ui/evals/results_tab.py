@@ -124,7 +124,8 @@ def _settling(experiment_id: str, live: int) -> None:
 
 
 def _styled(frame: pd.DataFrame, columns: list, colours):
-    return frame.style.map(
+    # the Styler's own index hidden too: st.table's hide_index leaves a styled one shown
+    return frame.style.hide(axis="index").map(
         lambda v: f"background-color: {c}" if (c := colours(v)) else "", subset=columns
     )
 
@@ -154,8 +155,10 @@ def _comparison(record) -> None:
     st.markdown(ev.summary_sentence(data))
     summary = pd.DataFrame(iv.summary_rows(data))
     marks = [ev.vs_column(v, baseline) for v in variants if v != baseline]
+    # Tables, not grids: their cells wrap, so a figure with its interval and three variants'
+    # columns stay inside the page at 1440 px (a grid was 1,190 px wide in 978).
     with st.container(key="evals-summary"):
-        st.dataframe(_styled(summary, marks, iv.mark_colour), hide_index=True)
+        st.table(_styled(summary, marks, iv.mark_colour), hide_index=True)
     st.caption(iv.method_caption(data["level"]))
     if advice := iv.repeats_advice(data, record.repeats):
         with st.container(key="evals-repeats"):
@@ -183,13 +186,7 @@ def _comparison(record) -> None:
             "that passed it."
         )
         with st.container(key="evals-checks"):
-            st.dataframe(
-                _styled(checks, variants, ev.check_colour),
-                hide_index=True,
-                # the question (on its first check's row) cut to fit: three variants' columns
-                # stay on screen at 1440 px; the whole question is in the table above
-                column_config={"Question": st.column_config.TextColumn(width=300)},
-            )
+            st.table(_styled(checks, variants, ev.check_colour), hide_index=True)
 
     _distributions(record.id, variants)
     records = run_records(store, record.id, prices)

@@ -46,6 +46,7 @@ def show() -> None:
             st.session_state[PICKED] = names[0]
         name = st.selectbox("Eval set", names, key=PICKED, on_change=_picked_set)
         eval_set = store.load_eval_set(name)
+        assert eval_set is not None  # picked from the sets listed
         facts = (eval_set.description, ev.eval_set_facts(eval_set))
         st.markdown(" · ".join(p for p in facts if p))
         _tables(name, eval_set)

@@ -60,7 +60,7 @@ def show(record, records: list[dict], baseline: str) -> None:
     )
     for column, side, other in zip((a_col, b_col), ("a", "b"), ("b", "a")):
         with column, st.container(key=f"evals-side-{side}"):
-            _side(pair[side], by_id[pair[side]["run_id"]]["variant"], side, pair[other])
+            show_side(pair[side], by_id[pair[side]["run_id"]]["variant"], side, pair[other])
 
 
 def _with_differences(panels: list, other: list) -> list:
@@ -75,7 +75,7 @@ def _with_differences(panels: list, other: list) -> list:
     ]
 
 
-def _side(view: dict, variant: str, side: str, other: dict) -> None:
+def show_side(view: dict, variant: str, side: str, other: dict) -> None:
     st.markdown(
         f"**{variant}** · status **{view['status']}** · "
         f"{view['steps']} step(s) · {view['replans']} replan(s)"
@@ -102,10 +102,10 @@ def _side(view: dict, variant: str, side: str, other: dict) -> None:
             model_markdown(ev.highlighted_markdown(view["answer"], other["answer"] or ""))
         else:
             st.caption(f"No final answer ({view['status']}: {view['reason']}).")
-    _judgement(view["run_id"])
+    _judgement(view["run_id"], "" if side in ("a", "b") else f"{side}:")
 
 
-def _judgement(run_id: str) -> None:
+def _judgement(run_id: str, where: str = "") -> None:
     if found := services.store().judgement(run_id):
         st.caption(f"Judged by {found['model_label']}:")
         st.table(ev.judgement_rows(found), hide_index=True)
@@ -115,7 +115,7 @@ def _judgement(run_id: str) -> None:
             icon=":material/gavel:",
             on_click=_judge,
             args=([run_id],),
-            key=f"evals:judge:{run_id}",
+            key=f"evals:judge:{where}{run_id}",
         )
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import re
 from datetime import datetime
+from typing import Sequence
 
 from graph.kernel.accounting import format_cost
 from graph.kernel.system import default_system, get_system
@@ -143,7 +144,7 @@ def experiment_name(eval_set_name: str, variant_names: list[str]) -> str:
 def model_options(
     settings: Settings,
     learnt: list[tuple[str, str]],
-    profiles: list[ModelChoice] = (),
+    profiles: Sequence[ModelChoice] = (),
 ) -> dict[str, ModelChoice | None]:
     """What a variant's model picker offers, label -> choice: the model in use (None: the
     active model profile), the offline scripted model, the other stored profiles, and
@@ -313,7 +314,7 @@ def _styled_figure(text: str, verdict: str | None) -> str:
     """``text`` coloured and marked (▲ better, ▼ worse: not colour alone) when it moved
     against the baseline; as it is when the same, unknown or the baseline itself."""
     style = VERDICT_STYLE.get(verdict or "")
-    return style.format(text + VERDICT_ARROW[verdict]) if style else text
+    return style.format(text + VERDICT_ARROW[verdict or ""]) if style else text
 
 
 def variant_cell(cell: dict, verdicts: dict[str, str] | None) -> str:
@@ -357,7 +358,7 @@ def check_rows(comparison: dict) -> list[dict]:
     for row in comparison["rows"]:
         for i, label in enumerate(row["checks"]):
             out = {
-                "#": f"{row['question_index'] + 1}.{i + 1}",
+                "No.": f"{row['question_index'] + 1}.{i + 1}",
                 "Question": row["question"] if i == 0 else "",
                 "Check": label,
             }

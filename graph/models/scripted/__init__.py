@@ -21,11 +21,14 @@ import json
 import random
 import threading
 import time
-from typing import Any
+from typing import Any, Callable, Sequence
 
-from langchain_core.language_models import BaseChatModel
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.runnables import Runnable
+from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from graph.models import tool_prompting
@@ -65,7 +68,13 @@ class ScriptedChatModel(BaseChatModel):
     def _llm_type(self) -> str:
         return "stepwise-scripted"
 
-    def bind_tools(self, tools, *, tool_choice: Any = None, **kwargs):
+    def bind_tools(
+        self,
+        tools: Sequence[dict[str, Any] | type | Callable[..., Any] | BaseTool],
+        *,
+        tool_choice: Any = None,
+        **kwargs: Any,
+    ) -> Runnable[LanguageModelInput, AIMessage]:
         """Accept LangChain tools, functions, pydantic classes or OpenAI tool dicts."""
         formatted = [convert_to_openai_tool(t) for t in tools]
         return self.bind(tools=formatted, tool_choice=tool_choice, **kwargs)
@@ -73,11 +82,11 @@ class ScriptedChatModel(BaseChatModel):
     def _generate(
         self,
         messages: list[BaseMessage],
-        stop=None,
-        run_manager=None,
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
         tools: list[dict] | None = None,
         tool_choice: Any = None,
-        **kwargs,
+        **kwargs: Any,
     ) -> ChatResult:
         if pause := self.delay_s + (_draw(self.seed, self.jitter_s) if self.jitter_s else 0.0):
             time.sleep(pause)
@@ -87,6 +96,7 @@ class ScriptedChatModel(BaseChatModel):
             offered = [{"function": {"name": n}} for n in tool_prompting.offered_tools(messages)]
             inner = self._generate(tool_prompting.from_prompted(messages), tools=offered)
             reply = inner.generations[0].message
+            assert isinstance(reply, AIMessage)  # this model's replies are
             message = AIMessage(
                 content=tool_prompting.encode_reply(reply),
                 usage_metadata=reply.usage_metadata,
@@ -106,7 +116,7 @@ class ScriptedChatModel(BaseChatModel):
         else:
             message = AIMessage(content=_answer_text(messages))
         read = sum(count_tokens(message_text(m)) for m in messages)
-        wrote = count_tokens(message.content) + sum(
+        wrote = count_tokens(message_text(message)) + sum(
             count_tokens(json.dumps(c["args"])) for c in message.tool_calls
         )
         message.usage_metadata = {
@@ -167,7 +177,9 @@ def _use_tool(messages: list[BaseMessage], tool_names: list[str]) -> AIMessage:
 def _summarise_tool_result(messages: list[BaseMessage]) -> str:
     result = messages[-1]
     content = message_text(result)
-    name = getattr(result, "name", "") or tool_name_of(messages, result)
+    name = getattr(result, "name", "") or (
+        tool_name_of(messages, result) if isinstance(result, ToolMessage) else ""
+    )
     if content.startswith(("NO RESULTS", "ERROR")):
         return f"No usable results: {content.splitlines()[0]}"
     read = SUMMARIES.get(name)
@@ -177,7 +189,9 @@ def _summarise_tool_result(messages: list[BaseMessage]) -> str:
 def _follow_up(messages: list[BaseMessage], tool_names: list[str]) -> AIMessage | None:
     """After some tools comes a second one, once (``FOLLOW_UPS``)."""
     last = messages[-1]
-    name = getattr(last, "name", "") or tool_name_of(messages, last)
+    name = getattr(last, "name", "") or (
+        tool_name_of(messages, last) if isinstance(last, ToolMessage) else ""
+    )
     follow, args_from = FOLLOW_UPS.get(name, (None, None))
     called = {c["name"] for m in messages for c in getattr(m, "tool_calls", None) or []}
     content = message_text(last)

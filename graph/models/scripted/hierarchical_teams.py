@@ -191,7 +191,8 @@ def teams_replan_for(prompt: str) -> dict:
                 cancel.append({"id": sid, "reason": "the edited request no longer asks for it"})
         elif status == "done" and twin:
             matched[twin["id"]] = sid
-    add, positions = [], {}
+    add: list[dict] = []
+    positions: dict[str, int] = {}
     for d in fresh:
         if d["id"] in matched:
             continue
@@ -215,8 +216,8 @@ def teams_route(prompt: str) -> dict:
 
 
 def teams_team_decision(prompt: str) -> dict:
-    team = re.search(r"^You supervise (\w+)", prompt, re.M)
-    team = team.group(1) if team else ""
+    supervised = re.search(r"^You supervise (\w+)", prompt, re.M)
+    team = supervised.group(1) if supervised else ""
     offered = [w for w in allowed_values(prompt, "next_worker") or [] if w != "FINISH"]
     found = re.search(r"^Your subtask, the only work you have: (.*)$", prompt, re.M)
     instruction = found.group(1) if found else ""

@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 import re
 
+from langchain_core.messages import BaseMessage
+
 from graph.models.scripted.common import (
     LABEL,
     allowed_values,
@@ -375,7 +377,7 @@ def _caption(content: str) -> str:
             f"{worst[5]} ({worst[6]}){across}."
         )
 
-    def change(r):
+    def change(r: tuple[str, ...]) -> float:
         return (float(r[3]) - float(r[1])) / float(r[1]) * 100
 
     best = max(rows, key=change)
@@ -436,7 +438,7 @@ def answer(prompt: str) -> dict | str | None:
     return None
 
 
-def _search_summary(messages, content: str) -> str:
+def _search_summary(messages: list[BaseMessage], content: str) -> str:
     hits = re.findall(r"^(\[kb:[^\]]+\]) (.+)$", content, re.M)
     return "Findings: " + "; ".join(f"{title} {source}" for source, title in hits[:3])
 

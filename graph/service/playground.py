@@ -1,0 +1,342 @@
+"""The node playground: one node's model, asked again on a stored state, with other prompts.
+
+A tuner picks a checkpoint of a past run before a model-calling node, a few prompt texts
+and model profiles; each sample is one request of that node's model, built by the node's
+own request function (``System.node_ask``) from the state as it was saved, read through
+the compiled graph's ``get_state``. Nothing else of the run executes: no other node, no
+tool, no repair round (a reply that is not usable is a result too, its problem said), and
+nothing is written to the run or its checkpoints.
+
+The offline scripted model answers by rules that read only some lines of a prompt: each of
+its results says what they read, and a reply equal to another prompt's says the edit
+changed nothing they read, so identical replies are never shown as if the edit was tried.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage
+from langchain_core.runnables import RunnableConfig
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import StateSnapshot
+
+from graph.errors import StepwiseError
+from graph.kernel.design import Design
+from graph.kernel.guardrail import classifier_ask
+from graph.kernel.node_asks import NodeAsk, NotTryable
+from graph.kernel.system import System, get_system
+from graph.models.capped import capped
+from graph.models.chat import describe_error, make_chat_model
+from graph.models.replies import reply_text
+from graph.models.scripted import ScriptedChatModel
+from graph.models.scripted.reads import reading
+from graph.models.structured import JsonAsk, ask_once
+from graph.prompts import PromptError, PromptSet
+from graph.service.model_profiles import ModelProfile
+
+if TYPE_CHECKING:
+    from graph.service.run_service import RunService
+
+log = logging.getLogger(__name__)
+
+MAX_PROMPTS = 4
+MAX_SAMPLES = 10
+
+
+class PlaygroundError(StepwiseError, ValueError):
+    """A playground request that cannot be tried; the message says why and what to do."""
+
+
+@dataclass(frozen=True)
+class PromptTry:
+    label: str  # "v3 (saved)", "unsaved edit", ...
+    text: str
+
+
+@dataclass
+class Sample:
+    prompt: str  # the PromptTry's label
+    profile: str
+    number: int  # from 1
+    value: dict | None = None  # the parsed, repaired and checked reply
+    rows: list[dict] = field(default_factory=list)  # a plan's steps, a list the value holds
+    fields: dict = field(default_factory=dict)  # the value's other fields (agent, reason...)
+    raw: str = ""
+    problem: str = ""  # why the reply is not usable, or why no request was made
+    notices: list[str] = field(default_factory=list)
+    tokens: int | None = None
+    latency_s: float | None = None
+    note: str = ""  # what an offline reply means
+
+    @property
+    def ok(self) -> bool:
+        return self.value is not None
+
+
+@dataclass
+class Trial:
+    run_id: str
+    checkpoint_id: str
+    node: str
+    prompt_name: str
+    samples: list[Sample]
+    notes: list[str]  # said once for the whole trial (the offline model's rules)
+
+
+@dataclass(frozen=True)
+class Target:
+    """A checkpoint of a run and the node after it, ready to be tried."""
+
+    run_id: str
+    checkpoint_id: str
+    design: Design
+    ask: NodeAsk
+
+
+def target(service: RunService, run_id: str, checkpoint_id: str) -> Target:
+    """The node a checkpoint of ``run_id`` would run next and its request; PlaygroundError
+    says why there is none (an unknown run or checkpoint, the run's end, a node that asks
+    no model). Reads the state through the compiled graph's ``get_state`` only."""
+    design, system, compiled = _stored_graph(service, run_id)
+    config: RunnableConfig = {"configurable": {"thread_id": run_id, "checkpoint_id": checkpoint_id}}
+    snapshot = compiled.get_state(config)
+    if snapshot.created_at is None:
+        raise PlaygroundError(
+            f"Run {run_id[:8]} has no checkpoint {checkpoint_id!r} (a checkpoint inside a "
+            "team cannot be tried: choose one of the run's own)."
+        )
+    if not snapshot.next:
+        raise PlaygroundError(
+            "This checkpoint is after the run's last step: no node runs from it, so there is "
+            "no model call to try. Choose an earlier checkpoint."
+        )
+    node = snapshot.next[0]
+    try:
+        ask = _node_ask(system, design, snapshot)
+    except NotTryable as exc:
+        raise PlaygroundError(f"The next node here is {node}. {exc}") from None
+    return Target(run_id, checkpoint_id, design, ask)
+
+
+def tryable_points(service: RunService, run_id: str) -> list[dict]:
+    """The checkpoints of ``run_id`` before a node the playground can try, oldest first:
+    ``checkpoint_id``, ``node``, ``prompt`` (the prompt that node sends), ``number``
+    (its place among all the run's checkpoints, from 0)."""
+    design, system, compiled = _stored_graph(service, run_id)
+    history = list(compiled.get_state_history({"configurable": {"thread_id": run_id}}))
+    points = []
+    for number, snapshot in enumerate(reversed(history)):
+        if not snapshot.next:
+            continue
+        try:
+            ask = _node_ask(system, design, snapshot)
+        except NotTryable:
+            continue
+        points.append(
+            {
+                "checkpoint_id": snapshot.config["configurable"]["checkpoint_id"],
+                "node": ask.node,
+                "prompt": ask.prompt,
+                "number": number,
+            }
+        )
+    return points
+
+
+def _stored_graph(service: RunService, run_id: str) -> tuple[Design, System, CompiledStateGraph]:
+    """The design, system and graph of a stored run, the graph only read (its models are
+    never called); PlaygroundError when the run is gone or lives on a LangGraph Server."""
+    record = service.store.run(run_id)
+    if record is None:
+        raise PlaygroundError(f"There is no run {run_id!r}: it may have been deleted.")
+    design = Design.model_validate(record.design)
+    system = get_system(design.system)
+    if getattr(service, "checkpointer", None) is None:
+        raise PlaygroundError(
+            "The playground reads a run's checkpoints on this machine; runs on a LangGraph "
+            "Server cannot be tried yet."
+        )
+    offline = ScriptedChatModel()
+    compiled = system.build_graph(
+        design,
+        settings=service.settings,
+        checkpointer=service.checkpointer,
+        planner_model=offline,
+        worker_model=offline,
+    )
+    return design, system, compiled
+
+
+def _node_ask(system: System, design: Design, snapshot: StateSnapshot) -> NodeAsk:
+    state = dict(snapshot.values or {})
+    at = datetime.fromisoformat(snapshot.created_at or "").timestamp()  # target() checked it
+    node = snapshot.next[0]
+    if node == "guardrail" and (found := _guardrail_ask(system, state, design)):
+        return found
+    return system.node_ask(node, state, design, at)
+
+
+def _guardrail_ask(system: System, state: dict, design: Design) -> NodeAsk | None:
+    turn = (state.get("turns") or {}).get(state.get("checking_turn") or "")
+    if not (turn and design.guardrail_classifier):
+        return None
+    enabled = list(design.enabled_agents)
+    return NodeAsk(
+        "guardrail",
+        "guardrail/classifier",
+        "planner",
+        lambda p: classifier_ask(turn["text"], system, enabled, p),
+    )
+
+
+def try_node(
+    service: RunService,
+    run_id: str,
+    checkpoint_id: str,
+    prompts: Sequence[PromptTry],
+    profiles: Sequence[ModelProfile],
+    samples: int = 1,
+    *,
+    on_progress: Callable[[int, int], None] | None = None,
+    callbacks: list | None = None,
+) -> Trial:
+    """Each prompt × profile × sample, one request of the node's model each (``callbacks``
+    go with each request, as LangChain callbacks)."""
+    if not 1 <= len(prompts) <= MAX_PROMPTS:
+        raise PlaygroundError(f"Choose one to {MAX_PROMPTS} prompt texts to try.")
+    if not profiles:
+        raise PlaygroundError("Choose at least one model profile to try the prompts on.")
+    if not 1 <= samples <= MAX_SAMPLES:
+        raise PlaygroundError(f"The number of samples is 1 to {MAX_SAMPLES}, not {samples}.")
+    found = target(service, run_id, checkpoint_id)
+    ask = found.ask
+    total, done = len(prompts) * len(profiles) * samples, 0
+    results: list[Sample] = []
+    for tried in prompts:
+        try:
+            texts = PromptSet({**found.design.prompts, ask.prompt: tried.text})
+            request = ask.build(texts)
+        except PromptError as exc:
+            for profile in profiles:
+                results.append(Sample(tried.label, profile.name, 1, problem=f"{exc}"))
+            done += len(profiles) * samples
+            _progress(on_progress, done, total)
+            continue
+        for profile in profiles:
+            model = _model(service, profile, ask, texts)
+            for number in range(1, samples + 1):
+                results.append(
+                    _sample(model, request, tried.label, profile, number, service, callbacks)
+                )
+                done += 1
+                _progress(on_progress, done, total)
+    notes = _offline_notes(ask, profiles, results, samples)
+    return Trial(run_id, checkpoint_id, ask.node, ask.prompt, results, notes)
+
+
+def _progress(on_progress: Callable[[int, int], None] | None, done: int, total: int) -> None:
+    if on_progress is not None:
+        on_progress(done, total)
+
+
+def _model(
+    service: RunService, profile: ModelProfile, ask: NodeAsk, texts: PromptSet
+) -> BaseChatModel:
+    settings = service.profiles.settings_of(profile)
+    return capped(
+        make_chat_model(ask.role, settings, modes=service.modes, prompts=texts),
+        settings.max_reply_chars,
+    )
+
+
+def _sample(
+    model: BaseChatModel,
+    request: JsonAsk[Any],
+    label: str,
+    profile: ModelProfile,
+    number: int,
+    service: RunService,
+    callbacks: list[BaseCallbackHandler] | None,
+) -> Sample:
+    sample = Sample(label, profile.name, number)
+    started = time.perf_counter()
+    try:
+        tried = ask_once(model, request, {"callbacks": callbacks} if callbacks else None)
+    except Exception as exc:  # a server that refused or did not answer: said, not raised
+        log.warning("playground call to %s failed: %s", profile.name, exc)
+        sample.problem = describe_error(exc, service.profiles.settings_of(profile))
+        sample.latency_s = time.perf_counter() - started
+        return sample
+    sample.latency_s = time.perf_counter() - started
+    sample.raw = reply_text(tried.reply)
+    sample.tokens = _tokens(tried.reply)
+    sample.notices = tried.notices
+    if tried.value is None:
+        sample.problem = f"{request.label} reply is not usable: {tried.problem}."
+    else:
+        sample.value = tried.value.model_dump()
+        sample.rows, sample.fields = _shown(sample.value)
+    if profile.scripted:
+        sample.note = offline_words(request.label)
+    return sample
+
+
+def _tokens(reply: AIMessage) -> int | None:
+    return reply.usage_metadata["total_tokens"] if reply.usage_metadata else None
+
+
+def _shown(value: dict) -> tuple[list[dict], dict]:
+    """A value as a table (its first list of objects: a plan's steps) and its other fields
+    (a routing decision's agent and reason)."""
+    rows: list[dict] = []
+    fields = {}
+    for key, item in value.items():
+        if not rows and isinstance(item, list) and item and all(isinstance(i, dict) for i in item):
+            rows = [{"#": n, **i} for n, i in enumerate(item, 1)]
+        else:
+            fields[key] = item
+    return rows, fields
+
+
+def offline_words(label: str) -> str:
+    return (
+        f"The offline scripted model answered for {label}: it is not an LLM and does not "
+        "read this prompt's wording; it follows fixed rules over a few lines of it."
+    )
+
+
+def _offline_notes(
+    ask: NodeAsk, profiles: Sequence[ModelProfile], results: list[Sample], samples: int
+) -> list[str]:
+    """What the offline model's replies mean: what its rules read, which prompts gave the
+    same reply (the edit changed nothing they read), and that samples repeat."""
+    if not any(p.scripted for p in profiles):
+        return []
+    found = reading(ask.prompt)
+    notes = [
+        "The offline scripted model does not read this prompt's wording; it follows fixed "
+        f"rules. What they read: {found.reads} What makes no difference to it: {found.ignored}"
+    ]
+    offline = [s for s in results if s.note and s.number == 1]
+    first: dict[str, str] = {}
+    for s in offline:
+        seen = first.setdefault(s.raw, s.prompt)
+        if seen != s.prompt:
+            notes.append(
+                f"{s.prompt} got the same reply as {seen} from the offline scripted model: "
+                "the edit changes nothing its rules read, so it cannot show what the edit "
+                "would do. Try it on a real model."
+            )
+    if samples > 1:
+        notes.append(
+            f"The offline scripted model gives the same reply every time: its {samples} "
+            "samples of a prompt are equal."
+        )
+    return notes

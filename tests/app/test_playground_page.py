@@ -1,0 +1,89 @@
+"""The node playground on the Prompts page, and its button on the History page: the
+offline scripted model, a real run service and store under a temporary home."""
+
+from graph.kernel.design import Design
+from tests.app.support import button, open_page, texts
+
+PLANNER = "plan_execute/planner"
+EDITOR = f"prompts:editor:{PLANNER}"
+QUESTION = "Which stock in the database grew the most between 2005 and 2009?"
+
+
+def _finished_run(services) -> str:
+    _, service = services
+    run_id = service.start(QUESTION, Design())
+    assert service.wait(run_id, timeout=60).status == "done"
+    return run_id
+
+
+def test_the_playground_shows_the_unsaved_edit_beside_the_active_text_and_says_the_offline_model_ignores_it(
+    home, services
+):
+    store, _ = services
+    run_id = _finished_run(services)
+    events = len(store.events(run_id))
+    at = open_page("app_pages/prompts.py")
+    at.text_area(key=EDITOR).input(at.text_area(key=EDITOR).value + "\nBe brief.\n").run()
+    assert at.selectbox(key="playground:run").value == run_id
+    assert at.selectbox(key="playground:point").value  # the checkpoint before the Planner
+    assert at.multiselect(key=f"playground:texts:{PLANNER}:True").value == ["active", "editor"]
+    at.number_input(key="playground:samples").set_value(2).run()
+    button(at, "Try it").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    page = texts(at)
+    assert "the active text" in page and "the unsaved edit" in page
+    assert "does not read this prompt's wording" in page
+    assert "the unsaved edit got the same reply as the active text" in page
+    plans = [d.value for d in at.dataframe if "agent" in getattr(d.value, "columns", [])]
+    assert len(plans) == 4  # 2 texts × 2 samples, each a plan table
+    assert list(plans[0]["agent"])[-1] == "synthesizer"
+    assert len(store.events(run_id)) == events  # nothing written to the run
+
+
+def test_a_prompt_text_that_cannot_be_filled_in_is_said_in_words(home, services):
+    _finished_run(services)
+    at = open_page("app_pages/prompts.py")
+    at.text_area(key=EDITOR).input(
+        "Plan {nonsense}.\n{agent_list}\n{replan_section}\n{user_query}\n"
+    ).run()
+    at.multiselect(key=f"playground:texts:{PLANNER}:True").set_value(["editor"]).run()
+    button(at, "Try it").click().run()
+    assert not at.exception
+    assert any("nonsense" in e.value for e in at.error)
+
+
+def test_try_this_node_on_history_opens_the_playground_at_that_checkpoint(home, services):
+    _, service = services
+    run_id = _finished_run(services)
+    executor = next(p for p in service.timeline(run_id) if p["next"] == ["executor"])
+    at = open_page("app_pages/history.py", run=run_id)
+    at.selectbox(key=f"history:diff:{run_id}").set_value(executor["index"]).run()
+    button(at, "Try executor with another prompt").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.selectbox(key="playground:point").value == executor["checkpoint_id"]
+    assert next(s for s in at.selectbox if s.label == "Prompt").value == "plan_execute/executor"
+
+
+def test_try_a_node_on_the_run_page_opens_the_playground_before_the_planner(home, services):
+    _, service = services
+    run_id = _finished_run(services)
+    planner = next(p for p in service.timeline(run_id) if p["next"] == ["planner"])
+    at = open_page("app_pages/run.py", run=run_id)
+    button(at, "Try a node of this run with another prompt").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.selectbox(key="playground:run").value == run_id
+    assert at.selectbox(key="playground:point").value == planner["checkpoint_id"]
+    assert next(s for s in at.selectbox if s.label == "Prompt").value == PLANNER
+
+
+def test_a_checkpoint_before_a_node_without_a_model_call_greys_the_button_and_says_why(
+    home, services
+):
+    _, service = services
+    run_id = _finished_run(services)
+    worker = next(p for p in service.timeline(run_id) if p["next"] == ["synthesizer"])
+    at = open_page("app_pages/history.py", run=run_id)
+    at.selectbox(key=f"history:diff:{run_id}").set_value(worker["index"]).run()
+    found = button(at, "Try synthesizer with another prompt")
+    assert found.disabled
+    assert "does not ask a model for a plan or a routing decision" in found.help
