@@ -82,6 +82,11 @@ class Settings(BaseSettings):
     # Seconds the offline scripted model pauses per call: lets a demo or an e2e test
     # watch a run unfold (and reload mid-run). 0 in normal use.
     scripted_delay_s: float = Field(0.0, alias="STEPWISE_SCRIPTED_DELAY", ge=0, le=60)
+    # Up to this many seconds more per call, drawn at random: runs that differ only by
+    # noise, as real servers' do (what an experiment's intervals must not call a win).
+    scripted_jitter_s: float = Field(0.0, alias="STEPWISE_SCRIPTED_JITTER", ge=0, le=60)
+    # Seeds those draws (one sequence per process), so a test of noise is reproducible.
+    scripted_seed: int | None = Field(None, alias="STEPWISE_SCRIPTED_SEED")
 
     # Dollars per million tokens, (input, output), per model name; a model missing here
     # has an unknown cost. Override with STEPWISE_PRICES='{"my-model": [0.5, 1.5]}'.

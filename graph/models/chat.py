@@ -40,7 +40,11 @@ def make_chat_model(
     run's prompt texts (the tool-calling and JSON-shape prompts)."""
     settings = settings or get_settings()
     if settings.resolved_provider == "scripted":
-        return ScriptedChatModel(delay_s=settings.scripted_delay_s)
+        return ScriptedChatModel(
+            delay_s=settings.scripted_delay_s,
+            jitter_s=settings.scripted_jitter_s,
+            seed=settings.scripted_seed,
+        )
     remember_secrets(settings.secret_values())  # a key in use never reaches a stored text
     return ServerChatModel(
         model=settings.planner_model if role == "planner" else settings.worker_model,

@@ -109,10 +109,17 @@ class Check(BaseModel):
 
 
 class EvalQuestion(BaseModel):
+    """A question and its checks; ``reference`` (the expected output), ``metadata`` and
+    ``origin`` (the line it was imported from, ``{"format", "line"}``) come with
+    LangSmith and Langfuse datasets and go back out with them (``eval_formats``)."""
+
     model_config = ConfigDict(extra="forbid")
 
     question: str = Field(min_length=1)
     checks: list[Check] = Field(default_factory=list)
+    reference: Any = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    origin: dict[str, Any] | None = None
 
     @field_validator("question")
     @classmethod
@@ -137,12 +144,44 @@ class EvalSet(BaseModel):
         return value.strip()
 
 
+def with_kept_fields(edited: EvalSet, before: EvalSet | None) -> EvalSet:
+    """``edited`` (from an editor that shows questions and checks only) with each
+    unchanged question's reference, metadata and origin from ``before``: an edit loses
+    nothing it did not show."""
+    if before is None:
+        return edited
+    kept = {q.question: q for q in before.questions}
+    questions = [
+        q.model_copy(
+            update={"reference": old.reference, "metadata": old.metadata, "origin": old.origin}
+        )
+        if (old := kept.get(q.question)) is not None
+        else q
+        for q in edited.questions
+    ]
+    return edited.model_copy(update={"questions": questions})
+
+
+_UNSET_WHEN_EMPTY = {"reference", "metadata", "origin"}  # left out of files when empty
+
+
 def export_eval_set(eval_set: EvalSet) -> dict:
     """An eval set as a JSON-ready document with its format tag."""
     return {
         "format": EVAL_SET_FORMAT,
         "version": EVAL_SET_VERSION,
-        "eval_set": eval_set.model_dump(mode="json"),
+        "eval_set": eval_set.model_dump(
+            mode="json", exclude={"questions": {"__all__": _UNSET_WHEN_EMPTY}}
+        )
+        | {
+            "questions": [
+                q.model_dump(
+                    mode="json",
+                    exclude={k for k in _UNSET_WHEN_EMPTY if getattr(q, k) in (None, {})},
+                )
+                for q in eval_set.questions
+            ]
+        },
     }
 
 

@@ -21,7 +21,8 @@ person is "waiting", not done, until they are decided; its figures are always co
 from the runs as they are now.
 
 Over 400 lines: an experiment's runner and its comparison share the record of what ran;
-the statistics are the part most likely to move out if it grows.
+the statistics (intervals, verdicts, repeats needed) are in ``eval_statistics``, and the
+comparison is the next part to move out.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from graph.kernel.system import RunFacts, get_system
 from graph.models.choice import ModelChoice
 from graph.models.replies import parse_json_object
 from graph.prompts import PromptError, PromptSet, default_text, prompt_names
+from graph.service import eval_statistics as stats
 from graph.service.eval_sets import EvalSet
 from graph.service.evals import RunResult, evaluate, run_passed
 from graph.service.questions import checked_question
@@ -73,8 +75,6 @@ APPROVALS = {
 METRICS = ("pass_rate", "steps", "replans", "llm_calls", "tokens", "cost", "latency_s")
 RUN_METRICS = METRICS[1:]
 HIGHER_IS_BETTER = frozenset({"pass_rate"})
-# Relative difference under which two means are "same": wall time is noisy, counts are not.
-SAME_WITHIN = {"latency_s": 0.05}
 
 
 class ExperimentError(StepwiseError, ValueError):
@@ -520,10 +520,13 @@ def distribution_records(
 
 
 def _aggregate(runs: list[dict], checks: int) -> dict:
-    """Mean figures of one question's counted runs of one variant."""
+    """Mean figures of one question's runs of one variant: the pass rate over the runs
+    that ended, the run figures over the completed ones (ended done)."""
     counted = [r for r in runs if r["counted"]]
+    completed = [r for r in counted if r["status"] == "done"]
     cell = {
         "runs": len(counted),
+        "completed": len(completed),
         "not_counted": len(runs) - len(counted),
         "pass_rate": _mean([1.0 if r["passed"] else 0.0 for r in counted]),
         "checks": [
@@ -533,18 +536,48 @@ def _aggregate(runs: list[dict], checks: int) -> dict:
         "statuses": sorted({r["status"] for r in runs}),
     }
     for metric in RUN_METRICS:
-        cell[metric] = _mean([r[metric] for r in counted])
+        cell[metric] = _mean([r[metric] for r in completed])
     return cell
 
 
-def _verdict(metric: str, value: float | None, baseline: float | None) -> str:
-    if value is None or baseline is None:
-        return "unknown"
-    tolerance = SAME_WITHIN.get(metric, 0.0) * max(abs(value), abs(baseline))
-    if abs(value - baseline) <= max(tolerance, 1e-12):
-        return "same"
-    better = value > baseline if metric in HIGHER_IS_BETTER else value < baseline
-    return "better" if better else "worse"
+def _groups(records: list[dict], variant: str, metric: str, questions: int) -> list[list]:
+    """A variant's values of a run figure, per question, from its completed runs."""
+    groups: list[list] = [[] for _ in range(questions)]
+    for r in records:
+        if r["variant"] == variant and r["counted"] and r["status"] == "done":
+            groups[r["question_index"]].append(r[metric])
+    return groups
+
+
+def _outcomes(records: list[dict], variant: str, question: int | None = None) -> list[bool]:
+    return [
+        bool(r["passed"])
+        for r in records
+        if r["variant"] == variant
+        and r["counted"]
+        and (question is None or r["question_index"] == question)
+    ]
+
+
+def _contrasts(records: list[dict], baseline: str, variant: str, questions: list[int]) -> dict:
+    """Each metric of ``variant`` against ``baseline`` on these questions, with its
+    interval and verdict (eval_statistics)."""
+    count = max(questions, default=-1) + 1
+    found = {
+        "pass_rate": stats.rate_contrast(
+            [o for q in questions for o in _outcomes(records, baseline, q)],
+            [o for q in questions for o in _outcomes(records, variant, q)],
+        )
+    }
+    for metric in RUN_METRICS:
+        base = _groups(records, baseline, metric, count)
+        mine = _groups(records, variant, metric, count)
+        found[metric] = stats.figure_contrast(
+            [base[q] for q in questions],
+            [mine[q] for q in questions],
+            higher_is_better=metric in HIGHER_IS_BETTER,
+        )
+    return found
 
 
 @dataclass
@@ -552,13 +585,17 @@ class Comparison:
     """Plain lists and dicts, ready for tables and charts (no DataFrames here).
 
     ``rows``: one per question: ``{question_index, question, checks: [labels],
-    variants: {name: {runs, not_counted, pass_rate, checks: [pass rate per check],
-    steps, replans, llm_calls, tokens, cost, latency_s, statuses}}, differences: {name:
-    {metric: verdict}}}``, each figure the mean over the repeats that counted (None when
-    unknown), each non-baseline cell marked against the baseline's as below.
-    ``summary``: per variant ``{runs, passed, pass_rate, unpriced, <metric>: {mean,
-    median}}``. ``differences``: per non-baseline variant, each metric "better",
-    "worse", "same" or "unknown" against the baseline (lower is better except pass rate).
+    variants: {name: {runs, completed, not_counted, pass_rate, checks: [pass rate per
+    check], steps, replans, llm_calls, tokens, cost, latency_s, statuses}}, differences:
+    {name: {metric: verdict}}, contrasts: {name: {metric: contrast}}}``: the pass rate
+    over the runs that ended, run figures the mean over the completed runs (None when
+    unknown). ``summary``: per variant ``{runs, completed, passed, pass_rate,
+    pass_interval: [low, high], unpriced, <metric>: {mean, median, low, high, runs}}``.
+    ``differences``: per non-baseline variant, each metric "better", "worse", "unclear"
+    (the interval of the difference holds zero) or "unknown"; ``contrasts`` the same
+    with the difference, its interval, the runs counted on each side and the repeats
+    that would tell a difference of that size (``eval_statistics``). ``level``: the
+    intervals' confidence level.
     """
 
     experiment_id: str
@@ -571,9 +608,39 @@ class Comparison:
     rows: list[dict] = field(default_factory=list)
     summary: dict[str, dict] = field(default_factory=dict)
     differences: dict[str, dict[str, str]] = field(default_factory=dict)
+    contrasts: dict[str, dict[str, dict]] = field(default_factory=dict)
+    level: float = stats.LEVEL
+    questions: int = 0
 
     def as_dict(self) -> dict:
         return asdict(self)
+
+
+def _summary(records: list[dict], variant: str, questions: int) -> dict:
+    counted = [r for r in records if r["variant"] == variant and r["counted"]]
+    completed = [r for r in counted if r["status"] == "done"]
+    passed = sum(1 for r in counted if r["passed"])
+    interval = stats.wilson(passed, len(counted))
+    summary: dict[str, Any] = {
+        "runs": len(counted),
+        "completed": len(completed),
+        "passed": passed,
+        "pass_rate": _mean([1.0 if r["passed"] else 0.0 for r in counted]),
+        "pass_interval": list(interval) if interval else None,
+        "unpriced": sorted({m for r in counted for m in r.get("unpriced") or []}),
+    }
+    for metric in RUN_METRICS:
+        values = [r[metric] for r in completed]
+        groups = _groups(records, variant, metric, questions)
+        found = None if any(v is None for v in values) else stats.mean_interval(groups)
+        summary[metric] = {
+            "mean": _mean(values),
+            "median": _median(values),
+            "low": found[1] if found else None,
+            "high": found[2] if found else None,
+            "runs": len(values),
+        }
+    return summary
 
 
 def compare(
@@ -583,9 +650,10 @@ def compare(
     prices: dict[str, tuple[float, float]] | None = None,
 ) -> Comparison:
     """The experiment's figures per question and variant, a summary per variant, and
-    each variant marked against ``baseline``, from the runs as they are now. Counts only
-    runs that ended (done, failed); a run passes when it ended done with every check
-    passed."""
+    each variant against ``baseline`` with intervals, from the runs as they are now. The
+    pass rate counts the runs that ended (done, failed; a run passes when it ended done
+    with every check passed); run figures count the completed runs (done) only, so a
+    variant whose runs fail early is never better on steps or time."""
     finished, total, waiting = refresh_status(store, experiment_id)
     record = store.experiment(experiment_id)
     if record is None:
@@ -597,54 +665,41 @@ def compare(
         )
     eval_set = EvalSet.model_validate(record.eval_set)
     records = run_records(store, experiment_id, prices)
+    count = len(eval_set.questions)
     comparison = Comparison(
-        experiment_id, record.name, record.status, baseline, variants, (finished, total), waiting
+        experiment_id,
+        record.name,
+        record.status,
+        baseline,
+        variants,
+        (finished, total),
+        waiting,
+        questions=count,
     )
+    others = [v for v in variants if v != baseline]
     for index, question in enumerate(eval_set.questions):
+        mine = [r for r in records if r["question_index"] == index]
+        contrasts = {v: _contrasts(mine, baseline, v, [index]) for v in others}
         comparison.rows.append(
             {
                 "question_index": index,
                 "question": question.question,
                 "checks": [c.label for c in question.checks],
                 "variants": {
-                    v: _aggregate(
-                        [r for r in records if r["variant"] == v and r["question_index"] == index],
-                        len(question.checks),
-                    )
+                    v: _aggregate([r for r in mine if r["variant"] == v], len(question.checks))
                     for v in variants
+                },
+                "contrasts": contrasts,
+                "differences": {
+                    v: {m: c["verdict"] for m, c in found.items()} for v, found in contrasts.items()
                 },
             }
         )
-    for row in comparison.rows:  # each question's cells against the baseline's
-        base_cell = row["variants"][baseline]
-        row["differences"] = {
-            v: {m: _verdict(m, cell[m], base_cell[m]) for m in METRICS}
-            for v, cell in row["variants"].items()
-            if v != baseline
-        }
-    for v in variants:
-        counted = [r for r in records if r["variant"] == v and r["counted"]]
-        summary: dict[str, Any] = {
-            "runs": len(counted),
-            "passed": sum(1 for r in counted if r["passed"]),
-            "pass_rate": _mean([1.0 if r["passed"] else 0.0 for r in counted]),
-            "unpriced": sorted({m for r in counted for m in r.get("unpriced") or []}),
-        }
-        for metric in RUN_METRICS:
-            values = [r[metric] for r in counted]
-            summary[metric] = {"mean": _mean(values), "median": _median(values)}
-        comparison.summary[v] = summary
-    base = comparison.summary[baseline]
-    for v in variants:
-        if v == baseline:
-            continue
-        mine = comparison.summary[v]
-        comparison.differences[v] = {
-            m: _verdict(m, mine["pass_rate"], base["pass_rate"])
-            if m == "pass_rate"
-            else _verdict(m, mine[m]["mean"], base[m]["mean"])
-            for m in METRICS
-        }
+    comparison.summary = {v: _summary(records, v, count) for v in variants}
+    for v in others:
+        found = _contrasts(records, baseline, v, list(range(count)))
+        comparison.contrasts[v] = found
+        comparison.differences[v] = {m: c["verdict"] for m, c in found.items()}
     return comparison
 
 

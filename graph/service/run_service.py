@@ -181,6 +181,7 @@ class RunService:
         return (
             settings.resolved_provider == "scripted"
             and not settings.scripted_delay_s
+            and not settings.scripted_jitter_s
             and not design.pace_s
         )
 

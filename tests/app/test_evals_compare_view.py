@@ -82,7 +82,7 @@ def test_a_variant_is_coloured_and_marked_where_it_moved_against_the_baseline():
 
 def test_the_per_check_table_writes_each_question_once():
     rows = ev.check_rows(COMPARISON)
-    assert [r["#"] for r in rows] == ["1.1", "1.2"]
+    assert [r["No."] for r in rows] == ["1.1", "1.2"]
     assert rows[0]["Question"] == COMPARISON["rows"][0]["question"]
     assert rows[1]["Question"] == ""
     assert rows[0]["short"] == "✗" and rows[1]["short"] == "✓"
@@ -114,3 +114,24 @@ def test_plan_steps_the_other_run_lacks_are_marked():
     marked = ev.differing_steps(mine, theirs)
     assert [r["Differs"] for r in marked] == ["◆ not in the other run", ""]
     assert marked[0]["Agent"] == "data_researcher"  # the rest of the row as it was
+
+
+def test_differences_read_with_their_interval_and_a_failing_variant_says_it_had_no_completed_run():
+    from ui.evals import intervals as iv
+
+    worse = {"verdict": "worse", "estimate": 1.0, "low": 0.5, "high": 1.5, "runs": [10, 10]}
+    assert iv.contrast_text("steps", worse) == "▼ worse: +1 [+0.5 – +1.5] (10 completed runs each)"
+    too_few = {"verdict": "unclear", "runs": [0, 0]}  # no question ran twice on both sides
+    assert iv.contrast_text("steps", too_few) == (
+        "no clear difference (needs 2 completed runs of a question each)"
+    )
+    unclear = {"verdict": "unclear", "runs": [10, 9]}
+    assert iv.contrast_text("latency_s", unclear) == (
+        "no clear difference (9 against the baseline's 10 completed runs)"
+    )
+    failing = {"verdict": "unknown", "runs": [3, 0]}
+    assert iv.contrast_text("steps", failing) == (
+        "? unknown (no completed run: 0 against the baseline's 3 completed runs)"
+    )
+    assert iv.mark_colour("▲ better: −1 (6 completed runs each)") == iv.COLOURS["▲"]
+    assert iv.mark_colour("no clear difference (6 runs each)") == ""

@@ -7,6 +7,8 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
+from graph.service.eval_formats import SHAPES, TITLES, export_results_jsonl
+from graph.service.eval_sets import EvalSet
 from graph.service.experiments import (
     APPROVALS,
     ExperimentError,
@@ -19,10 +21,13 @@ from graph.service.experiments import (
 from graph.service.store import LIVE_STATUSES
 from ui import offline_note, services, widgets
 from ui.evals import NEW, RESULTS, flash_key, two_runs
+from ui.evals import intervals as iv
+from ui.evals import prompt_changes as pc
 from ui.evals import view as ev
 
 FLASH = flash_key(RESULTS)
 SHOWN = "evals:experiment"  # the experiment shown
+RESULTS_FORMAT = "stepwise-experiment-results"
 POLL_S = 1.0  # how often the progress bar rereads the store while an experiment runs
 
 
@@ -119,7 +124,8 @@ def _settling(experiment_id: str, live: int) -> None:
 
 
 def _styled(frame: pd.DataFrame, columns: list, colours):
-    return frame.style.map(
+    # the Styler's own index hidden too: st.table's hide_index leaves a styled one shown
+    return frame.style.hide(axis="index").map(
         lambda v: f"background-color: {c}" if (c := colours(v)) else "", subset=columns
     )
 
@@ -131,8 +137,8 @@ def _comparison(record) -> None:
         "Baseline variant",
         variants,
         key=f"evals:baseline:{record.id}",
-        help="Each other variant is marked better, worse or the same as it "
-        "(on means; fewer is better for all but the pass rate).",
+        help="Each other variant is compared with it: better or worse only when the "
+        "interval of the difference leaves out zero.",
     )
     data = compare(store, record.id, baseline, prices).as_dict()
     if record.status == "stopped":
@@ -144,27 +150,31 @@ def _comparison(record) -> None:
         if live := _live_runs(record.id):
             st.fragment(run_every=POLL_S)(_settling)(record.id, live)
 
+    _changes(record, baseline)
     st.subheader("Summary")
     st.markdown(ev.summary_sentence(data))
-    summary = pd.DataFrame(ev.summary_rows(data))
+    summary = pd.DataFrame(iv.summary_rows(data))
     marks = [ev.vs_column(v, baseline) for v in variants if v != baseline]
+    # Tables, not grids: their cells wrap, so a figure with its interval and three variants'
+    # columns stay inside the page at 1440 px (a grid was 1,190 px wide in 978).
     with st.container(key="evals-summary"):
-        st.dataframe(_styled(summary, marks, ev.mark_colour), hide_index=True)
-    st.caption(
-        "Each variant's mean (its median in brackets when different) against the "
-        "baseline's: ▲ better, ▼ worse, = same, ? "
-        "unknown (no finished runs, or a model without a price). Fewer steps, replans, "
-        "calls, tokens, dollars and seconds are better, and a higher pass rate; "
-        "latencies within 5% count as the same."
-    )
+        st.table(_styled(summary, marks, iv.mark_colour), hide_index=True)
+    st.caption(iv.method_caption(data["level"]))
+    if advice := iv.repeats_advice(data, record.repeats):
+        with st.container(key="evals-repeats"):
+            st.markdown(
+                "**Repeats needed.** Where no difference is clear yet:\n"
+                + "\n".join(f"- {line}" for line in advice)
+            )
     if unpriced := sorted({m for s in data["summary"].values() for m in s["unpriced"]}):
         st.caption(f"Cost unknown: no price for {', '.join(unpriced)} (set STEPWISE_PRICES).")
 
     st.subheader("Per question")
     st.caption(
         "One row per question, one column per variant, the baseline first; each figure is "
-        "the mean over the variant's repeats. Against the baseline: :green[**▲ better**], "
-        ":red[**▼ worse**], plain when the same. Checks: one mark per check, numbered as "
+        "the mean over the variant's completed repeats. Against the baseline, where the "
+        f"{iv.level_words(data['level'])} interval of the difference leaves out zero: "
+        ":green[**▲ better**], :red[**▼ worse**]; plain when no difference is clear. Checks: one mark per check, numbered as "
         "in the table below (✓ passed, ✗ failed, ◐ passed in some repeats)."
     )
     with st.container(key="evals-comparison"):
@@ -176,19 +186,32 @@ def _comparison(record) -> None:
             "that passed it."
         )
         with st.container(key="evals-checks"):
-            st.dataframe(
-                _styled(checks, variants, ev.check_colour),
-                hide_index=True,
-                # the question (on its first check's row) cut to fit: three variants' columns
-                # stay on screen at 1440 px; the whole question is in the table above
-                column_config={"Question": st.column_config.TextColumn(width=300)},
-            )
+            st.table(_styled(checks, variants, ev.check_colour), hide_index=True)
 
     _distributions(record.id, variants)
     records = run_records(store, record.id, prices)
-    _runs(records)
+    _runs(record, records)
     two_runs.show(record, records, baseline)
     two_runs.judged(record, records)
+
+
+def _changes(record, baseline: str) -> None:
+    """What each variant changed against the baseline, above what it did."""
+    found = pc.changes(record, baseline)
+    if not found:
+        return
+    st.subheader("What differs from the baseline")
+    st.caption(
+        "Each prompt a variant changed, line against line as the Prompts page draws it: "
+        f"the baseline's text on the left, the variant's on the right ({pc.CONTEXT} "
+        "unchanged lines kept around each change)."
+    )
+    for n, change in enumerate(found):
+        st.markdown(pc.headline(change, baseline))
+        for prompt in change["prompts"]:
+            with st.expander(f"{prompt['title']}: {baseline} → {change['variant']}"):
+                with st.container(key=f"evals-prompt-diff-{n}-{prompt['title']}"):
+                    st.markdown(pc.diff_html(change, prompt, baseline), unsafe_allow_html=True)
 
 
 def _distributions(experiment_id: str, variants: list[str]) -> None:
@@ -227,7 +250,7 @@ def _distributions(experiment_id: str, variants: list[str]) -> None:
     st.altair_chart(chart)
 
 
-def _runs(records: list[dict]) -> None:
+def _runs(record, records: list[dict]) -> None:
     st.subheader("Runs")
     st.caption(
         "Every run of the experiment is an ordinary run: open it on the Run page, or "
@@ -240,6 +263,30 @@ def _runs(records: list[dict]) -> None:
             "Open": st.column_config.LinkColumn("Open", display_text="on the Run page ↗")
         },
     )
+    eval_set = EvalSet.model_validate(record.eval_set)
+    stem = ev.file_stem(record.name)
+    with st.container(horizontal=True):
+        st.download_button(
+            "Export the results (JSON)",
+            icon=":material/download:",
+            key="evals:results:json",
+            data=ev.json_file(
+                {"format": RESULTS_FORMAT, "experiment": record.name, "runs": records}
+            ),
+            file_name=f"{stem}.results.json",
+            mime="application/json",
+        )
+        for shape in SHAPES:
+            st.download_button(
+                f"Export the results ({TITLES[shape]} JSONL)",
+                icon=":material/download:",
+                key=f"evals:results:{shape}",
+                data=export_results_jsonl(records, eval_set, record.name, shape),
+                file_name=f"{stem}.results.{shape}.jsonl",
+                mime="application/jsonl",
+                help="A line a run: the question, the run's answer, and its variant, "
+                "repeat, status, checks and figures as metadata.",
+            )
 
 
 # --------------------------------------------------------------------------- actions

@@ -6,12 +6,14 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from graph.service.eval_formats import SHAPES, TITLES, export_jsonl, import_jsonl
 from graph.service.eval_sets import (
     CHECK_KINDS,
     EvalSetError,
     export_eval_set,
     import_eval_set,
     load_starter,
+    with_kept_fields,
 )
 from ui import services, widgets
 from ui.evals import SETS, flash_key
@@ -58,6 +60,17 @@ def show() -> None:
                 file_name=f"stepwise-eval-set-{ev.file_stem(name)}.json",
                 mime="application/json",
             )
+            for shape in SHAPES:
+                st.download_button(
+                    f"Export {TITLES[shape]} JSONL",
+                    icon=":material/download:",
+                    key=f"evals:export:{shape}",
+                    data=export_jsonl(eval_set, shape),
+                    file_name=f"{ev.file_stem(name)}.{shape}.jsonl",
+                    mime="application/jsonl",
+                    help=f"One {TITLES[shape]} dataset item a line; the checks travel in "
+                    "metadata.stepwise_checks.",
+                )
             with st.popover("Delete", icon=":material/delete:"):
                 st.markdown(
                     f"Delete the eval set “{name}”? Experiments that ran it keep their own copy."
@@ -72,8 +85,10 @@ def show() -> None:
             if "starter" not in names:
                 st.button("Add the starter set", on_click=_save_starter, key="evals:starter")
     st.file_uploader(
-        "Import an eval set (a JSON file exported from Stepwise)",
-        type=["json"],
+        "Import an eval set: a JSON file exported from Stepwise, or a LangSmith "
+        "(inputs, outputs, metadata) or Langfuse (input, expectedOutput, metadata) "
+        "dataset as JSONL, one item a line",
+        type=["json", "jsonl"],
         key="evals:import",
         on_change=_import,
     )
@@ -143,7 +158,7 @@ def _tables(name: str, eval_set) -> None:
             set_name, description, ct.records(questions), ct.records(checks)
         ),
         name,
-        changed=lambda draft: draft != eval_set,
+        changed=lambda draft: with_kept_fields(draft, eval_set) != eval_set,
     )
     st.button(
         "Save the tables",
@@ -171,6 +186,7 @@ def _save_tables(name: str, eval_set) -> None:
     except EvalSetError as exc:
         widgets.say(FLASH, "error", f"Not saved: {exc}")
         return
+    draft = with_kept_fields(draft, eval_set)  # what the tables do not show stays
     services.store().save_eval_set(draft)
     _saved(draft.name, f"Saved “{draft.name}”: {ev.eval_set_facts(draft)}.")
 
@@ -239,7 +255,9 @@ def _save_edit(name: str) -> None:
     except EvalSetError as exc:
         widgets.say(FLASH, "error", f"Not saved: {exc}")
         return
-    services.store().save_eval_set(eval_set)
+    store = services.store()
+    eval_set = with_kept_fields(eval_set, store.load_eval_set(name))  # the editor shows less
+    store.save_eval_set(eval_set)
     st.session_state.pop(_editor_key(name), None)
     _saved(eval_set.name, f"Saved “{eval_set.name}”: {ev.eval_set_facts(eval_set)}.")
 
@@ -256,7 +274,13 @@ def _import() -> None:
     if upload is None:
         return
     try:
-        eval_set = import_eval_set(upload.getvalue())
+        if upload.name.lower().endswith(".jsonl"):
+            stem = upload.name.rsplit(".", 1)[0]
+            for shape in SHAPES:  # "x.langsmith.jsonl", as exported here: named x
+                stem = stem.removesuffix(f".{shape}")
+            eval_set = import_jsonl(upload.getvalue(), stem or "imported")
+        else:
+            eval_set = import_eval_set(upload.getvalue())
     except EvalSetError as exc:
         widgets.say(FLASH, "error", f"{upload.name} was not imported: {exc}")
         return

@@ -44,7 +44,6 @@ FIGURES = {
     "cost": "cost",
     "latency_s": "latency",
 }
-MARK_COLOURS = {"better": "#d4f4dd", "worse": "#fbd5d5", "same": "#eeeeee", "unknown": "#eeeeee"}
 RESULT_COLOURS = {"pass": "#d4f4dd", "fail": "#fbd5d5", "mixed": "#fff3b0"}
 
 
@@ -218,10 +217,15 @@ def variant_rows(record: ExperimentRecord, labels: dict[int, str]) -> list[dict]
             row[title.capitalize()] = (
                 SHIPPED if version_id is None else labels.get(version_id, f"version {version_id}")
             )
-        model = variant.get("model")
-        row["Model"] = ModelChoice.model_validate(model).label if model else _in_use(record)
+        row["Model"] = model_label(record, variant)
         rows.append(row)
     return rows
+
+
+def model_label(record: ExperimentRecord, variant: dict) -> str:
+    """The model a recorded variant ran on (the settings in use when it names none)."""
+    model = variant.get("model")
+    return ModelChoice.model_validate(model).label if model else _in_use(record)
 
 
 # --------------------------------------------------------------------------- figures
@@ -354,7 +358,7 @@ def check_rows(comparison: dict) -> list[dict]:
     for row in comparison["rows"]:
         for i, label in enumerate(row["checks"]):
             out = {
-                "#": f"{row['question_index'] + 1}.{i + 1}",
+                "No.": f"{row['question_index'] + 1}.{i + 1}",
                 "Question": row["question"] if i == 0 else "",
                 "Check": label,
             }
@@ -364,51 +368,8 @@ def check_rows(comparison: dict) -> list[dict]:
     return rows
 
 
-def summary_rows(comparison: dict) -> list[dict]:
-    """The summary, one row per figure; per variant its mean (and its median when that
-    differs: one column per variant, so three variants fit a wide screen), and for each
-    variant but the baseline how its mean compares ("better", "worse", "same",
-    "unknown") in the column ``vs_column(variant, baseline)``."""
-    summary, differences = comparison["summary"], comparison["differences"]
-    baseline = comparison["baseline"]
-    rows = []
-    for metric in ("pass_rate", *FIGURES):
-        out = {"Figure": "pass rate" if metric == "pass_rate" else FIGURES[metric]}
-        for variant in comparison["variants"]:
-            mine = summary[variant]
-            if metric == "pass_rate":
-                out[variant] = (
-                    f"{figure('pass_rate', mine['pass_rate'])} "
-                    f"({mine['passed']} of {mine['runs']} runs)"
-                    if mine["runs"]
-                    else NONE
-                )
-            elif not mine["runs"]:
-                out[variant] = NONE
-            else:
-                mean = figure(metric, mine[metric]["mean"])
-                median = figure(metric, mine[metric]["median"])
-                out[variant] = mean if median == mean else f"{mean} (median {median})"
-            if variant != baseline:
-                out[vs_column(variant, baseline)] = mark(differences[variant][metric])
-        rows.append(out)
-    return rows
-
-
 def vs_column(variant: str, baseline: str) -> str:
     return f"{variant} vs {baseline}"
-
-
-MARKS = {"better": "▲ better", "worse": "▼ worse", "same": "= same", "unknown": "? unknown"}
-
-
-def mark(verdict: str) -> str:
-    """A verdict with an arrow: up is better, whichever way the figure moved."""
-    return MARKS.get(verdict, verdict)
-
-
-def mark_colour(text: str) -> str:
-    return MARK_COLOURS.get(text.split(" ")[-1], "")
 
 
 def summary_sentence(comparison: dict) -> str:

@@ -18,6 +18,8 @@ tool (``TOOL_RULES``), how to read its result (``SUMMARIES``), which tool follow
 from __future__ import annotations
 
 import json
+import random
+import threading
 import time
 from typing import Any, Callable, Sequence
 
@@ -59,6 +61,8 @@ class ScriptedChatModel(BaseChatModel):
     is_scripted: bool = True
     model_name: str = LABEL
     delay_s: float = 0.0  # a pause per call, so a demo or a test can watch a run unfold
+    jitter_s: float = 0.0  # up to this much more, at random: timing noise, answers unchanged
+    seed: int | None = None  # the draws' sequence, shared by the process's scripted models
 
     @property
     def _llm_type(self) -> str:
@@ -84,8 +88,8 @@ class ScriptedChatModel(BaseChatModel):
         tool_choice: Any = None,
         **kwargs: Any,
     ) -> ChatResult:
-        if self.delay_s:
-            time.sleep(self.delay_s)
+        if pause := self.delay_s + (_draw(self.seed, self.jitter_s) if self.jitter_s else 0.0):
+            time.sleep(pause)
         if not tools and tool_prompting.is_prompted(messages):
             # Tools offered in the prompt (a server without native tool calls): read the
             # conversation back, apply the same rules, write the reply as the JSON action.
@@ -122,6 +126,20 @@ class ScriptedChatModel(BaseChatModel):
         }
         message.response_metadata = {"model_name": LABEL}
         return ChatResult(generations=[ChatGeneration(message=message)])
+
+
+_SEQUENCES: dict[int, random.Random] = {}
+_SEQUENCES_LOCK = threading.Lock()
+
+
+def _draw(seed: int | None, most: float) -> float:
+    """A pause from 0 to ``most`` s; with a seed, the next of that seed's one sequence in
+    the process (every run's model draws from it), so runs taken in one order pause alike."""
+    if seed is None:
+        return random.uniform(0, most)
+    with _SEQUENCES_LOCK:
+        sequence = _SEQUENCES.setdefault(seed, random.Random(seed))
+        return sequence.uniform(0, most)
 
 
 def _answer_text(messages: list[BaseMessage]) -> str:
