@@ -208,7 +208,9 @@ def _paused(view, run_id: str, upcoming: tuple[str, ...] | None, values: dict, k
             args=(run_id, key, True),
             icon=":material/skip_next:",
             key=f"{key}:next",
-            help="Run this one node, then pause again.",
+            # → and End (each button shows its key): a presenter's remote sends arrow keys
+            shortcut="Right",
+            help="Run this one node, then pause again (key: →).",
         )
         controls.button(
             "Continue",
@@ -216,7 +218,8 @@ def _paused(view, run_id: str, upcoming: tuple[str, ...] | None, values: dict, k
             args=(run_id, key, False),
             icon=":material/fast_forward:",
             key=f"{key}:continue",
-            help="Run to the end without pausing (a decision may still be asked).",
+            shortcut="End",
+            help="Run to the end without pausing (a decision may still be asked) (key: End).",
         )
         with st.expander("The state it will read"):
             st.table(

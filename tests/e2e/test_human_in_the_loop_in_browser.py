@@ -193,14 +193,22 @@ def test_a_fork_from_the_history_page_runs_on_with_another_plan(page, app_url, a
     _shoot(page, "history.png", height=1500)
 
 
-def test_a_step_mode_run_is_walked_node_by_node_with_next(page, app_url, app_home):
+def test_a_step_mode_run_is_walked_node_by_node_with_next_and_the_keys(page, app_url, app_home):
+    """Next by a click, then by the → key, and the rest by End (issue 28: keyboard in
+    class); each button shows its key."""
     store = _store(app_home)
     run_id = _ask(page, app_url, store, "What caused the dot-com crash?", step_mode=True)
     paused = page.locator(".st-key-run-paused")
     expect(paused).to_contain_text("Next node: planner")
+    expect(page.get_by_role("button", name="Next Shortcut →")).to_be_visible()
+    expect(page.get_by_role("button", name="Continue Shortcut End")).to_be_visible()
     walked = []
     for expected_next in ("executor", "web_researcher", "executor"):
-        page.get_by_role("button", name="Next", exact=True).click()
+        if expected_next == "executor" and not walked:
+            page.get_by_role("button", name="Next Shortcut →").click()
+        else:
+            page.locator("h1").first.click()  # focus on the page, not in a text box
+            page.keyboard.press("ArrowRight")
         expect(paused).to_contain_text(f"Next node: {expected_next}", timeout=30_000)
         walked.append(list(store.nodes_run(run_id)))
         if expected_next == "web_researcher":
@@ -212,7 +220,8 @@ def test_a_step_mode_run_is_walked_node_by_node_with_next(page, app_url, app_hom
         ["planner", "executor", "web_researcher"],
     ]
     expect(_steps_table(page)).to_contain_text("web_researcher")
-    page.get_by_role("button", name="Continue", exact=True).click()
+    page.locator("h1").first.click()
+    page.keyboard.press("End")
     expect(_answer(page)).to_be_visible(timeout=30_000)
     expect(page.get_by_text(re.compile(r"^status done"))).to_be_visible()
     assert store.run(run_id).status == "done"
