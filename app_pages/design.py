@@ -106,7 +106,7 @@ with left:
                 enabled.append(name)
             st.caption(system.agent_caption(name))
     st.info(
-        f"**Coordination by size** (guidance, not a rule): {coordination_by_size(len(enabled))}",
+        f"**Coordination by size** (guidance, not a rule): {coordination_by_size(len(enabled), system.name)}",
         icon=":material/hub:",
     )
 

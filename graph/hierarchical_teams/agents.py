@@ -122,5 +122,5 @@ def design_warnings(enabled: list[str]) -> list[str]:
             "written in the request itself."
         )
     if len(on) <= 2:
-        warnings.append(coordination_by_size(len(on)))
+        warnings.append(coordination_by_size(len(on), "hierarchical_teams"))
     return warnings

@@ -443,9 +443,36 @@ def default_system() -> str:
     return next(iter(systems()))
 
 
-def coordination_by_size(agents: int) -> str:
+def coordination_by_size(agents: int, here: str | None = None) -> str:
     """Which coordination a team of ``agents`` working agents calls for, as one sentence
-    (the source design's own heuristics, docs/systems/supervisor_bus.md for choosing a pattern by size, not rules)."""
+    (the source design's own heuristics, docs/systems/supervisor_bus.md for choosing a
+    pattern by size, not rules); with ``here`` (the system the design uses), a second
+    saying how that system stands to it, so the advice never reads as about another one."""
+    return _by_size(agents) + _how_here_fits(agents, here)
+
+
+def _how_here_fits(agents: int, here: str | None) -> str:
+    if here == "supervisor_bus":
+        if 3 <= agents <= 5:
+            return " This system is that pattern."
+        if agents >= 6:
+            return " Here one supervisor routes every step, the bottleneck that warns of."
+    if here == "hierarchical_teams":
+        if agents >= 6:
+            return " This system is that pattern."
+        return (
+            " The teams here add a layer of team supervisors (model calls of their own), "
+            "which pays off from about six agents."
+        )
+    if here == "plan_execute" and agents >= 2:
+        return (
+            " Here the Planner writes the steps and the Executor routes each, so the "
+            "coordination is theirs, not the agents'."
+        )
+    return ""
+
+
+def _by_size(agents: int) -> str:
     if agents <= 1:
         return (
             f"{agents} agent{'' if agents == 1 else 's'}: nothing to coordinate; a single "

@@ -90,7 +90,7 @@ def format_agent_list(enabled: list[str] | None) -> str:
 def coordination_advice(enabled: list[str]) -> str:
     """The source design's advice by team size (docs/systems/supervisor_bus.md) for this design: the enabled agents are the ones doing the
     work; the supervisor is the coordination whose worth is in question."""
-    return coordination_by_size(len(enabled))
+    return coordination_by_size(len(enabled), "supervisor_bus")
 
 
 def design_warnings(enabled: list[str]) -> list[str]:

@@ -172,3 +172,17 @@ def test_an_agent_unticked_stays_unticked_after_switching_system_and_back(home, 
     assert saved.system == "plan_execute" and "report_writer" not in saved.enabled_agents
     assert not at.checkbox(key="agent:report_writer").value
     assert at.checkbox(key="agent:data_researcher").value
+
+
+def test_the_size_advice_says_how_the_chosen_system_stands_to_it(home, services):
+    """Issue #28: Hierarchical teams showed "4 agents: a supervisor with a message bus
+    fits…" as if about another system, with nothing on the teams themselves."""
+    at = open_page()
+    at.radio(key="design:system").set_value("hierarchical_teams").run()
+    at.checkbox(key="agent:site_requester").uncheck().run()
+    advice = next(i.value for i in at.info if "Coordination by size" in i.value)
+    assert "3 agents: a supervisor with a message bus fits" in advice
+    assert "The teams here add a layer of team supervisors" in advice
+    at.radio(key="design:system").set_value("supervisor_bus").run()
+    advice = next(i.value for i in at.info if "Coordination by size" in i.value)
+    assert advice.rstrip().endswith("This system is that pattern.")

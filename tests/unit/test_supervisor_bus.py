@@ -555,3 +555,12 @@ def test_the_checkpoint_timeline_shows_the_registry_and_inboxes(settings):
         if row["node"] == "supervisor" and request.id in (row["fields"]["outstanding"] or {})
     )
     assert sent["next"] == ["writer"]
+
+
+def test_coordination_advice_names_how_the_system_in_use_fits_the_size():
+    assert coordination_by_size(4, "supervisor_bus").endswith("This system is that pattern.")
+    assert "bottleneck that warns of" in coordination_by_size(7, "supervisor_bus")
+    assert "pays off from about six agents" in coordination_by_size(4, "hierarchical_teams")
+    assert coordination_by_size(6, "hierarchical_teams").endswith("This system is that pattern.")
+    assert "the Executor routes each" in coordination_by_size(5, "plan_execute")
+    assert coordination_by_size(4) == coordination_by_size(4, None)  # no system: size only
