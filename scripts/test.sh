@@ -8,8 +8,9 @@
 #   bash scripts/test.sh PYTEST ARGS            installs the same, then runs what ARGS name
 #   bash scripts/test.sh --fast [PYTEST ARGS]   the fast tier only: no browser, no PostgreSQL,
 #                                               no LangGraph Server, no real model (and none
-#                                               of them installed), two workers; prints its
-#                                               wall time
+#                                               of them installed), no test that starts
+#                                               processes of its own; two workers; prints
+#                                               its wall time
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -82,14 +83,15 @@ fi
 if [ $# -gt 0 ]; then  # tests named on the command line: as they are, in one process
   exec "$PY" -m pytest -q -p no:cacheprovider "$@"
 fi
-# The whole suite in two parts: the fast tier on two workers (it holds no server of its
-# own), then the tiers that start servers (browser, PostgreSQL, LangGraph Server, the
+# The whole suite in two parts: the tiers that need no server (fast, processes) on two
+# workers, then the tiers that start servers (browser, PostgreSQL, LangGraph Server, the
 # real model) in one process, so each server is started once and shares nothing with a
 # second worker's load. Both parts always run; the suite fails if either does.
 START=$SECONDS
 status=0
-"$PY" -m pytest -q -p no:cacheprovider -m fast -n 2 || status=$?
-echo "scripts/test.sh: fast tier done after $((SECONDS - START)) s (exit $status)"
-"$PY" -m pytest -q -p no:cacheprovider -m "not fast" --durations=25 || status=$((status ? status : $?))
+"$PY" -m pytest -q -p no:cacheprovider -m "fast or processes" -n 2 || status=$?
+echo "scripts/test.sh: fast and processes tiers done after $((SECONDS - START)) s (exit $status)"
+"$PY" -m pytest -q -p no:cacheprovider -m "not fast and not processes" --durations=25 ||
+  status=$((status ? status : $?))
 echo "scripts/test.sh: whole suite $((SECONDS - START)) s"
 exit "$status"

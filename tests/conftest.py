@@ -39,11 +39,27 @@ TIER_FOLDERS = {
     ROOT / "tests" / f: t
     for f, t in (("e2e", "browser"), ("realmodel", "realmodel"), ("server", "server"))
 }
+# Modules whose tests start Python processes of their own (the CLI, worker processes, app
+# processes killed or frozen mid-run): seconds a test, 40% of the fast tier's time before
+# they were tiered apart. Listed here, not marked in each file, like the folders above.
+TIER_MODULES = {
+    ROOT / "tests" / "unit" / f"{m}.py": "processes"
+    for m in (
+        "test_cli",
+        "test_run_processes",
+        "test_side_effects",
+        "test_leases",
+        "test_event_log",
+        "test_restart",
+        "test_frozen_owner",
+    )
+}
 TIER_FIXTURES = {
     "browser": "browser",
     "page": "browser",
     "postgres": "postgres",
     "postgres_url": "postgres",
+    "own_postgres": "postgres",  # a server of the test's own (tests/unit/test_database_restart)
     "langgraph_server": "server",
     "foreign_graphs_server": "server",
     "llama": "realmodel",
@@ -54,6 +70,8 @@ def tiers(item: pytest.Item) -> set[str]:
     """The slow tiers ``item`` belongs to (none: it is fast)."""
     folders = Path(item.path).resolve().parents
     found = {tier for folder, tier in TIER_FOLDERS.items() if folder in folders}
+    if tier := TIER_MODULES.get(Path(item.path).resolve()):
+        found.add(tier)
     found.update(TIER_FIXTURES[f] for f in getattr(item, "fixturenames", ()) if f in TIER_FIXTURES)
     callspec = getattr(item, "callspec", None)
     # database_url asks for the PostgreSQL server at run time (getfixturevalue), unseen above

@@ -18,8 +18,10 @@ FILES = [
     "tests/e2e/test_real_model_in_browser.py",  # a browser on the real model
     "tests/realmodel/test_real_server.py",
     "tests/unit/test_secrets.py",
+    "tests/unit/test_cli.py",  # starts the CLI's own processes
+    "tests/unit/test_database_restart.py",  # a PostgreSQL server of its own
 ]
-TIERS = {"fast", "browser", "postgres", "server", "realmodel"}
+TIERS = {"fast", "processes", "browser", "postgres", "server", "realmodel"}
 
 
 class _Markers:
@@ -80,3 +82,8 @@ def test_browser_and_real_model_tests_are_never_fast(tiers):
 
 def test_a_plain_unit_test_is_fast(tiers):
     assert all(t == {"fast"} for t in _of(tiers, "test_secrets.py"))
+
+
+def test_tests_starting_processes_or_their_own_postgresql_are_never_fast(tiers):
+    assert all(t == {"processes"} for t in _of(tiers, "tests/unit/test_cli.py"))
+    assert all(t == {"postgres"} for t in _of(tiers, "test_database_restart.py"))
