@@ -15,7 +15,7 @@ WIDGETS = (
     "recursion_limit",
     "pace_s",
     "approval_timeout_s",
-    "timeout_action",
+    *(f"timeout_action:{s}" for s in SYSTEMS),
     *ALL_SETTINGS,
     *(f"agent:{a}" for a in ALL_AGENTS),
     *(f"approval:{a}" for a in ALL_AGENTS),
@@ -209,7 +209,9 @@ with right:
         list(timeout_actions),
         format_func=timeout_actions.get,
         index=list(timeout_actions).index(saved.timeout_action),
-        key="timeout_action",
+        # one widget per system: its option words differ, and a browser holding the other
+        # system's words showed neither option chosen after a switch
+        key=f"timeout_action:{system.name}",
         horizontal=True,
         disabled=not timeout,
     )

@@ -68,7 +68,7 @@ def test_approval_policies_default_to_always_for_side_effects_and_are_saved(home
     at.selectbox(key="approval:report_writer").set_value("never").run()
     at.toggle(key="escalate_at_cap").set_value(False).run()
     at.number_input(key="approval_timeout_s").set_value(30).run()
-    at.radio(key="timeout_action").set_value("skip").run()
+    at.radio(key="timeout_action:plan_execute").set_value("skip").run()
     saved = store.load_design()
     assert saved.approvals == {"web_researcher": "always", "report_writer": "never"}
     assert (saved.escalate_at_cap, saved.approval_timeout_s, saved.timeout_action) == (
@@ -78,7 +78,7 @@ def test_approval_policies_default_to_always_for_side_effects_and_are_saved(home
     )
     again = open_page()
     assert again.selectbox(key="approval:report_writer").value == "never"
-    assert again.radio(key="timeout_action").value == "skip"
+    assert again.radio(key="timeout_action:plan_execute").value == "skip"
 
 
 def _export(at, downloads) -> dict:

@@ -43,7 +43,7 @@ def test_choosing_teams_groups_workers_by_team_and_draws_team_clusters(home, ser
     assert at.selectbox(key="approval:searcher").value == "planner"
     assert "Request timeout, seconds" not in [n.label for n in at.number_input]
     # what a timed-out approval does is said in this system's terms, not the Planner's
-    assert at.radio(key="timeout_action").options == [
+    assert at.radio(key="timeout_action:hierarchical_teams").options == [
         "reject the call (it is not sent; its subtask fails)",
         "skip the step",
     ]

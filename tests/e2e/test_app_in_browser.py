@@ -163,3 +163,24 @@ def test_a_bookmarked_run_page_opens_inside_the_app_on_a_fresh_server(page, fres
     expect(sidebar).to_contain_text("offline scripted model")
     expect(sidebar.get_by_role("link", name="Design")).to_be_visible()
     expect(sidebar.get_by_role("link", name="app", exact=True)).to_have_count(0)
+
+
+def test_after_switching_system_one_timeout_choice_is_shown_chosen(page, app_url):
+    """Issue #28: after a switch of system neither "When nobody decides in time" option
+    was chosen until a reload (the browser held the other system's option words)."""
+
+    def chosen() -> list[bool]:
+        group = page.get_by_role("radiogroup", name="When nobody decides in time")
+        expect(group.get_by_role("radio")).to_have_count(2)
+        return [r.is_checked() for r in group.get_by_role("radio").all()]
+
+    page.goto(app_url)
+    system = page.get_by_role("radiogroup", name="System")
+    expect(system).to_be_visible()
+    for title in ("Supervisor + message bus", "Hierarchical teams", "Planner / Executor"):
+        system.get_by_text(title, exact=True).click()
+        expect(page.get_by_role("radio", name=title)).to_be_checked()
+        expect(page.locator('[data-testid="stApp"]')).to_have_attribute(
+            "data-test-script-state", "notRunning"
+        )
+        assert chosen().count(True) == 1, title
