@@ -84,7 +84,7 @@ else:
     if (rows_now, cells_now) != (selection["selection"]["rows"], []):
         st.session_state[TABLE] = selection  # the row of the opened run, wherever it is now
     st.dataframe(
-        pd.DataFrame(hv.history_rows(runs, labels)),
+        pd.DataFrame(hv.history_rows(runs, labels, store.experiment_places(listed_ids))),
         hide_index=True,
         key=TABLE,
         on_select="rerun",

@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 from datetime import datetime
 
-from graph.kernel.system import System, systems
+from graph.kernel.system import System, get_system, systems
 from graph.service.store import RunRecord
 from ui.run_view import ago, format_duration
 
@@ -42,26 +42,49 @@ def prompts_label(versions: dict, labels: dict[int, str]) -> str:
     )
 
 
-# The runs table's columns on screen and their widths (px): 790 px in all, so it fits
-# the page at 1280 px with the sidebar open.
+# The runs table's columns on screen and their widths (px): 780 px in all, so it fits
+# the page at 1280 px with the sidebar open (the grid adds a few px of its own). The
+# whole question is shown above the opened run.
 LISTED_COLUMNS = {
-    "Started": 150,
-    "Question": 235,
-    "Status": 70,
-    "Steps": 55,
-    "Replans": 65,
-    "Duration": 70,
-    "Parent": 115,
+    "Started": 140,
+    "Question": 180,
+    "System": 125,
+    "Status": 65,
+    "Steps": 45,
+    "Replans": 60,
+    "Duration": 60,
+    "Origin": 105,
 }
 
 
-def history_rows(runs: list[RunRecord], labels: dict[int, str]) -> list[dict]:
+def origin_label(record: RunRecord, place: dict | None = None) -> str:
+    """Where a run came from: "fork of 1a2b3c4d", "replay of …", or its experiment's
+    variant ("short plans in two questions"); empty for a run asked on the Run page."""
+    if place:
+        return f"{place['variant']} in {place['experiment']}"
+    if not record.parent_run:
+        return ""
+    model = (record.design or {}).get("model") or {}
+    return f"{'replay' if model.get('replay_of') else 'fork'} of {short_id(record.parent_run)}"
+
+
+def system_title(name: str) -> str:
+    try:
+        return get_system(name).title
+    except ValueError:  # a run of a system this app no longer hosts
+        return name
+
+
+def history_rows(
+    runs: list[RunRecord], labels: dict[int, str], places: dict[str, dict] | None = None
+) -> list[dict]:
     return [
         {
             "Run": short_id(r.id),
             "Question": r.question,
+            "System": system_title(r.system),
             "Status": r.status,
-            "Parent": f"fork of {short_id(r.parent_run)}" if r.parent_run else "",
+            "Origin": origin_label(r, (places or {}).get(r.id)),
             "Steps": r.step_count,
             "Replans": r.replan_count,
             "Duration": format_duration(r.duration_s),

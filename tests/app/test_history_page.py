@@ -170,7 +170,8 @@ def test_a_fork_with_an_edited_plan_runs_as_a_new_run_with_that_plan_and_its_par
     assert parent[0]["replans"] == 1 and parent[0]["action"] != NEW_PLAN["1"]["action"]
     at.run()  # a redraw (the page redraws itself when the fork ends)
     rows = {r["Run"]: r for r in _runs_table(at).to_dict("records")}
-    assert rows[new_id[:8]]["Parent"] == f"fork of {run_id[:8]}"
+    assert rows[new_id[:8]]["Origin"] == f"fork of {run_id[:8]}"
+    assert rows[new_id[:8]]["System"] == "Planner / Executor"
     assert any(s.value.startswith(confirmation) for s in at.success)  # still there
     assert at.session_state["history:tab"] == "Run"  # its steps, not the fork form
     assert _opened(at) == new_id and _selected_rows(at) == [0]  # its row, at the top

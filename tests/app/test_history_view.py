@@ -6,13 +6,16 @@ import pytest
 
 from graph.kernel.design import Design
 from graph.kernel.system import get_system
+from graph.service.store import RunRecord
 from ui.history_open import UNCHANGED, clicked_run, opened_view, table_selection
 from ui.history_view import (
+    LISTED_COLUMNS,
     changed_columns,
     checkpoint_label,
     diff_rows,
     editable_fields,
     forkable,
+    history_rows,
     long_changes,
     prompts_label,
     timeline_rows,
@@ -154,3 +157,42 @@ def test_a_run_the_filter_hides_is_not_shown_and_the_page_says_why():
     assert old.show and "older than the runs listed" in old.note
     assert opened_view("nope", None, [], filtered=False).note.startswith("There is no run nope")
     assert not opened_view(None, None, ["x"], filtered=False).show
+
+
+def _record(**overrides) -> RunRecord:
+    fields = dict(
+        id="a" * 32,
+        question="Q",
+        system="supervisor_bus",
+        design={},
+        prompt_versions={},
+        status="done",
+        reason="",
+        model_label="offline scripted model",
+        created_at=time.time(),
+        started_at=None,
+        finished_at=None,
+        final_answer=None,
+        step_count=1,
+        replan_count=0,
+        parent_run=None,
+        parent_checkpoint=None,
+    )
+    return RunRecord(**{**fields, **overrides})
+
+
+def test_the_runs_table_names_each_runs_system_and_where_it_came_from():
+    """Issue #28: History had no System and no Experiment/variant column."""
+    asked = _record()
+    fork = _record(id="b" * 32, system="plan_execute", parent_run="a" * 32)
+    replay = _record(id="c" * 32, parent_run="a" * 32, design={"model": {"replay_of": "a" * 32}})
+    variant = _record(id="d" * 32, system="gone_system")
+    place = {"d" * 32: {"experiment": "two questions", "variant": "short plans"}}
+    rows = history_rows([asked, fork, replay, variant], {}, place)
+    assert [(r["System"], r["Origin"]) for r in rows] == [
+        ("Supervisor + message bus", ""),
+        ("Planner / Executor", "fork of aaaaaaaa"),
+        ("Supervisor + message bus", "replay of aaaaaaaa"),
+        ("gone_system", "short plans in two questions"),  # a system no longer hosted
+    ]
+    assert sum(LISTED_COLUMNS.values()) <= 780 and {"System", "Origin"} <= set(LISTED_COLUMNS)
