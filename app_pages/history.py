@@ -300,7 +300,19 @@ with fork_tab:
                 f"on from here, {', '.join(point['next'])} runs next with this "
                 f"{system.field_label(change).lower()}."
             )
-        st.checkbox(
+        fork_pace, fork_step = st.columns([2, 2], vertical_alignment="bottom")
+        paces = sorted({0.0, 0.5, 1.0, 2.0, design.pace_s})
+        if st.session_state.get("history:fork-pace") not in paces:
+            st.session_state["history:fork-pace"] = design.pace_s  # the run's own, at first
+        fork_pace.selectbox(
+            "Pace",
+            paces,
+            key="history:fork-pace",
+            format_func=run_actions.pace_label,
+            help=f"How long the new run holds each node's result; this run's pace was "
+            f"{run_actions.pace_label(design.pace_s)}.",
+        )
+        fork_step.checkbox(
             "Step mode",
             key="history:fork-step-mode",
             help="Pause the new run before every node, as on the Run page.",

@@ -18,6 +18,7 @@ from graph.kernel.design import Design
 from graph.service.import_checks import ImportProblem, load_json
 from ui import history_view as hv
 from ui import services, widgets
+from ui.run_actions import pace_label
 
 FLASH = "history:flash"
 OPENED = "history:opened"  # the opened run's id; None once the user unselected its row
@@ -113,6 +114,7 @@ def fork(run_id: str, checkpoint_id: str, change: str, design: Design) -> None:
             checkpoint_id,
             changes,
             step_mode=st.session_state.get("history:fork-step-mode", False),
+            pace_s=st.session_state.get("history:fork-pace"),
         )
     except (ValueError, KeyError) as exc:
         flash("error", str(exc))
@@ -125,7 +127,8 @@ def fork(run_id: str, checkpoint_id: str, change: str, design: Design) -> None:
     st.session_state[FORKED] = (
         new_id,
         f"Started run {hv.short_id(new_id)}: a fork of {hv.short_id(run_id)}, "
-        f"{what}. It is open below.",
+        f"{what}, at a pace of {pace_label(services.store().run(new_id).design['pace_s'])}. "
+        "It is open below.",
     )
     clear_filter()
     open_run(new_id)

@@ -962,14 +962,22 @@ class RunService:
         return inner_timeline(compiled, run_id, get_system(design.system).inner_fields)
 
     def fork(
-        self, run_id: str, checkpoint_id: str, changes: dict | None = None, step_mode: bool = False
+        self,
+        run_id: str,
+        checkpoint_id: str,
+        changes: dict | None = None,
+        step_mode: bool = False,
+        pace_s: float | None = None,
     ) -> str:
         """A new run going on from a checkpoint of ``run_id``, with ``changes`` to its
         state (e.g. another plan or agent_query, a teams run's edited subtasks: the
         system's ``fork_changes`` checks them); records its parent run and checkpoint.
         Without changes this replays from that checkpoint. A checkpoint inside a
-        subgraph cannot be forked: its ``fork_from`` names the one to use."""
+        subgraph cannot be forked: its ``fork_from`` names the one to use. ``pace_s``:
+        the new run's pace (None: the parent's)."""
         record, design = self._stored(run_id)
+        if pace_s is not None:
+            design = design.model_copy(update={"pace_s": pace_s})
         compiled, planner, worker = self._graph(design)
         new_id = uuid.uuid4().hex
         goto = None

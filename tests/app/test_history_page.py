@@ -333,3 +333,20 @@ def test_an_exported_run_imports_back_as_a_listed_run_with_the_same_steps(home, 
     assert any(
         "junk.json cannot be imported: Not a Stepwise run export (" in e.value for e in at.error
     )
+
+
+def test_a_fork_states_the_pace_it_will_use_and_takes_another(home, services):
+    """Issue #28: a fork silently inherited the original run's pace."""
+    store, service = services
+    run_id = service.start(TESLA, Design(pace_s=0.5))
+    assert service.wait(run_id, timeout=60).status == "done"
+    at = _history(run_id)
+    assert at.selectbox(key="history:fork-pace").value == 0.5  # the run's own, said
+    assert "this run's pace was 0.5 s per node" in at.selectbox(key="history:fork-pace").help
+    at.selectbox(key="history:fork-pace").set_value(0.0).run()
+    at.radio(key="history:fork-change").set_value("nothing").run()
+    button(at, "Run on from here").click().run()
+    new_id = _opened(at)
+    assert any("at a pace of as fast as possible" in s.value for s in at.success)
+    assert service.wait(new_id, timeout=60).status == "done"
+    assert store.run(new_id).design["pace_s"] == 0.0
