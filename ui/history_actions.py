@@ -85,6 +85,8 @@ def replay(run_id: str) -> None:
     except ValueError as exc:
         flash("error", str(exc))
         return
+    forked = services.store().run(new_id)
+    pace = pace_label(forked.design["pace_s"]) if forked else "unknown"
     st.session_state[FORKED] = (
         new_id,
         f"Started run {hv.short_id(new_id)}: a replay of {hv.short_id(run_id)}, every model "
@@ -124,10 +126,12 @@ def fork(run_id: str, checkpoint_id: str, change: str, design: Design) -> None:
         if change == "nothing"
         else f"with your {system.field_label(change).lower()}"
     )
+    forked = services.store().run(new_id)
+    pace = pace_label(forked.design["pace_s"]) if forked else "unknown"
     st.session_state[FORKED] = (
         new_id,
         f"Started run {hv.short_id(new_id)}: a fork of {hv.short_id(run_id)}, "
-        f"{what}, at a pace of {pace_label(services.store().run(new_id).design['pace_s'])}. "
+        f"{what}, at a pace of {pace}. "
         "It is open below.",
     )
     clear_filter()

@@ -719,12 +719,20 @@ class ServerRunService(RunService):
         )
 
     def fork(
-        self, run_id: str, checkpoint_id: str, changes: dict | None = None, step_mode: bool = False
+        self,
+        run_id: str,
+        checkpoint_id: str,
+        changes: dict | None = None,
+        step_mode: bool = False,
+        pace_s: float | None = None,
     ) -> str:
         """A new run (its own server thread) going on from a checkpoint of ``run_id``:
         the thread is created holding that state with ``changes``, as the node that
-        produced it, going where the original went (``update_state`` with a Command)."""
+        produced it, going where the original went (``update_state`` with a Command).
+        ``pace_s``: the new run's pace (None: the parent's)."""
         record, design = self._stored(run_id)
+        if pace_s is not None:
+            design = design.model_copy(update={"pace_s": pace_s})
         compiled, planner, worker = self.prepare(design)
         snaps = self._history(run_id, design)
         index = next(
