@@ -16,7 +16,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from ui import widgets
+from ui import projector_theme, widgets
 
 PAGE_ICON = Path(__file__).parent / "assets" / "stepwise-icon.svg"
 
@@ -37,4 +37,5 @@ page = st.navigation(
     ]
 )
 widgets.sidebar()
+projector_theme.choose_and_apply()
 page.run()

@@ -90,7 +90,8 @@ def replay(run_id: str) -> None:
     st.session_state[FORKED] = (
         new_id,
         f"Started run {hv.short_id(new_id)}: a replay of {hv.short_id(run_id)}, every model "
-        "call answered from its recording (no model server). It is open below.",
+        f"call answered from its recording (no model server), at a pace of {pace}. "
+        "It is open below.",
     )
     clear_filter()
     open_run(new_id)

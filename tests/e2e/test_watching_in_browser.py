@@ -204,3 +204,56 @@ def test_pace_step_mode_and_presentation_stay_after_a_visit_to_history(app_url, 
         expect(page.get_by_role("checkbox", name="Step mode")).to_be_checked()
         expect(page.get_by_role("switch", name="Presentation")).to_be_checked()
         assert not page.locator("[data-testid=stException]").count()
+
+
+# The contrast ratio of an element's text with the page's white (WCAG 2.x), as seen: a
+# translucent colour, or an element made translucent by itself or an ancestor (Streamlit's
+# captions are drawn at opacity 0.6), is first blended onto the white.
+CONTRAST = """e => {
+  let [r0, g0, b0, a = 1] = getComputedStyle(e).color.match(/[\\d.]+/g).map(Number);
+  for (let n = e; n; n = n.parentElement) a *= Number(getComputedStyle(n).opacity);
+  const rgb = [r0, g0, b0].map(c => a * c + (1 - a) * 255);
+  const lin = c => { c /= 255; return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4; };
+  const [r, g, b] = rgb.map(lin);
+  const l = 0.2126 * r + 0.7152 * g + 0.0722 * b;
+  return 1.05 / (l + 0.05);
+}"""
+
+
+def test_the_projector_theme_is_high_contrast_kept_across_pages_and_tables_read_at_18px(
+    fresh_app_url, browser
+):
+    """Issue #28 point 7: a high-contrast theme chosen in the app, and table text of at
+    least 18 px in Presentation, at a projector's 1280×720."""
+    with projector_page(browser) as page:
+        page.goto(fresh_app_url + "/run")
+        page.get_by_role("button", name=TESLA).click()
+        expect(page.get_by_label("Question")).to_have_value(TESLA)
+        page.get_by_role("button", name="Run", exact=True).click()
+        expect(page.locator("p", has_text="status done").first).to_be_visible(timeout=30_000)
+        before = page.locator("h1").first.evaluate(CONTRAST)
+        assert before < 21, before  # Streamlit's dark grey text on white
+        example = page.get_by_text("Or try an example:")
+        faint = example.evaluate(CONTRAST)
+        assert faint < 7, faint  # a caption, drawn translucent
+        theme = page.get_by_role("switch", name="Projector theme")
+        theme.click(force=True)  # the input is visually hidden behind its label
+        expect(theme).to_be_checked()
+        expect(example).to_have_css("color", "rgb(31, 31, 31)")
+        assert example.evaluate(CONTRAST) > 16
+        assert page.locator("h1").first.evaluate(CONTRAST) == 21  # black on white
+        page.evaluate(GO_TO, "history")  # kept on another page
+        expect(page.get_by_role("heading", name="History")).to_be_visible()
+        expect(page.get_by_role("switch", name="Projector theme")).to_be_checked()
+        assert page.locator("h1").first.evaluate(CONTRAST) == 21
+        page.evaluate(GO_TO, "run")
+        presentation = page.get_by_role("switch", name="Presentation")
+        presentation.click(force=True)
+        expect(presentation).to_be_checked()
+        cell = page.locator('[data-testid="stTable"] td').first
+        expect(cell).to_be_visible()
+        size = float(cell.evaluate("e => getComputedStyle(e).fontSize").removesuffix("px"))
+        assert size >= 18, size
+        assert cell.evaluate(CONTRAST) == 21
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SHOTS / "projector-theme.png"))
