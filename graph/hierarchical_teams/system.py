@@ -11,6 +11,7 @@ approvals, texts), each short; the contract is what ties them.
 
 from __future__ import annotations
 
+import logging
 import time
 import uuid
 from dataclasses import asdict, dataclass
@@ -36,8 +37,10 @@ from graph.kernel.node_asks import NodeAsk, NotTryable
 from graph.kernel.system import Ability, ApprovalView, ForkTable, Panel, RunFacts, System, cell
 from graph.kernel.wiring import SystemGraph, compile_graph
 from graph.models.chat import role_models
-from graph.prompts import PromptSet
+from graph.prompts import PromptError, PromptSet
 from graph.settings import get_settings
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -555,9 +558,10 @@ class HierarchicalTeams(System):
     ) -> str:
         try:
             return prompts.preview_prompt(name, text, state)
+        except PromptError:
+            raise
         except Exception as exc:  # another system's state: the sample instead
-            if type(exc).__name__ == "PromptError":
-                raise
+            log.debug("preview of %s on the given state failed, sample shown: %r", name, exc)
             return prompts.preview_prompt(name, text, None)
 
     def node_style(self, node: str) -> dict[str, str]:

@@ -16,6 +16,7 @@ result) once, keyed by their hash, in a table beside LangGraph's own
 from __future__ import annotations
 
 import hashlib
+import logging
 import sqlite3
 import threading
 from collections import OrderedDict
@@ -30,6 +31,8 @@ from pydantic import BaseModel
 
 from graph.kernel.records import plain
 from graph.kernel.versioned_saver import VersionedSqliteSaver
+
+log = logging.getLogger(__name__)
 
 # The conversation keys every system's timeline shows too: which agent is hibernated where.
 CONVERSATION_FIELDS = ("agent_memory", "checking_turn", "active_turn")
@@ -146,7 +149,8 @@ class BlobSerializer(JsonPlusSerializer):
     def dumps_typed(self, obj: Any) -> tuple[str, bytes]:
         try:
             plain = super().dumps_typed(obj)
-        except Exception:  # a text only a reference can carry (lone surrogates, say)
+        except Exception as exc:  # a text only a reference can carry (lone surrogates, say)
+            log.debug("value kept by reference only: %r", exc)
             plain = None
         # A value whose serialized form holds no long string is not walked: most values
         # (a list of short messages, a plan) are long only as a whole.

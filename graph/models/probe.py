@@ -13,6 +13,7 @@ run it in the background and show where it is. Stopped, it reports what it found
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from dataclasses import dataclass, field
@@ -37,6 +38,8 @@ from graph.models.server import ServerChatModel
 from graph.models.structured import tight_schema
 from graph.redaction import shown_text
 from graph.settings import Settings
+
+log = logging.getLogger(__name__)
 
 
 class Ping(BaseModel):
@@ -143,6 +146,7 @@ def _try_json(settings: Settings, mode: str) -> tuple[bool, str]:
         word = is_refusal(exc, STRUCTURED_WORDS)
         return False, f"HTTP {exc.status_code}" + (f" naming {word}" if word else "")
     except Exception as exc:  # a timeout, a dropped connection: say so, in words
+        log.info("model server check step failed: %r", exc)
         return False, shown_text(describe_error(exc, settings), DETAIL_CHARS)
     took = f"{(time.perf_counter() - started) * 1000:.0f} ms"
     try:
@@ -231,7 +235,8 @@ def _check(report: ServerReport, settings: Settings, modes: ModeBook, steps: _St
     started = time.perf_counter()
     try:  # ids as the server wrote them: a hostile one may echo the key it was sent
         listed = [shown_text(m.id, MODEL_ID_CHARS) for m in client.models.list()]
-    except Exception as exc:
+    except Exception as exc:  # said in the report, in words
+        log.info("model server check step failed: %r", exc)
         steps.still_on()
         report.error = shown_text(describe_error(exc, now), DETAIL_CHARS)
         return
@@ -278,7 +283,8 @@ def _check(report: ServerReport, settings: Settings, modes: ModeBook, steps: _St
         )
     except _Ended:
         raise
-    except Exception as exc:
+    except Exception as exc:  # said in the report, in words
+        log.info("model server check step failed: %r", exc)
         steps.still_on()
         report.tools_detail = shown_text(describe_error(exc, now), DETAIL_CHARS)
     _measure_speed(report, settings, modes, steps)
@@ -308,7 +314,8 @@ def _measure_speed(
     started = time.perf_counter()
     try:
         model.invoke([HumanMessage(SPEED_PROMPT)], config={"callbacks": [times]})
-    except Exception as exc:
+    except Exception as exc:  # said in the report, in words
+        log.info("model server check step failed: %r", exc)
         steps.still_on()
         report.speed_detail = shown_text(describe_error(exc, now), DETAIL_CHARS)
         return

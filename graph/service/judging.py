@@ -5,6 +5,7 @@ recorded in the store, where the Evals page reads it as it does an experiment's.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 import uuid
@@ -14,6 +15,8 @@ from concurrent.futures import ThreadPoolExecutor
 from graph.service.evals import judge_run
 from graph.service.run_service import RunService
 from graph.settings import Settings
+
+log = logging.getLogger(__name__)
 
 
 def plain_reason(exc: Exception) -> str:
@@ -74,6 +77,7 @@ class JudgeJobs:
                 judge_run(store, run_id, settings=settings)
                 judged += 1
             except Exception as exc:  # a server that is down, a reply that is no JSON
+                log.warning("judging run %s failed: %r", run_id, exc)
                 failed += 1
                 error = plain_reason(exc)
             with self._lock:  # after a shutdown, the job stays recorded as stopped

@@ -393,6 +393,7 @@ class RunService:
                     if redirect_id is not None:
                         self.store.forget_redirect(redirect_id)
                 except Exception as exc:  # kept in the store: a resume applies it
+                    log.warning("run %s: a queued change could not be applied: %r", run_id, exc)
                     self.store.set_run_status(run_id, "failed", describe_error(exc, self.settings))
 
     def continue_here(

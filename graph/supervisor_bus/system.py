@@ -11,6 +11,7 @@ lesson, texts), each short; the contract is what ties them.
 
 from __future__ import annotations
 
+import logging
 import time
 import uuid
 from dataclasses import asdict, dataclass
@@ -36,6 +37,7 @@ from graph.kernel.system import (
     cell,
 )
 from graph.kernel.wiring import SystemGraph, compile_graph
+from graph.prompts import PromptError
 from graph.supervisor_bus import agents, prompts
 from graph.supervisor_bus.agents import AGENTS
 from graph.supervisor_bus.bus import ANSWER_TYPES, Outbox, answer_to, inbox, messages, preview
@@ -45,6 +47,8 @@ from graph.supervisor_bus.state import STATE_TYPES, BusState, consumed_field
 from graph.supervisor_bus.supervisor import supervisor_ask, supervisor_node
 from graph.supervisor_bus.teaching import blackboard_vs_bus
 from graph.supervisor_bus.workers import worker_node
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -551,9 +555,10 @@ class SupervisorBus(System):
     ) -> str:
         try:
             return prompts.preview_prompt(name, text, state)
+        except PromptError:
+            raise
         except Exception as exc:  # another system's state: the sample instead
-            if type(exc).__name__ == "PromptError":
-                raise
+            log.debug("preview of %s on the given state failed, sample shown: %r", name, exc)
             return prompts.preview_prompt(name, text, None)
 
 
