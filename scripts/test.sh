@@ -89,9 +89,11 @@ fi
 # second worker's load. Both parts always run; the suite fails if either does.
 START=$SECONDS
 status=0
-"$PY" -m pytest -q -p no:cacheprovider -m "fast or processes" -n 2 || status=$?
+SERVERS="browser or postgres or server or realmodel"  # a test may be processes and postgres
+"$PY" -m pytest -q -p no:cacheprovider -m "(fast or processes) and not ($SERVERS)" -n 2 ||
+  status=$?
 echo "scripts/test.sh: fast and processes tiers done after $((SECONDS - START)) s (exit $status)"
-"$PY" -m pytest -q -p no:cacheprovider -m "not fast and not processes" --durations=25 ||
+"$PY" -m pytest -q -p no:cacheprovider -m "$SERVERS" --durations=25 ||
   status=$((status ? status : $?))
 echo "scripts/test.sh: whole suite $((SECONDS - START)) s"
 exit "$status"
