@@ -87,8 +87,8 @@ if wanted and wanted not in labels and (found := store.run(wanted)):
 if not labels:
     st.info("No runs yet: pick an example question above and press Run.")
     st.stop()
-if (started := st.session_state.get("run:started")) in labels:
-    st.session_state["run:selected"] = started  # see run_actions.start
+if (started := run_actions.just_started()) in labels:
+    st.session_state["run:selected"] = started  # not the browser's old choice
 if st.session_state.get("run:selected") not in labels:
     st.session_state["run:selected"] = wanted if wanted in labels else next(iter(labels))
 watched, presenting = st.columns([5, 1], vertical_alignment="bottom")
@@ -110,7 +110,6 @@ run_id = watched.selectbox(
     format_func=labels.__getitem__,
     on_change=run_actions.select,
 )
-st.session_state.pop("run:started", None)
 st.session_state["run:last"] = run_id
 st.query_params["run"] = run_id
 

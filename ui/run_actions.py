@@ -8,10 +8,15 @@ keeps that page's whole namespace (the listed runs) alive with it.
 
 from __future__ import annotations
 
+import logging
+import time
+
 import streamlit as st
 
 from graph.prompts import PromptError
 from ui import services
+
+log = logging.getLogger(__name__)
 
 
 def use_example(question: str) -> None:
@@ -30,11 +35,26 @@ def start() -> None:
     except (ValueError, PromptError) as exc:
         st.session_state["run:error"] = str(exc)
         return
+    log.info("run %s started from the Run page", run_id)
     st.session_state["run:selected"] = st.session_state["run:last"] = run_id
-    # Held until the page has drawn "Run to watch" with it: a rerun that cuts this one
-    # short carries the browser's old choice of run, which would win over the new run.
-    st.session_state["run:started"] = run_id
+    st.session_state[STARTED] = (run_id, time.monotonic())
     st.query_params["run"] = run_id
+
+
+# For a few seconds after Run, the page keeps the new run whatever the browser says: a
+# rerun the browser sent before it had drawn the new run (a live refresh, a status change)
+# carries its old choice of run and old address, and the page fell back to the earlier run
+# (seen in CI under load, the new run then waiting for a decision out of sight).
+STARTED = "run:started"
+HOLD_STARTED_S = 5.0
+
+
+def just_started() -> str | None:
+    """The run Run started, while the browser may still send its old choice; else None."""
+    started = st.session_state.get(STARTED)
+    if started and time.monotonic() - started[1] < HOLD_STARTED_S:
+        return started[0]
+    return None
 
 
 def select() -> None:

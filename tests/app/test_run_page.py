@@ -1,12 +1,14 @@
 """The Run page: start a run, find it again, watch its steps, read the answer, stop it."""
 
 import re
+import time
 
 import pytest
 
 from graph.kernel.design import Design
 from graph.settings import get_settings
 from tests.app.support import button, graph_dots, killed_mid_run, open_page, texts, wait_status
+from ui.run_actions import HOLD_STARTED_S, STARTED
 
 REPORT = "What caused the dot-com crash? Save a report."
 CHART_QUESTION = (
@@ -101,10 +103,9 @@ def test_the_run_in_the_query_string_is_found_again_after_a_reload(home, service
 def test_a_rerun_carrying_the_browsers_old_choice_does_not_take_the_page_off_a_new_run(
     home, services
 ):
-    """Run pressed: if the next rerun cuts the page short before it draws "Run to watch",
-    the browser's next message still says the old run. CI saw the page fall back to it
-    (the new run waited for a decision out of sight). Emulated here: the run started, the
-    page not yet drawn with it, and the old choice sent back."""
+    """Run pressed: a rerun the browser sends before it has drawn the new run still says
+    the old run. CI saw the page fall back to it (the new run waited for a decision out of
+    sight). Emulated here: the run just started and the old choice sent back."""
     _, service = services
     old = service.start(TESLA, Design())
     service.wait(old, timeout=60)
@@ -112,12 +113,14 @@ def test_a_rerun_carrying_the_browsers_old_choice_does_not_take_the_page_off_a_n
     assert at.selectbox(key="run:selected").value == old
     new = service.start(CHART_QUESTION, Design())
     at.session_state["run:selected"] = at.session_state["run:last"] = new
-    at.session_state["run:started"] = new  # what run_actions.start leaves for the page
+    at.session_state[STARTED] = (new, time.monotonic())  # what run_actions.start leaves
     at.selectbox(key="run:selected").set_value(old).run()
     assert at.selectbox(key="run:selected").value == new
     assert at.query_params["run"] == new
-    at.selectbox(key="run:selected").set_value(old).run()  # once drawn, a choice is the user's
+    at.session_state[STARTED] = (new, time.monotonic() - HOLD_STARTED_S)  # seconds later
+    at.selectbox(key="run:selected").set_value(old).run()  # a choice is the user's again
     assert at.selectbox(key="run:selected").value == old
+    assert at.query_params["run"] == old
     service.wait(new, timeout=60)
 
 
