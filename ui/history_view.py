@@ -42,13 +42,13 @@ def prompts_label(versions: dict, labels: dict[int, str]) -> str:
     )
 
 
-# The runs table's columns on screen and their widths (px): 780 px in all, so it fits
+# The runs table's columns on screen and their widths (px): 770 px in all, so it fits
 # the page at 1280 px with the sidebar open (the grid adds a few px of its own). The
 # whole question is shown above the opened run.
 LISTED_COLUMNS = {
-    "Started": 140,
+    "Started": 135,
     "Question": 180,
-    "System": 125,
+    "System": 120,
     "Status": 65,
     "Steps": 45,
     "Replans": 60,

@@ -164,10 +164,11 @@ def test_history_lists_runs_without_sideways_scrolling_at_1280x720(fresh_app_url
         expect(page.locator("p", has_text="status done").first).to_be_visible(timeout=30_000)
         page.goto(fresh_app_url + "/history")
         grid = page.locator(".st-key-history-table .dvn-scroller").first
-        expect(grid).to_be_visible()
-        page.wait_for_timeout(1000)  # the grid sizes its columns after it is drawn
-        scroll, client = grid.evaluate("e => [e.scrollWidth, e.clientWidth]")
-        assert scroll <= client, (scroll, client)
+        expect(grid).to_be_visible(timeout=20_000)  # the grid's code loads on first use
+        deadline = time.time() + 10  # it sizes its columns after it is drawn: read again
+        while (sizes := grid.evaluate("e => [e.scrollWidth, e.clientWidth]"))[0] > sizes[1]:
+            assert time.time() < deadline, sizes
+            page.wait_for_timeout(250)
         expect(
             page.locator("[data-testid=stCaptionContainer]", has_text="Agents: ")
         ).to_be_visible()
