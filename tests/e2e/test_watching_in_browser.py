@@ -198,7 +198,7 @@ def test_pace_step_mode_and_presentation_stay_after_a_visit_to_history(app_url, 
         expect(page.get_by_role("checkbox", name="Step mode")).to_be_checked()
         expect(page.get_by_role("combobox", name="Pace")).to_have_value("1 s per node")
         page.evaluate(GO_TO, "history")
-        expect(page.get_by_role("heading", name="History")).to_be_visible()
+        expect(page.get_by_role("heading", name="History", exact=True)).to_be_visible()
         page.evaluate(GO_TO, "run")
         expect(page.get_by_role("heading", name="Run", exact=True)).to_be_visible()
         expect(page.get_by_role("combobox", name="Pace")).to_have_value("1 s per node")
@@ -244,7 +244,7 @@ def test_the_projector_theme_is_high_contrast_kept_across_pages_and_tables_read_
         assert example.evaluate(CONTRAST) > 16
         assert page.locator("h1").first.evaluate(CONTRAST) == 21  # black on white
         page.evaluate(GO_TO, "history")  # kept on another page
-        expect(page.get_by_role("heading", name="History")).to_be_visible()
+        expect(page.get_by_role("heading", name="History", exact=True)).to_be_visible()
         expect(page.get_by_role("switch", name="Projector theme")).to_be_checked()
         assert page.locator("h1").first.evaluate(CONTRAST) == 21
         page.evaluate(GO_TO, "run")
