@@ -224,7 +224,7 @@ with fork_tab:
     replay_pace, replay_step, replay_go = st.columns([2, 1, 1], vertical_alignment="bottom")
     replay_pace.selectbox(
         "Pace",
-        [0.0, 0.5, 1.0, 2.0],
+        run_actions.pace_choices(),
         key="history:replay-pace",
         format_func=run_actions.pace_label,
     )
@@ -301,7 +301,7 @@ with fork_tab:
                 f"{system.field_label(change).lower()}."
             )
         fork_pace, fork_step = st.columns([2, 2], vertical_alignment="bottom")
-        paces = sorted({0.0, 0.5, 1.0, 2.0, design.pace_s})
+        paces = run_actions.pace_choices(design.pace_s)
         if st.session_state.get("history:fork-pace") not in paces:
             st.session_state["history:fork-pace"] = design.pace_s  # the run's own, at first
         fork_pace.selectbox(

@@ -55,7 +55,7 @@ stepping.checkbox(
     help="Pause before every node: the page shows which node comes next and the "
     "state it will read; Next runs one node, Continue runs to the end.",
 )
-PACES = sorted({0.0, 0.5, 1.0, 2.0, design.pace_s})
+PACES = run_actions.pace_choices(design.pace_s)
 pacing.selectbox(  # type: ignore[call-overload]  # index given only when none is kept
     "Pace",
     PACES,

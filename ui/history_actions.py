@@ -74,6 +74,12 @@ def delete(run_id: str) -> None:
     open_run(None)
 
 
+def _pace_of(run_id: str) -> str:
+    """A new run's pace in words, as its stored design says."""
+    record = services.store().run(run_id)
+    return pace_label(record.design["pace_s"]) if record else "unknown"
+
+
 def replay(run_id: str) -> None:
     """A new run answered from ``run_id``'s recorded model calls, at the chosen pace."""
     try:
@@ -85,8 +91,7 @@ def replay(run_id: str) -> None:
     except ValueError as exc:
         flash("error", str(exc))
         return
-    forked = services.store().run(new_id)
-    pace = pace_label(forked.design["pace_s"]) if forked else "unknown"
+    pace = _pace_of(new_id)
     st.session_state[FORKED] = (
         new_id,
         f"Started run {hv.short_id(new_id)}: a replay of {hv.short_id(run_id)}, every model "
@@ -127,8 +132,7 @@ def fork(run_id: str, checkpoint_id: str, change: str, design: Design) -> None:
         if change == "nothing"
         else f"with your {system.field_label(change).lower()}"
     )
-    forked = services.store().run(new_id)
-    pace = pace_label(forked.design["pace_s"]) if forked else "unknown"
+    pace = _pace_of(new_id)
     st.session_state[FORKED] = (
         new_id,
         f"Started run {hv.short_id(new_id)}: a fork of {hv.short_id(run_id)}, "

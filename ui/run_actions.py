@@ -62,5 +62,10 @@ def select() -> None:
     st.query_params["run"] = st.session_state["run:selected"]
 
 
+def pace_choices(*also: float) -> list[float]:
+    """The paces a page offers (seconds a node), with ``also`` (a design's or a run's own)."""
+    return sorted({0.0, 0.5, 1.0, 2.0, *also})
+
+
 def pace_label(seconds: float) -> str:
     return "as fast as possible" if not seconds else f"{seconds:g} s per node"
