@@ -27,7 +27,7 @@ import json
 import sqlite3
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from typing import Any
 
@@ -68,6 +68,10 @@ class VersionedSqliteSaver(BaseCheckpointSaver[str]):
         super().__init__(serde=serde)
         self.conn = conn  # the run service closes it at shutdown
         self._lock = threading.Lock()
+        # Called with a thread id just before its rows are written, after they are
+        # serialized: a lease check here leaves a process frozen between check and write
+        # microseconds, not the whole serialization (``graph.service.leases``).
+        self.before_write: Callable[[str], None] | None = None
         self._ready = False
         self._has_task_path = True
         # (thread, ns, channel) -> (version, the value's items then): the base of a delta.
@@ -189,6 +193,7 @@ class VersionedSqliteSaver(BaseCheckpointSaver[str]):
             get_checkpoint_metadata(config, metadata), ensure_ascii=False
         ).encode("utf-8", "ignore")
         with self._cursor(write=True) as cur:
+            self._before_write(thread_id)
             for channel, version in self._missing(cur, thread_id, ns, carried):
                 rows.append(
                     (thread_id, ns, channel, version, "full", None, *self._dump(values[channel]))
@@ -222,6 +227,10 @@ class VersionedSqliteSaver(BaseCheckpointSaver[str]):
                 self._stored.popitem(last=False)
         return checkpoint_config(thread_id, ns, checkpoint["id"])
 
+    def _before_write(self, thread_id: str) -> None:
+        if self.before_write is not None:
+            self.before_write(thread_id)
+
     def _dump(self, value: Any) -> tuple[str, bytes]:
         return self.serde.dumps_typed(value)
 
@@ -249,6 +258,7 @@ class VersionedSqliteSaver(BaseCheckpointSaver[str]):
         ]
         replace = all(w[0] in WRITES_IDX_MAP for w in writes)
         with self._cursor(write=True) as cur:
+            self._before_write(str(configurable["thread_id"]))
             cur.executemany(insert_writes(replace), rows)
 
     def _missing(

@@ -36,6 +36,7 @@ from langgraph.checkpoint.base import (
 )
 
 from graph.errors import StepwiseError
+from graph.kernel.versioned_saver import VersionedSqliteSaver
 
 log = logging.getLogger(__name__)
 
@@ -188,6 +189,13 @@ class LeaseGuardedSaver(BaseCheckpointSaver):
         super().__init__(serde=inner.serde)
         self.inner = inner
         self.leases = leases
+        if isinstance(inner, VersionedSqliteSaver):
+            # checked again inside the write, after the values are serialized: the
+            # window a freeze could slip a write through is the lock's taking, not the
+            # serialization. A write already past its check when the process froze
+            # still lands (the check and the write are not one transaction: the leases
+            # live in the store's file, the checkpoints in their own).
+            inner.before_write = leases.check
 
     def _guard(self, config: RunnableConfig) -> None:
         thread = _thread(config)
