@@ -16,7 +16,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from ui import projector_theme, widgets
+from ui import page_visits, projector_theme, widgets
 
 PAGE_ICON = Path(__file__).parent / "assets" / "stepwise-icon.svg"
 
@@ -36,6 +36,7 @@ page = st.navigation(
         st.Page("app_pages/server.py", title="Server", icon=":material/dns:"),
     ]
 )
+page_visits.note(page.url_path)
 widgets.sidebar()
 projector_theme.choose_and_apply()
 page.run()

@@ -9,7 +9,7 @@ from here too (approve, next, continue, resume).
 import streamlit as st
 
 from graph.kernel.system import get_system
-from ui import lessons_view, run_actions, run_panel, services, widgets
+from ui import lessons_view, page_visits, run_actions, run_panel, services, widgets
 from ui.run_view import run_label
 
 st.title("Run")
@@ -79,7 +79,9 @@ if problem := st.session_state.pop("run:error", None):
 lessons_view.expanders()
 
 runs = store.runs(limit=50)
-wanted = st.query_params.get("run") or st.session_state.get("run:last")
+wanted = st.query_params.get("run")
+if wanted is None and page_visits.arrived():  # a visit with no run named: the last one
+    wanted = st.session_state.get(run_actions.WATCHING)
 places = store.experiment_places([*(r.id for r in runs), *([wanted] if wanted else [])])
 labels = {r.id: run_label(r, places.get(r.id)) for r in runs}
 if wanted and wanted not in labels and (found := store.run(wanted)):
@@ -87,10 +89,7 @@ if wanted and wanted not in labels and (found := store.run(wanted)):
 if not labels:
     st.info("No runs yet: pick an example question above and press Run.")
     st.stop()
-if (started := run_actions.just_started()) in labels:
-    st.session_state["run:selected"] = started  # not the browser's old choice
-if st.session_state.get("run:selected") not in labels:
-    st.session_state["run:selected"] = wanted if wanted in labels else next(iter(labels))
+run_id = run_actions.watched_run(list(labels), wanted, page_visits.arrived())
 watched, presenting = st.columns([5, 1], vertical_alignment="bottom")
 widgets.restore("run:presentation")
 if presenting.toggle(
@@ -103,14 +102,16 @@ if presenting.toggle(
 ):
     st.html(widgets.PRESENTATION)
 st.html(widgets.GRAPH_TOOLBAR_VISIBLE)
-run_id = watched.selectbox(
+chooser = run_actions.selector_key(run_id)
+watched.selectbox(
     "Run to watch",
     list(labels),
-    key="run:selected",
+    index=list(labels).index(run_id),
+    key=chooser,
     format_func=labels.__getitem__,
     on_change=run_actions.select,
+    args=(chooser,),
 )
-st.session_state["run:last"] = run_id
 st.query_params["run"] = run_id
 
 

@@ -9,7 +9,6 @@ keeps that page's whole namespace (the listed runs) alive with it.
 from __future__ import annotations
 
 import logging
-import time
 
 import streamlit as st
 
@@ -36,30 +35,42 @@ def start() -> None:
         st.session_state["run:error"] = str(exc)
         return
     log.info("run %s started from the Run page", run_id)
-    st.session_state["run:selected"] = st.session_state["run:last"] = run_id
-    st.session_state[STARTED] = (run_id, time.monotonic())
+    st.session_state[WATCHING] = run_id
     st.query_params["run"] = run_id
 
 
-# For a few seconds after Run, the page keeps the new run whatever the browser says: a
-# rerun the browser sent before it had drawn the new run (a live refresh, a status change)
-# carries its old choice of run and old address, and the page fell back to the earlier run
-# (seen in CI under load, the new run then waiting for a decision out of sight).
-STARTED = "run:started"
-HOLD_STARTED_S = 5.0
+# The run the page shows is kept in the session, not in the "Run to watch" widget: the
+# browser sends back the widget values and address it had when it sent a rerun, and a
+# rerun sent before it had drawn a new run (a live refresh, a status change) carried the
+# old run. When the widget's value was the truth, Streamlit took that old value for a
+# change of the user's, and the page fell back to the earlier run (seen in CI under load,
+# the new run then waiting for a decision out of sight). Now the widget has one key per
+# run it shows (``selector_key``): a value sent for an earlier widget is not this one's.
+WATCHING = "run:watching"
 
 
-def just_started() -> str | None:
-    """The run Run started, while the browser may still send its old choice; else None."""
-    started = st.session_state.get(STARTED)
-    if started and time.monotonic() - started[1] < HOLD_STARTED_S:
-        return started[0]
-    return None
+def selector_key(run_id: str) -> str:
+    return f"run:watch:{run_id}"
 
 
-def select() -> None:
-    st.session_state["run:last"] = st.session_state["run:selected"]
-    st.query_params["run"] = st.session_state["run:selected"]
+def watched_run(runs: list[str], asked: str | None, arrived: bool) -> str:
+    """The run to show among ``runs`` (newest first): the address's (``asked``) on a
+    visit, else the one this session watches, else the address's, else the newest."""
+    kept = st.session_state.get(WATCHING)
+    if asked in runs and (arrived or kept not in runs):
+        choice = asked
+    elif kept in runs:
+        choice = kept
+    else:
+        choice = runs[0]
+    st.session_state[WATCHING] = choice
+    return choice
+
+
+def select(key: str) -> None:
+    """The user chose another run in the widget ``key``."""
+    st.session_state[WATCHING] = st.session_state[key]
+    st.query_params["run"] = st.session_state[key]
 
 
 def pace_choices(*also: float) -> list[float]:

@@ -79,3 +79,8 @@ def killed_mid_run(home, question: str, nodes: int = 3, delay: float = 0.3) -> s
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=10)
     return run_id
+
+
+def watched(at: AppTest):
+    """The Run page's "Run to watch" box (its key names the run it shows)."""
+    return next(s for s in at.selectbox if s.label == "Run to watch")

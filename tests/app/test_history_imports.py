@@ -5,7 +5,7 @@ any run can be deleted from the page, one whose record is odd included."""
 import json
 
 from graph.kernel.design import Design
-from tests.app.support import button, open_page
+from tests.app.support import button, open_page, watched
 from tests.import_cases import MALFORMED, VALID_QUESTION, valid_export
 
 
@@ -72,7 +72,7 @@ def test_a_run_with_an_odd_record_is_listed_opened_and_deleted_from_the_page(hom
     assert rows["odd question"]["Started"] == "unknown time" and len(rows) == 2
     run_page = open_page("app_pages/run.py", run=odd)  # the Run page lists and opens it
     assert any("does not host" in w.value for w in run_page.warning)
-    assert run_page.selectbox(key="run:selected").value == odd
+    assert watched(run_page).value == odd
     button(at, "Delete", "history:delete").click()
     at.run()
     assert not at.exception, [e.value for e in at.exception]

@@ -1,14 +1,20 @@
 """The Run page: start a run, find it again, watch its steps, read the answer, stop it."""
 
 import re
-import time
 
 import pytest
 
 from graph.kernel.design import Design
 from graph.settings import get_settings
-from tests.app.support import button, graph_dots, killed_mid_run, open_page, texts, wait_status
-from ui.run_actions import HOLD_STARTED_S, STARTED
+from tests.app.support import (
+    button,
+    graph_dots,
+    killed_mid_run,
+    open_page,
+    texts,
+    wait_status,
+    watched,
+)
 
 REPORT = "What caused the dot-com crash? Save a report."
 CHART_QUESTION = (
@@ -94,33 +100,36 @@ def test_the_run_in_the_query_string_is_found_again_after_a_reload(home, service
     second = service.start(CHART_QUESTION, Design())
     service.wait(first, timeout=60), service.wait(second, timeout=60)
     newest = open_page("app_pages/run.py")
-    assert newest.selectbox(key="run:selected").value == second  # the newest by default
+    assert watched(newest).value == second  # the newest by default
     reloaded = open_page("app_pages/run.py", run=first)
-    assert reloaded.selectbox(key="run:selected").value == first
+    assert watched(reloaded).value == first
     assert "web_researcher" in list(reloaded.table[0].value["Agent"])
 
 
-def test_a_rerun_carrying_the_browsers_old_choice_does_not_take_the_page_off_a_new_run(
-    home, services
-):
+def test_a_rerun_carrying_the_browsers_old_address_and_choice_keeps_the_new_run(home, services):
     """Run pressed: a rerun the browser sends before it has drawn the new run still says
-    the old run. CI saw the page fall back to it (the new run waited for a decision out of
-    sight). Emulated here: the run just started and the old choice sent back."""
+    the old run, in its address and in its "Run to watch" value. CI saw the page fall back
+    to it (the new run waited for a decision out of sight). The address counts on a visit
+    only, and a value sent for the earlier run's box is not the new box's."""
     _, service = services
     old = service.start(TESLA, Design())
     service.wait(old, timeout=60)
     at = open_page("app_pages/run.py")
-    assert at.selectbox(key="run:selected").value == old
-    new = service.start(CHART_QUESTION, Design())
-    at.session_state["run:selected"] = at.session_state["run:last"] = new
-    at.session_state[STARTED] = (new, time.monotonic())  # what run_actions.start leaves
-    at.selectbox(key="run:selected").set_value(old).run()
-    assert at.selectbox(key="run:selected").value == new
-    assert at.query_params["run"] == new
-    at.session_state[STARTED] = (new, time.monotonic() - HOLD_STARTED_S)  # seconds later
-    at.selectbox(key="run:selected").set_value(old).run()  # a choice is the user's again
-    assert at.selectbox(key="run:selected").value == old
-    assert at.query_params["run"] == old
+    assert watched(at).value == old
+    old_box = watched(at).key
+    at.text_area(key="run:question").set_value(CHART_QUESTION)
+    button(at, "Run").click().run()
+    new = at.query_params["run"]
+    assert new != old and watched(at).value == new
+    assert watched(at).key != old_box  # the earlier run's box is gone with its value
+    at.query_params["run"] = old  # the browser's old address on a rerun of the page
+    at.run()
+    assert watched(at).value == new and at.query_params["run"] == new
+    watched(at).set_value(old).run()  # a choice in the box is the user's
+    assert watched(at).value == old and at.query_params["run"] == old
+    at.switch_page("app_pages/history.py").run()  # a visit elsewhere and back: kept
+    at.switch_page("app_pages/run.py").run()
+    assert watched(at).value == old
     service.wait(new, timeout=60)
 
 
@@ -396,8 +405,8 @@ def test_an_experiments_runs_of_one_question_are_told_apart_by_variant(home, ser
         store.add_experiment_run("e1", run_id, variant, 0, 0)
     at = open_page("app_pages/run.py", run=runs[0])
     assert not at.exception, [e.value for e in at.exception]
-    watched = at.selectbox(key="run:selected")
-    shown = list(watched.options)  # as the page words them
+    box = watched(at)
+    shown = list(box.options)  # as the page words them
     assert len(set(shown)) == len(shown)
     assert any(s.endswith("pace check: A") for s in shown)
     assert any(s.endswith("pace check: B") for s in shown)

@@ -9,7 +9,6 @@ import re
 import time
 from pathlib import Path
 
-import pytest
 from playwright.sync_api import expect
 
 from graph.service.store import FILE_NAME, Store
@@ -134,15 +133,16 @@ def test_a_run_fills_the_step_table_row_by_row_then_shows_the_final_answer(page,
     _shoot(page, "run.png", height=1900)
 
 
-# Open bug (issue 32 note): now and then, under load, the Run page falls back to the run it
-# showed before Run was pressed (seen in the full suite, never alone); rerun until fixed.
-@pytest.mark.flaky(reruns=2, reruns_delay=2)
 def test_reloading_mid_run_finds_the_run_again_and_it_finishes(page, app_url, app_home):
     page.goto(app_url + "/run")
     box = page.get_by_label("Question")
     box.fill(CHART_QUESTION)
     box.press("Control+Enter")
     expect(box).to_have_value(CHART_QUESTION)
+    # paced, so it is surely still going when the reloaded page (slow under load) looks
+    page.get_by_role("combobox", name="Pace").click()
+    page.get_by_role("option", name="1 s per node").click()
+    expect(page.get_by_role("combobox", name="Pace")).to_have_value("1 s per node")
     page.wait_for_timeout(300)
     run_id = _click_run(page)
     expect(page.locator('[data-testid="stTable"]').first).to_contain_text("running")
@@ -157,7 +157,9 @@ def test_reloading_mid_run_finds_the_run_again_and_it_finishes(page, app_url, ap
     expect(_answer(page)).to_be_visible(timeout=30_000)
     expect(page.get_by_text(re.compile(r"^status done"))).to_be_visible()
     assert set(_step_statuses(page)) == {"done"}
-    assert Store(Path(app_home) / FILE_NAME).run(run_id).status == "done"
+    store = Store(Path(app_home) / FILE_NAME)
+    assert store.run(run_id).status == "done", [(r.id, r.status, r.question) for r in store.runs()]
+    store.close()
 
 
 def test_a_bookmarked_run_page_opens_inside_the_app_on_a_fresh_server(page, fresh_app_url):

@@ -12,7 +12,6 @@ import re
 import time
 from pathlib import Path
 
-import pytest
 from playwright.sync_api import expect
 
 from graph.service.store import FILE_NAME, Store
@@ -67,9 +66,6 @@ def _steps_table(page):
     return page.locator('[data-testid="stTable"]').filter(has_text="Tokens in").first
 
 
-# Open bug (issue 32 note): now and then, under load, the Run page falls back to the run it
-# showed before Run was pressed (seen in the full suite, never alone); rerun until fixed.
-@pytest.mark.flaky(reruns=2, reruns_delay=2)
 def test_a_flagged_step_is_approved_with_an_edited_query_on_the_approvals_page(
     page, app_url, app_home
 ):
@@ -231,9 +227,6 @@ def test_a_step_mode_run_is_walked_node_by_node_with_next_and_the_keys(page, app
     assert store.run(run_id).status == "done"
 
 
-# Open bug (issue 32 note): now and then, under load, the Run page falls back to the run it
-# showed before Run was pressed (seen in the full suite, never alone); rerun until fixed.
-@pytest.mark.flaky(reruns=2, reruns_delay=2)
 def test_three_quick_clicks_on_the_top_approve_decide_one_card_and_leave_a_line(
     page, app_url, app_home
 ):
