@@ -19,7 +19,7 @@ st.markdown(
     "threads, state, history, and the questions they wait on."
 )
 url = st.text_input("Server URL", value=server_view.default_url(), key="server:url")
-console, assistants = server_view.console_or_stop(url)
+console, assistants = server_view.console_or_stop(url, server_view.send_key_choice(url))
 labels = {a.assistant_id: a.label for a in assistants}
 chosen = st.selectbox("Graph", list(labels), format_func=labels.__getitem__, key="server:assistant")
 assistant = next(a for a in assistants if a.assistant_id == chosen)

@@ -13,8 +13,8 @@ from typing import Any, Callable, TypeVar
 
 import streamlit as st
 
+from graph.service.server_client import configured_server, sends_key_to
 from graph.service.server_console import (
-    DEV_SERVER_URL,
     Assistant,
     Checkpoint,
     Interrupt,
@@ -39,19 +39,36 @@ VALUE_CHARS = 160
 
 def default_url() -> str:
     """The URL the page opens first: STEPWISE_SERVER_URL, else ``langgraph dev``'s."""
-    return services.settings().server_url or DEV_SERVER_URL
+    return configured_server(services.settings())
+
+
+def send_key_choice(url: str) -> bool:
+    """Whether the server key goes to ``url``: unasked to the configured server; to any
+    other only when the user ticks it (a typed URL could be anyone's)."""
+    settings = services.settings()
+    if settings.server_api_key is None:
+        return False
+    if sends_key_to(url, settings):
+        return True
+    return st.checkbox(
+        "Send the server key (STEPWISE_SERVER_API_KEY) to this address",
+        value=False,
+        key=f"server:send-key:{url.strip()}",
+        help=f"The key goes unasked only to the configured server, "
+        f"{configured_server(settings)}. Tick this only if this server is yours.",
+    )
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)
-def _console(url: str) -> ServerConsole:
-    return ServerConsole(url, settings=services.settings())
+def _console(url: str, send_key: bool) -> ServerConsole:
+    return ServerConsole(url, settings=services.settings(), send_key=send_key)
 
 
-def console_or_stop(url: str) -> tuple[ServerConsole, list[Assistant]]:
+def console_or_stop(url: str, send_key: bool) -> tuple[ServerConsole, list[Assistant]]:
     """The console for ``url`` and the graphs its server serves, or the reason in one
     sentence and the end of the page."""
     try:
-        console = _console(url.strip())
+        console = _console(url.strip(), send_key)
         found = console.assistants()
     except ServerError as exc:
         st.error(str(exc))

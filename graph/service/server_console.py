@@ -21,13 +21,11 @@ from langgraph_sdk.errors import APIStatusError
 from graph.errors import StepwiseError
 from graph.kernel.render import to_dot
 from graph.redaction import shown_text
-from graph.service.server_client import sdk_client
+from graph.service.server_client import DEV_SERVER_URL, sdk_client, sends_key_to
 from graph.settings import Settings, get_settings
 
 T = TypeVar("T")
 
-# What ``langgraph dev`` listens on when no port is given.
-DEV_SERVER_URL = "http://127.0.0.1:2024"
 # Run statuses after which a run no longer moves.
 RUN_DONE = {"success", "error", "timeout", "interrupted"}
 # Keys of a simple interrupt value that hold its question, in the order looked for.
@@ -217,7 +215,16 @@ def parse_json(text: str, what: str = "The input") -> Any:
 class ServerConsole:
     """One LangGraph Server, by URL. Each method is one question to the server."""
 
-    def __init__(self, url: str, *, settings: Settings | None = None, timeout_s: float = 10.0):
+    def __init__(
+        self,
+        url: str,
+        *,
+        settings: Settings | None = None,
+        timeout_s: float = 10.0,
+        send_key: bool | None = None,
+    ):
+        """``send_key``: whether the server key goes with each request; by default only
+        to the configured server (``server_client.sends_key_to``)."""
         settings = settings or get_settings()
         self.url = url.strip().rstrip("/")
         if not self.url:
@@ -231,7 +238,10 @@ class ServerConsole:
         try:
             # one retry: a server that is down is said at once, not after five
             self.client = sdk_client(
-                self.url, httpx.Timeout(timeout_s, connect=min(timeout_s, 5.0)), settings
+                self.url,
+                httpx.Timeout(timeout_s, connect=min(timeout_s, 5.0)),
+                settings,
+                send_key=sends_key_to(self.url, settings) if send_key is None else send_key,
             )
         except (httpx.InvalidURL, ValueError) as exc:
             raise ServerError(f"'{self.url}' is not a server URL ({exc}).") from None

@@ -39,7 +39,7 @@ from graph.models.chat import describe_error
 from graph.served import as_json, run_config
 from graph.service.run_service import RunService
 from graph.service.runs import RunEvent, StopSignal, event_record, is_pseudo_node, update_key
-from graph.service.server_client import sdk_client
+from graph.service.server_client import sdk_client, sends_key_to
 from graph.service.store import LIVE_STATUSES, SETTLED_STATUSES, TERMINAL_STATUSES, Store
 from graph.settings import Settings
 
@@ -195,8 +195,11 @@ class ServerRunService(RunService):
             raise ValueError("A server runtime needs STEPWISE_SERVER_URL.")
         # Reads (a page redrawing every second) give up soon on a slow server; a run's
         # stream waits as long as the run takes.
-        self.client = sdk_client(self.url, httpx.Timeout(10.0), self.settings)
-        self.streams = sdk_client(self.url, httpx.Timeout(10.0, read=None), self.settings)
+        send_key = sends_key_to(self.url, self.settings)
+        self.client = sdk_client(self.url, httpx.Timeout(10.0), self.settings, send_key=send_key)
+        self.streams = sdk_client(
+            self.url, httpx.Timeout(10.0, read=None), self.settings, send_key=send_key
+        )
         self._schemas: dict[str, type] = {}
         self._server_runs: dict[str, str] = {}  # our run id -> the server's run in progress
         if claim_orphans:

@@ -137,3 +137,20 @@ def test_a_thread_paused_at_a_breakpoint_continues_from_the_page(
     button(at, "Continue (write next)").click().run()
     assert "The run finished." in texts(at) and "**note**: Noted: they sing" in texts(at)
     assert not [b for b in at.button if b.label.startswith("Continue")]
+
+
+def test_the_server_key_is_offered_to_a_typed_address_only_when_ticked(home, monkeypatch):
+    """Issue #34: the page sent STEPWISE_SERVER_API_KEY to any URL typed in it."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    configured = f"http://127.0.0.1:{port}"
+    monkeypatch.setenv("STEPWISE_SERVER_API_KEY", "server-key-for-the-page-1234")
+    at = _at(monkeypatch, configured, graph=None)
+    assert not at.checkbox, "the configured server gets the key unasked"
+    other = "http://127.0.0.1:9"
+    at.text_input(key="server:url").set_value(other).run()
+    [choice] = at.checkbox
+    assert choice.label.startswith("Send the server key") and choice.value is False
+    assert configured in choice.help  # says where the key goes unasked
+    assert "server-key-for-the-page-1234" not in texts(at)

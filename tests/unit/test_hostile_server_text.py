@@ -63,7 +63,9 @@ def test_a_server_page_error_quotes_the_server_without_the_key_and_bounded(plain
     httpd.plain = plain  # type: ignore[attr-defined]
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     url = f"http://127.0.0.1:{httpd.server_address[1]}"
-    console = ServerConsole(url, settings=Settings(server_api_key=SERVER_KEY), timeout_s=5)
+    # the user sends the key to this server (ticked on the page), and it echoes it back
+    settings = Settings(server_api_key=SERVER_KEY)
+    console = ServerConsole(url, settings=settings, timeout_s=5, send_key=True)
     try:
         with pytest.raises(ServerError) as refused:
             console.assistants()
@@ -75,3 +77,46 @@ def test_a_server_page_error_quotes_the_server_without_the_key_and_bounded(plain
     assert message.startswith(f"The server at {url} answered 500 while listing its graphs: ")
     assert "bad request, you sent" in message and "x-api-key: [redacted]" in message
     assert SERVER_KEY not in message and len(message) < 300
+
+
+class _Recording(BaseHTTPRequestHandler):
+    """A server that keeps the ``x-api-key`` of each request and lists no graph."""
+
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("content-length") or 0))
+        self.server.keys.append(self.headers.get("x-api-key"))  # type: ignore[attr-defined]
+        body = b"[]"
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+def test_the_server_key_goes_only_to_the_configured_server_unless_the_user_says_so():
+    """Issue #34: the Server page sent STEPWISE_SERVER_API_KEY to whatever URL was typed
+    (20 of 20 hostile servers received it)."""
+    servers = []
+    for _ in range(2):
+        httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Recording)
+        httpd.keys = []  # type: ignore[attr-defined]
+        threading.Thread(target=httpd.serve_forever, daemon=True).start()
+        servers.append(httpd)
+    ours, other = (f"http://127.0.0.1:{s.server_address[1]}" for s in servers)
+    settings = Settings(server_api_key=SERVER_KEY, server_url=ours)
+    try:
+        for url, send_key in ((ours + "/", None), (other, None), (other, True)):
+            console = ServerConsole(url, settings=settings, timeout_s=5, send_key=send_key)
+            try:
+                assert console.assistants() == []
+            finally:
+                console.close()
+    finally:
+        for httpd in servers:
+            httpd.shutdown()
+            httpd.server_close()
+    assert servers[0].keys == [SERVER_KEY]  # type: ignore[attr-defined]
+    assert servers[1].keys == [None, SERVER_KEY]  # type: ignore[attr-defined]
