@@ -75,6 +75,7 @@ about.caption(
 )
 if problem := st.session_state.pop("run:error", None):
     st.error(problem)
+widgets.flash(run_actions.FLASH)
 
 lessons_view.expanders()
 

@@ -14,7 +14,7 @@ import time
 import streamlit as st
 
 from graph.prompts import PromptError
-from ui import services
+from ui import services, widgets
 
 log = logging.getLogger(__name__)
 
@@ -36,9 +36,17 @@ def start() -> None:
         st.session_state["run:error"] = str(exc)
         return
     log.info("run %s started from the Run page", run_id)
+    watch(run_id)
+
+
+def watch(run_id: str, said: str = "") -> None:
+    """Show ``run_id`` on the Run page, just started (from there or another page), with
+    ``said`` above it once."""
     st.session_state["run:selected"] = st.session_state["run:last"] = run_id
     st.session_state[STARTED] = (run_id, time.monotonic())
     st.query_params["run"] = run_id
+    if said:
+        widgets.say(FLASH, "success", said)
 
 
 # For a few seconds after Run, the page keeps the new run whatever the browser says: a
@@ -46,6 +54,7 @@ def start() -> None:
 # carries its old choice of run and old address, and the page fell back to the earlier run
 # (seen in CI under load, the new run then waiting for a decision out of sight).
 STARTED = "run:started"
+FLASH = "run:flash"
 HOLD_STARTED_S = 5.0
 
 

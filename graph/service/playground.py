@@ -58,6 +58,7 @@ class PlaygroundError(StepwiseError, ValueError):
 class PromptTry:
     label: str  # "v3 (saved)", "unsaved edit", ...
     text: str
+    version_id: int | None = None  # the stored version holding ``text``, when known
 
 
 @dataclass
@@ -88,6 +89,7 @@ class Trial:
     prompt_name: str
     samples: list[Sample]
     notes: list[str]  # said once for the whole trial (the offline model's rules)
+    tries: list[PromptTry] = field(default_factory=list)  # what a result's fork starts with
 
 
 @dataclass(frozen=True)
@@ -238,7 +240,7 @@ def try_node(
                 done += 1
                 _progress(on_progress, done, total)
     notes = _offline_notes(ask, profiles, results, samples)
-    return Trial(run_id, checkpoint_id, ask.node, ask.prompt, results, notes)
+    return Trial(run_id, checkpoint_id, ask.node, ask.prompt, results, notes, list(prompts))
 
 
 def _progress(on_progress: Callable[[int, int], None] | None, done: int, total: int) -> None:
