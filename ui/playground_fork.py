@@ -1,6 +1,8 @@
 """*Fork from here with this prompt* under a playground result: the run goes on from the
 checkpoint that was tried, with the text of that result's column, and the Run page opens
-on the new run.
+on the new run. A checkpoint inside a team is forked from the run's own checkpoint before
+that team (LangGraph forks a thread from its top graph): the team runs again from its
+start with the new text.
 
 The fork is the History page's (``RunService.fork_with_prompt``): the calls before the
 checkpoint are replayed from the parent's recording, later ones go to the active model
@@ -54,13 +56,19 @@ def button(trial: Trial, label: str, key: str) -> None:
         disabled=bool(refused),
         help=refused
         or f"A new run from this checkpoint with {label}: the calls before it are replayed "
-        "from the run's recording, the later ones go to the active model profile.",
+        "from the run's recording, the later ones go to the active model profile."
+        + (
+            f" A fork starts at the run's own checkpoint before {trial.inside}, which "
+            "runs again from its start."
+            if trial.inside
+            else ""
+        ),
     ):
         return
     try:
         new_id = services.service().fork_with_prompt(
             trial.run_id,
-            trial.checkpoint_id,
+            trial.fork_from or trial.checkpoint_id,
             trial.prompt_name,
             text=tried.text if tried.version_id is None else None,
             version_id=tried.version_id,

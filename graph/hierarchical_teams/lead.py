@@ -268,11 +268,7 @@ def lead_supervisor_node(state: dict, deps: Deps) -> Command:
             turn.update["messages"] += tag_messages(exc.replies, turn.step, "lead_supervisor")
             return turn.finish("failed", f"the lead supervisor could not plan: {exc}")
     else:
-        for s in turn.subtasks:  # a team that ended without handing back a result
-            if s["status"] == "delegated":
-                s.update(
-                    status="failed", reason="its team ended without a result", ended_at=time.time()
-                )
+        close_unanswered(turn.subtasks)
     return _dispatch(turn)
 
 
@@ -316,9 +312,12 @@ def _plan(turn: _Turn) -> None:
     turn.record_plan("initial", added=[s["id"] for s in turn.subtasks])
 
 
-def _replan(turn: _Turn) -> None:
-    deps, state = turn.deps, turn.state
-    subtasks = turn.subtasks
+def replan_ask(
+    state: dict, subtasks: list[dict], prompts: PromptSet, enabled: list[str], teams: list[str]
+) -> JsonAsk:
+    """The lead supervisor's replan request after the human edited the request, over the
+    plan as it stands (``subtasks``: the teams' results folded in); the node asks it, the
+    playground too."""
     still_open = open_ids(subtasks)
     all_ids = {s["id"] for s in subtasks}
     edits = state.get("edits") or []
@@ -330,27 +329,34 @@ def _replan(turn: _Turn) -> None:
                 raise ValueError(f"{ref!r} is no subtask of the plan")
         if both := set(r.keep) & {c.id for c in r.cancel}:
             raise ValueError(f"{', '.join(sorted(both))} both kept and cancelled")
-        _check_drafts(r.add, deps.teams)
+        _check_drafts(r.add, teams)
 
     label = "The lead supervisor's replan"
-
-    decision: Replan = turn.ask(
+    return JsonAsk(
         replan_prompt(
-            deps.prompts,
+            prompts,
             state.get("request") or "",
             previous,
             int(state.get("request_revision") or 0),
             subtasks,
-            deps.enabled,
+            enabled,
         ),
         Replan,
         label,
-        replan_example(subtasks, deps.enabled),
+        repair_prompt(prompts, replan_example(subtasks, enabled)),
         check=check,
-        enums={"team": deps.teams, "keep": still_open, "id": still_open},
+        enums={"team": teams, "keep": still_open, "id": still_open},
         kind="plan",
-        repair=lambda r: repair_replan(r, deps.teams, all_ids, label),
+        repair=lambda r: repair_replan(r, teams, all_ids, label),
     )
+
+
+def _replan(turn: _Turn) -> None:
+    deps, state = turn.deps, turn.state
+    subtasks = turn.subtasks
+    still_open = open_ids(subtasks)
+    all_ids = {s["id"] for s in subtasks}
+    decision: Replan = turn.ask(replan_ask(state, subtasks, deps.prompts, deps.enabled, deps.teams))
     now = time.time()
     by_id = turn.by_id()
     kept, cancelled = [], []
@@ -418,13 +424,89 @@ def blocked_reasons(subtasks: list[dict]) -> dict[str, str]:
     return reasons
 
 
+def route_ask(dispatchable: list[dict], prompts: PromptSet) -> JsonAsk:
+    """The lead supervisor's routing request among the subtasks that can run now (the
+    node asks it, the playground too)."""
+    ids = [s["id"] for s in dispatchable]
+
+    def check(d: RoutingDecision) -> None:
+        name = d.next_subtask_id.strip()
+        if name.lower() not in FINISH_WORDS and name not in ids:
+            raise ValueError(
+                f"next_subtask_id {name!r} is not one of the listed ids; use "
+                f"one of: {', '.join([*ids, FINISH])}"
+            )
+
+    return JsonAsk(
+        route_prompt(prompts, dispatchable),
+        RoutingDecision,
+        "The lead supervisor's routing",
+        repair_prompt(prompts, route_example(ids)),
+        check=check,
+        enums={"next_subtask_id": route_names(ids)},
+        kind="route",
+        repair=lambda d: repair_choice(d, route_names(ids)),
+    )
+
+
+def ready(subtasks: list[dict]) -> list[dict]:
+    """The pending subtasks whose dependencies are all done: what can be dispatched now."""
+    status = {s["id"]: s["status"] for s in subtasks}
+    return [
+        s
+        for s in subtasks
+        if s["status"] == "pending" and all(status.get(d) == "done" for d in s["depends_on"])
+    ]
+
+
+def close_unanswered(subtasks: list[dict]) -> None:
+    """A subtask still delegated when the lead is back: its team ended without a result."""
+    for s in subtasks:
+        if s["status"] == "delegated":
+            s.update(
+                status="failed", reason="its team ended without a result", ended_at=time.time()
+            )
+
+
+def first_ask(
+    state: dict, prompts: PromptSet, enabled: list[str], teams: list[str], max_dispatches: int
+) -> JsonAsk | str:
+    """The first request ``lead_supervisor_node`` would send from ``state`` (its plan, its
+    replan or its routing), or why it would send none."""
+    if not state.get("subtasks_planned"):
+        subtasks = fold_results(state)
+        if subtasks:
+            return replan_ask(state, subtasks, prompts, enabled, teams)
+        if not teams:
+            return "No team is on in this design, so the lead supervisor plans nothing."
+        return plan_ask(state.get("request") or "", prompts, enabled, teams)
+    subtasks = fold_results(state)
+    close_unanswered(subtasks)
+    if not any(s["status"] == "pending" for s in subtasks):
+        return "Here the lead supervisor ends the run (no subtask is pending), asking no model."
+    choices = ready(subtasks)
+    if not choices:
+        return (
+            "Here the lead supervisor finds pending work that cannot run and ends the run "
+            "as blocked, without asking its model."
+        )
+    if int(state.get("current_step") or 0) >= max_dispatches:
+        return "Here the lead supervisor stops at its limit of dispatches, asking no model."
+    if len(choices) > 1:
+        return route_ask(choices, prompts)
+    return (
+        f"Here the lead supervisor dispatches {choices[0]['id']}, the only subtask that can "
+        "run, without asking its model: choose a checkpoint before it plans, replans or "
+        "chooses among several subtasks."
+    )
+
+
 def _dispatch(turn: _Turn) -> Command:
     deps = turn.deps
-    status = {s["id"]: s["status"] for s in turn.subtasks}
     pending = [s for s in turn.subtasks if s["status"] == "pending"]
     if not pending:
         return turn.finish("done", "every subtask has ended.")
-    dispatchable = [s for s in pending if all(status.get(d) == "done" for d in s["depends_on"])]
+    dispatchable = ready(turn.subtasks)
     if not dispatchable:
         reasons = blocked_reasons(turn.subtasks)
         for s in pending:
@@ -438,27 +520,8 @@ def _dispatch(turn: _Turn) -> Command:
     if len(dispatchable) == 1:
         chosen, by, why = dispatchable[0], "direct", "the only subtask that can run now"
     else:
-        ids = [s["id"] for s in dispatchable]
-
-        def check(d: RoutingDecision) -> None:
-            name = d.next_subtask_id.strip()
-            if name.lower() not in FINISH_WORDS and name not in ids:
-                raise ValueError(
-                    f"next_subtask_id {name!r} is not one of the listed ids; use "
-                    f"one of: {', '.join([*ids, FINISH])}"
-                )
-
         try:
-            decision: RoutingDecision = turn.ask(
-                route_prompt(deps.prompts, dispatchable),
-                RoutingDecision,
-                "The lead supervisor's routing",
-                route_example(ids),
-                check=check,
-                enums={"next_subtask_id": route_names(ids)},
-                kind="route",
-                repair=lambda d: repair_choice(d, route_names(ids)),
-            )
+            decision: RoutingDecision = turn.ask(route_ask(dispatchable, deps.prompts))
         except ModelReplyError as exc:
             turn.update["messages"] += tag_messages(exc.replies, turn.step, "lead_supervisor")
             return turn.finish("failed", f"the lead supervisor could not route: {exc}")

@@ -39,6 +39,17 @@ def namespaces(graph: CompiledStateGraph, thread_id: str) -> list[str]:
     return sorted(found, key=lambda ns: found[ns])
 
 
+def namespace_of(graph: CompiledStateGraph, thread_id: str, checkpoint_id: str) -> str | None:
+    """The namespace the thread saved ``checkpoint_id`` under ("" for the top graph's), or
+    None when the thread has no such checkpoint."""
+    saver = graph.checkpointer
+    assert isinstance(saver, BaseCheckpointSaver), "a graph compiled with a checkpointer"
+    for item in saver.list({"configurable": {"thread_id": thread_id}}):
+        if item.config["configurable"]["checkpoint_id"] == checkpoint_id:
+            return item.config["configurable"].get("checkpoint_ns") or ""
+    return None
+
+
 def subgraph_path(namespace: str) -> list[str]:
     """``"search_team:<task>|inner:<task>"`` -> ``["search_team", "inner"]``."""
     return [part.split(":", 1)[0] for part in namespace.split("|") if part]
