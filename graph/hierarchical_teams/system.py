@@ -27,13 +27,13 @@ from graph.hierarchical_teams import agents, prompts
 from graph.hierarchical_teams.agents import AGENTS, TEAMS, enabled_teams, team_workers
 from graph.hierarchical_teams.deps import Deps
 from graph.hierarchical_teams.fork import COLUMNS, edited_plan, parse_rows, plan_rows
-from graph.hierarchical_teams.lead import (
+from graph.hierarchical_teams.lead import lead_supervisor_node
+from graph.hierarchical_teams.lead_asks import (
     Replan,
     RoutingDecision,
     SubtaskPlan,
     first_ask,
     fold_results,
-    lead_supervisor_node,
 )
 from graph.hierarchical_teams.state import TeamsState
 from graph.hierarchical_teams.teams import build_team, team_ask, worker_ask, worker_tools
