@@ -107,7 +107,8 @@ def show(name: str, editor_text: str, versions: list, active_text: str) -> None:
     st.caption(
         "Ask one node of a past run again, with the state it had, and other texts of this "
         "prompt: only that node's model is called. Nothing else of the run executes, no "
-        "tool runs, and nothing is written to the run."
+        "tool runs (a worker's proposed tool call is shown, not made), and nothing is "
+        "written to the run. A node inside a team is named team:node."
     )
     if problem := st.session_state.pop(PROBLEM, None):
         st.error(problem)
@@ -130,7 +131,7 @@ def show(name: str, editor_text: str, versions: list, active_text: str) -> None:
     if not points:
         st.caption(
             "No checkpoint of this run is before a node that sends this prompt and asks its "
-            "model for a plan or a routing decision."
+            "model for a plan, a routing decision or a worker's tool call."
         )
         return
     by_id = {p["checkpoint_id"]: p for p in points}

@@ -11,6 +11,7 @@ They are shown, not forked: LangGraph forks a thread from its top graph, and a
 subgraph's past checkpoint cannot be copied into a new thread without the parent state
 it ran under. So each inner checkpoint names the top-graph checkpoint whose next node
 started its subgraph (``fork_from``): forking there runs the team again from its start.
+The node playground reads one by its namespace (``namespace_of``) to try the node after it.
 """
 
 from __future__ import annotations
