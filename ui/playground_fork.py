@@ -83,7 +83,7 @@ def button(trial: Trial, label: str, key: str) -> None:
     run_actions.watch(
         new_id,
         f"Started run {new_id[:8]}: a fork of {trial.run_id[:8]} from the checkpoint before "
-        f"{trial.node}, with version {version} of {trial.prompt_name} ({label}); the calls "
-        "before the checkpoint are replayed, later ones live.",
+        f"{trial.inside or trial.node}, with version {version} of {trial.prompt_name} "
+        f"({label}); the calls before the checkpoint are replayed, later ones live.",
     )
     st.switch_page(RUN_PAGE, query_params={"run": new_id})

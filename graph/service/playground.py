@@ -114,18 +114,15 @@ def target(service: RunService, run_id: str, checkpoint_id: str) -> Target:
     unknown run or checkpoint, the end, a node that asks no model). Reads the state
     through the compiled graph's ``get_state`` only."""
     design, system, compiled = _stored_graph(service, run_id)
-    namespace = namespace_of(compiled, run_id, checkpoint_id)
-    if namespace is None:
-        raise PlaygroundError(f"Run {run_id[:8]} has no checkpoint {checkpoint_id!r}.")
-    config: RunnableConfig = {
-        "configurable": {
-            "thread_id": run_id,
-            "checkpoint_ns": namespace,
-            "checkpoint_id": checkpoint_id,
-        }
-    }
+    namespace: str | None = ""  # the run's own checkpoints first: no list of them all
+    config: RunnableConfig = {"configurable": {"thread_id": run_id, "checkpoint_id": checkpoint_id}}
     snapshot = compiled.get_state(config)
     if snapshot.created_at is None:
+        namespace = namespace_of(compiled, run_id, checkpoint_id)
+        if namespace:
+            config["configurable"]["checkpoint_ns"] = namespace
+            snapshot = compiled.get_state(config)
+    if namespace is None or snapshot.created_at is None:
         raise PlaygroundError(f"Run {run_id[:8]} has no checkpoint {checkpoint_id!r}.")
     if not snapshot.next:
         where = "its team's last step" if namespace else "the run's last step"

@@ -6,7 +6,7 @@ column's text. The offline scripted model, a real run service and store."""
 from graph.kernel.design import Design
 from graph.prompts import default_text
 from graph.service.playground import target, tryable_points
-from tests.app.support import button, open_page, wait_status
+from tests.app.support import button, open_page, texts, wait_status
 
 QUESTION = (
     "Check that the API is healthy and find reliable news sites about what moves the stock market"
@@ -46,6 +46,7 @@ def test_a_team_supervisors_result_forks_from_the_checkpoint_before_its_team(hom
     button(at, "Fork from here with this prompt").click().run()
     assert not at.exception, [e.value for e in at.exception]
     new_id = at.selectbox(key="run:selected").value
+    assert f"a fork of {run_id[:8]} from the checkpoint before search_team," in texts(at)
     record = service.wait(new_id, timeout=60)
     assert record.status == "done", record.reason
     before_team = target(service, run_id, checkpoint).fork_from
