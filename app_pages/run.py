@@ -75,7 +75,6 @@ about.caption(
 )
 if problem := st.session_state.pop("run:error", None):
     st.error(problem)
-widgets.flash(run_actions.FLASH)
 
 lessons_view.expanders()
 
@@ -113,6 +112,8 @@ run_id = watched.selectbox(
 )
 st.session_state["run:last"] = run_id
 st.query_params["run"] = run_id
+if said := run_actions.said_of(run_id):
+    st.success(said)
 
 
 run_panel.show(store, run_id, key="run")

@@ -65,7 +65,9 @@ def checkpoint_button(run_id: str, point: dict, key: str) -> None:
         node = target(services.service(), run_id, point["checkpoint_id"]).ask.node
         why_not = ""
     except PlaygroundError as exc:
-        node, why_not = point["next"][0], str(exc)
+        inside = point.get("inside")  # a checkpoint inside a team: "team:node"
+        node = f"{inside}:{point['next'][0]}" if inside else point["next"][0]
+        why_not = str(exc)
     open_button(run_id, point["checkpoint_id"], key, node=node, why_not=why_not)
 
 

@@ -14,7 +14,7 @@ import time
 import streamlit as st
 
 from graph.prompts import PromptError
-from ui import services, widgets
+from ui import services
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +46,17 @@ def watch(run_id: str, said: str = "") -> None:
     st.session_state[STARTED] = (run_id, time.monotonic())
     st.query_params["run"] = run_id
     if said:
-        widgets.say(FLASH, "success", said)
+        st.session_state[SAID] = (run_id, said)
+
+
+def said_of(run_id: str) -> str | None:
+    """What ``watch`` said of ``run_id``: shown while that run is the one watched (a page
+    that reruns on its own as the run goes would take a one-time message away)."""
+    found = st.session_state.get(SAID)
+    if found and found[0] == run_id:
+        return found[1]
+    st.session_state.pop(SAID, None)
+    return None
 
 
 # For a few seconds after Run, the page keeps the new run whatever the browser says: a
@@ -54,7 +64,7 @@ def watch(run_id: str, said: str = "") -> None:
 # carries its old choice of run and old address, and the page fell back to the earlier run
 # (seen in CI under load, the new run then waiting for a decision out of sight).
 STARTED = "run:started"
-FLASH = "run:flash"
+SAID = "run:said"  # (run id, what starting it from another page said)
 HOLD_STARTED_S = 5.0
 
 

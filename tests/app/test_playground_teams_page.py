@@ -63,3 +63,34 @@ def test_a_workers_result_cannot_be_forked_and_the_button_says_why(home, service
     found = button(at, "Fork from here with this prompt")
     assert found.disabled
     assert "can change only" in found.help and "hierarchical_teams/searcher" in found.help
+
+
+def test_try_a_node_inside_a_team_on_history_opens_the_playground_at_that_checkpoint(
+    home, services
+):
+    store, service = services
+    store.save_design(DESIGN)
+    run_id = service.start(QUESTION, DESIGN)
+    assert wait_status(store, run_id, "done").status == "done"
+    point = next(p for p in tryable_points(service, run_id) if p["node"] == "search_team:searcher")
+    at = open_page("app_pages/history.py", run=run_id)
+    at.selectbox(key=f"history:inner-try:{run_id}").set_value(point["checkpoint_id"]).run()
+    button(at, "Try search_team:searcher with another prompt").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.selectbox(key="playground:point").value == point["checkpoint_id"]
+    prompt = next(s for s in at.selectbox if s.label == "Prompt").value
+    assert prompt == "hierarchical_teams/searcher"
+
+
+def test_the_http_gate_inside_a_team_greys_its_button_and_says_why(home, services):
+    store, service = services
+    store.save_design(DESIGN)
+    run_id = service.start(QUESTION, DESIGN)
+    assert wait_status(store, run_id, "done").status == "done"
+    gate = next(
+        p for p in service.timeline(run_id, inner=True) if p["inside"] and p["next"] == ["call_api"]
+    )
+    at = open_page("app_pages/history.py", run=run_id)
+    at.selectbox(key=f"history:inner-try:{run_id}").set_value(gate["checkpoint_id"]).run()
+    found = button(at, "Try request_team:call_api with another prompt")
+    assert found.disabled and "does not ask a model" in found.help
