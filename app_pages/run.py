@@ -113,6 +113,8 @@ watched.selectbox(
     args=(chooser,),
 )
 st.query_params["run"] = run_id
+if said := run_actions.said_of(run_id):
+    st.success(said)
 
 
 run_panel.show(store, run_id, key="run")

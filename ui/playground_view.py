@@ -25,7 +25,7 @@ from graph.service.playground import (
     try_node,
     tryable_points,
 )
-from ui import services
+from ui import playground_fork, services
 from ui.prompt_view import runs_for_prompt
 from ui.run_view import run_label
 
@@ -65,7 +65,9 @@ def checkpoint_button(run_id: str, point: dict, key: str) -> None:
         node = target(services.service(), run_id, point["checkpoint_id"]).ask.node
         why_not = ""
     except PlaygroundError as exc:
-        node, why_not = point["next"][0], str(exc)
+        inside = point.get("inside")  # a checkpoint inside a team: "team:node"
+        node = f"{inside}:{point['next'][0]}" if inside else point["next"][0]
+        why_not = str(exc)
     open_button(run_id, point["checkpoint_id"], key, node=node, why_not=why_not)
 
 
@@ -107,7 +109,8 @@ def show(name: str, editor_text: str, versions: list, active_text: str) -> None:
     st.caption(
         "Ask one node of a past run again, with the state it had, and other texts of this "
         "prompt: only that node's model is called. Nothing else of the run executes, no "
-        "tool runs, and nothing is written to the run."
+        "tool runs (a worker's proposed tool call is shown, not made), and nothing is "
+        "written to the run. A node inside a team is named team:node."
     )
     if problem := st.session_state.pop(PROBLEM, None):
         st.error(problem)
@@ -130,7 +133,7 @@ def show(name: str, editor_text: str, versions: list, active_text: str) -> None:
     if not points:
         st.caption(
             "No checkpoint of this run is before a node that sends this prompt and asks its "
-            "model for a plan or a routing decision."
+            "model for a plan, a routing decision or a worker's tool call."
         )
         return
     by_id = {p["checkpoint_id"]: p for p in points}
@@ -165,18 +168,21 @@ def show(name: str, editor_text: str, versions: list, active_text: str) -> None:
         "Samples of each", min_value=1, max_value=MAX_SAMPLES, value=1, key=SAMPLES
     )
     if st.button("Try it", type="primary", key="playground:try", disabled=not chosen):
-        tries = [PromptTry(texts[k][0], texts[k][1]) for k in chosen]
+        tries = [PromptTry(*texts[k]) for k in chosen]
         _run(run_id, checkpoint, tries, [p for p in profiles if p.name in picked], int(samples))
     _results(st.session_state.get(RESULT))
 
 
 def _texts(name: str, editor_text: str, versions: list, active_text: str) -> dict:
+    """Each text to offer: its label, the text and its stored version (None: no version
+    holds it yet; a fork with it saves one)."""
+    active = services.store().active_prompts().get(name)
     texts = {
-        "editor": ("the unsaved edit", editor_text),
-        "active": ("the active text", active_text),
+        "editor": ("the unsaved edit", editor_text, None),
+        "active": ("the active text", active_text, active.id if active else None),
     }
-    texts["default"] = ("the shipped default", default_text(name))
-    texts.update({f"v{v.id}": (f"version {v.label}", v.text) for v in versions})
+    texts["default"] = ("the shipped default", default_text(name), None)
+    texts.update({f"v{v.id}": (f"version {v.label}", v.text, v.id) for v in versions})
     return texts
 
 
@@ -210,9 +216,10 @@ def _results(result: Trial | str | None) -> None:
         st.info(note, icon=":material/smart_toy:")
     labels = list(dict.fromkeys(s.prompt for s in result.samples))
     with st.container(key="playground-results"):
-        for column, label in zip(st.columns(len(labels)), labels):
+        for number, (column, label) in enumerate(zip(st.columns(len(labels)), labels)):
             with column:
                 st.markdown(f"**{label}**")
+                playground_fork.button(result, label, key=f"playground:fork:{number}")
                 for sample in (s for s in result.samples if s.prompt == label):
                     _sample(sample)
 

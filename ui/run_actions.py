@@ -35,8 +35,26 @@ def start() -> None:
         st.session_state["run:error"] = str(exc)
         return
     log.info("run %s started from the Run page", run_id)
+    watch(run_id)
+
+
+def watch(run_id: str, said: str = "") -> None:
+    """Show ``run_id`` on the Run page, just started (from there or another page), with
+    ``said`` above it while it is watched."""
     st.session_state[WATCHING] = run_id
     st.query_params["run"] = run_id
+    if said:
+        st.session_state[SAID] = (run_id, said)
+
+
+def said_of(run_id: str) -> str | None:
+    """What ``watch`` said of ``run_id``: shown while that run is the one watched (a page
+    that reruns on its own as the run goes would take a one-time message away)."""
+    found = st.session_state.get(SAID)
+    if found and found[0] == run_id:
+        return found[1]
+    st.session_state.pop(SAID, None)
+    return None
 
 
 # The run the page shows is kept in the session, not in the "Run to watch" widget: the
@@ -47,6 +65,7 @@ def start() -> None:
 # the new run then waiting for a decision out of sight). Now the widget has one key per
 # run it shows (``selector_key``): a value sent for an earlier widget is not this one's.
 WATCHING = "run:watching"
+SAID = "run:said"  # (run id, what starting it from another page said)
 
 
 def selector_key(run_id: str) -> str:

@@ -19,7 +19,7 @@ import streamlit as st
 from graph.kernel.design import Design
 from graph.kernel.inner_checkpoints import interleave
 from graph.kernel.system import System
-from ui import services
+from ui import playground_view, services
 from ui.history_view import clip
 
 log = logging.getLogger(__name__)
@@ -92,12 +92,27 @@ def inner_timeline(service, run_id: str, timeline: list[dict]) -> None:
         f"The same timeline with the checkpoints each {who} saved while it worked, under "
         "the top-graph checkpoint that started it. " + FORK_NOTE
     )
+    merged = interleave(timeline, inner)
     st.dataframe(
-        pd.DataFrame(inner_rows(interleave(timeline, inner))),
+        pd.DataFrame(inner_rows(merged)),
         hide_index=True,
         key="history-inner-timeline",
         column_config={"Checkpoint": st.column_config.TextColumn(width=320)},
     )
+    before = {p["checkpoint_id"]: p for p in merged if p["inside"] and p["next"]}
+    if before:
+        labels = {
+            c: f"#{p['position']} before {p['inside']}:{p['next'][0]}" for c, p in before.items()
+        }
+        chosen = st.selectbox(
+            f"A checkpoint inside a {who}, to try the node after it in the playground",
+            list(before),
+            key=f"history:inner-try:{run_id}",
+            format_func=labels.__getitem__,
+        )
+        playground_view.checkpoint_button(
+            run_id, before[chosen], key=f"history:inner-try-button:{run_id}"
+        )
 
 
 def edit_summary(update: dict) -> str:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import time
 
-from graph.hierarchical_teams.lead import fold_results
+from graph.hierarchical_teams.lead_asks import fold_results
 from graph.hierarchical_teams.state import STATUSES
 
 COLUMNS = ("id", "team", "instruction", "status", "depends_on")

@@ -14,8 +14,9 @@ keeps, cancels the others explicitly with a reason, and adds new ones. Every pla
 object is appended to ``plans`` and written to the stream as a custom event, so it is
 in the run's event log and its export.
 
-Over 400 lines: decomposition, replanning and dispatch all write the same subtask list,
-and read best next to each other.
+The requests it sends (plan, replan, routing) are built in ``lead_asks.py``, where the
+node playground builds them too. Over 400 lines: decomposition, replanning and dispatch
+all write the same subtask list, and read best next to each other.
 """
 
 from __future__ import annotations
@@ -26,92 +27,34 @@ from typing import Any, Callable, Mapping, Sequence
 from langgraph.config import get_stream_writer
 from langgraph.graph import END
 from langgraph.types import Command
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel
 
 from graph.hierarchical_teams.deps import Deps
+from graph.hierarchical_teams.lead_asks import (
+    NewSubtask,
+    Replan,
+    RoutingDecision,
+    SubtaskPlan,
+    close_unanswered,
+    fold_results,
+    plan_ask,
+    ready,
+    replan_ask,
+    route_ask,
+)
 from graph.hierarchical_teams.prompts import (
     FINISH,
     open_ids,
-    plan_example,
-    plan_prompt,
     repair_prompt,
-    replan_example,
-    replan_prompt,
-    route_example,
-    route_names,
-    route_prompt,
 )
 from graph.hierarchical_teams.repairs import (
     label_of,
-    repair_choice,
-    repair_drafts,
-    repair_replan,
     resolver,
 )
 from graph.kernel.messages import FINISH_WORDS, tag_messages
 from graph.models.structured import JsonAsk, ModelReplyError, ask_json
-from graph.prompts import PromptSet
-
-
-class NewSubtask(BaseModel):
-    """A subtask a replan adds: its team, instruction and what it depends on (existing ids,
-    or "new:N" for the N-th subtask added with it). A status the model echoes is ignored:
-    every new subtask starts pending."""
-
-    team: str
-    instruction: str = Field(min_length=1)
-    depends_on: list[str] = Field(default_factory=list)
-
-    @field_validator("depends_on", mode="before")
-    @classmethod
-    def _labels(cls, value: Any) -> Any:
-        return [str(v) for v in value] if isinstance(value, list) else value
-
-
-class Subtask(NewSubtask):
-    """One subtask of a first plan; ``id`` is the model's own label, mapped to s1, s2... in
-    code (so is a 1-based position in ``depends_on``)."""
-
-    id: str = ""
-
-    @field_validator("id", mode="before")
-    @classmethod
-    def _label(cls, value: Any) -> Any:
-        return "" if value is None else str(value)
-
-
-class SubtaskPlan(BaseModel):
-    subtasks: list[Subtask] = Field(min_length=1)
-
-
-class Cancellation(BaseModel):
-    id: str
-    reason: str = ""
-
-
-class Replan(BaseModel):
-    keep: list[str] = Field(default_factory=list)
-    cancel: list[Cancellation] = Field(default_factory=list)
-    add: list[NewSubtask] = Field(default_factory=list)
-
-
-class RoutingDecision(BaseModel):
-    next_subtask_id: str = Field(min_length=1)
-    reason: str = ""
-
 
 # --------------------------------------------------------------------------- plans
-
-
-def _check_drafts(drafts: Sequence[NewSubtask], teams: list[str]) -> None:
-    """What ``repair_drafts`` leaves for the model to mend: a team that is not on.
-    Dependencies need no check: the repair leaves none that is unknown or cyclic."""
-    for i, d in enumerate(drafts):
-        if d.team not in teams:
-            raise ValueError(
-                f"subtask {label_of(d, i)!r} goes to team {d.team!r}, which is not on; "
-                f"use one of: {', '.join(teams)}"
-            )
 
 
 def materialise(
@@ -148,24 +91,6 @@ def materialise(
             }
         )
     return records
-
-
-def fold_results(state: dict) -> list[dict]:
-    """The subtasks with the outcomes teams handed back applied (copies)."""
-    results = state.get("team_results") or {}
-    folded = []
-    for s in state.get("subtasks") or []:
-        s = dict(s)
-        found = results.get(s["id"])
-        if s["status"] == "delegated" and found:
-            s.update(
-                status=found.get("status", "failed"),
-                result=found.get("result"),
-                reason=found.get("reason"),
-                ended_at=found.get("ended_at"),
-            )
-        folded.append(s)
-    return folded
 
 
 # --------------------------------------------------------------------------- the node
@@ -268,32 +193,8 @@ def lead_supervisor_node(state: dict, deps: Deps) -> Command:
             turn.update["messages"] += tag_messages(exc.replies, turn.step, "lead_supervisor")
             return turn.finish("failed", f"the lead supervisor could not plan: {exc}")
     else:
-        for s in turn.subtasks:  # a team that ended without handing back a result
-            if s["status"] == "delegated":
-                s.update(
-                    status="failed", reason="its team ended without a result", ended_at=time.time()
-                )
+        close_unanswered(turn.subtasks)
     return _dispatch(turn)
-
-
-def plan_ask(request: str, prompts: PromptSet, enabled: list[str], teams: list[str]) -> JsonAsk:
-    """The lead supervisor's first plan request (the node asks it; the playground too)."""
-    label = "The lead supervisor's plan"
-
-    def repair(p: SubtaskPlan) -> tuple[SubtaskPlan, list[str]]:
-        subtasks, notices = repair_drafts(p.subtasks, teams, set(), label)
-        return p.model_copy(update={"subtasks": subtasks}), notices
-
-    return JsonAsk(
-        plan_prompt(prompts, request, enabled),
-        SubtaskPlan,
-        label,
-        repair_prompt(prompts, plan_example(enabled)),
-        check=lambda p: _check_drafts(p.subtasks, teams),
-        enums={"team": teams},
-        kind="plan",
-        repair=repair,
-    )
 
 
 def _plan(turn: _Turn) -> None:
@@ -321,36 +222,7 @@ def _replan(turn: _Turn) -> None:
     subtasks = turn.subtasks
     still_open = open_ids(subtasks)
     all_ids = {s["id"] for s in subtasks}
-    edits = state.get("edits") or []
-    previous = edits[-1].get("previous", "") if edits else state.get("user_query") or ""
-
-    def check(r: Replan) -> None:
-        for ref in [*r.keep, *(c.id for c in r.cancel)]:
-            if ref not in all_ids:
-                raise ValueError(f"{ref!r} is no subtask of the plan")
-        if both := set(r.keep) & {c.id for c in r.cancel}:
-            raise ValueError(f"{', '.join(sorted(both))} both kept and cancelled")
-        _check_drafts(r.add, deps.teams)
-
-    label = "The lead supervisor's replan"
-
-    decision: Replan = turn.ask(
-        replan_prompt(
-            deps.prompts,
-            state.get("request") or "",
-            previous,
-            int(state.get("request_revision") or 0),
-            subtasks,
-            deps.enabled,
-        ),
-        Replan,
-        label,
-        replan_example(subtasks, deps.enabled),
-        check=check,
-        enums={"team": deps.teams, "keep": still_open, "id": still_open},
-        kind="plan",
-        repair=lambda r: repair_replan(r, deps.teams, all_ids, label),
-    )
+    decision: Replan = turn.ask(replan_ask(state, subtasks, deps.prompts, deps.enabled, deps.teams))
     now = time.time()
     by_id = turn.by_id()
     kept, cancelled = [], []
@@ -420,11 +292,10 @@ def blocked_reasons(subtasks: list[dict]) -> dict[str, str]:
 
 def _dispatch(turn: _Turn) -> Command:
     deps = turn.deps
-    status = {s["id"]: s["status"] for s in turn.subtasks}
     pending = [s for s in turn.subtasks if s["status"] == "pending"]
     if not pending:
         return turn.finish("done", "every subtask has ended.")
-    dispatchable = [s for s in pending if all(status.get(d) == "done" for d in s["depends_on"])]
+    dispatchable = ready(turn.subtasks)
     if not dispatchable:
         reasons = blocked_reasons(turn.subtasks)
         for s in pending:
@@ -438,27 +309,8 @@ def _dispatch(turn: _Turn) -> Command:
     if len(dispatchable) == 1:
         chosen, by, why = dispatchable[0], "direct", "the only subtask that can run now"
     else:
-        ids = [s["id"] for s in dispatchable]
-
-        def check(d: RoutingDecision) -> None:
-            name = d.next_subtask_id.strip()
-            if name.lower() not in FINISH_WORDS and name not in ids:
-                raise ValueError(
-                    f"next_subtask_id {name!r} is not one of the listed ids; use "
-                    f"one of: {', '.join([*ids, FINISH])}"
-                )
-
         try:
-            decision: RoutingDecision = turn.ask(
-                route_prompt(deps.prompts, dispatchable),
-                RoutingDecision,
-                "The lead supervisor's routing",
-                route_example(ids),
-                check=check,
-                enums={"next_subtask_id": route_names(ids)},
-                kind="route",
-                repair=lambda d: repair_choice(d, route_names(ids)),
-            )
+            decision: RoutingDecision = turn.ask(route_ask(dispatchable, deps.prompts))
         except ModelReplyError as exc:
             turn.update["messages"] += tag_messages(exc.replies, turn.step, "lead_supervisor")
             return turn.finish("failed", f"the lead supervisor could not route: {exc}")

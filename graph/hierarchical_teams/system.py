@@ -24,12 +24,19 @@ from langgraph.graph import END
 from langgraph.graph.state import CompiledStateGraph
 
 from graph.hierarchical_teams import agents, prompts
-from graph.hierarchical_teams.agents import AGENTS, TEAMS, enabled_teams
+from graph.hierarchical_teams.agents import AGENTS, TEAMS, enabled_teams, team_workers
 from graph.hierarchical_teams.deps import Deps
 from graph.hierarchical_teams.fork import COLUMNS, edited_plan, parse_rows, plan_rows
-from graph.hierarchical_teams.lead import fold_results, lead_supervisor_node, plan_ask
+from graph.hierarchical_teams.lead import lead_supervisor_node
+from graph.hierarchical_teams.lead_asks import (
+    Replan,
+    RoutingDecision,
+    SubtaskPlan,
+    first_ask,
+    fold_results,
+)
 from graph.hierarchical_teams.state import TeamsState
-from graph.hierarchical_teams.teams import build_team
+from graph.hierarchical_teams.teams import build_team, team_ask, worker_ask, worker_tools
 from graph.kernel.conversation import first_turn
 from graph.kernel.design import Design
 from graph.kernel.ledger import side_effect_ledger
@@ -37,6 +44,7 @@ from graph.kernel.node_asks import NodeAsk, NotTryable
 from graph.kernel.system import Ability, ApprovalView, ForkTable, Panel, RunFacts, System, cell
 from graph.kernel.wiring import SystemGraph, compile_graph
 from graph.models.chat import role_models
+from graph.models.structured import JsonAsk
 from graph.prompts import PromptError, PromptSet
 from graph.settings import get_settings
 
@@ -49,6 +57,7 @@ if TYPE_CHECKING:
     from graph.settings import Settings
 
 LEAD = "lead_supervisor"
+MAX_DISPATCHES = max(8, 4 * len(AGENTS))
 
 
 @dataclass
@@ -193,7 +202,7 @@ class HierarchicalTeams(System):
             enabled=enabled,
             teams=teams,
             nodes=frozenset({LEAD, *teams}),
-            max_dispatches=max(8, 4 * len(AGENTS)),
+            max_dispatches=MAX_DISPATCHES,
             approvals={a: design.approval_policy(a) for a in enabled},
         )
         builder = SystemGraph(TeamsState)
@@ -536,22 +545,49 @@ class HierarchicalTeams(System):
         spec = AGENTS[name]
         return f"{spec.description} Tools: {', '.join(spec.tools)}."
 
-    def node_ask(self, node: str, state: dict, design: Design, at: float) -> NodeAsk:
-        if node != LEAD:
-            return super().node_ask(node, state, design, at)
-        if state.get("subtasks_planned") or state.get("subtasks"):
-            raise NotTryable(
-                "Here the lead supervisor replans or routes a plan it has: the playground "
-                "tries its first plan, so choose the checkpoint before the lead's first turn."
-            )
+    def node_ask(
+        self, node: str, state: dict, design: Design, at: float, settings: Settings | None = None
+    ) -> NodeAsk:
+        """The lead supervisor's plan, replan or routing; inside a team (``node`` is
+        "<team>:<inner node>"), its supervisor's routing or a worker's call."""
         enabled = [a for a in AGENTS if a in design.enabled_agents]
         teams = enabled_teams(enabled)
-        return NodeAsk(
-            node,
-            "hierarchical_teams/plan",
-            "planner",
-            lambda p: plan_ask(state.get("request") or "", p, enabled, teams),
-        )
+        if node == LEAD:
+            found = first_ask(state, PromptSet(design.prompts), enabled, teams, MAX_DISPATCHES)
+            if isinstance(found, str):
+                raise NotTryable(found)
+            names: dict[type, str] = {
+                SubtaskPlan: "plan",
+                Replan: "replan",
+                RoutingDecision: "route",
+            }
+            name = names[found.schema]
+            return NodeAsk(
+                node,
+                f"hierarchical_teams/{name}",
+                "planner",
+                lambda p: _checked(first_ask(state, p, enabled, teams, MAX_DISPATCHES)),
+            )
+        team, _, inner = node.partition(":")
+        if team in teams and inner == "supervisor":
+            if isinstance(why := team_ask(state, PromptSet(design.prompts), team, enabled), str):
+                raise NotTryable(why)
+            return NodeAsk(
+                node,
+                "hierarchical_teams/team_supervisor",
+                "worker",
+                lambda p: _checked(team_ask(state, p, team, enabled)),
+            )
+        if team in teams and inner in team_workers(team, enabled):
+            settings = settings or get_settings()
+            tools = worker_tools(inner, settings)
+            return NodeAsk(
+                node,
+                f"hierarchical_teams/{inner}",
+                "worker",
+                lambda p: worker_ask(state, p, inner, settings, tools),
+            )
+        return super().node_ask(node, state, design, at, settings)
 
     def preview_prompt(
         self, name: str, text: str, state: dict | None = None, design: Design | None = None
@@ -570,6 +606,14 @@ class HierarchicalTeams(System):
         if node.rsplit(":", 1)[-1] == "call_api":  # where a human approves a side effect
             return {"fillcolor": "#fde0dc", "shape": "hexagon"}
         return {}
+
+
+def _checked(found: JsonAsk | str) -> JsonAsk:
+    """A request the state was found to send (``node_ask`` checked it): built again with
+    the texts tried."""
+    if isinstance(found, str):
+        raise NotTryable(found)
+    return found
 
 
 def _plan_title(plan: dict, number: int) -> str:

@@ -29,6 +29,7 @@ from typing import Any, Sequence
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import BaseTool
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command
@@ -46,9 +47,12 @@ from graph.hierarchical_teams.prompts import (
 from graph.hierarchical_teams.state import TeamInput, TeamOutput, TeamState
 from graph.kernel.approval import HumanDecision, ask_human
 from graph.kernel.messages import FINISH_WORDS, tag_messages
+from graph.kernel.node_asks import ToolAsk
 from graph.kernel.slips import repair_name
 from graph.models.replies import reply_text
-from graph.models.structured import ModelReplyError, ask_json
+from graph.models.structured import JsonAsk, ModelReplyError, ask_json
+from graph.prompts import PromptSet
+from graph.settings import Settings
 from graph.tools.effects import Effect, key_digest
 from graph.tools.news import build_news_urls_tool, find_news_sites_tool
 from graph.tools.team_api import (
@@ -98,17 +102,15 @@ def _max_rounds(team: str, enabled: list[str]) -> int:
 # --------------------------------------------------------------------------- supervisor
 
 
-def team_supervisor_node(state: dict, deps: Deps, team: str) -> Command:
-    workers = team_workers(team, deps.enabled)
-    reports = state.get("reports") or []
+def team_ask(state: dict, prompts: PromptSet, team: str, enabled: list[str]) -> JsonAsk | str:
+    """The request ``team``'s supervisor sends from its state (the node asks it, the
+    playground too), or why it sends none."""
+    workers = team_workers(team, enabled)
     round_ = int(state.get("team_round") or 0) + 1
-    step = int(state.get("current_step") or 0)
-    if round_ > _max_rounds(team, deps.enabled):
-        return _finish(
-            state,
-            team,
-            f"{team}'s supervisor reached its limit of {_max_rounds(team, deps.enabled)} rounds",
-            [],
+    if round_ > _max_rounds(team, enabled):
+        return (
+            f"Here {team}'s supervisor has reached its limit of {_max_rounds(team, enabled)} "
+            "rounds and hands back its outcome without asking its model."
         )
 
     def check(route: TeamRoute) -> None:
@@ -119,28 +121,42 @@ def team_supervisor_node(state: dict, deps: Deps, team: str) -> Command:
                 f"{', '.join([*workers, FINISH])}"
             )
 
-    prompt = team_prompt(
-        deps.prompts,
-        team,
-        deps.enabled,
-        state.get("current_instruction") or "",
-        state.get("current_inputs") or [],
-        reports,
-        round_,
-        _max_rounds(team, deps.enabled),
+    return JsonAsk(
+        team_prompt(
+            prompts,
+            team,
+            enabled,
+            state.get("current_instruction") or "",
+            state.get("current_inputs") or [],
+            state.get("reports") or [],
+            round_,
+            _max_rounds(team, enabled),
+        ),
+        TeamRoute,
+        f"{team}'s supervisor",
+        repair_prompt(prompts, team_route_example(workers)),
+        check=check,
+        enums={"next_worker": [*workers, FINISH]},
+        kind="decision",
+        repair=lambda r: repair_route(r, [*workers, FINISH], team),
     )
-    try:
-        reply = ask_json(
-            deps.worker_model,
-            prompt,
-            TeamRoute,
-            label=f"{team}'s supervisor",
-            repair_prompt=repair_prompt(deps.prompts, team_route_example(workers)),
-            check=check,
-            enums={"next_worker": [*workers, FINISH]},
-            kind="decision",
-            repair=lambda r: repair_route(r, [*workers, FINISH], team),
+
+
+def team_supervisor_node(state: dict, deps: Deps, team: str) -> Command:
+    round_ = int(state.get("team_round") or 0) + 1
+    step = int(state.get("current_step") or 0)
+    if round_ > _max_rounds(team, deps.enabled):
+        return _finish(
+            state,
+            team,
+            f"{team}'s supervisor reached its limit of {_max_rounds(team, deps.enabled)} rounds",
+            [],
         )
+
+    ask = team_ask(state, deps.prompts, team, deps.enabled)
+    assert isinstance(ask, JsonAsk), "within its rounds the supervisor asks its model"
+    try:
+        reply = ask_json(deps.worker_model, ask)
     except ModelReplyError as exc:
         return _finish(
             state,
@@ -219,9 +235,10 @@ def _finish(
 # --------------------------------------------------------------------------- workers
 
 
-def _tools(worker: str, deps: Deps) -> list:
+def worker_tools(worker: str, settings: Settings) -> list:
+    """The tools ``worker``'s model is offered (the HTTP ones only propose a call)."""
     if worker == "searcher":
-        key = deps.settings.tavily_api_key
+        key = settings.tavily_api_key
         return [find_news_sites_tool(key.get_secret_value() if key else None)]
     if worker == "url_builder":
         return [build_news_urls_tool()]
@@ -255,27 +272,36 @@ def _tools(worker: str, deps: Deps) -> list:
     ]
 
 
-def worker_node(state: dict, config: RunnableConfig, deps: Deps, worker: str) -> Command:
-    """Run the worker's model with its tools on the task its supervisor gave it. A
-    proposed HTTP call goes to ``call_api``; anything else is carried out here."""
-    step = int(state.get("current_step") or 0)
-    side_effects = AGENTS[worker].side_effects
-    base = api_base(deps.settings) if side_effects else ""
+def worker_ask(
+    state: dict, prompts: PromptSet, worker: str, settings: Settings, tools: Sequence[BaseTool]
+) -> ToolAsk:
+    """The first request ``worker`` sends from its team's state: its role, the task its
+    supervisor gave it and the tools it may call (the node asks it, the playground too)."""
     role, task = worker_prompts(
-        deps.prompts,
+        prompts,
         worker,
         state.get("worker_task") or "",
         state.get("current_inputs") or [],
         state.get("reports") or [],
-        api_base=base,
+        api_base=api_base(settings) if AGENTS[worker].side_effects else "",
     )
+    return ToolAsk(
+        f"{worker}'s call",
+        (SystemMessage(content=role), HumanMessage(content=task, name="team_supervisor")),
+        tuple(tools),
+    )
+
+
+def worker_node(state: dict, config: RunnableConfig, deps: Deps, worker: str) -> Command:
+    """Run the worker's model with its tools on the task its supervisor gave it. A
+    proposed HTTP call goes to ``call_api``; anything else is carried out here."""
+    step = int(state.get("current_step") or 0)
     # A worker's tools hold no run data: built once per graph, not at every task.
-    tools = {t.name: t for t in deps.built.get(f"{worker}/tools", lambda: _tools(worker, deps))}
-    model = deps.worker_model.bind_tools(list(tools.values()))
-    conversation: list[BaseMessage] = [
-        SystemMessage(content=role),
-        HumanMessage(content=task, name="team_supervisor"),
-    ]
+    made = deps.built.get(f"{worker}/tools", lambda: worker_tools(worker, deps.settings))
+    tools = {t.name: t for t in made}
+    ask = worker_ask(state, deps.prompts, worker, deps.settings, made)
+    model = deps.worker_model.bind_tools(list(ask.tools))
+    conversation: list[BaseMessage] = list(ask.messages)
     text = f"{USELESS}: {worker} did not finish within {TOOL_ROUNDS} tool rounds."
     for _ in range(TOOL_ROUNDS):
         reply = model.invoke(conversation, config)

@@ -11,6 +11,7 @@ They are shown, not forked: LangGraph forks a thread from its top graph, and a
 subgraph's past checkpoint cannot be copied into a new thread without the parent state
 it ran under. So each inner checkpoint names the top-graph checkpoint whose next node
 started its subgraph (``fork_from``): forking there runs the team again from its start.
+The node playground reads one by its namespace (``namespace_of``) to try the node after it.
 """
 
 from __future__ import annotations
@@ -37,6 +38,17 @@ def namespaces(graph: CompiledStateGraph, thread_id: str) -> list[str]:
         if ns and (ns not in found or cid < found[ns]):
             found[ns] = cid
     return sorted(found, key=lambda ns: found[ns])
+
+
+def namespace_of(graph: CompiledStateGraph, thread_id: str, checkpoint_id: str) -> str | None:
+    """The namespace the thread saved ``checkpoint_id`` under ("" for the top graph's), or
+    None when the thread has no such checkpoint."""
+    saver = graph.checkpointer
+    assert isinstance(saver, BaseCheckpointSaver), "a graph compiled with a checkpointer"
+    for item in saver.list({"configurable": {"thread_id": thread_id}}):
+        if item.config["configurable"]["checkpoint_id"] == checkpoint_id:
+            return item.config["configurable"].get("checkpoint_ns") or ""
+    return None
 
 
 def subgraph_path(namespace: str) -> list[str]:

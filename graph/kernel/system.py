@@ -299,10 +299,14 @@ class System(ABC):
     def prompt_names(self) -> list[str]:
         return prompt_names(self.name)
 
-    def node_ask(self, node: str, state: dict, design: Design, at: float) -> NodeAsk:
+    def node_ask(
+        self, node: str, state: dict, design: Design, at: float, settings: Settings | None = None
+    ) -> NodeAsk:
         """The request ``node`` would send its model from ``state`` (``at``: the time the
-        state was saved, for prompts that say how long ago something happened), for the
-        node playground; NotTryable says why it sends none the playground can try."""
+        state was saved, for prompts that say how long ago something happened; ``settings``:
+        the run service's, for what a request names from them), for the node playground;
+        NotTryable says why it sends none the playground can try. ``node`` inside a
+        subgraph is "<subgraph node>:<inner node>"."""
         raise NotTryable(
             f"{node} does not ask a model for a plan or a routing decision, so the "
             "playground cannot try it: choose a checkpoint before a node that does."

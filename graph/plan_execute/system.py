@@ -438,7 +438,9 @@ class PlanExecute(System):
         spec = AGENTS[name]
         return f"{spec.description} After it: {spec.routing_label}."
 
-    def node_ask(self, node: str, state: dict, design: Design, at: float) -> NodeAsk:
+    def node_ask(
+        self, node: str, state: dict, design: Design, at: float, settings: Settings | None = None
+    ) -> NodeAsk:
         if node == "planner":
             return NodeAsk(
                 node,
@@ -458,7 +460,7 @@ class PlanExecute(System):
                 "planner",
                 lambda p: executor_ask(cast(State, state), p, design.max_replans),
             )
-        return super().node_ask(node, state, design, at)
+        return super().node_ask(node, state, design, at, settings)
 
     def prompt_node(self, name: str) -> str | None:
         short = name.split("/", 1)[-1]

@@ -14,6 +14,7 @@ changed nothing they read, so identical replies are never shown as if the edit w
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from dataclasses import dataclass, field
@@ -22,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage
+from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import StateSnapshot
@@ -30,7 +31,8 @@ from langgraph.types import StateSnapshot
 from graph.errors import StepwiseError
 from graph.kernel.design import Design
 from graph.kernel.guardrail import classifier_ask
-from graph.kernel.node_asks import NodeAsk, NotTryable
+from graph.kernel.inner_checkpoints import namespace_of, namespaces, subgraph_path
+from graph.kernel.node_asks import NodeAsk, NotTryable, ToolAsk
 from graph.kernel.system import System, get_system
 from graph.models.capped import capped
 from graph.models.chat import describe_error, make_chat_model
@@ -58,6 +60,7 @@ class PlaygroundError(StepwiseError, ValueError):
 class PromptTry:
     label: str  # "v3 (saved)", "unsaved edit", ...
     text: str
+    version_id: int | None = None  # the stored version holding ``text``, when known
 
 
 @dataclass
@@ -88,6 +91,9 @@ class Trial:
     prompt_name: str
     samples: list[Sample]
     notes: list[str]  # said once for the whole trial (the offline model's rules)
+    tries: list[PromptTry] = field(default_factory=list)  # what a result's fork starts with
+    fork_from: str = ""  # the run's own checkpoint such a fork starts at
+    inside: str = ""  # the subgraph (team) the tried checkpoint was saved in
 
 
 @dataclass(frozen=True)
@@ -98,45 +104,74 @@ class Target:
     checkpoint_id: str
     design: Design
     ask: NodeAsk
+    fork_from: str  # the run's own checkpoint a fork of this moment starts at
+    inside: str = ""  # the subgraph the checkpoint was saved in ("" for the run's own)
 
 
 def target(service: RunService, run_id: str, checkpoint_id: str) -> Target:
-    """The node a checkpoint of ``run_id`` would run next and its request; PlaygroundError
-    says why there is none (an unknown run or checkpoint, the run's end, a node that asks
-    no model). Reads the state through the compiled graph's ``get_state`` only."""
+    """The node a checkpoint of ``run_id`` (its own, or one saved inside a subgraph: a
+    team) would run next and its request; PlaygroundError says why there is none (an
+    unknown run or checkpoint, the end, a node that asks no model). Reads the state
+    through the compiled graph's ``get_state`` only."""
     design, system, compiled = _stored_graph(service, run_id)
+    namespace: str | None = ""  # the run's own checkpoints first: no list of them all
     config: RunnableConfig = {"configurable": {"thread_id": run_id, "checkpoint_id": checkpoint_id}}
     snapshot = compiled.get_state(config)
     if snapshot.created_at is None:
-        raise PlaygroundError(
-            f"Run {run_id[:8]} has no checkpoint {checkpoint_id!r} (a checkpoint inside a "
-            "team cannot be tried: choose one of the run's own)."
-        )
+        namespace = namespace_of(compiled, run_id, checkpoint_id)
+        if namespace:
+            config["configurable"]["checkpoint_ns"] = namespace
+            snapshot = compiled.get_state(config)
+    if namespace is None or snapshot.created_at is None:
+        raise PlaygroundError(f"Run {run_id[:8]} has no checkpoint {checkpoint_id!r}.")
     if not snapshot.next:
+        where = "its team's last step" if namespace else "the run's last step"
         raise PlaygroundError(
-            "This checkpoint is after the run's last step: no node runs from it, so there is "
-            "no model call to try. Choose an earlier checkpoint."
+            f"This checkpoint is after {where}: no node runs from it, so there is no model "
+            "call to try. Choose an earlier checkpoint."
         )
-    node = snapshot.next[0]
+    node = _node_name(namespace, snapshot.next[0])
     try:
-        ask = _node_ask(system, design, snapshot)
+        ask = _node_ask(system, design, snapshot, node, service)
     except NotTryable as exc:
         raise PlaygroundError(f"The next node here is {node}. {exc}") from None
-    return Target(run_id, checkpoint_id, design, ask)
+    parents = (snapshot.metadata or {}).get("parents") or {}
+    fork_from = parents.get("") or checkpoint_id if namespace else checkpoint_id
+    inside = " › ".join(subgraph_path(namespace))
+    return Target(run_id, checkpoint_id, design, ask, fork_from, inside)
+
+
+def _node_name(namespace: str, node: str) -> str:
+    """A node inside a subgraph as "<subgraph node>:<node>" (as the graph draws it)."""
+    return ":".join([*subgraph_path(namespace), node])
 
 
 def tryable_points(service: RunService, run_id: str) -> list[dict]:
     """The checkpoints of ``run_id`` before a node the playground can try, oldest first:
     ``checkpoint_id``, ``node``, ``prompt`` (the prompt that node sends), ``number``
-    (its place among all the run's checkpoints, from 0)."""
+    (its place in the run's timeline as the History page numbers it: "6", or "6.2" for
+    the second checkpoint inside the team started at #6)."""
     design, system, compiled = _stored_graph(service, run_id)
     history = list(compiled.get_state_history({"configurable": {"thread_id": run_id}}))
+    numbers = {
+        s.config["configurable"]["checkpoint_id"]: n for n, s in enumerate(reversed(history))
+    }
+    places = [(n, "", "", s) for n, s in enumerate(reversed(history))]
+    for namespace in namespaces(compiled, run_id):
+        config: RunnableConfig = {"configurable": {"thread_id": run_id, "checkpoint_ns": namespace}}
+        for snapshot in compiled.get_state_history(config):
+            parent = ((snapshot.metadata or {}).get("parents") or {}).get("") or ""
+            cid = snapshot.config["configurable"]["checkpoint_id"]
+            places.append((numbers.get(parent, len(history)), cid, namespace, snapshot))
     points = []
-    for number, snapshot in enumerate(reversed(history)):
+    inside: dict[int, int] = {}  # how many inner checkpoints follow each of the run's own
+    for number, _, namespace, snapshot in sorted(places, key=lambda p: p[:2]):
+        k = inside[number] = inside.get(number, 0) + (1 if namespace else 0)
         if not snapshot.next:
             continue
+        node = _node_name(namespace, snapshot.next[0])
         try:
-            ask = _node_ask(system, design, snapshot)
+            ask = _node_ask(system, design, snapshot, node, service)
         except NotTryable:
             continue
         points.append(
@@ -144,7 +179,7 @@ def tryable_points(service: RunService, run_id: str) -> list[dict]:
                 "checkpoint_id": snapshot.config["configurable"]["checkpoint_id"],
                 "node": ask.node,
                 "prompt": ask.prompt,
-                "number": number,
+                "number": f"{number}.{k}" if namespace else str(number),
             }
         )
     return points
@@ -174,13 +209,14 @@ def _stored_graph(service: RunService, run_id: str) -> tuple[Design, System, Com
     return design, system, compiled
 
 
-def _node_ask(system: System, design: Design, snapshot: StateSnapshot) -> NodeAsk:
+def _node_ask(
+    system: System, design: Design, snapshot: StateSnapshot, node: str, service: RunService
+) -> NodeAsk:
     state = dict(snapshot.values or {})
     at = datetime.fromisoformat(snapshot.created_at or "").timestamp()  # target() checked it
-    node = snapshot.next[0]
     if node == "guardrail" and (found := _guardrail_ask(system, state, design)):
         return found
-    return system.node_ask(node, state, design, at)
+    return system.node_ask(node, state, design, at, service.settings)
 
 
 def _guardrail_ask(system: System, state: dict, design: Design) -> NodeAsk | None:
@@ -238,7 +274,17 @@ def try_node(
                 done += 1
                 _progress(on_progress, done, total)
     notes = _offline_notes(ask, profiles, results, samples)
-    return Trial(run_id, checkpoint_id, ask.node, ask.prompt, results, notes)
+    return Trial(
+        run_id,
+        checkpoint_id,
+        ask.node,
+        ask.prompt,
+        results,
+        notes,
+        list(prompts),
+        found.fork_from,
+        found.inside,
+    )
 
 
 def _progress(on_progress: Callable[[int, int], None] | None, done: int, total: int) -> None:
@@ -258,7 +304,7 @@ def _model(
 
 def _sample(
     model: BaseChatModel,
-    request: JsonAsk[Any],
+    request: JsonAsk[Any] | ToolAsk,
     label: str,
     profile: ModelProfile,
     number: int,
@@ -267,14 +313,23 @@ def _sample(
 ) -> Sample:
     sample = Sample(label, profile.name, number)
     started = time.perf_counter()
+    config: RunnableConfig | None = {"callbacks": callbacks} if callbacks else None
     try:
-        tried = ask_once(model, request, {"callbacks": callbacks} if callbacks else None)
+        if isinstance(request, ToolAsk):
+            reply = model.bind_tools(list(request.tools)).invoke(list(request.messages), config)
+        else:
+            tried = ask_once(model, request, config)
     except Exception as exc:  # a server that refused or did not answer: said, not raised
         log.warning("playground call to %s failed: %s", profile.name, exc)
         sample.problem = describe_error(exc, service.profiles.settings_of(profile))
         sample.latency_s = time.perf_counter() - started
         return sample
     sample.latency_s = time.perf_counter() - started
+    if profile.scripted:
+        sample.note = offline_words(request.label)
+    if isinstance(request, ToolAsk):
+        _proposed(sample, reply, request.label)
+        return sample
     sample.raw = reply_text(tried.reply)
     sample.tokens = _tokens(tried.reply)
     sample.notices = tried.notices
@@ -283,9 +338,28 @@ def _sample(
     else:
         sample.value = tried.value.model_dump()
         sample.rows, sample.fields = _shown(sample.value)
-    if profile.scripted:
-        sample.note = offline_words(request.label)
     return sample
+
+
+def _proposed(sample: Sample, reply: BaseMessage, label: str) -> None:
+    """A worker's reply: the tool calls it proposes (shown, never run) or its text."""
+    calls = reply.tool_calls if isinstance(reply, AIMessage) else []
+    text = reply_text(reply).strip()
+    sample.tokens = _tokens(reply) if isinstance(reply, AIMessage) else None
+    proposed = [{"tool": c["name"], "args": json.dumps(c.get("args") or {})} for c in calls]
+    sample.raw = text or json.dumps([{"name": c["name"], "args": c.get("args")} for c in calls])
+    broken = reply.invalid_tool_calls if isinstance(reply, AIMessage) else []
+    if broken:
+        sample.problem = f"{label} proposed a tool call that cannot be read: " + "; ".join(
+            f"{c.get('name')!r} ({c.get('error') or 'its arguments are not JSON'})" for c in broken
+        )
+        return
+    if not proposed and not text:
+        sample.problem = f"{label} reply is not usable: it proposes no tool call and says nothing."
+        return
+    sample.value = {"tool_calls": proposed, "text": text}
+    sample.rows = proposed
+    sample.fields = {"text": text} if text else {}
 
 
 def _tokens(reply: AIMessage) -> int | None:

@@ -526,11 +526,13 @@ class SupervisorBus(System):
     def design_warnings(self, enabled: list[str]) -> list[str]:
         return agents.design_warnings(enabled)
 
-    def node_ask(self, node: str, state: dict, design: Design, at: float) -> NodeAsk:
+    def node_ask(
+        self, node: str, state: dict, design: Design, at: float, settings: Settings | None = None
+    ) -> NodeAsk:
         """The supervisor's routing request as its node would send it at ``at``: the
         answers waiting in its inbox close their requests first, as the node does."""
         if node != "supervisor":
-            return super().node_ask(node, state, design, at)
+            return super().node_ask(node, state, design, at, settings)
         pending = inbox(state, "supervisor")
         if any(m.from_ == "human" and m.type == "result" for m in pending):
             raise NotTryable(

@@ -236,7 +236,7 @@ def test_tight_schema_pins_enums_closes_objects_and_sets_no_string_length():
 
 
 def test_an_empty_enum_on_a_list_allows_only_the_empty_list():
-    from graph.hierarchical_teams.lead import Replan
+    from graph.hierarchical_teams.lead_asks import Replan
 
     schema = tight_schema(Replan, {"keep": [], "id": [], "team": ["search_team"]})
     assert schema["properties"]["keep"]["maxItems"] == 0

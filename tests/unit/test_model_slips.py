@@ -4,14 +4,14 @@ The runs that go on because of them are in each system's own tests."""
 
 from __future__ import annotations
 
-from graph.hierarchical_teams.lead import (
+from graph.hierarchical_teams.lead import materialise
+from graph.hierarchical_teams.lead_asks import (
     Cancellation,
     NewSubtask,
     Replan,
     RoutingDecision,
     Subtask,
     SubtaskPlan,
-    materialise,
 )
 from graph.hierarchical_teams.repairs import repair_choice, repair_drafts, repair_replan
 from graph.hierarchical_teams.teams import TeamRoute, repair_route
