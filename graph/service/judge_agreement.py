@@ -10,17 +10,23 @@ Kappa is ``(po - pe) / (1 - pe)``: ``po`` the share agreeing, ``pe`` the chance 
 the sum over labels of the two raters' shares of that label. It is undefined (``kappa`` is
 None, ``no_kappa`` says why) with no item labelled by both, or when both raters used one
 and the same label throughout (``pe`` is 1: no room for agreement beyond chance). Pure
-functions over plain values; the words are the page's.
+functions over plain values, and two readers of the labels a store holds
+(``score_agreement``, ``pair_agreement``); the words are the page's.
 """
 
 from __future__ import annotations
 
+import logging
 import math
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Hashable, Literal, Mapping
+from typing import Any, Callable, Hashable, Iterable, Literal, Mapping
 
 from graph.service.evals import GPA_METRICS
+from graph.service.human_reviews import HumanReviews
+from graph.service.store import Store
+
+log = logging.getLogger(__name__)
 
 NoKappa = Literal["no_overlap", "one_label"]
 # The labels of a pair of runs compared by preference: a person's "tie" and "both bad"
@@ -95,3 +101,49 @@ def judge_preference(a: Mapping[str, Mapping], b: Mapping[str, Mapping]) -> str:
 def human_preference(choice: str) -> str:
     """A person's choice (A, B, tie, both bad) as a preference label."""
     return choice if choice in (A_BETTER, B_BETTER) else NEITHER
+
+
+def score_agreement(store: Store, run_ids: Iterable[str]) -> Agreement:
+    """People's scores of these runs against the judge's overall scores. A run scored by
+    several people counts once per person (each a pair of raters)."""
+    wanted = list(run_ids)
+    human: dict[str, Hashable] = {}
+    for note in HumanReviews(store).annotations(wanted):
+        human[note.run_id if not note.reviewer else f"{note.run_id} ({note.reviewer})"] = note.score
+    judge: dict[str, Hashable] = {}
+    for run_id in wanted:
+        if found := store.judgement(run_id):
+            label = _judge_label(found["scores"], judge_score_label)
+            if label is not None:
+                judge[run_id] = label
+    for item in list(human):  # a reviewer's item is judged as its run
+        run_id = item.split(" (", 1)[0]
+        if item != run_id and run_id in judge:
+            judge[item] = judge[run_id]
+    return agreement(human, judge)
+
+
+def pair_agreement(store: Store, experiment_id: str) -> Agreement:
+    """People's pairwise choices in an experiment against the preference the judge's
+    scores of the same two runs imply; an item is "question: run A vs run B"."""
+    human: dict[str, Hashable] = {}
+    judge: dict[str, Hashable] = {}
+    for j in HumanReviews(store).pair_judgements(experiment_id):
+        item = f"{j.run_a} vs {j.run_b}" + (f" ({j.reviewer})" if j.reviewer else "")
+        human[item] = human_preference(j.choice)
+        a, b = store.judgement(j.run_a), store.judgement(j.run_b)
+        if a and b:
+            label = _judge_label((a["scores"], b["scores"]), lambda both: judge_preference(*both))
+            if label is not None:
+                judge[item] = label
+    return agreement(human, judge)
+
+
+def _judge_label(scores: object, label_of: Callable[[Any], Hashable]) -> Hashable | None:
+    """A label from stored judge scores; None (and logged) for scores of another shape,
+    such as a judgement stored by an older judge prompt."""
+    try:
+        return label_of(scores)
+    except (KeyError, TypeError, ValueError) as exc:
+        log.warning("judge scores of another shape left out of the agreement: %r", exc)
+        return None
