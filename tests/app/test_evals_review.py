@@ -110,6 +110,7 @@ def test_six_pairs_are_judged_blind_then_win_rates_and_exports_appear(services, 
     document = json.loads(files["Export the judgements and win rates (JSON)"])
     assert document["win_rates"][0]["wins"] == wins
     assert "No pairs judged by both a person and the model judge yet." in shown
+    assert "No scored runs judged by both a person and the model judge yet." in shown
 
 
 def _note_keys(at):
@@ -127,13 +128,24 @@ def test_the_judge_s_agreement_with_people_is_shown_with_the_runs_they_disagree_
         store.save_judgement(pair.run_a, "judge-model", _gpa(a))
         store.save_judgement(pair.run_b, "judge-model", _gpa(b))
         reviews.judge_pair(pair.question, pair.run_a, pair.run_b, choice, "", None, experiment_id)
+    # Scores of the first pair's runs (the judge's 5 and 3): a person's 5 and 4.
+    reviews.annotate(queue[0].run_a, 5)
+    reviews.annotate(queue[0].run_b, 4)
     shown = _tab_text(_review_tab(open_page(PAGE)))
     assert "agrees with people on 1 of 2 pairs (50%)" in shown
     # Labels: person A, B; judge A, A -> po = 1/2, pe = (1*2 + 1*0)/4 = 1/2, kappa 0.
     assert "Cohen's kappa 0.00" in shown
+    # Scores: person 5, 4; judge 5, 3 -> po = 1/2, pe = (1*1)/4 = 1/4, kappa = 1/3.
+    assert "agrees with people on 1 of 2 scored runs (50%); Cohen's kappa 0.33" in shown
     (table,) = [t.value for t in _review_tab(open_page(PAGE)).table if "Judge" in t.value.columns]
     assert table.to_dict("records") == [
-        {"Runs (A vs B)": f"{queue[1].run_a} vs {queue[1].run_b}", "People": "B", "Judge": "A"}
+        {
+            "On": "pair",
+            "Runs": f"{queue[1].run_a} vs {queue[1].run_b}",
+            "People": "B",
+            "Judge": "A",
+        },
+        {"On": "score", "Runs": queue[0].run_b, "People": "4", "Judge": "3"},
     ]
 
 

@@ -22,7 +22,12 @@ from graph.service.blind_review import (
 )
 from graph.service.experiments import side_by_side
 from graph.service.human_reviews import HumanReviews, ReviewError
-from graph.service.judge_agreement import Agreement, pair_agreement
+from graph.service.judge_agreement import (
+    Agreement,
+    Disagreement,
+    pair_agreement,
+    score_agreement,
+)
 from ui import services, widgets
 from ui.evals import REVIEW, flash_key
 from ui.evals import view as ev
@@ -79,8 +84,9 @@ def show() -> None:
         )
     if left:
         _pair(experiment_id, left[0])
-        return
-    _results(record, baseline)
+    else:
+        _results(record, baseline)
+    _calibration(experiment_id)
 
 
 def _pair(experiment_id: str, pair) -> None:
@@ -164,7 +170,6 @@ def _results(record, baseline: str) -> None:
             file_name=f"{stem}.review.json",
             mime="application/json",
         )
-    _calibration(record.id)
 
 
 def rate_row(rate: dict) -> dict:
@@ -199,23 +204,34 @@ def agreement_sentence(found: Agreement, what: str) -> str:
     return said + f"Cohen's kappa {found.kappa:.2f} (1 is full agreement, 0 what chance gives)."
 
 
+def disagreement_row(what: str, found: Disagreement) -> dict:
+    return {
+        "On": what,
+        "Runs": found.item,
+        "People": str(found.human),
+        "Judge": str(found.judge),
+    }
+
+
 def _calibration(experiment_id: str) -> None:
-    found = pair_agreement(services.store(), experiment_id)
+    """The judge against people, on the pairs reviewed here and on the runs people scored
+    on the Run or History page; run ids only, never a variant's name."""
+    store = services.store()
+    pairs = pair_agreement(store, experiment_id)
+    scores = score_agreement(store, [r["run_id"] for r in store.experiment_runs(experiment_id)])
     st.subheader("The judge against people")
     st.caption(
-        "The judge prefers the answer with the higher mean of its four scores (equal: "
-        "neither); a person's tie and both bad mean neither."
+        "On pairs, the judge prefers the answer with the higher mean of its four scores "
+        "(equal: neither); a person's tie and both bad mean neither. On scores, the judge's "
+        "mean score rounded to a whole point against a person's score of the run."
     )
-    st.markdown(agreement_sentence(found, "pairs"))
-    if found.disagreements:
+    st.markdown(agreement_sentence(pairs, "pairs"))
+    st.markdown(agreement_sentence(scores, "scored runs"))
+    shown = [("pair", d) for d in pairs.disagreements]
+    shown += [("score", d) for d in scores.disagreements]
+    if shown:
         with st.container(key="evals-review-disagreements"):
-            st.table(
-                [
-                    {"Runs (A vs B)": d.item, "People": d.human, "Judge": d.judge}
-                    for d in found.disagreements
-                ],
-                hide_index=True,
-            )
+            st.table([disagreement_row(what, d) for what, d in shown], hide_index=True)
         st.caption(
             "Improve the judge's prompt (judge/gpa) on the Prompts page on these runs, then "
             "judge them again on the Compare variants tab."
