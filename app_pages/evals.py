@@ -9,11 +9,13 @@ from ui.evals import (
     FORKS,
     NEW,
     RESULTS,
+    REVIEW,
     SETS,
     TAB,
     experiment_tab,
     forks_tab,
     results_tab,
+    review_tab,
     sets_tab,
 )
 
@@ -24,16 +26,21 @@ st.markdown(
     "two or more **variants** (versions of the design's main prompts) and compares "
     "them: checks passed, steps, replans, LLM calls, tokens, cost and time. Its runs "
     "are ordinary runs, listed in History. A run forked with another prompt on the History "
-    "page is compared with its parent on the last tab."
+    "page is compared with its parent on the last tab. People judge an experiment's answers "
+    "blind, two at a time, on the Review tab."
 )
 widgets.store_or_stop()
 
-sets, new, results, forks = st.tabs([SETS, NEW, RESULTS, FORKS], key=TAB, on_change="rerun")
+sets, new, results, review, forks = st.tabs(
+    [SETS, NEW, RESULTS, REVIEW, FORKS], key=TAB, on_change="rerun"
+)
 with sets:
     sets_tab.show()
 with new:
     experiment_tab.show()
 with results:
     results_tab.show()
+with review:
+    review_tab.show()
 with forks:
     forks_tab.show()

@@ -26,6 +26,7 @@ from ui import (
     conversation_view,
     model_calls,
     playground_view,
+    run_annotation,
     services,
     trace_panel,
     widgets,
@@ -67,6 +68,7 @@ def show(store: Store, run_id: str, key: str, seen_status: str | None = None) ->
     # Below the run, outside the polling fragment (edits there are not disturbed): when a
     # run ends it appears under what the class is reading, never above the status line.
     if mode != "live":
+        run_annotation.control(store, run_id, key)
         add_to_eval_set.control(store, run_id, key)
     if mode in ("waiting", "paused"):
         st.fragment(run_every=WATCH_S)(_watch)(store, run_id, status, store.latest_seq(run_id))

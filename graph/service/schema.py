@@ -197,10 +197,43 @@ def _model_profiles(tx: Transaction) -> None:
     tx.script(_MODEL_PROFILES)
 
 
+_HUMAN_REVIEWS = """
+CREATE TABLE IF NOT EXISTS annotations (
+    run_id TEXT NOT NULL,
+    reviewer TEXT NOT NULL DEFAULT '',
+    score INTEGER NOT NULL,
+    note TEXT NOT NULL DEFAULT '',
+    annotated_at REAL NOT NULL,
+    PRIMARY KEY (run_id, reviewer)
+);
+CREATE TABLE IF NOT EXISTS pairwise_judgements (
+    pair_key TEXT NOT NULL,
+    reviewer TEXT NOT NULL DEFAULT '',
+    experiment_id TEXT,
+    question TEXT NOT NULL,
+    run_a TEXT NOT NULL,
+    run_b TEXT NOT NULL,
+    choice TEXT NOT NULL,
+    note TEXT NOT NULL DEFAULT '',
+    judged_at REAL NOT NULL,
+    PRIMARY KEY (pair_key, reviewer)
+);
+CREATE INDEX IF NOT EXISTS pairwise_by_experiment ON pairwise_judgements (experiment_id)
+"""
+
+
+def _human_reviews(tx: Transaction) -> None:
+    """Version 5: people's judgements (``human_reviews``): a score and note per run, and
+    which of two answers to one question is better. ``reviewer`` is '' when the app has no
+    sign-in: one judgement per item and person either way."""
+    tx.script(_HUMAN_REVIEWS)
+
+
 MIGRATIONS = [
     Migration(1, "designs, prompts, runs, events, experiments and the rest", _tables),
     Migration(2, "run leases, event keys, queued redirects", _leases),
     Migration(3, "catch-up of what version 2 added unnumbered", _catch_up),
     Migration(4, "model profiles", _model_profiles),
+    Migration(5, "people's annotations and pairwise judgements", _human_reviews),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1].version
