@@ -84,7 +84,11 @@ else:
     if (rows_now, cells_now) != (selection["selection"]["rows"], []):
         st.session_state[TABLE] = selection  # the row of the opened run, wherever it is now
     st.dataframe(
-        pd.DataFrame(hv.history_rows(runs, labels, store.experiment_places(listed_ids))),
+        pd.DataFrame(
+            hv.history_rows(
+                runs, labels, store.experiment_places(listed_ids), store.idle_events(listed_ids)
+            )
+        ),
         hide_index=True,
         key=TABLE,
         on_select="rerun",
@@ -93,7 +97,7 @@ else:
         # id, agents and prompts are shown above the opened run.
         column_order=hv.LISTED_COLUMNS,
         column_config={
-            name: st.column_config.TextColumn(width=width)
+            name: st.column_config.TextColumn(width=width, help=hv.COLUMN_HELP.get(name))
             for name, width in hv.LISTED_COLUMNS.items()
         },
     )

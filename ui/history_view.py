@@ -10,7 +10,7 @@ from datetime import datetime
 
 from graph.kernel.system import System, get_system, systems
 from graph.service.store import RunRecord
-from ui.run_view import ago, format_duration
+from ui.run_view import ago, format_duration, idle_spans
 
 NONE = "—"
 
@@ -56,6 +56,11 @@ LISTED_COLUMNS = {
     "Origin": 105,
 }
 
+COLUMN_HELP = {
+    "Duration": "Time at work: waits for a person, step-mode pauses and the pace's holds "
+    "are left out."
+}
+
 
 def origin_label(record: RunRecord, place: dict | None = None) -> str:
     """Where a run came from: "fork of 1a2b3c4d", "replay of …", or its experiment's
@@ -75,9 +80,26 @@ def system_title(name: str) -> str:
         return name
 
 
+def work_seconds(record: RunRecord, idle_events: list[dict], now: float) -> float | None:
+    """The run's time at work: its wall time less the waits for a person, the step-mode
+    pauses and the pace holds within it (``Store.idle_events``)."""
+    wall = record.duration_s
+    if wall is None or record.started_at is None:
+        return wall
+    start, end = record.started_at, record.started_at + wall
+    idle = sum(
+        max(0.0, min(end, b) - max(start, a)) for a, b, _ in idle_spans(idle_events, now=now)
+    )
+    return max(0.0, wall - idle)
+
+
 def history_rows(
-    runs: list[RunRecord], labels: dict[int, str], places: dict[str, dict] | None = None
+    runs: list[RunRecord],
+    labels: dict[int, str],
+    places: dict[str, dict] | None = None,
+    idle: dict[str, list[dict]] | None = None,
 ) -> list[dict]:
+    now = time.time()
     return [
         {
             "Run": short_id(r.id),
@@ -87,7 +109,7 @@ def history_rows(
             "Origin": origin_label(r, (places or {}).get(r.id)),
             "Steps": r.step_count,
             "Replans": r.replan_count,
-            "Duration": format_duration(r.duration_s),
+            "Duration": format_duration(work_seconds(r, (idle or {}).get(r.id, []), now)),
             "Agents": agents_label(r.design),
             "Prompts": prompts_label(r.prompt_versions, labels),
             "Started": human_time(r.created_at),

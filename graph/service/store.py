@@ -773,6 +773,30 @@ class Store:
         found = [self._event(r) for r in self._query(sql + " ORDER BY seq", params)]
         return self._states.resolve(run_id, found, self._states_until)
 
+    def idle_events(self, run_ids: list[str]) -> dict[str, list[dict]]:
+        """Per run, only the events that say when it did no work: its "end" events
+        (waiting for a person, paused, between turns), each followed by the time of the
+        event after it (``kind`` "next"), and its pace holds. The History list's work
+        time is read from these, not from every event of fifty runs."""
+        found: dict[str, list[dict]] = {r: [] for r in run_ids}
+        if not run_ids:
+            return found
+        marks = ", ".join("?" * len(run_ids))
+        rows = self._query(
+            "SELECT run_id, seq, ts, kind, node, namespace, step, data_json, "
+            "(SELECT n.ts FROM events n WHERE n.run_id = e.run_id AND n.seq > e.seq "
+            "ORDER BY n.seq LIMIT 1) AS next_ts FROM events e "
+            f"WHERE run_id IN ({marks}) AND (kind = 'end' OR "
+            "(kind = 'custom' AND data_json LIKE ?)) ORDER BY run_id, seq",
+            [*run_ids, '%"pac%'],  # {"pacing": ...} and {"paced": ...}
+        )
+        for row in rows:
+            events = found[row["run_id"]]
+            events.append(self._event(row))
+            if row["kind"] == "end" and row["next_ts"] is not None:
+                events.append({"ts": row["next_ts"], "kind": "next", "data": {}})
+        return found
+
     def _states_until(self, run_id: str, seq: int) -> list[tuple[int, Any]]:
         """The run's stored state events up to ``seq``, newest first (patches as stored)."""
         rows = self._query(

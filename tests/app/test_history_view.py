@@ -196,3 +196,22 @@ def test_the_runs_table_names_each_runs_system_and_where_it_came_from():
         ("gone_system", "short plans in two questions"),  # a system no longer hosted
     ]
     assert sum(LISTED_COLUMNS.values()) <= 770 and {"System", "Origin"} <= set(LISTED_COLUMNS)
+
+
+def test_the_runs_table_duration_leaves_out_the_paces_holds(services):
+    """Issue #28: History's durations counted the time a run did no work (a teacher's
+    pace, a wait for a person). A paced run on the offline model: the listed duration is
+    its wall time less its holds, read from the event log."""
+    from ui.history_view import work_seconds
+
+    store, service = services
+    run_id = service.start("How did AAPL do in 2008?", Design(pace_s=0.5))
+    record = service.wait(run_id, timeout=120)
+    assert record.status == "done"
+    idle = store.idle_events([run_id])[run_id]
+    holds = [e["data"]["paced"]["seconds"] for e in idle if "paced" in (e["data"] or {})]
+    assert len(holds) >= 3 and sum(holds) > 1.0
+    work = work_seconds(record, idle, now=time.time())
+    assert work == pytest.approx(record.duration_s - sum(holds), abs=0.01)
+    [row] = history_rows([record], {}, None, {run_id: idle})
+    assert row["Duration"] != history_rows([record], {})[0]["Duration"]  # wall time

@@ -461,3 +461,28 @@ def test_a_lost_postgresql_connection_is_opened_again_for_the_next_read_and_writ
     store.set_run_status("r", "running")
     assert store.run("r").status == "running"
     store.close()
+
+
+def test_idle_events_are_the_ends_with_the_next_events_time_and_the_pace_holds(store):
+    """What the History list reads a run's time at work from (a wait for a person, a
+    pace hold), without reading every event of every listed run."""
+
+    def event(seq, ts, kind, data):
+        keys = {"node": "", "namespace": "", "step": None}
+        return {"seq": seq, "ts": ts, "kind": kind, "data": data, **keys}
+
+    store.create_run("r1", "question?", design(), "offline scripted model")
+    store.append_event("r1", update_record(1, "planner", []))
+    store.append_event("r1", event(2, 10.0, "custom", {"paced": {"from": 10.0, "seconds": 1}}))
+    store.append_event("r1", event(3, 11.0, "custom", {"note": "not a hold"}))
+    store.append_event("r1", event(4, 12.0, "end", {"status": "waiting"}))
+    store.append_event("r1", event(5, 30.0, "custom", {"note": "decided"}))
+    store.append_event("r1", event(6, 31.0, "end", {"status": "done"}))
+    found = store.idle_events(["r1", "none"])
+    assert found["none"] == []
+    assert [(e["kind"], e["ts"]) for e in found["r1"]] == [
+        ("custom", 10.0),
+        ("end", 12.0),
+        ("next", 30.0),
+        ("end", 31.0),
+    ]
