@@ -175,9 +175,10 @@ def table_editor(system: System, point: dict, change: str, design: Design, key: 
     except ValueError as exc:
         st.error(str(exc))
     else:
+        said = f": {edit_summary(update)}" if "subtasks" in update else "."
         st.caption(
             f"Going on from here, {goto or ', '.join(point['next'])} runs next with this "
-            f"{system.field_label(change).lower()}: {edit_summary(update)}"
+            f"{system.field_label(change).lower()}{said}"
         )
     st.caption(FORK_NOTE)
     return True

@@ -10,7 +10,6 @@ fork checks, texts), each short; the contract is what ties them.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, AbstractSet, Any, cast
@@ -23,15 +22,24 @@ from graph.kernel.conversation import first_turn
 from graph.kernel.design import Design
 from graph.kernel.ledger import side_effect_ledger
 from graph.kernel.node_asks import NodeAsk, NotTryable
-from graph.kernel.system import Ability, ApprovalView, Panel, RunFacts, Setting, System
+from graph.kernel.system import (
+    Ability,
+    ApprovalView,
+    ForkTable,
+    Panel,
+    RunFacts,
+    Setting,
+    System,
+)
 from graph.kernel.wiring import SystemGraph, compile_graph
 from graph.models.chat import role_models
 from graph.plan_execute import agents, prompts
 from graph.plan_execute.agents import AGENTS, enabled_specs
 from graph.plan_execute.deps import Deps
 from graph.plan_execute.executor import executor_ask, executor_node
+from graph.plan_execute.fork_plan import plan_table, read_plan
 from graph.plan_execute.human import human_node
-from graph.plan_execute.planner import Plan, check_plan, planner_ask, planner_node
+from graph.plan_execute.planner import planner_ask, planner_node
 from graph.plan_execute.state import RESET, State
 from graph.plan_execute.workers import WORKER_NODES
 from graph.prompts import PromptSet
@@ -524,30 +532,14 @@ class PlanExecute(System):
         )
 
     def check_fork_change(self, field: str, text: str, design: Design) -> Any:
-        """A plan typed for a fork, checked like the Planner's own (the source design's map, or the
-        steps list); ValueError says what is wrong."""
+        """A plan typed for a fork (the table's rows, or the map), checked like the
+        Planner's own; ValueError names the step that is wrong."""
         if field != "plan":
             return super().check_fork_change(field, text, design)
-        try:
-            data = json.loads(text)
-            plan = Plan.model_validate(data)
-        except json.JSONDecodeError as exc:
-            raise ValueError(
-                f"The plan is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})."
-            ) from None
-        except ValueError as exc:
-            first = exc.errors()[0] if hasattr(exc, "errors") else {"loc": (), "msg": str(exc)}
-            where = ".".join(str(p) for p in first["loc"] if p != "root") or "the plan"
-            raise ValueError(
-                f"The plan does not have the right shape at {where}: "
-                f"{first['msg']}. Write "
-                '{"1": {"agent": "...", "action": "..."}, "2": ...}.'
-            ) from None
-        try:
-            check_plan(plan, design.enabled_agents)
-        except ValueError as exc:
-            raise ValueError(f"The plan cannot run: {exc}.") from None
-        return plan.as_map()
+        return read_plan(text, design)
+
+    def fork_table(self, field: str, values: dict, design: Design) -> ForkTable | None:
+        return plan_table(values, design) if field == "plan" else None
 
     # ------------------------------------------------------------------ drawing
 

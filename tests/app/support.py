@@ -84,3 +84,14 @@ def killed_mid_run(home, question: str, nodes: int = 3, delay: float = 0.3) -> s
 def watched(at: AppTest):
     """The Run page's "Run to watch" box (its key names the run it shows)."""
     return next(s for s in at.selectbox if s.label == "Run to watch")
+
+
+def replace_rows(at: AppTest, key: str, rows: list[dict]) -> None:
+    """Put ``rows`` in the data editor ``key`` in place of its rows, as a person deleting
+    them and typing new ones would (Streamlit's editing state: edited/added/deleted)."""
+    count = len(at.data_editor(key=key).value)
+    at.session_state[key] = {
+        "edited_rows": {},
+        "added_rows": rows,
+        "deleted_rows": list(range(count)),
+    }

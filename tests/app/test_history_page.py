@@ -5,7 +5,7 @@ import json
 
 from graph.kernel.design import Design
 from graph.prompts import default_text
-from tests.app.support import button, open_page, texts, wait_status
+from tests.app.support import button, open_page, replace_rows, texts, wait_status
 
 TESLA = "How did Tesla's stock do in 2008?"
 REPORT = "What caused the dot-com crash? Save a report."
@@ -150,9 +150,10 @@ def test_a_fork_with_an_edited_plan_runs_as_a_new_run_with_that_plan_and_its_par
     at = _history(run_id)
     point = at.selectbox(key=f"history:fork-point:{run_id}").value
     assert at.radio(key="history:fork-change").value == "plan"
-    shown = json.loads(at.text_area(key=f"history:change:plan:{point}").value)
-    assert shown["1"]["agent"] == "data_researcher"  # the plan at that checkpoint
-    at.text_area(key=f"history:change:plan:{point}").input(json.dumps(NEW_PLAN)).run()
+    shown = at.data_editor(key=f"history:change:plan:{point}:table").value
+    assert shown["agent"][0] == "data_researcher"  # the plan at that checkpoint
+    replace_rows(at, f"history:change:plan:{point}:table", list(NEW_PLAN.values()))
+    at.run()
     button(at, "Run on as a new run").click().run()
     new_id = _opened(at)
     assert new_id != run_id
@@ -234,21 +235,38 @@ def test_a_link_to_a_run_the_store_does_not_hold_says_so(home, services):
 
 
 def test_a_plan_that_cannot_run_is_refused_with_the_reason(home, services):
-    store, _ = services
+    """Issue #28: a fork's plan was edited as raw JSON, its error at the top of the page.
+    Now a table of steps, the error naming the step, under the table."""
+    store, service = services
     run_id = _tesla(services)
     at = _history(run_id)
     point = at.selectbox(key=f"history:fork-point:{run_id}").value
-    at.text_area(key=f"history:change:plan:{point}").input(
-        '{"1": {"agent": "astrologer", "action": "x"}}'
-    ).run()
-    assert any(
-        "The plan cannot run: step 1 uses agent 'astrologer', which is not available" in e.value
-        for e in at.error
-    )
+    key = f"history:change:plan:{point}:table"
+    editor = at.data_editor(key=key).value
+    assert list(editor.columns)[:4] == ["step", "agent", "action", "approval"]
+    assert list(editor["step"]) == list(range(1, len(editor) + 1))
+    at.session_state[key] = {
+        "edited_rows": {0: {"action": ""}},
+        "added_rows": [],
+        "deleted_rows": [],
+    }
+    at.run()
+    assert any(e.value.startswith("Step 1 (action): ") for e in at.error), at.error
     button(at, "Run on as a new run").click().run()
-    at.text_area(key=f"history:change:plan:{point}").input('{"1": ').run()
-    assert any(e.value.startswith("The plan is not valid JSON") for e in at.error)
     assert len(store.runs()) == 1  # nothing was started
+    at.session_state[key] = {
+        "edited_rows": {},
+        "added_rows": [{"agent": "synthesizer", "action": "Answer in one line"}],
+        "deleted_rows": [],
+    }
+    at.run()
+    assert not at.error, [e.value for e in at.error]
+    button(at, "Run on as a new run").click().run()
+    (new_id,) = [r.id for r in store.runs() if r.parent_run == run_id]
+    assert service.wait(new_id, timeout=60).status == "done"
+    steps = store.snapshot(new_id)["rows"]
+    assert len(steps) == len(editor) + 1
+    assert steps[-1]["agent"] == "synthesizer" and steps[-1]["action"] == "Answer in one line"
 
 
 def test_a_fork_with_an_edited_agent_query_reaches_the_agent(home, services):

@@ -62,8 +62,14 @@ def test_a_typed_plan_must_be_json_of_numbered_steps_with_enabled_agents():
         "plan", '{"1": {"agent": "synthesizer", "action": "Answer"}}', design
     )
     assert plan["1"]["agent"] == "synthesizer"
+    rows = '[{"step": 1, "agent": "synthesizer", "action": "Answer", "approval": null}, {}]'
+    assert PLAN_EXECUTE.check_fork_change("plan", rows, design) == {  # a table's rows
+        "1": {"agent": "synthesizer", "action": "Answer", "approval": False, "approval_reason": ""}
+    }
     for text, message in (
-        ("[1, 2]", "does not have the right shape"),
+        ("[1, 2]", "Step 1: Input should be a valid dictionary"),
+        ('[{"step": 1, "agent": "synthesizer", "action": ""}]', r"Step 1 \(action\): "),
+        ('{"steps": "x"}', "does not have the right shape at steps"),
         ('{"2": {"agent": "synthesizer", "action": "A"}}', 'step keys must be "1"'),
         ('{"1": {"agent": "web_researcher", "action": "A"}}', "not available"),
         ("{", "not valid JSON"),

@@ -2,14 +2,12 @@
 real ``langgraph dev``): the checkpoint timeline is read from the server, and a fork
 with an edited plan runs there as a new run, as it does locally."""
 
-import json
-
 import pytest
 
 from graph.kernel.design import Design
 from graph.service.server_runs import ServerRunService, thread_of
 from graph.settings import get_settings
-from tests.app.support import button, open_page
+from tests.app.support import button, open_page, replace_rows
 
 TESLA = "How did Tesla's stock do in 2008?"
 NEW_PLAN = {
@@ -38,9 +36,10 @@ def test_the_timeline_and_a_fork_of_a_server_run_on_the_history_page(on_server):
     assert len(timeline) == len(service.client.threads.get_history(thread_of(run_id), limit=100))
 
     point = at.selectbox(key=f"history:fork-point:{run_id}").value
-    shown = json.loads(at.text_area(key=f"history:change:plan:{point}").value)
-    assert shown["1"]["agent"] == "data_researcher"  # the plan at that checkpoint, read there
-    at.text_area(key=f"history:change:plan:{point}").input(json.dumps(NEW_PLAN)).run()
+    shown = at.data_editor(key=f"history:change:plan:{point}:table").value
+    assert shown["agent"][0] == "data_researcher"  # the plan at that checkpoint, read there
+    replace_rows(at, f"history:change:plan:{point}:table", list(NEW_PLAN.values()))
+    at.run()
     button(at, "Run on as a new run").click().run()
     new_id = next(r.id for r in store.runs() if r.id != run_id)
     record = service.wait(new_id, timeout=60)
