@@ -127,5 +127,3 @@ def test_a_disabled_workers_prompt_is_not_offered_for_a_fork():
     assert SEARCHER in offered and ROUTE in offered and "hierarchical_teams/replan" in offered
     assert "hierarchical_teams/url_builder" not in offered
     assert CLASSIFIER not in offered  # the design asks no classifier
-
-
