@@ -16,15 +16,17 @@ from graph.kernel.design import Design
 from graph.prompts import default_text
 from graph.service.playground import target, tryable_points
 from tests.unit.conftest import wait_status
+from tests.unit.test_hierarchical_teams import teams_settings
 from tests.unit.test_prompt_forks import _calls, counting
-from tests.unit.test_teams_fork import NEVER_ASK, _finished_run, api, teams
+from tests.unit.test_teams_fork import NEVER_ASK, THREE_INTENTS, _finished_run, api, teams
 
-__all__ = ["api", "counting", "teams"]  # fixtures
+__all__ = ["api", "counting", "teams", "teams_settings"]  # fixtures
 
 MARK = "FORK-MARK-7319: tuned in a fork."
 ROUTE = "hierarchical_teams/route"
 SEARCHER = "hierarchical_teams/searcher"
 CLASSIFIER = "guardrail/classifier"
+REPLAN = "hierarchical_teams/replan"
 
 
 def _fork_and_check(service, parent: str, checkpoint_id: str, prompt: str, node: str) -> dict:
@@ -127,3 +129,25 @@ def test_a_disabled_workers_prompt_is_not_offered_for_a_fork():
     assert SEARCHER in offered and ROUTE in offered and "hierarchical_teams/replan" in offered
     assert "hierarchical_teams/url_builder" not in offered
     assert CLASSIFIER not in offered  # the design asks no classifier
+
+
+def test_a_teams_run_forks_with_another_lead_replan_prompt_after_an_edit(
+    store, teams_settings, api
+):
+    from graph.service.run_service import RunService
+
+    service = RunService(store, teams_settings, timeout_tick_s=0)
+    try:
+        design = Design(system="hierarchical_teams", approvals={"health_checker": "never"})
+        parent = service.start(THREE_INTENTS, design)
+        wait_status(service, parent, "waiting")  # sending the URLs waits for a human
+        service.edit_request(
+            parent, "Check that the API is healthy and find news sites about interest rates"
+        )
+        assert wait_status(service, parent, "done").status == "done"
+        replan = next(p for p in tryable_points(service, parent) if p["prompt"] == REPLAN)
+
+        seen = _fork_and_check(service, parent, replan["checkpoint_id"], REPLAN, "lead_supervisor")
+        assert seen["live"][0]["node"] == "lead_supervisor"
+    finally:
+        service.shutdown()
