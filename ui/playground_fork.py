@@ -33,11 +33,12 @@ def why_not(trial: Trial) -> str:
         return "The run is gone: it may have been deleted."
     if record.is_live:
         return "The run is still going: fork it once it has ended."
-    system = services.system_of(Design.model_validate(record.design))
-    if trial.prompt_name not in system.tuned_prompts.values():
+    design = Design.model_validate(record.design)
+    forkable = services.system_of(design).fork_prompts(design)
+    if trial.prompt_name not in forkable.values():
         return (
-            f"A fork of a {system.name} run can change only "
-            f"{', '.join(sorted(system.tuned_prompts.values())) or 'no prompt'}, "
+            f"A fork of a {design.system} run can change only "
+            f"{', '.join(sorted(forkable.values())) or 'no prompt'}, "
             f"not {trial.prompt_name}."
         )
     return ""

@@ -154,6 +154,11 @@ class HierarchicalTeams(System):
         "lead": "hierarchical_teams/plan",
         "team supervisor": "hierarchical_teams/team_supervisor",
     }
+    forked_prompts = {
+        "lead replan": "hierarchical_teams/replan",
+        "lead routing": "hierarchical_teams/route",
+        **{name: f"hierarchical_teams/{name}" for name in AGENTS},
+    }
     rejected = "reject the call (it is not sent; its subtask fails)"
     approvals_note = (
         "Only calls with side effects (request_team's HTTP calls) ever ask: "
@@ -544,6 +549,15 @@ class HierarchicalTeams(System):
     def agent_caption(self, name: str) -> str:
         spec = AGENTS[name]
         return f"{spec.description} Tools: {', '.join(spec.tools)}."
+
+    def fork_prompts(self, design: Design) -> dict[str, str]:
+        """Only the enabled workers' prompts: another worker is not in the run's graph."""
+        found = super().fork_prompts(design)
+        return {
+            role: p
+            for role, p in found.items()
+            if role not in AGENTS or role in design.enabled_agents
+        }
 
     def node_ask(
         self, node: str, state: dict, design: Design, at: float, settings: Settings | None = None

@@ -314,11 +314,14 @@ def fork_state(
     )
     if index is None:
         raise ValueError(f"No checkpoint {checkpoint_id!r} in run {thread_id}.")
-    if index == 0 or not checkpoints[index - 1].next:
+    if index == 0:
         raise ValueError(
             "Fork from a later checkpoint: this one is the run's input; "
             "run the question again to start over."
         )
+    # One after the end of a turn was written by a redirect (a follow-up message) as the
+    # node it goes to (``redirect_state``): the fork is written the same way.
+    producer = checkpoints[index - 1].next or checkpoints[index].next
     unknown = set(changes) - set(graph.builder.channels) - {"messages"}
     if unknown:
         raise ValueError(f"Unknown state field(s): {', '.join(sorted(unknown))}.")
@@ -329,5 +332,5 @@ def fork_state(
     graph.update_state(
         {"configurable": {"thread_id": new_thread_id}},
         Command(update=values, goto=[goto] if goto else list(checkpoints[index].next)),
-        as_node=checkpoints[index - 1].next[0],
+        as_node=producer[0],
     )

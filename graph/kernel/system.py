@@ -29,6 +29,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Mapping
 from graph.kernel.node_asks import NodeAsk, NotTryable
 from graph.prompts import PromptSet, prompt_names
 
+CLASSIFIER_PROMPT = "guardrail/classifier"  # the guardrail classifier's, for any system
+
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
     from langgraph.graph.state import CompiledStateGraph
@@ -192,6 +194,9 @@ class System(ABC):
     # The prompts an experiment's variants vary (role -> prompt name), as the Evals page
     # offers them; the other prompts are the ones runs use.
     tuned_prompts: ClassVar[Mapping[str, str]] = {}
+    # The other prompts the node playground can try, so a fork may change them too
+    # (``fork_prompts``).
+    forked_prompts: ClassVar[Mapping[str, str]] = {}
     state_types: ClassVar[tuple[tuple[str, str], ...]] = ()  # (module, class) in its state
     hubs: ClassVar[frozenset[str]] = frozenset()  # routing nodes, drawn apart
     router: ClassVar[str | None] = None  # the node whose replies decide where work goes next
@@ -298,6 +303,15 @@ class System(ABC):
 
     def prompt_names(self) -> list[str]:
         return prompt_names(self.name)
+
+    def fork_prompts(self, design: Design) -> dict[str, str]:
+        """The prompts a fork of a run of ``design`` may change (role -> prompt name): every
+        one the node playground can try on such a run, so any of its results can be forked;
+        the guardrail classifier's only where the design asks that model."""
+        found = {**self.tuned_prompts, **self.forked_prompts}
+        if design.guardrail and design.guardrail_classifier:
+            found["guardrail classifier"] = CLASSIFIER_PROMPT
+        return found
 
     def node_ask(
         self, node: str, state: dict, design: Design, at: float, settings: Settings | None = None

@@ -2,8 +2,9 @@
 effect.
 
 A fork goes on from a checkpoint of a finished run with another text for one of the
-system's tuned prompts (the Executor's, the Planner's, a supervisor's), a saved version or
-a typed text (saved as a version, so the fork names the version it used). Its model is
+prompts the node playground can try on it (the Executor's, the Planner's, a supervisor's,
+the teams lead's replan and routing, a worker's, the guardrail classifier's:
+``System.fork_prompts``), a saved version or a typed text (saved as a version, so the fork names the version it used). Its model is
 the active profile's.
 
 Which calls count as made before the checkpoint: the fork is LangGraph's fork of the
@@ -33,7 +34,7 @@ from langgraph.types import StateSnapshot
 
 from graph.kernel.checkpoints import history
 from graph.kernel.design import Design
-from graph.kernel.system import get_system
+from graph.kernel.system import CLASSIFIER_PROMPT, get_system
 from graph.models.choice import ModelChoice
 from graph.prompts import PromptError, template_errors
 from graph.service.runs import update_key
@@ -43,13 +44,19 @@ COPIED_KINDS = ("update", "custom")
 
 
 def tuned_prompt(design: Design, prompt_name: str) -> str:
-    """``prompt_name`` checked against the prompts a fork may change (the system's tuned
-    prompts); ValueError in words for another."""
-    tuned = get_system(design.system).tuned_prompts
-    if prompt_name not in tuned.values():
+    """``prompt_name`` checked against the prompts a fork may change (every one the node
+    playground can try on the run: ``System.fork_prompts``); ValueError in words for
+    another."""
+    forkable = get_system(design.system).fork_prompts(design)
+    if prompt_name not in forkable.values():
+        why = (
+            "the run's design does not ask the guardrail's classifier model, so that "
+            "prompt would change nothing"
+            if prompt_name == CLASSIFIER_PROMPT
+            else f"choose one of {', '.join(sorted(forkable.values()))}"
+        )
         raise ValueError(
-            f"A {design.system} run cannot be forked with another {prompt_name!r} prompt: "
-            f"choose one of {', '.join(sorted(tuned.values()))}."
+            f"A {design.system} run cannot be forked with another {prompt_name!r} prompt: {why}."
         )
     return prompt_name
 

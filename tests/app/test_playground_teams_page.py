@@ -14,6 +14,9 @@ QUESTION = (
 DESIGN = Design(system="hierarchical_teams", approvals={"health_checker": "never"})
 SUPERVISOR = "hierarchical_teams/team_supervisor"
 MARK = "Tuned in the playground: choose the searcher first."
+SEARCHER = "hierarchical_teams/searcher"
+WORKER_MARK = "Tuned in the playground: name three sites."
+CLASSIFIER = "guardrail/classifier"
 
 
 def _at_team_point(services, prompt: str, node: str):
@@ -57,12 +60,49 @@ def test_a_team_supervisors_result_forks_from_the_checkpoint_before_its_team(hom
     assert store.prompt_version(record.prompt_versions[SUPERVISOR]).text.startswith(MARK)
 
 
-def test_a_workers_result_cannot_be_forked_and_the_button_says_why(home, services):
-    at, _, _ = _at_team_point(services, "hierarchical_teams/searcher", "search_team:searcher")
+def test_a_workers_result_forks_with_its_text_from_the_checkpoint_before_its_team(home, services):
+    store, service = services
+    at, run_id, checkpoint = _at_team_point(services, SEARCHER, "search_team:searcher")
     assert any("find_news_sites" in str(d.value) for d in at.dataframe)
+    at.text_area(key=f"prompts:editor:{SEARCHER}").input(
+        WORKER_MARK + "\n" + default_text(SEARCHER)
+    ).run()
+    at.multiselect(key=f"playground:texts:{SEARCHER}:True").set_value(["editor"]).run()
+    button(at, "Try it").click().run()
     found = button(at, "Fork from here with this prompt")
-    assert found.disabled
-    assert "can change only" in found.help and "hierarchical_teams/searcher" in found.help
+    assert not found.disabled, found.help
+    found.click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    new_id = watched(at).value
+    assert f"a fork of {run_id[:8]} from the checkpoint before search_team," in texts(at)
+    record = service.wait(new_id, timeout=60)
+    assert record.status == "done", record.reason
+    before_team = target(service, run_id, checkpoint).fork_from
+    assert (record.parent_run, record.parent_checkpoint) == (run_id, before_team)
+    assert store.prompt_version(record.prompt_versions[SEARCHER]).text.startswith(WORKER_MARK)
+    asked = [
+        e["data"]["llm_call"]
+        for e in store.events(new_id, kinds=("custom",))
+        if (e.get("data") or {}).get("llm_call", {}).get("node") == "searcher"
+    ]
+    assert asked and WORKER_MARK in str(asked[0]["request"]["messages"])
+
+
+def test_a_guardrail_classifier_result_can_be_forked(home, services):
+    store, service = services
+    design = DESIGN.model_copy(update={"guardrail": True, "guardrail_classifier": True})
+    store.save_design(design)
+    run_id = service.start(QUESTION, design)
+    assert wait_status(store, run_id, "done").status == "done"
+    at = open_page("app_pages/prompts.py")
+    next(s for s in at.selectbox if s.label == "Prompt").set_value(CLASSIFIER).run()
+    assert at.selectbox(key="playground:run").value == run_id
+    point = next(p for p in tryable_points(service, run_id) if p["node"] == "guardrail")
+    at.selectbox(key="playground:point").set_value(point["checkpoint_id"]).run()
+    button(at, "Try it").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    found = button(at, "Fork from here with this prompt")
+    assert not found.disabled, found.help
 
 
 def test_try_a_node_inside_a_team_on_history_opens_the_playground_at_that_checkpoint(
