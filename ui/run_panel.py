@@ -16,7 +16,7 @@ import logging
 
 import streamlit as st
 
-from graph.kernel.checkpoints import pending_nodes
+from graph.kernel.checkpoints import pending_nodes, running_node
 from graph.kernel.design import Design
 from graph.kernel.system import systems
 from graph.service.store import Store
@@ -80,18 +80,19 @@ def _watch(store: Store, run_id: str, status: str, seq: int) -> None:
         st.rerun()
 
 
-def _checkpoint(compiled, run_id: str) -> tuple[tuple[str, ...] | None, dict]:
-    """The nodes the run's last checkpoint runs next (None: it could not be read), and
-    the state they will read. Read once: a live page reads again at its next refresh, and
-    a settled one offers Resume, whose service says why if it cannot."""
+def _checkpoint(compiled, run_id: str) -> tuple[tuple[str, ...] | None, dict, str | None]:
+    """The nodes the run's last checkpoint runs next (None: it could not be read), the
+    state they will read, and the node to mark running (inside a team when the team runs).
+    Read once: a live page reads again at its next refresh, and a settled one offers
+    Resume, whose service says why if it cannot."""
     if compiled is None:
-        return None, {}
+        return None, {}, None
     try:
-        snap = compiled.get_state({"configurable": {"thread_id": run_id}})
+        snap = compiled.get_state({"configurable": {"thread_id": run_id}}, subgraphs=True)
     except Exception:  # no checkpoint (an imported run), or one this build cannot read
         log.warning("the checkpoint of run %s could not be read", run_id, exc_info=True)
-        return None, {}
-    return pending_nodes(snap), dict(snap.values or {})
+        return None, {}, None
+    return pending_nodes(snap), dict(snap.values or {}), running_node(snap)
 
 
 def _stop(run_id: str, key: str) -> None:
@@ -120,7 +121,7 @@ def _panel(store: Store, run_id: str, mode: str, key: str) -> None:
         compiled, graph_problem = None, str(exc)
     else:
         graph_problem = ""
-    upcoming, values = _checkpoint(compiled, run_id)
+    upcoming, values, running = _checkpoint(compiled, run_id)
 
     facts, actions = st.columns([5, 2], vertical_alignment="center")
     with facts:
@@ -174,7 +175,7 @@ def _panel(store: Store, run_id: str, mode: str, key: str) -> None:
         if compiled is None:
             st.caption(f"The graph of this run cannot be drawn: {graph_problem}")
         else:
-            active = upcoming[0] if upcoming and mode != "ended" else None
+            active = running if upcoming and mode != "ended" else None
             widgets.design_graph(
                 compiled,
                 view.system,

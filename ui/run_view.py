@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Any, Sequence
 
 from graph.kernel.accounting import Usage, format_cost, model_modes, usage_by_step
-from graph.kernel.render import taken_edges
+from graph.kernel.render import walked_edges
 from graph.kernel.system import Panel, RunFacts, System, get_system
 from graph.models.modes import describe_structured, describe_tools
 from graph.service.store import LIVE_STATUSES, SETTLED_STATUSES, RunRecord, Store
@@ -383,7 +383,9 @@ def load_run_view(
         facts=facts,
         panels=paused_rows(system.panels(snapshot, facts), facts.paused_next),
         nodes_run=nodes,
-        taken=taken_edges(nodes, finished=record.status == "done"),
+        taken=walked_edges(
+            [(e["namespace"], e["node"]) for e in updates], finished=record.status == "done"
+        ),
         latest_seq=store.latest_seq(run_id),
         usage=usage,
         total=total,

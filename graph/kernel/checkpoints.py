@@ -218,6 +218,22 @@ def pending_nodes(snapshot: StateSnapshot) -> tuple[str, ...]:
     return tuple(dict.fromkeys([*snapshot.next, *(t.name for t in snapshot.tasks)]))
 
 
+def running_node(snapshot: StateSnapshot) -> str | None:
+    """The node a run goes on with, as the drawing names it: ``team:node`` when that is a
+    subgraph already inside (a snapshot read with ``subgraphs=True`` holds its state),
+    else the top-level node; None when nothing is next."""
+    pending = pending_nodes(snapshot)
+    if not pending:
+        return None
+    for task in snapshot.tasks:
+        inner = task.state
+        if task.name == pending[0] and isinstance(inner, StateSnapshot):
+            inside = pending_nodes(inner)
+            if inside:
+                return f"{task.name}:{inside[0]}"
+    return pending[0]
+
+
 def redirect_state(
     graph: CompiledStateGraph, thread_id: str, update: dict, goto: str, metadata: dict | None = None
 ) -> None:

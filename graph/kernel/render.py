@@ -61,16 +61,20 @@ def to_dot(
     border and ``active_note``, e.g. "running" or "next", under its name); ``taken``
     edges drawn bold. A node that is
     itself a compiled graph (a team) is drawn as a cluster of its own nodes;
-    ``active``/``taken`` name it by its top-level name."""
+    ``active``/``taken`` name it by its top-level name, and a node inside it as
+    ``team:node`` (its box is then marked too)."""
     drawn = compiled.get_graph(xray=1)
     clusters: dict[str, list[str]] = {}
     for node_id_ in drawn.nodes:
         if ":" in node_id_:
             clusters.setdefault(node_id_.split(":", 1)[0], []).append(node_id_)
-    walked = [
+    drawn_edges = {(edge.source, edge.target) for edge in drawn.edges}
+    mapped = [
         (f"{a}:__end__" if a in clusters else a, f"{b}:__start__" if b in clusters else b)
         for a, b in taken
     ]
+    # only what is drawn: the graph of a sub-agent a node calls itself is not
+    walked = [edge for edge in mapped if edge in drawn_edges]
     taken, just_taken = set(walked), (walked[-1] if walked else None)
     dot = graphviz.Digraph(name=compiled.name or "graph")
     dot.attr(rankdir="TB", fontname="Helvetica", fontsize=LABEL_PT, nodesep="0.2", ranksep="0.3")
@@ -119,7 +123,9 @@ def to_dot(
     for team, members in clusters.items():
         with dot.subgraph(name=f"cluster_{team}") as cluster:
             style = (
-                {"color": "#e65100", "penwidth": "3"} if team == active else {"color": "#90a4ae"}
+                {"color": "#e65100", "penwidth": "3"}
+                if active is not None and active.split(":", 1)[0] == team
+                else {"color": "#90a4ae"}
             )
             cluster.attr(label=team, style="rounded,dashed", fontname="Helvetica", **style)
             for member in members:
@@ -170,5 +176,32 @@ def taken_edges(nodes_run: Iterable[str], finished: bool = False) -> list[tuple[
     """The edges a run took, from the order its top-level nodes ran, each once and in the
     order last taken (so the last is the edge just taken); a ``finished`` run also took
     the way from its last node to END."""
-    path = ["__start__", *nodes_run, *(["__end__"] if finished else [])]
-    return list(dict.fromkeys(reversed(list(zip(path, path[1:])))))[::-1]
+    return walked_edges((("", node) for node in nodes_run), finished)
+
+
+def walked_edges(
+    updates: Iterable[tuple[str, str]], finished: bool = False
+) -> list[tuple[str, str]]:
+    """As ``taken_edges``, from ``(namespace, node)`` of each node's update in the order
+    they came, inside subgraphs too: a node one subgraph down (namespace
+    ``team:<task id>``) walks ``team:__start__`` → its nodes, and the team's own update
+    then leaves by ``team:__end__``. Deeper updates are not drawn, so not walked."""
+    walked: list[tuple[str, str]] = []
+    top, inside, last = "__start__", "", ""  # last: the node run last inside ``inside``
+    for namespace, node in updates:
+        if not namespace:
+            if node == inside:  # the team it was inside has ended
+                walked.append((f"{inside}:{last}", f"{inside}:__end__"))
+            else:
+                walked.append((top, node))
+            top, inside = node, ""
+        elif "/" not in namespace:
+            team = namespace.split(":", 1)[0]
+            if team != inside:
+                walked.append((top, team))
+                top, inside, last = team, team, "__start__"
+            walked.append((f"{team}:{last}", f"{team}:{node}"))
+            last = node
+    if finished:
+        walked.append((top, "__end__"))
+    return list(dict.fromkeys(reversed(walked)))[::-1]

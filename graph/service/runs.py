@@ -39,6 +39,7 @@ from graph.kernel.system import get_system, systems
 from graph.logs import run_context
 from graph.models.chat import describe_error
 from graph.service.database import database_lost, database_lost_reason, unavailable
+from graph.service.pace import InnerPace, hold_pace
 from graph.settings import Settings, get_settings
 from graph.stopping import Stopped, stoppable
 
@@ -225,20 +226,6 @@ def _repeat(every_s: float, action: Callable[[], None], name: str) -> Callable[[
     return stop
 
 
-def _hold(pace_s: float, cancel: threading.Event | None, note: Callable[[dict], None]) -> None:
-    """Keep a node's result on screen ``pace_s`` before the next node starts (the stream
-    is lazy: the next superstep waits for this loop). Stop ends the wait at once; the
-    pause is logged as it starts (``pacing``: what it will be, so a live page never counts
-    it as work) and as it ends (``paced``: what it was) so durations count work only."""
-    started = time.time()
-    note({"pacing": {"from": started, "seconds": pace_s}})
-    if cancel is not None:
-        cancel.wait(pace_s)
-    else:
-        time.sleep(pace_s)
-    note({"paced": {"from": started, "seconds": round(time.time() - started, 3)}})
-
-
 def run_question(
     question: str,
     design: Design | None = None,
@@ -385,6 +372,17 @@ def _drive(
         ids = task_ids.get(namespace, {}).get(node)
         return update_key(ids.pop(0)) if ids else None
 
+    # Nodes inside a subgraph are held on their own threads (the stream loop holds the rest).
+    inner_pace = (
+        InnerPace(
+            design.pace_s,
+            frozenset(name for name, _ in graph.get_subgraphs()),
+            cancel,
+            lambda ns, data: emit("custom", "", ns, data),
+        )
+        if design.pace_s
+        else None
+    )
     configurable: dict = {"thread_id": thread_id}
     if design.approvals_by == "experiment":  # the gate answers without a person
         agents = get_system(design.system).agents
@@ -401,6 +399,7 @@ def _drive(
                 on_tool=lambda timing, ns: emit("custom", "", ns, {"tool_call": timing}),
             ),
             *([NodeGuard(before_node)] if before_node is not None else []),
+            *([inner_pace] if inner_pace is not None else []),
         ],
     }
 
@@ -454,8 +453,10 @@ def _drive(
                             nodes_run += 1
                             ran = True
                         emit("update", node, ns, update, task_key(ns, node), hold=hold)
+                        if namespace and inner_pace is not None:
+                            inner_pace.shown(ns)
                     if ran and design.pace_s:
-                        _hold(design.pace_s, cancel, lambda s: emit("custom", "", "", s))
+                        hold_pace(design.pace_s, cancel, lambda s: emit("custom", "", "", s))
                 if cancel is not None and cancel.is_set():
                     control.request_drain("cancel")  # a plain Event cannot ask by itself
     except (GraphDrained, Stopped) as exc:
