@@ -17,6 +17,7 @@ from ui import (
     run_panel,
     services,
     teams_fork,
+    two_run_review,
     widgets,
 )
 from ui import history_view as hv
@@ -102,6 +103,7 @@ else:
         },
     )
     st.session_state[DRAWN] = (listed_ids, selection["selection"]["rows"])
+    two_run_review.show(runs)
 
 record = store.run(opened_id) if opened_id else None
 shown = history_open.opened_view(

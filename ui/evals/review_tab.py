@@ -20,7 +20,6 @@ from graph.service.blind_review import (
     review_queue,
     win_rates,
 )
-from graph.service.experiments import side_by_side
 from graph.service.human_reviews import HumanReviews, ReviewError
 from graph.service.judge_agreement import (
     Agreement,
@@ -28,17 +27,13 @@ from graph.service.judge_agreement import (
     pair_agreement,
     score_agreement,
 )
-from ui import services, widgets
+from ui import blind_pair, services, widgets
 from ui.evals import REVIEW, flash_key
 from ui.evals import view as ev
 from ui.evals.intervals import level_words
-from ui.model_text import model_markdown
 
 FLASH = flash_key(REVIEW)
 SHOWN = "evals:review:experiment"
-# Each choice, its button's words and its key (C and R are Streamlit's own).
-CHOICES = (("A", "A is better", "A"), ("B", "B is better", "B"), ("tie", "Tie", "T"))
-BOTH_BAD = ("both bad", "Both bad", "X")
 REVIEWER = None  # no sign-in in the app yet: judgements record no one
 
 
@@ -91,42 +86,14 @@ def show() -> None:
 
 def _pair(experiment_id: str, pair) -> None:
     st.markdown(f"**Question:** {pair.question}")
-    view = side_by_side(services.store(), pair.run_a, pair.run_b)
-    columns = st.columns(2, gap="large")
-    for column, side in zip(columns, ("a", "b")):
-        with column, st.container(key=f"evals-review-{side}"):
-            _answer(view[side], side.upper())
-    st.text_input(
-        "Note (optional)",
-        key=f"evals:review:note:{pair.key}",
-        max_chars=2000,
-        placeholder="What made the difference?",
+    blind_pair.show(
+        pair.run_a,
+        pair.run_b,
+        "evals:review",
+        f"evals:review:note:{pair.key}",
+        _choose,
+        (experiment_id, pair),
     )
-    with st.container(horizontal=True, key="evals-review-choices"):
-        for choice, words, key in (*CHOICES, BOTH_BAD):
-            st.button(
-                words,
-                key=f"evals:review:{choice}",
-                shortcut=key,
-                type="primary" if choice in ("A", "B") else "secondary",
-                on_click=_choose,
-                args=(experiment_id, pair, choice),
-                help=f"Key: {key}",
-            )
-
-
-def _answer(side: dict, letter: str) -> None:
-    st.markdown(f"#### Answer {letter}")
-    with st.container(border=True):
-        if side["answer"]:
-            model_markdown(side["answer"])
-        else:
-            st.caption(f"No final answer ({side['status']}: {side['reason']}).")
-    with st.expander(f"Steps of answer {letter} ({side['steps']} step(s))"):
-        for part in side["panels"]:
-            widgets.panel(part, key=f"evals-review-steps-{letter}")
-        for decision in side["human_decisions"]:
-            st.caption(f"A person decided: {decision}")
 
 
 def _choose(experiment_id: str, pair, choice: str) -> None:
