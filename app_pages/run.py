@@ -43,7 +43,8 @@ for column, example in zip(st.columns(len(EXAMPLES)), EXAMPLES):
         wrap=True,
         key=f"run:example:{EXAMPLES.index(example)}",
     )
-go, stepping, pacing, about = st.columns([1, 1, 2, 3], vertical_alignment="center")
+# Step mode gets room for its whole label at 1280 px with the sidebar shown ("Step m…").
+go, stepping, pacing, about = st.columns([1, 1.5, 2, 2.5], vertical_alignment="center")
 go.button("Run", type="primary", on_click=run_actions.start, icon=":material/play_arrow:")
 # Step mode, Pace and Presentation stay as the user left them across page visits.
 widgets.restore("run:step-mode")
@@ -91,7 +92,7 @@ if (started := run_actions.just_started()) in labels:
     st.session_state["run:selected"] = started  # not the browser's old choice
 if st.session_state.get("run:selected") not in labels:
     st.session_state["run:selected"] = wanted if wanted in labels else next(iter(labels))
-watched, presenting = st.columns([5, 1], vertical_alignment="bottom")
+watched, presenting = st.columns([4, 1.3], vertical_alignment="bottom")
 widgets.restore("run:presentation")
 if presenting.toggle(
     "Presentation",
