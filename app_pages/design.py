@@ -162,7 +162,7 @@ with right:
     for warning in system.design_warnings(design.enabled_agents):
         st.warning(warning)
     compiled = services.compiled_graph(design)
-    widgets.design_graph(compiled, system)
+    widgets.design_graph(compiled, system, key="design")
     st.caption(system.graph_legend)
     st.page_link(
         "app_pages/run.py", label="Run a question with this design", icon=":material/play_arrow:"

@@ -43,7 +43,8 @@ for column, example in zip(st.columns(len(EXAMPLES)), EXAMPLES):
         wrap=True,
         key=f"run:example:{EXAMPLES.index(example)}",
     )
-go, stepping, pacing, about = st.columns([1, 1, 2, 3], vertical_alignment="center")
+# Step mode gets room for its whole label at 1280 px with the sidebar shown ("Step m…").
+go, stepping, pacing, about = st.columns([1, 1.5, 2, 2.5], vertical_alignment="center")
 go.button("Run", type="primary", on_click=run_actions.start, icon=":material/play_arrow:")
 # Step mode, Pace and Presentation stay as the user left them across page visits.
 widgets.restore("run:step-mode")
@@ -90,7 +91,7 @@ if not labels:
     st.info("No runs yet: pick an example question above and press Run.")
     st.stop()
 run_id = run_actions.watched_run(list(labels), wanted, page_visits.arrived())
-watched, presenting = st.columns([5, 1], vertical_alignment="bottom")
+watched, presenting = st.columns([4, 1.3], vertical_alignment="bottom")
 widgets.restore("run:presentation")
 if presenting.toggle(
     "Presentation",

@@ -180,15 +180,19 @@ def approval_card(
                     st.success(line, icon=":material/check_circle:")
         else:
             choices = BUTTONS if kind == "escalation" else BUTTONS[:-1]  # retry: escalations
-            for column, (label, decision, icon) in zip(st.columns(len(choices)), choices):
-                column.button(
+            # Each button as wide as its label, on as many lines as the card needs: in
+            # equal columns "Approve edited query" was cut to "A…" at 1280 px.
+            row = st.container(horizontal=True)
+            for label, decision, icon in choices:
+                row.button(
                     label,
                     key=f"{key}:{decision}",
                     type="primary" if decision == "approve" else "secondary",
                     on_click=_decide,
                     args=(item, decision, key, flash_key),
                     icon=icon,
-                    width="stretch",
+                    width="content",
+                    wrap=True,
                     help=view.help.get(decision),
                 )
         if show_flash:

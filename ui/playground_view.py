@@ -51,7 +51,12 @@ def open_button(
     checkpoint, when given); greyed out with ``why_not`` said when it cannot be tried."""
     label = f"Try {node} with another prompt" if node else "Try this node with another prompt"
     if st.button(
-        label, key=key, icon=":material/science:", disabled=bool(why_not), help=why_not or None
+        label,
+        key=key,
+        icon=":material/science:",
+        disabled=bool(why_not),
+        help=why_not or None,
+        wrap=True,  # in a narrow column its label goes on two lines, not cut short
     ):
         st.session_state[PRESET] = {"run_id": run_id, "checkpoint_id": checkpoint_id}
         st.switch_page(PROMPTS_PAGE)

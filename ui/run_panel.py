@@ -179,6 +179,7 @@ def _panel(store: Store, run_id: str, mode: str, key: str) -> None:
             widgets.design_graph(
                 compiled,
                 view.system,
+                key=key,
                 active=active,
                 taken=view.taken,
                 active_note="running" if mode == "live" else "next",

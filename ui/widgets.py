@@ -9,7 +9,7 @@ import time
 import streamlit as st
 
 from graph.kernel.system import Panel, System
-from ui import services
+from ui import services, table_flow
 from ui.model_text import model_markdown
 from ui.run_view import RunView, message_title, modes_text
 
@@ -22,9 +22,9 @@ MESSAGES_SHOWN = 40
 GRAPH_TOOLBAR_VISIBLE = """<style>
 .st-key-run-graph [data-testid="stElementToolbar"] { opacity: 1 !important; }
 </style>"""
-# Streamlit caps a graph's width at its column (max-width: 100%), which shrinks the
-# labels of a wide graph below reading size; the graph keeps its natural size instead
-# and its box scrolls.
+# Streamlit caps a graph's width at its column (max-width: 100%) with no word of it; the
+# graph is scaled by ui.graph_fit instead (to fit, or at actual size, said in a caption),
+# and a drawing wider than its box at that scale scrolls.
 # Streamlit also sets every label's font size in CSS (smaller than the DOT's): the
 # labels get the size the layout was made for (LABEL_PT, in the drawing's points).
 GRAPH_NATURAL_SIZE = """<style>
@@ -168,15 +168,25 @@ def store_or_stop():
 
 
 def design_graph(
-    compiled, system: System, *, active: str | None = None, taken=(), active_note: str = ""
+    compiled,
+    system: System,
+    *,
+    key: str,
+    active: str | None = None,
+    taken=(),
+    active_note: str = "",
 ) -> None:
+    """The graph, whole in its column by default (``ui.graph_fit``); ``key`` names this
+    page's "Graph size" control."""
     from graph.kernel.render import LABEL_PT, to_dot
+    from ui import graph_fit
 
     dot = to_dot(compiled, system, active=active, taken=taken, active_note=active_note)
-    # At its natural size (labels a little above the body text), never shrunk to fit or
-    # blown up: a wide drawing scrolls sideways inside its column (GRAPH_NATURAL_SIZE).
+    size = graph_fit.size_choice(key)
     st.html(GRAPH_NATURAL_SIZE.format(pt=LABEL_PT))
-    st.graphviz_chart(dot, width="content")
+    with st.container(key=f"{key}-drawing"):
+        st.graphviz_chart(dot, width="content")
+        graph_fit.fit(f"{key}-drawing", size, float(LABEL_PT) * 4 / 3)
 
 
 def profile_name(design: dict) -> str:
@@ -244,7 +254,13 @@ def panel(part: Panel, key: str) -> None:
                     }
                     for r in rows
                 ]
-            if (wordy := wordiest_column(rows)) is not None:
+            if part.lead_columns:
+                st.html(
+                    table_flow.flow_css(
+                        f"{key}-{part.key}", part.rows, part.lead_columns, _wordiest(part)
+                    )
+                )
+            elif (wordy := wordiest_column(rows)) is not None:
                 st.html(WORDY_COLUMN.format(box=f"{key}-{part.key}", nth=wordy + 1))
             st.table(rows, hide_index=True)
         for item in part.items:
@@ -257,6 +273,15 @@ def panel(part: Panel, key: str) -> None:
                     message_list(item["messages"])
         if not part.rows and not part.items and part.empty:
             (st.info if part.empty.endswith("…") else st.caption)(part.empty)
+
+
+def _wordiest(part: Panel) -> str | None:
+    """The column with the longest texts that is not a lead column: it gets a line of its
+    own under each row."""
+    others = [c for c in part.rows[0] if c not in part.lead_columns]
+    if not others:
+        return None
+    return max(others, key=lambda c: max(len(str(r.get(c) or "")) for r in part.rows))
 
 
 def message_list(messages: list[dict]) -> None:

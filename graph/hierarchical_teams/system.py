@@ -504,6 +504,7 @@ class HierarchicalTeams(System):
                 subtasks,
                 caption=caption,
                 status_column="Status",
+                lead_columns=("Id", "Team", "Status"),
                 empty=self.working
                 if facts.live
                 else (

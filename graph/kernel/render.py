@@ -19,9 +19,9 @@ TERMINAL = {"__start__": "START", "__end__": "END"}
 # LangGraph's own node error handler (present when a design has a fallback hook): not a
 # node a user designs, so it is not drawn
 HIDDEN = {"__default_error_handler__"}
-# Labels in points: 13 pt is 17.3 px, a little above the page's 16 px body text, and the
-# page draws the graph at its natural size (never shrunk to fit), so this is what a class
-# reads whatever the number of agents.
+# Labels in points: 13 pt is 17.3 px, a little above the page's 16 px body text, at the
+# drawing's actual size; the page scales a drawing wider than its column down to fit
+# (never below 10 px labels) and says so.
 LABEL_PT = "13"
 # Agents a hub routes to are stacked this many to a row, so the drawing grows downwards
 # with the agent count and fits a half-width column at 1280 px.

@@ -87,6 +87,10 @@ class Panel:
     empty: str = ""  # what is said when there are no rows (and no items)
     status_column: str | None = None  # a column whose words are coloured by status
     items: list[dict] = field(default_factory=list)  # {label, text, rows, messages, open}
+    # The columns a class must always see on a row's first line, in a narrow column; the
+    # wordiest column goes on a line of its own below, the others after it (empty: a
+    # plain table).
+    lead_columns: tuple[str, ...] = ()
 
 
 @dataclass

@@ -391,6 +391,7 @@ class PlanExecute(System):
                 "Steps",
                 steps,
                 status_column="Status",
+                lead_columns=("Step", "Agent", "Status", "Replans"),
                 empty=self.working
                 if facts.live
                 else (

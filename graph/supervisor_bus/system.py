@@ -385,6 +385,7 @@ class SupervisorBus(System):
                 "bus",
                 "Message bus",
                 bus,
+                lead_columns=("Id", "From", "To", "Type"),
                 caption="Every message on the append-only bus, in order. *Consumed by*: the "
                 "inboxes that have handled it (each at most once, even after a "
                 "replay); *time to answer*: from a request to its result or error.",

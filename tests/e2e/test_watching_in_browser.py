@@ -7,6 +7,7 @@ Screenshots: watching-1.png, -2 and -3 (in ``SHOTS``): the run unfolding.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -15,6 +16,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.e2e.conftest import SHOTS
+from ui.graph_fit import MIN_LABEL_PX
 
 TESLA = "How did Tesla's stock do in 2008?"
 
@@ -116,10 +118,12 @@ BODY_SIZE = """() => parseFloat(getComputedStyle([...document.querySelectorAll(
 
 
 def test_graph_labels_are_body_size_with_one_and_six_agents_at_1280x720(browser, tmp_path):
-    """Issue #15: the graph is drawn at its natural size, so its smallest label is at
-    least the body text's size with one agent and with six, and its boxes are the same
-    size in both (it grows, it does not zoom); the step table's Action column keeps a
-    readable width in its half of the page."""
+    """Issue #15: at "Actual size" the graph's smallest label is at least the body text's
+    size with one agent and with six, and its boxes are the same size in both (it grows,
+    it does not zoom). Issue #28 changed the default: a class must see the whole graph, so
+    it is scaled to fit its column ("Fit"), never below MIN_LABEL_PX labels, and zooms
+    back to actual size on demand. The step's action keeps a readable width (a line of
+    its own under the step)."""
     import graph.registry  # noqa: F401  (the systems the store's designs name)
     from graph.kernel.design import Design
     from graph.plan_execute.agents import AGENTS
@@ -142,6 +146,11 @@ def test_graph_labels_are_body_size_with_one_and_six_agents_at_1280x720(browser,
                 expect(page.locator("p", has_text="status done").first).to_be_visible(
                     timeout=30_000
                 )
+                fitted = graph.evaluate(LABEL_SIZES)
+                assert fitted and min(fitted) >= MIN_LABEL_PX - 0.1, (len(agents), fitted)
+                page.get_by_text("Actual size", exact=True).click()
+                note = page.locator(".st-key-run-drawing .graph-fit-note")
+                expect(note).to_have_text(re.compile("^Drawn at actual size"))
                 body = page.evaluate(BODY_SIZE)
                 sizes = graph.evaluate(LABEL_SIZES)
                 assert body >= 14 and sizes, (body, sizes)
@@ -150,8 +159,8 @@ def test_graph_labels_are_body_size_with_one_and_six_agents_at_1280x720(browser,
                 box_heights[len(agents)] = planner.locator("path, polygon").first.evaluate(
                     "p => p.getBoundingClientRect().height"
                 )
-                action = page.locator(".st-key-run-steps th", has_text="Action").first
-                assert action.evaluate("th => th.getBoundingClientRect().width") >= 12 * body
+                action = page.locator(".st-key-run-steps td:nth-child(3)").first
+                assert action.evaluate("td => td.getBoundingClientRect().width") >= 12 * body
     assert abs(box_heights[1] - box_heights[len(AGENTS)]) < 1, box_heights
 
 

@@ -1,0 +1,185 @@
+"""Nothing a class needs is clipped at a projector's 1280×720 (issue 28 point 1): for each
+system (plan_execute with one agent and with six), with the sidebar shown and in
+Presentation, during a paced run that waits for a decision, the graph is drawn whole in
+its box (scaled, the scale said), the run's main table has no sideways scroll and shows
+its lead columns (Status among them), and no button's label is cut.
+
+Screenshots: class-view-<case>-sidebar.png and -presentation.png, and each with -table
+(in ``SHOTS``).
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from graph.kernel.design import Design
+from graph.service.store import FILE_NAME, Store
+from tests.e2e.conftest import SHOTS
+from tests.e2e.test_app_in_browser import _click_run
+from tests.e2e.test_watching_in_browser import projector_page
+from ui.graph_fit import MIN_LABEL_PX
+
+TESLA = "How did Tesla's stock do in 2008?"
+TEAMS = (
+    "Check that the API is healthy, find reliable news sites about interest rates and "
+    "send their URLs to the API"
+)
+# case -> (design, question that makes the run wait for a decision, the main table's key,
+# the columns it must show on every row)
+CASES = {
+    "plan_execute-1": (
+        {"enabled_agents": ["synthesizer"], "approvals": {"synthesizer": "always"}},
+        TESLA,
+        "steps",
+        ["Step", "Agent", "Status", "Replans"],
+    ),
+    "plan_execute-6": (
+        {},
+        "What caused the dot-com crash? Ask me before each step.",
+        "steps",
+        ["Step", "Agent", "Status", "Replans"],
+    ),
+    "supervisor_bus": (
+        {"system": "supervisor_bus"},
+        "What caused the dot-com crash?",
+        "bus",
+        ["Id", "From", "To", "Type"],
+    ),
+    "hierarchical_teams": (
+        {"system": "hierarchical_teams"},
+        TEAMS,
+        "subtasks",
+        ["Id", "Team", "Status"],
+    ),
+}
+
+# One look at the page: the graph's drawing and its box, the main table's widths and its
+# headings, every button or switch label that is cut, the smallest graph label on screen.
+MEASURE = """table => {
+  const last = q => [...document.querySelectorAll(q)].pop();
+  const rect = e => { const r = e.getBoundingClientRect();
+    return {left: r.left, right: r.right, width: r.width}; };
+  const box = last('.st-key-run-drawing');
+  const svg = box && box.querySelector('[data-testid=stGraphVizChart] svg');
+  const note = box && box.querySelector('.graph-fit-note');
+  const labels = svg ? [...svg.querySelectorAll('text')].map(
+    t => t.getScreenCTM().a * parseFloat(getComputedStyle(t).fontSize)) : [];
+  const st = last(`.st-key-run-${table} [data-testid=stTable]`);
+  const wide = st ? [st, ...st.querySelectorAll('*')]
+    .filter(e => e.scrollWidth > e.clientWidth + 1 && getComputedStyle(e).overflowX !== 'visible')
+    .map(e => [e.tagName, e.scrollWidth, e.clientWidth]) : null;
+  const heads = st ? [...st.querySelectorAll('th')].filter(th => th.offsetWidth > 0)
+    .map(th => ({name: th.innerText.trim(), ...rect(th)})) : [];
+  const labelled = [...document.querySelectorAll(
+    '[data-testid=stMain] button, [data-testid=stMain] [data-testid=stCheckbox] label')];
+  const cut = labelled.filter(b => b.offsetWidth > 0).flatMap(b =>
+    [...b.querySelectorAll('p, [data-testid=stMarkdownContainer]')]
+      .filter(e => e.clientWidth > 2 && e.scrollWidth > e.clientWidth + 1)
+      .map(e => [b.innerText.trim(), e.scrollWidth, e.clientWidth]));
+  return {
+    box: box && rect(box), svg: svg && rect(svg), note: note ? note.textContent : '',
+    min_label: labels.length ? Math.min(...labels) : null,
+    table: st && rect(st), wide, heads, cut, viewport: innerWidth,
+    buttons: labelled.filter(b => b.tagName === 'BUTTON' && b.offsetWidth > 0)
+      .map(b => b.innerText.trim().split('\\n').pop().trim()),  // the icon's name first
+  };
+}"""
+
+
+def _check(seen: dict, lead: list[str], where: str) -> None:
+    """What a class must see, as measured; ``where`` names the moment in a failure."""
+    box, svg = seen["box"], seen["svg"]
+    assert box and svg, (where, seen)
+    assert svg["left"] >= box["left"] - 1 and svg["right"] <= box["right"] + 1, (where, seen)
+    assert re.match(r"Drawn at (\d+ % to fit|actual size: it fits)", seen["note"]), (where, seen)
+    # scaled down only as far as needed: a scaled drawing fills its box's width
+    assert "it fits" in seen["note"] or svg["width"] >= box["width"] - 2, (where, seen)
+    assert seen["min_label"] >= MIN_LABEL_PX - 0.1, (where, seen)
+    assert seen["table"], (where, "no table", seen)
+    assert seen["wide"] == [], (where, seen)  # nothing in the table scrolls sideways
+    shown = {h["name"]: h for h in seen["heads"]}
+    for name in lead:
+        head = shown.get(name)
+        assert head, (where, name, seen["heads"])
+        assert seen["table"]["left"] - 1 <= head["left"] < head["right"], (where, head)
+        assert head["right"] <= min(seen["table"]["right"], seen["viewport"]) + 1, (where, head)
+    assert seen["cut"] == [], (where, seen["cut"])
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_graph_table_and_buttons_fit_at_1280x720_with_sidebar_and_in_presentation(
+    case, app_url, app_home, browser
+):
+    changes, question, table, lead = CASES[case]
+    store = Store(app_home / FILE_NAME)
+    kept = store.load_design()
+    store.save_design(Design(**changes))
+    try:
+        with projector_page(browser) as page:
+            _walk(page, app_url, case, question, table, lead)
+    finally:  # the session's server is shared: leave its design as it was
+        store.save_design(kept or Design())
+        store.close()
+
+
+def _walk(page: Page, app_url: str, case: str, question: str, table: str, lead: list[str]):
+    page.goto(app_url + "/run")
+    box = page.get_by_label("Question")
+    box.fill(question)
+    box.press("Control+Enter")
+    expect(box).to_have_value(question)
+    page.get_by_role("combobox", name="Pace").click()
+    page.get_by_role("option", name="1 s per node").click()
+    expect(page.get_by_role("combobox", name="Pace")).to_have_value("1 s per node")
+    _click_run(page)
+    note = page.locator(".st-key-run-drawing .graph-fit-note")
+    # paced, the run waits for its decision with its table and graph drawn
+    expect(page.locator("[class*='st-key-approval-']").first).to_be_visible(timeout=60_000)
+    expect(page.locator(f".st-key-run-{table} tbody tr").first).to_be_visible()
+    expect(page.get_by_role("button", name="Approve edited query")).to_be_visible()
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    for where in ("sidebar", "presentation"):
+        if where == "presentation":
+            switch = page.get_by_role("switch", name="Presentation")
+            switch.click(force=True)  # the input is visually hidden behind its label
+            expect(switch).to_be_checked()
+            expect(page.locator("section[data-testid=stSidebar]")).to_be_hidden()
+        expect(note).to_have_text(re.compile("^Drawn at"))
+        page.wait_for_function(
+            "() => { const b = document.querySelector('.st-key-run-drawing');"
+            " const s = b && b.querySelector('svg'); if (!s) return false;"
+            " return s.getBoundingClientRect().right <= b.getBoundingClientRect().right + 1; }"
+        )
+        page.wait_for_function(f"t => ({MEASURE})(t).table", arg=table)
+        seen = page.evaluate(MEASURE, table)
+        _check(seen, lead, f"{case}, {where}")
+        assert {"Approve", "Approve edited query", "Reject", "Skip"} <= set(seen["buttons"])
+        page.locator(".st-key-run-graph").scroll_into_view_if_needed()
+        page.evaluate("window.scrollBy(0, -160)")  # the status line above
+        page.screenshot(path=str(SHOTS / f"class-view-{case}-{where}.png"))
+        page.locator(f".st-key-run-{table}").last.scroll_into_view_if_needed()
+        page.screenshot(path=str(SHOTS / f"class-view-{case}-{where}-table.png"))
+    if case == "plan_execute-6":
+        _actual_size_is_kept(page, note)
+
+
+def _actual_size_is_kept(page: Page, note) -> None:
+    """Graph size: Actual size draws the six-agent graph at full size (wider than its box,
+    said), and stays chosen while the page redraws; Fit brings it back whole."""
+    switch = page.get_by_role("switch", name="Presentation")
+    switch.click(force=True)
+    expect(switch).not_to_be_checked()
+    page.get_by_text("Actual size", exact=True).click()
+    expect(page.get_by_role("radio", name="Actual size")).to_be_checked()
+    expect(note).to_have_count(1)
+    expect(note).to_have_text("Drawn at actual size: scroll sideways to see all of it.")
+    page.get_by_role("button", name="Approve", exact=True).click()  # the run goes on
+    expect(page.get_by_role("radio", name="Actual size")).to_be_checked()
+    expect(note).to_have_text("Drawn at actual size: scroll sideways to see all of it.")
+    page.get_by_text("Fit", exact=True).click()
+    expect(page.get_by_role("radio", name="Fit")).to_be_checked()
+    expect(note).to_have_count(1)  # the note of the size before goes with its redraw
+    expect(note).to_have_text(re.compile(r"^Drawn at \d+ % to fit"))

@@ -1,0 +1,112 @@
+"""A graph drawn whole in its column (issue 28): scaled to fit by default, or at its actual
+size, with the scale said under it.
+
+Graphviz lays the drawing out in the browser (``st.graphviz_chart``), so only the browser
+knows how wide it is: a small script beside the chart reads the drawing's size and its
+column's, scales the drawing, and writes the caption. A scale that would make the labels
+smaller than MIN_LABEL_PX is not used: the drawing then keeps that size and scrolls
+sideways, and the caption says so.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from ui import widgets
+
+SIZES = ("Fit", "Actual size")
+# The smallest label a class can still read on a projector at 1280 px: the drawing is
+# never scaled below it (13 pt labels, 17.3 px at actual size, read at 10 px at 58 %).
+MIN_LABEL_PX = 10.0
+
+_JS = """
+export default function ({ parentElement, data }) {
+  const note = parentElement.querySelector('.graph-fit-note');
+  const box = parentElement.closest('.st-key-' + data.box);
+  if (!box || !note) return;
+  const floor = data.min_px / data.label_px;
+  const fit = () => {
+    const chart = box.querySelector('[data-testid="stGraphVizChart"]');
+    const svg = chart && chart.querySelector('svg');
+    if (!svg || !svg.getAttribute('width')) return;
+    const px = v => parseFloat(v) * (String(v).endsWith('pt') ? 4 / 3 : 1);
+    const width = px(svg.getAttribute('width')), height = px(svg.getAttribute('height'));
+    const room = box.clientWidth;  // the chart's own box is only as wide as its drawing
+    if (!width || !room) return;
+    let scale = data.mode === 'fit' ? Math.min(1, room / width) : 1;
+    const floored = scale < floor;
+    if (floored) scale = floor;
+    const w = (width * scale).toFixed(1) + 'px', h = (height * scale).toFixed(1) + 'px';
+    if (svg.style.width !== w) svg.style.setProperty('width', w, 'important');
+    if (svg.style.height !== h) svg.style.setProperty('height', h, 'important');
+    svg.style.setProperty('max-width', 'none', 'important');
+    const pct = Math.round(scale * 100);
+    const wider = width * scale > room + 1;
+    let text;
+    if (data.mode !== 'fit') {
+      text = wider ? 'Drawn at actual size: scroll sideways to see all of it.'
+                   : 'Drawn at actual size.';
+    } else if (floored) {
+      text = `Drawn at ${pct} %, the smallest readable size: scroll sideways to see all of it.`;
+    } else if (scale < 1) {
+      text = `Drawn at ${pct} % to fit its column (Graph size: Actual size for larger labels).`;
+    } else {
+      text = 'Drawn at actual size: it fits its column.';
+    }
+    if (note.textContent !== text) note.textContent = text;
+    note.dataset.scale = scale.toFixed(3);
+  };
+  const resized = new ResizeObserver(fit);
+  resized.observe(box);
+  // the chart is drawn again as the run moves on: fit each new drawing
+  const redrawn = new MutationObserver(fit);
+  redrawn.observe(box, { childList: true, subtree: true, attributes: true,
+                         attributeFilter: ['width', 'height', 'viewBox'] });
+  fit();
+  return () => { resized.disconnect(); redrawn.disconnect(); };
+}
+"""
+_CSS = """
+.graph-fit-note { font-size: 0.875rem; color: rgba(49, 51, 63, 0.75); margin: 0; }
+"""
+
+_fitter = st.components.v2.component(
+    "stepwise_graph_fit",
+    html='<p class="graph-fit-note" data-testid="graph-fit-note"></p>',
+    css=_CSS,
+    js=_JS,
+    isolate_styles=False,
+)
+
+
+def size_choice(key: str) -> str:
+    """The "Graph size" control; kept for the session, on every page that draws a graph."""
+    choice = f"{key}:graph-size"
+    widgets.restore(choice, list(SIZES))
+    picked = st.radio(
+        "Graph size",
+        SIZES,
+        key=choice,
+        horizontal=True,
+        on_change=widgets.keep,
+        args=(choice,),
+        help="Fit: the whole graph in its column, scaled down if need be (never below "
+        f"{MIN_LABEL_PX:g} px labels). Actual size: full-size labels; a wide graph then "
+        "scrolls sideways. The fullscreen button shows it larger still.",
+    )
+    return picked or SIZES[0]
+
+
+def fit(box: str, size: str, label_px: float) -> None:
+    """Scale the graph drawn in the container keyed ``box`` as ``size`` asks, and say so."""
+    mode = "fit" if size == SIZES[0] else "actual"
+    _fitter(
+        key=f"{box}:fit:{mode}",  # mounted anew when the size changes: its script runs again
+        data={
+            "box": box,
+            "mode": mode,
+            "min_px": MIN_LABEL_PX,
+            "label_px": label_px,
+        },
+        height="content",
+    )
