@@ -17,7 +17,6 @@ spread (min–max) of the wall times. Nothing is asserted.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
 import statistics
 import sys
@@ -34,6 +33,7 @@ from bench.real_server import Served, add_arguments, real_server  # noqa: E402
 from graph.kernel.design import Design  # noqa: E402
 from graph.kernel.system import get_system  # noqa: E402
 from graph.prompts import default_text  # noqa: E402
+from graph.service.playground import PromptTry, try_node  # noqa: E402
 from graph.service.prompt_forks import call_sources  # noqa: E402
 from graph.service.run_service import RunService  # noqa: E402
 from graph.service.store import Store  # noqa: E402
@@ -73,24 +73,19 @@ def before_last_step(service: RunService, run_id: str) -> str | None:
 
 
 def time_playground_call(service: RunService, run_id: str, checkpoint_id: str | None) -> str:
-    """The hook for the node playground (issue 26.2), measured when its module is there and
-    offers ``bench_call(service, run_id, checkpoint_id)``: one call of the Executor's model
-    on the state at that checkpoint."""
-    if importlib.util.find_spec("graph.service.playground") is None:
-        return "playground: not measured (no playground module)"
-    import graph.service.playground as playground
-
+    """One node playground call (``playground.try_node``): the node at that checkpoint
+    (the Executor before the last step) asked once with the fork's prompt, on the active
+    model profile, nothing else of the run executed."""
     if checkpoint_id is None:
         return "playground: not measured (no checkpoint before a last step to call it on)"
-    call = getattr(playground, "bench_call", None)
-    if call is None:
-        return (
-            "playground: not measured (graph.service.playground has no "
-            "bench_call(service, run_id, checkpoint_id))"
-        )
     started = time.perf_counter()
-    call(service, run_id, checkpoint_id)
-    return f"playground: one call {time.perf_counter() - started:.1f} s"
+    trial = try_node(
+        service, run_id, checkpoint_id, [PromptTry("bench", FORK_TEXT)], [service.profiles.active()]
+    )
+    took = time.perf_counter() - started
+    problems = [s.problem for s in trial.samples if s.problem]
+    said = f" ({problems[0]})" if problems else ""
+    return f"playground: one call of {trial.node} {took:.1f} s{said}"
 
 
 def spread(values: list[float]) -> str:
