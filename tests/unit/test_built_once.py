@@ -195,9 +195,11 @@ def test_hierarchical_teams_builds_each_workers_tools_once(settings, monkeypatch
     from graph.service.runs import checkpointer_for
 
     made: list[str] = []
-    real = teams._tools
+    real = teams.worker_tools
     monkeypatch.setattr(
-        teams, "_tools", lambda worker, deps: made.append(worker) or real(worker, deps)
+        teams,
+        "worker_tools",
+        lambda worker, settings: made.append(worker) or real(worker, settings),
     )
     design = Design(system="hierarchical_teams")
     graph = get_system("hierarchical_teams").build_graph(
