@@ -24,8 +24,17 @@ export default function ({ parentElement, data }) {
   const note = parentElement.querySelector('.graph-fit-note');
   const box = parentElement.closest('.st-key-' + data.box);
   if (!box || !note) return;
+  // A change of size mounts a new fitter while the old one is still on the page until
+  // the redraw ends: the newest owns the drawing, an older one hides and stops scaling
+  // (two captions were seen, and two fitters setting the drawing's size in turn).
+  const me = String(Date.now()) + Math.random();
+  box.dataset.graphFitter = me;
   const floor = data.min_px / data.label_px;
   const fit = () => {
+    if (box.dataset.graphFitter !== me) {
+      note.style.display = 'none';
+      return;
+    }
     const chart = box.querySelector('[data-testid="stGraphVizChart"]');
     const svg = chart && chart.querySelector('svg');
     if (!svg || !svg.getAttribute('width')) return;

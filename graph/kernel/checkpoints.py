@@ -226,7 +226,9 @@ def running_node(snapshot: StateSnapshot) -> str | None:
     if not pending:
         return None
     for task in snapshot.tasks:
-        inner = task.state
+        # a LangGraph Server run's snapshot is read from the server: its tasks carry no
+        # state of their own (the Run page crashed on every server run)
+        inner = getattr(task, "state", None)
         if task.name == pending[0] and isinstance(inner, StateSnapshot):
             inside = pending_nodes(inner)
             if inside:

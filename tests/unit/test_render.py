@@ -123,3 +123,14 @@ def test_the_edge_just_taken_is_thickest_even_when_taken_before():
         'executor -> web_researcher [arrowsize=1.4 color="#bf360c" penwidth=6 style=bold]'
     ]
     assert 'planner -> executor [color="#e65100" penwidth=3 style=bold]' in dot
+
+
+def test_the_running_node_of_a_server_runs_snapshot_is_its_next_node():
+    """A LangGraph Server run's snapshot is read from the server: its tasks have no
+    ``state`` (the Run page raised AttributeError on every server run)."""
+    from types import SimpleNamespace
+
+    from graph.kernel.checkpoints import running_node
+
+    served = SimpleNamespace(next=("executor",), tasks=[SimpleNamespace(name="executor")])
+    assert running_node(served) == "executor"  # type: ignore[arg-type]
