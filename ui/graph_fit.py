@@ -29,6 +29,7 @@ export default function ({ parentElement, data }) {
   // (two captions were seen, and two fitters setting the drawing's size in turn).
   const me = String(Date.now()) + Math.random();
   box.dataset.graphFitter = me;
+  box.querySelectorAll('.graph-fit-note').forEach(n => { if (n !== note) n.style.display = 'none'; });
   const floor = data.min_px / data.label_px;
   const fit = () => {
     if (box.dataset.graphFitter !== me) {

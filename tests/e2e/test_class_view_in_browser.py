@@ -64,7 +64,7 @@ MEASURE = """table => {
     return {left: r.left, right: r.right, width: r.width}; };
   const box = last('.st-key-run-drawing');
   const svg = box && box.querySelector('[data-testid=stGraphVizChart] svg');
-  const note = box && box.querySelector('.graph-fit-note');
+  const note = box && [...box.querySelectorAll('.graph-fit-note')].find(n => n.offsetParent !== null);
   const labels = svg ? [...svg.querySelectorAll('text')].map(
     t => t.getScreenCTM().a * parseFloat(getComputedStyle(t).fontSize)) : [];
   const st = last(`.st-key-run-${table} [data-testid=stTable]`);
@@ -134,7 +134,7 @@ def _walk(page: Page, app_url: str, case: str, question: str, table: str, lead: 
     page.get_by_role("option", name="1 s per node").click()
     expect(page.get_by_role("combobox", name="Pace")).to_have_value("1 s per node")
     _click_run(page)
-    note = page.locator(".st-key-run-drawing .graph-fit-note")
+    note = page.locator(".st-key-run-drawing .graph-fit-note:visible")
     # paced, the run waits for its decision with its table and graph drawn
     expect(page.locator("[class*='st-key-approval-']").first).to_be_visible(timeout=60_000)
     expect(page.locator(f".st-key-run-{table} tbody tr").first).to_be_visible()

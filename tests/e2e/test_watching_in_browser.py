@@ -149,7 +149,7 @@ def test_graph_labels_are_body_size_with_one_and_six_agents_at_1280x720(browser,
                 fitted = graph.evaluate(LABEL_SIZES)
                 assert fitted and min(fitted) >= MIN_LABEL_PX - 0.1, (len(agents), fitted)
                 page.get_by_text("Actual size", exact=True).click()
-                note = page.locator(".st-key-run-drawing .graph-fit-note")
+                note = page.locator(".st-key-run-drawing .graph-fit-note:visible")
                 expect(note).to_have_text(re.compile("^Drawn at actual size"))
                 body = page.evaluate(BODY_SIZE)
                 sizes = graph.evaluate(LABEL_SIZES)
