@@ -49,6 +49,7 @@ def test_a_lease_lost_while_a_checkpoint_is_serialized_refuses_that_write(tmp_pa
             graph.invoke(
                 {"messages": [HumanMessage("go")]},
                 {"configurable": {"thread_id": "t"}, "recursion_limit": 40},
+                durability="sync",  # each checkpoint written before the next step: counted
             )
         # the write whose values were being serialized when the lease was lost is not
         # there: every checkpoint kept was written before the loss
