@@ -1,8 +1,8 @@
 """The hosted systems, in the order the app lists them: one line each.
 
 A fourth system is one package exporting a ``SYSTEM`` (a ``graph.kernel.system.System``)
-and one line here (and, for the offline scripted model to play it, its rules in
-``graph/models/scripted/``).
+and one line here; registering it also plays its rules on the offline scripted model
+(``offline_rules`` in its package).
 """
 
 from __future__ import annotations

@@ -17,13 +17,14 @@ import uuid
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from langchain_core.messages import HumanMessage
 from langgraph.graph import END
 from langgraph.graph.state import CompiledStateGraph
 
-from graph.hierarchical_teams import agents, prompts
+from graph.hierarchical_teams import agents, offline_rules, prompts
 from graph.hierarchical_teams.agents import AGENTS, TEAMS, enabled_teams, team_workers
 from graph.hierarchical_teams.deps import Deps
 from graph.hierarchical_teams.fork import COLUMNS, edited_plan, parse_rows, plan_rows
@@ -106,6 +107,7 @@ class HierarchicalTeams(System):
         "The lead supervisor and each team's supervisor are always on; a team is on "
         "when at least one of its workers is."
     )
+    offline_rules: ClassVar[ModuleType] = offline_rules
     examples = (
         "Check that the API is healthy and find reliable news sites about what moves the "
         "stock market",

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Mapping
 
 from graph.kernel.node_asks import NodeAsk, NotTryable
+from graph.models.scripted import rules as scripted_rules
 from graph.prompts import PromptSet, prompt_names
 
 CLASSIFIER_PROMPT = "guardrail/classifier"  # the guardrail classifier's, for any system
@@ -188,6 +189,9 @@ class System(ABC):
     agents: ClassVar[Mapping[str, AgentSpec]]
     teams: ClassVar[Mapping[str, str]] = {}  # team -> what it does (agents grouped by it)
     settings: ClassVar[tuple[Setting, ...]] = ()
+    # How the offline scripted model plays this system (``graph.models.scripted.rules``):
+    # a module with ``answer(prompt)`` and its tool tables; None: nothing of its own.
+    offline_rules: ClassVar[Any] = None
     abilities: ClassVar[tuple[Ability, ...]] = ()
     timeline_fields: ClassVar[tuple[str, ...]] = ()  # what the checkpoint timeline diffs
     field_labels: ClassVar[Mapping[str, str]] = {}  # how the timeline titles those fields
@@ -435,13 +439,17 @@ _SYSTEMS: dict[str, System] = {}
 def register(system: System) -> System:
     """Host ``system``: ``graph.registry`` registers the shipped ones, in the order the app
     lists them (the run service imports it, so the app and the command line have them);
-    a system registered later comes after them."""
+    a system registered later comes after them. Its offline rules are played from now on."""
     _SYSTEMS[system.name] = system
+    if system.offline_rules is not None:
+        scripted_rules.add(system.offline_rules)
     return system
 
 
 def unregister(name: str) -> None:
-    _SYSTEMS.pop(name, None)
+    system = _SYSTEMS.pop(name, None)
+    if system is not None and system.offline_rules is not None:
+        scripted_rules.remove(system.offline_rules)
 
 
 def systems() -> dict[str, System]:

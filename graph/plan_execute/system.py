@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, AbstractSet, Any, cast
+from types import ModuleType
+from typing import TYPE_CHECKING, AbstractSet, Any, ClassVar, cast
 
 from langchain_core.messages import HumanMessage
 from langgraph.graph import END
@@ -33,7 +34,7 @@ from graph.kernel.system import (
 )
 from graph.kernel.wiring import SystemGraph, compile_graph
 from graph.models.chat import role_models
-from graph.plan_execute import agents, prompts
+from graph.plan_execute import agents, offline_rules, prompts
 from graph.plan_execute.agents import AGENTS, enabled_specs
 from graph.plan_execute.deps import Deps
 from graph.plan_execute.executor import executor_ask, executor_node
@@ -106,6 +107,7 @@ class PlanExecute(System):
         "each step to one of the agents below and asks for a new plan when a step fails."
     )
     always_on = "The Planner and the Executor are always on."
+    offline_rules: ClassVar[ModuleType] = offline_rules
     examples = (
         "Which stock in the database grew the most between 2005 and 2009? Chart the prices.",
         "What happened to Apple when it launched the iPhone, and how did its stock price "

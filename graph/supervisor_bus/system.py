@@ -16,7 +16,8 @@ import time
 import uuid
 from dataclasses import asdict, dataclass
 from functools import partial
-from typing import TYPE_CHECKING
+from types import ModuleType
+from typing import TYPE_CHECKING, ClassVar
 
 from langchain_core.messages import HumanMessage
 from langgraph.graph import END
@@ -38,7 +39,7 @@ from graph.kernel.system import (
 )
 from graph.kernel.wiring import SystemGraph, compile_graph
 from graph.prompts import PromptError
-from graph.supervisor_bus import agents, prompts
+from graph.supervisor_bus import agents, offline_rules, prompts
 from graph.supervisor_bus.agents import AGENTS
 from graph.supervisor_bus.bus import ANSWER_TYPES, Outbox, answer_to, inbox, messages, preview
 from graph.supervisor_bus.deps import make_deps, max_rounds
@@ -94,6 +95,7 @@ class SupervisorBus(System):
         "a request not answered in time goes to a human."
     )
     always_on = "The supervisor and the human node are always on."
+    offline_rules: ClassVar[ModuleType] = offline_rules
     # its researcher reads the bundled documents (no database tool): questions about events
     examples = (
         "What caused the dot-com crash?",

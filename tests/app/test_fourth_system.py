@@ -53,7 +53,11 @@ def test_the_run_and_history_pages_show_a_run_of_the_fourth_system(relay, servic
     assert list(legs["Agent"]) == ["drafter", "checker"]
     assert "Duration" in legs.columns and "LLM calls" in legs.columns
     shown = texts(at)
-    assert "Checked by the relay:" in shown and "2 relay leg(s)" in shown
+    # The offline model played the relay by the relay's own rules (tests/fourth/offline_rules.py),
+    # registered with the system: not the "I follow fixed rules and have none" of no rules.
+    own = "Checked by the relay: A first draft from the relay's own rules, for: " + QUESTION
+    assert own in shown and "2 relay leg(s)" in shown
+    assert store.snapshot(run_id)["final_answer"] == own
     assert "offline scripted model" in shown
 
     history = open_page("app_pages/history.py", run=run_id)

@@ -6,7 +6,8 @@ state, a snapshot with rows, and a panel for the Run page)."""
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Optional
+from types import ModuleType
+from typing import ClassVar, Optional
 
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.graph import END, MessagesState
@@ -18,6 +19,8 @@ from graph.kernel.system import AgentSpec, Panel, RunFacts, System
 from graph.kernel.wiring import SystemGraph, compile_graph
 from graph.models.chat import make_chat_model
 from graph.settings import get_settings
+from tests.fourth import offline_rules
+from tests.fourth.offline_rules import draft_request
 
 
 class RelayState(MessagesState, ConversationState):
@@ -55,6 +58,7 @@ class Relay(System):
     field_labels = {"draft": "Draft"}
     fork_fields = ("draft",)
     graph_legend = "The drafter hands its draft to the checker, which ends the run."
+    offline_rules: ClassVar[ModuleType] = offline_rules
 
     def build_graph(
         self,
@@ -71,7 +75,7 @@ class Relay(System):
         enabled = set(design.enabled_agents)
 
         def drafter(state: dict) -> dict:
-            reply = model.invoke([HumanMessage(content=state["question"])])
+            reply = model.invoke([HumanMessage(content=draft_request(state["question"]))])
             draft = reply.content if isinstance(reply.content, str) else str(reply.content)
             return {
                 "draft": draft,

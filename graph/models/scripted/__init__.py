@@ -7,12 +7,10 @@ it was given and what they returned, tools offered in the prompt by a server wit
 native tool calls) and answers by fixed rules, so an edited prompt changes its answers
 and whole runs work end to end with no network.
 
-The rules live beside this file, one module per hosted system (``plan_execute``,
-``supervisor_bus``, ``hierarchical_teams``) and one for the checks around them
-(``checks``: the guardrail classifier, the Model page's connection check). Each offers
-``answer(prompt)`` for the prompts it recognises, and tables for tools: how to call a
-tool (``TOOL_RULES``), how to read its result (``SUMMARIES``), which tool follows it
-(``FOLLOW_UPS``). A new system adds its module to ``RULES``.
+Each hosted system brings its own rules (``offline_rules.py`` in its package, registered
+with the system); the checks around them (``checks``: the guardrail classifier, the Model
+page's connection check) live beside this file. ``rules`` says how they are found and in
+which order they are tried.
 """
 
 from __future__ import annotations
@@ -32,7 +30,7 @@ from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from graph.models import tool_prompting
-from graph.models.scripted import checks, hierarchical_teams, plan_execute, supervisor_bus
+from graph.models.scripted import rules as offline_rules
 from graph.models.scripted.common import (
     LABEL,
     count_tokens,
@@ -41,18 +39,6 @@ from graph.models.scripted.common import (
     tool_call,
     tool_name_of,
 )
-
-# Tried in order: the first that recognises a prompt answers it.
-RULES = (checks, hierarchical_teams, supervisor_bus, plan_execute)
-TOOL_RULES = {
-    name: rule for module in RULES for name, rule in getattr(module, "TOOL_RULES", {}).items()
-}
-SUMMARIES = {
-    name: read for module in RULES for name, read in getattr(module, "SUMMARIES", {}).items()
-}
-FOLLOW_UPS = {
-    name: then for module in RULES for name, then in getattr(module, "FOLLOW_UPS", {}).items()
-}
 
 
 class ScriptedChatModel(BaseChatModel):
@@ -105,7 +91,7 @@ class ScriptedChatModel(BaseChatModel):
             return ChatResult(generations=[ChatGeneration(message=message)])
         tool_names = [t["function"]["name"] for t in tools or []]
         forced = tool_choice not in (None, "auto", "none")
-        if forced and len(tool_names) == 1 and tool_names[0] not in TOOL_RULES:
+        if forced and len(tool_names) == 1 and tool_names[0] not in offline_rules.tool_rules():
             # with_structured_output: answer the task as JSON, delivered as the tool's args.
             args = json.loads(_answer_text(messages))
             message = AIMessage(content="", tool_calls=[tool_call(tool_names[0], args)])
@@ -146,7 +132,7 @@ def _answer_text(messages: list[BaseMessage]) -> str:
     if isinstance(messages[-1], ToolMessage):
         return _summarise_tool_result(messages)
     prompt = task_prompt(messages)
-    for rules in RULES:
+    for rules in offline_rules.tried():
         if (reply := rules.answer(prompt)) is not None:
             return reply if isinstance(reply, str) else json.dumps(reply)
     return (
@@ -164,7 +150,7 @@ def _use_tool(messages: list[BaseMessage], tool_names: list[str]) -> AIMessage:
     )
     system = "\n".join(message_text(m) for m in messages if isinstance(m, SystemMessage))
     for name in tool_names:
-        if rule := TOOL_RULES.get(name):
+        if rule := offline_rules.tool_rules().get(name):
             args = rule(request, system)
             if isinstance(args, str):  # the rule explains why it cannot call the tool
                 return AIMessage(content=args)
@@ -182,7 +168,7 @@ def _summarise_tool_result(messages: list[BaseMessage]) -> str:
     )
     if content.startswith(("NO RESULTS", "ERROR")):
         return f"No usable results: {content.splitlines()[0]}"
-    read = SUMMARIES.get(name)
+    read = offline_rules.summaries().get(name)
     return read(messages, content) if read else content
 
 
@@ -192,7 +178,7 @@ def _follow_up(messages: list[BaseMessage], tool_names: list[str]) -> AIMessage 
     name = getattr(last, "name", "") or (
         tool_name_of(messages, last) if isinstance(last, ToolMessage) else ""
     )
-    follow, args_from = FOLLOW_UPS.get(name, (None, None))
+    follow, args_from = offline_rules.follow_ups().get(name, (None, None))
     called = {c["name"] for m in messages for c in getattr(m, "tool_calls", None) or []}
     content = message_text(last)
     if (
