@@ -54,12 +54,15 @@ def show(
         low_word = high_word = labels = ""
         if kind == NUMBERS:
             ends = st.columns(4)
-            number = {"step": 1, "min_value": -END_LIMIT, "max_value": END_LIMIT}
-            low = ends[0].number_input("Lowest", value=scale.low, key=keys["low"], **number)
+            low = ends[0].number_input(
+                "Lowest", -END_LIMIT, END_LIMIT, value=scale.low, step=1, key=keys["low"]
+            )
             low_word = ends[1].text_input(
                 "Word for the lowest", value=scale.low_word, key=keys["low_word"]
             )
-            high = ends[2].number_input("Highest", value=scale.high, key=keys["high"], **number)
+            high = ends[2].number_input(
+                "Highest", -END_LIMIT, END_LIMIT, value=scale.high, step=1, key=keys["high"]
+            )
             high_word = ends[3].text_input(
                 "Word for the highest", value=scale.high_word, key=keys["high_word"]
             )
