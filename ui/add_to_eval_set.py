@@ -92,7 +92,9 @@ def control(store: Store, run_id: str, key: str) -> None:
         ):
             set_name = new_name if target == NEW_SET else target
             try:
-                _, said = add_question(store, set_name, draft, new_set=target == NEW_SET)
+                _, said = add_question(
+                    store, set_name, draft, new_set=target == NEW_SET, run_id=run_id
+                )
             except EvalSetError as exc:
                 st.error(f"Not saved: {exc}")
             else:

@@ -6,7 +6,9 @@ Why: eval sets stayed inside Stepwise (its own JSON only). Mapping: the question
 ``inputs.question`` (LangSmith, an object) or ``input`` (Langfuse, a text; an object
 with ``question``, ``input``, ``query`` or ``prompt`` is read too); the expected output
 is ``outputs`` / ``expectedOutput``, kept as it is; Stepwise's checks travel in
-``metadata.stepwise_checks`` (our extension: another tool keeps it as metadata). A line
+``metadata.stepwise_checks`` and the set's score scale, when not the judge's 1-5, in
+``metadata.stepwise_scale`` on every line (our extensions: another tool keeps them as
+metadata; a file without a scale gets the default). A line
 imported is kept whole with its question (``EvalQuestion.origin``), so an export in the
 same shape writes it back unchanged, with other tools' fields (``id``, ``split``,
 ``status``…) and key order. An import that does not fit names the line and the field
@@ -22,8 +24,10 @@ from pydantic import ValidationError
 
 from graph.service.eval_sets import Check, EvalQuestion, EvalSet, EvalSetError
 from graph.service.import_checks import ImportProblem, check_tree
+from graph.service.score_scales import JUDGE_SCALE, ScaleError, ScoreScale, scale_from
 
 CHECKS_KEY = "stepwise_checks"
+SCALE_KEY = "stepwise_scale"
 QUESTION_KEYS = ("question", "input", "query", "prompt")
 # shape -> (input field, expected-output field); metadata is "metadata" in both
 SHAPES = {"langsmith": ("inputs", "outputs"), "langfuse": ("input", "expectedOutput")}
@@ -68,7 +72,18 @@ def _question_in(value: Any, shape: str, where: str) -> str:
     )
 
 
-def _question(line: dict, number: int, shape: str) -> EvalQuestion:
+def _scale(metadata: dict, at: str) -> ScoreScale | None:
+    """The scale a line carries (taken out of its metadata), None when it has none."""
+    if SCALE_KEY not in metadata:
+        return None
+    try:
+        return scale_from(metadata.pop(SCALE_KEY))
+    except ScaleError as exc:
+        said = str(exc).removeprefix("The score scale is not usable: ")
+        raise FormatError(f"{at} metadata.{SCALE_KEY}: {said}") from None
+
+
+def _question(line: dict, number: int, shape: str) -> tuple[EvalQuestion, ScoreScale | None]:
     input_key, output_key = SHAPES[shape]
     at = f"line {number}, field"
     if input_key not in line:
@@ -86,6 +101,7 @@ def _question(line: dict, number: int, shape: str) -> EvalQuestion:
     if not isinstance(metadata, dict):
         raise FormatError(f"{at} metadata: must be an object.")
     metadata = dict(metadata)
+    scale = _scale(metadata, at)
     found = metadata.pop(CHECKS_KEY, None) or []
     if not isinstance(found, list):
         raise FormatError(f"{at} metadata.{CHECKS_KEY}: must be a list of checks.")
@@ -96,13 +112,14 @@ def _question(line: dict, number: int, shape: str) -> EvalQuestion:
         except ValidationError as exc:
             message = exc.errors()[0]["msg"].removeprefix("Value error, ")
             raise FormatError(f"{at} metadata.{CHECKS_KEY}[{index}]: {message}.") from None
-    return EvalQuestion(
+    asked = EvalQuestion(
         question=question,
         checks=checks,
         reference=reference,
         metadata=metadata,
         origin={"format": shape, "line": line},
     )
+    return asked, scale
 
 
 def import_jsonl(raw: bytes | str, name: str, description: str = "") -> EvalSet:
@@ -114,6 +131,7 @@ def import_jsonl(raw: bytes | str, name: str, description: str = "") -> EvalSet:
     except UnicodeDecodeError:
         raise FormatError("The file is not UTF-8 text.") from None
     shape, questions = None, []
+    scale: tuple[int, ScoreScale] | None = None  # the first line's that has one
     for number, row in enumerate(text.splitlines(), start=1):
         if not row.strip():
             continue
@@ -137,11 +155,20 @@ def import_jsonl(raw: bytes | str, name: str, description: str = "") -> EvalSet:
                     f"line {number}: neither LangSmith's shape (an 'inputs' field) nor "
                     "Langfuse's (an 'input' field)."
                 )
-        questions.append(_question(line, number, shape))
+        question, said = _question(line, number, shape)
+        if said is not None and scale is None:
+            scale = (number, said)
+        elif said is not None and scale is not None and said != scale[1]:
+            raise FormatError(
+                f"line {number}, field metadata.{SCALE_KEY}: {said.describe()} differs from "
+                f"line {scale[0]}'s {scale[1].describe()}; an eval set has one scale."
+            )
+        questions.append(question)
     if not questions:
         raise FormatError("The file has no lines.")
     try:
-        return EvalSet(name=name, description=description, questions=questions)
+        found = {} if scale is None else {"scale": scale[1]}
+        return EvalSet(name=name, description=description, questions=questions, **found)
     except ValidationError as exc:
         raise FormatError(f"{exc.errors()[0]['msg'].removeprefix('Value error, ')}.") from None
 
@@ -149,10 +176,31 @@ def import_jsonl(raw: bytes | str, name: str, description: str = "") -> EvalSet:
 # --------------------------------------------------------------------------- export
 
 
-def _line(question: EvalQuestion, shape: str) -> dict:
+def _ordered(metadata: dict, before: Any) -> dict:
+    """``metadata`` with the keys a line came with in the order it had them."""
+    if not isinstance(before, dict):
+        return metadata
+    order = [k for k in before if k in metadata] + [k for k in metadata if k not in before]
+    return {k: metadata[k] for k in order}
+
+
+def _scale_value(scale: ScoreScale, before: Any) -> Any:
+    """The scale as a line carries it: as the imported line spelled it when it says the
+    same (so the line goes back unchanged), else the scale's own document."""
+    if isinstance(before, dict) and SCALE_KEY in before:
+        try:
+            if scale_from(before[SCALE_KEY]) == scale:
+                return before[SCALE_KEY]
+        except ScaleError:
+            pass  # a file's bad scale never got this far: import refuses it
+    return scale.document()
+
+
+def _line(question: EvalQuestion, shape: str, scale: ScoreScale = JUDGE_SCALE) -> dict:
     input_key, output_key = SHAPES[shape]
     origin = question.origin or {}
     line = dict(origin["line"]) if origin.get("format") == shape else {}
+    before = line.get("metadata")
     if input_key not in line or _question_in(line[input_key], shape, "") != question.question:
         line[input_key] = (
             {"question": question.question} if shape == "langsmith" else (question.question)
@@ -164,6 +212,9 @@ def _line(question: EvalQuestion, shape: str) -> dict:
         metadata[CHECKS_KEY] = [
             c.model_dump(mode="json", exclude_none=True) for c in question.checks
         ]
+    if scale != JUDGE_SCALE or (isinstance(before, dict) and SCALE_KEY in before):
+        metadata[SCALE_KEY] = _scale_value(scale, before)
+    metadata = _ordered(metadata, before)
     if "metadata" in line and line["metadata"] is None and not metadata:
         return line
     if "metadata" in line or metadata:
@@ -173,7 +224,7 @@ def _line(question: EvalQuestion, shape: str) -> dict:
 
 def export_jsonl(eval_set: EvalSet, shape: str) -> str:
     """The eval set as ``shape`` ("langsmith" or "langfuse") JSONL, a line a question."""
-    return "".join(_dumps(_line(q, shape)) + "\n" for q in eval_set.questions)
+    return "".join(_dumps(_line(q, shape, eval_set.scale)) + "\n" for q in eval_set.questions)
 
 
 RESULT_FIGURES = ("steps", "replans", "llm_calls", "tokens", "cost", "latency_s")

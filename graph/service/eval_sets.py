@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from graph.errors import StepwiseError
 from graph.kernel.system import systems
 from graph.service.import_checks import ImportProblem, check_tree, load_json
+from graph.service.score_scales import JUDGE_SCALE, ScoreScale
 from graph.settings import REPO_ROOT
 
 EVAL_SET_FORMAT = "stepwise-eval-set"
@@ -130,11 +131,14 @@ class EvalQuestion(BaseModel):
 
 
 class EvalSet(BaseModel):
+    """``scale``: what people score its runs on (the judge's 1-5 unless said)."""
+
     model_config = ConfigDict(extra="forbid")
 
     name: str = Field(min_length=1, max_length=120)
     description: str = ""
     questions: list[EvalQuestion] = Field(min_length=1)
+    scale: ScoreScale = JUDGE_SCALE
 
     @field_validator("name")
     @classmethod
@@ -146,10 +150,12 @@ class EvalSet(BaseModel):
 
 def with_kept_fields(edited: EvalSet, before: EvalSet | None) -> EvalSet:
     """``edited`` (from an editor that shows questions and checks only) with each
-    unchanged question's reference, metadata and origin from ``before``: an edit loses
-    nothing it did not show."""
+    unchanged question's reference, metadata and origin from ``before``, and its scale
+    unless the edit gave one: an edit loses nothing it did not show."""
     if before is None:
         return edited
+    if "scale" not in edited.model_fields_set:
+        edited = edited.model_copy(update={"scale": before.scale})
     kept = {q.question: q for q in before.questions}
     questions = [
         q.model_copy(
@@ -170,9 +176,8 @@ def export_eval_set(eval_set: EvalSet) -> dict:
     return {
         "format": EVAL_SET_FORMAT,
         "version": EVAL_SET_VERSION,
-        "eval_set": eval_set.model_dump(
-            mode="json", exclude={"questions": {"__all__": _UNSET_WHEN_EMPTY}}
-        )
+        "eval_set": eval_set.model_dump(mode="json", exclude={"questions", "scale"})
+        | ({} if eval_set.scale == JUDGE_SCALE else {"scale": eval_set.scale.document()})
         | {
             "questions": [
                 q.model_dump(

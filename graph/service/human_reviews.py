@@ -11,17 +11,20 @@ vote). A pair is one pair whichever side each run was shown on.
 
 from __future__ import annotations
 
+import json
+import logging
 import time
 from dataclasses import dataclass
 from typing import Any, Iterable
 
 from graph.errors import StepwiseError
 from graph.redaction import redact
+from graph.service.run_scales import run_scale
+from graph.service.score_scales import JUDGE_SCALE, ScaleError, ScoreScale, scale_from
 from graph.service.store import Store
 
-# The scale people score a run on: the judge's (1 poor, 5 good), so the two compare
-# (``judge_agreement``). Eval sets have no scale of their own yet.
-SCALE = (1, 5)
+log = logging.getLogger(__name__)
+
 CHOICES = ("A", "B", "tie", "both bad")
 MAX_NOTE = 2000
 
@@ -32,11 +35,18 @@ class ReviewError(StepwiseError, ValueError):
 
 @dataclass(frozen=True)
 class Annotation:
+    """``score`` is a point of ``scale``, the scale it was given on (kept with it)."""
+
     run_id: str
     score: int
     note: str
     reviewer: str | None
     at: float
+    scale: ScoreScale = JUDGE_SCALE
+
+    @property
+    def label(self) -> str:
+        return self.scale.label(self.score)
 
 
 @dataclass(frozen=True)
@@ -71,6 +81,18 @@ def _note(note: str | None) -> str:
     return text
 
 
+def _kept_scale(text: str | None) -> ScoreScale:
+    """The scale a score was kept with; the judge's 1-5 for one kept before scales were
+    (migration 6 writes it in, so None is a row written since by an older build)."""
+    if text is None:
+        return JUDGE_SCALE
+    try:
+        return scale_from(json.loads(text))
+    except (ValueError, ScaleError):
+        log.warning("an annotation's scale could not be read; shown on the judge's 1-5")
+        return JUDGE_SCALE
+
+
 class HumanReviews:
     """People's annotations and pairwise judgements in one store."""
 
@@ -81,20 +103,35 @@ class HumanReviews:
     # ------------------------------------------------------------------ annotations
 
     def annotate(
-        self, run_id: str, score: Any, note: str | None = "", reviewer: str | None = None
+        self,
+        run_id: str,
+        score: Any,
+        note: str | None = "",
+        reviewer: str | None = None,
+        scale: ScoreScale | None = None,
     ) -> Annotation:
-        """Keep a person's score (a whole number on ``SCALE``) and note of a run."""
-        low, high = SCALE
-        if isinstance(score, bool) or not isinstance(score, int) or not low <= score <= high:
-            raise ReviewError(f"A score is a whole number from {low} to {high}, not {score!r}.")
+        """Keep a person's score and note of a run, with the scale the score was given on:
+        ``scale`` as the form showed it, else the run's (``run_scale``) now."""
         if self.store.run(run_id) is None:
             raise ReviewError(f"There is no run {run_id!r} to annotate (deleted?).")
-        found = Annotation(run_id, score, _note(note), reviewer, time.time())
+        scale = scale or run_scale(self.store, run_id).scale
+        if not scale.holds(score):
+            points = (
+                f" ({', '.join(f'{p} {scale.label(p)}' for p in scale.points)})"
+                if scale.labels
+                else ""
+            )
+            raise ReviewError(
+                f"A score is a whole number from {scale.low} to {scale.high}{points}, "
+                f"not {score!r}."
+            )
+        found = Annotation(run_id, score, _note(note), reviewer, time.time(), scale)
         self.db.execute(
-            "INSERT INTO annotations (run_id, reviewer, score, note, annotated_at) "
-            "VALUES (?, ?, ?, ?, ?) ON CONFLICT (run_id, reviewer) DO UPDATE SET "
-            "score = excluded.score, note = excluded.note, annotated_at = excluded.annotated_at",
-            (run_id, reviewer or "", score, found.note, found.at),
+            "INSERT INTO annotations (run_id, reviewer, score, note, annotated_at, scale_json) "
+            "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (run_id, reviewer) DO UPDATE SET "
+            "score = excluded.score, note = excluded.note, annotated_at = excluded.annotated_at, "
+            "scale_json = excluded.scale_json",
+            (run_id, reviewer or "", score, found.note, found.at, scale.model_dump_json()),
         )
         return found
 
@@ -104,7 +141,12 @@ class HumanReviews:
         wanted = None if run_ids is None else set(run_ids)
         return [
             Annotation(
-                r["run_id"], int(r["score"]), r["note"], r["reviewer"] or None, r["annotated_at"]
+                r["run_id"],
+                int(r["score"]),
+                r["note"],
+                r["reviewer"] or None,
+                r["annotated_at"],
+                _kept_scale(r["scale_json"]),
             )
             for r in rows
             if wanted is None or r["run_id"] in wanted

@@ -12,6 +12,12 @@ None, ``no_kappa`` says why) with no item labelled by both, or when both raters 
 and the same label throughout (``pe`` is 1: no room for agreement beyond chance). Pure
 functions over plain values, and two readers of the labels a store holds
 (``score_agreement``, ``pair_agreement``); the words are the page's.
+
+People score on their eval set's scale (``score_scales``), the judge on 1-5. The judge's
+mean is put on the person's scale at the same share of the range (1 is the lowest point,
+5 the highest) and rounded to the nearest point, a half up: on 1-5 it is the mean
+rounded; on fail/pass a 3 or more is pass; on 0-10 a 3.75 is 7. Each score is compared on
+the scale it was given on, so a scale changed later changes no agreement already seen.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from typing import Any, Callable, Hashable, Iterable, Literal, Mapping
 
 from graph.service.evals import GPA_METRICS
 from graph.service.human_reviews import HumanReviews
+from graph.service.score_scales import JUDGE_SCALE, ScoreScale
 from graph.service.store import Store
 
 log = logging.getLogger(__name__)
@@ -32,6 +39,17 @@ NoKappa = Literal["no_overlap", "one_label"]
 # The labels of a pair of runs compared by preference: a person's "tie" and "both bad"
 # both say neither side is better, which is all a judge's two scores can say.
 A_BETTER, B_BETTER, NEITHER = "A", "B", "neither"
+
+
+@dataclass(frozen=True)
+class ScalePoint:
+    """A score as a label to agree on: a 2 of fail/pass is not a 2 of 1-5."""
+
+    point: int
+    scale: ScoreScale
+
+    def __str__(self) -> str:
+        return self.scale.label(self.point)
 
 
 @dataclass(frozen=True)
@@ -83,10 +101,11 @@ def judge_overall(scores: Mapping[str, Mapping]) -> float:
     return sum(float(scores[m]["score"]) for m in GPA_METRICS) / len(GPA_METRICS)
 
 
-def judge_score_label(scores: Mapping[str, Mapping]) -> int:
-    """The judge's overall score as a whole point of the 1-5 scale people score on (a
-    half rounds up: 3.5 is 4), so a person's 4 and the judge's 3.75 agree."""
-    return math.floor(judge_overall(scores) + 0.5)
+def judge_score_label(scores: Mapping[str, Mapping], scale: ScoreScale = JUDGE_SCALE) -> int:
+    """The judge's overall score as a point of the ``scale`` a person scored on, at the
+    same share of the range (a half rounds up: on 1-5 a 3.5 is 4), so a person's 4 and
+    the judge's 3.75 agree."""
+    return scale.nearest(JUDGE_SCALE.share(judge_overall(scores)))
 
 
 def judge_preference(a: Mapping[str, Mapping], b: Mapping[str, Mapping]) -> str:
@@ -104,23 +123,28 @@ def human_preference(choice: str) -> str:
 
 
 def score_agreement(store: Store, run_ids: Iterable[str]) -> Agreement:
-    """People's scores of these runs against the judge's overall scores. A run scored by
-    several people counts once per person (each a pair of raters)."""
+    """People's scores of these runs against the judge's overall scores, each on the
+    scale the person's score was given on. A run scored by several people counts once per
+    person (each a pair of raters)."""
     wanted = list(run_ids)
+    judged = {run_id: found["scores"] for run_id in wanted if (found := store.judgement(run_id))}
     human: dict[str, Hashable] = {}
-    for note in HumanReviews(store).annotations(wanted):
-        human[note.run_id if not note.reviewer else f"{note.run_id} ({note.reviewer})"] = note.score
     judge: dict[str, Hashable] = {}
-    for run_id in wanted:
-        if found := store.judgement(run_id):
-            label = _judge_label(found["scores"], judge_score_label)
-            if label is not None:
-                judge[run_id] = label
-    for item in list(human):  # a reviewer's item is judged as its run
-        run_id = item.split(" (", 1)[0]
-        if item != run_id and run_id in judge:
-            judge[item] = judge[run_id]
-    return agreement(human, judge)
+    notes = HumanReviews(store).annotations(wanted)
+    scale_of = {note.run_id: note.scale for note in notes if not note.reviewer}
+    for run_id, scores in judged.items():  # judged, and scored by no one: judge_only
+        judge[run_id] = _scored(scores, scale_of.get(run_id, JUDGE_SCALE))
+    for note in notes:
+        item = note.run_id if not note.reviewer else f"{note.run_id} ({note.reviewer})"
+        human[item] = ScalePoint(note.score, note.scale)
+        if note.run_id in judged:
+            judge[item] = _scored(judged[note.run_id], note.scale)
+    return agreement(human, {k: v for k, v in judge.items() if v is not None})
+
+
+def _scored(scores: object, scale: ScoreScale) -> Hashable | None:
+    """The judge's label of a run on ``scale`` (None: scores of another shape)."""
+    return _judge_label(scores, lambda found: ScalePoint(judge_score_label(found, scale), scale))
 
 
 def pair_agreement(store: Store, experiment_id: str) -> Agreement:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from graph.service.eval_sets import Check, EvalQuestion, EvalSet, EvalSetError
 from graph.service.evals import RunResult, evaluate
+from graph.service.run_scales import note_added
 from graph.service.store import Store
 
 NEW_SET_DESCRIPTION = "Questions added from runs on the Run and History pages."
@@ -106,11 +107,17 @@ def passes_on(question: EvalQuestion, run: RunResult) -> list[str]:
 
 
 def add_question(
-    store: Store, set_name: str, question: EvalQuestion, *, new_set: bool
+    store: Store,
+    set_name: str,
+    question: EvalQuestion,
+    *,
+    new_set: bool,
+    run_id: str | None = None,
 ) -> tuple[EvalSet, str]:
     """Save ``question`` into the set ``set_name`` (a new set when ``new_set``); the saved
     set and a sentence saying what happened. A question the set already asks (same words,
-    any case) has its checks replaced instead of being asked twice."""
+    any case) has its checks replaced instead of being asked twice. ``run_id``, the run
+    it came from, is then scored on the set's scale (``run_scales``)."""
     name = set_name.strip()
     if not name:
         raise EvalSetError("Give the new eval set a name.")
@@ -137,4 +144,6 @@ def add_question(
             what = f"“{name}” already asked this question (question {same + 1}): its checks were replaced"
         saved = existing.model_copy(update={"questions": questions})
     store.save_eval_set(saved)
+    if run_id is not None:
+        note_added(store, run_id, saved.name)
     return saved, f"{what}; {len(question.checks)} check(s)."

@@ -229,11 +229,36 @@ def _human_reviews(tx: Transaction) -> None:
     tx.script(_HUMAN_REVIEWS)
 
 
+_EVAL_SET_RUNS = """
+CREATE TABLE IF NOT EXISTS eval_set_runs (
+    run_id TEXT NOT NULL,
+    eval_set TEXT NOT NULL,
+    added_at REAL NOT NULL,
+    PRIMARY KEY (run_id, eval_set)
+)
+"""
+# The model judge's 1-5, as ``score_scales.JUDGE_SCALE`` writes it: the only scale there
+# was before version 6. Spelled out, so this step never changes with the code.
+_JUDGE_SCALE_JSON = '{"low":1,"high":5,"low_word":"poor","high_word":"good","labels":[]}'
+
+
+def _score_scales(tx: Transaction) -> None:
+    """Version 6: each annotation keeps the scale it was given on (a later change of its
+    eval set's scale never reinterprets it; the older ones were all on the judge's 1-5),
+    and which eval set a run was added to (its scores are on that set's scale)."""
+    tx.add_column("annotations", "scale_json", "TEXT")
+    tx.execute(
+        "UPDATE annotations SET scale_json = ? WHERE scale_json IS NULL", (_JUDGE_SCALE_JSON,)
+    )
+    tx.script(_EVAL_SET_RUNS)
+
+
 MIGRATIONS = [
     Migration(1, "designs, prompts, runs, events, experiments and the rest", _tables),
     Migration(2, "run leases, event keys, queued redirects", _leases),
     Migration(3, "catch-up of what version 2 added unnumbered", _catch_up),
     Migration(4, "model profiles", _model_profiles),
     Migration(5, "people's annotations and pairwise judgements", _human_reviews),
+    Migration(6, "score scales of annotations; runs added to eval sets", _score_scales),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1].version

@@ -190,7 +190,9 @@ def _calibration(experiment_id: str) -> None:
     st.caption(
         "On pairs, the judge prefers the answer with the higher mean of its four scores "
         "(equal: neither); a person's tie and both bad mean neither. On scores, the judge's "
-        "mean score rounded to a whole point against a person's score of the run."
+        "mean (1 to 5) is put on the scale the person scored on at the same share of its "
+        "range and rounded to the nearest point, a half up (on fail or pass, 3 or more is "
+        "pass), then set against the person's score."
     )
     st.markdown(agreement_sentence(pairs, "pairs"))
     st.markdown(agreement_sentence(scores, "scored runs"))

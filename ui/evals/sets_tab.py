@@ -1,5 +1,6 @@
 """The Eval sets tab: the stored sets, the starter set, the table editor (questions and
-checks in ``st.data_editor``), the JSON editor, import, export and delete."""
+checks in ``st.data_editor``), the score scale, the JSON editor, import, export and
+delete."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from graph.service.eval_sets import (
     with_kept_fields,
 )
 from ui import services, widgets
-from ui.evals import SETS, flash_key
+from ui.evals import SETS, flash_key, scale_form
 from ui.evals import check_table as ct
 from ui.evals import view as ev
 
@@ -50,6 +51,8 @@ def show() -> None:
         facts = (eval_set.description, ev.eval_set_facts(eval_set))
         st.markdown(" · ".join(p for p in facts if p))
         _tables(name, eval_set)
+        revision = st.session_state.get(f"evals:table-rev:{name}", 0)
+        scale_form.show(name, eval_set, revision, FLASH, _saved)
         _editor(name, eval_set)
         with st.container(horizontal=True):
             st.download_button(
@@ -69,7 +72,8 @@ def show() -> None:
                     file_name=f"{ev.file_stem(name)}.{shape}.jsonl",
                     mime="application/jsonl",
                     help=f"One {TITLES[shape]} dataset item a line; the checks travel in "
-                    "metadata.stepwise_checks.",
+                    "metadata.stepwise_checks, a scale other than 1-5 in "
+                    "metadata.stepwise_scale.",
                 )
             with st.popover("Delete", icon=":material/delete:"):
                 st.markdown(
