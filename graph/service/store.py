@@ -240,24 +240,13 @@ class Store:
     def release_run(self, run_id: str, owner: str) -> None:
         self.run_records.release(run_id, owner)
 
-    def live_owners(self) -> set[str]:
-        return self.run_records.live_owners()
-
     def lease_clock(self) -> float:
         return self.run_records.lease_clock()
-
-    def end_leases(self, owner: str) -> None:
-        self.run_records.end_leases(owner)
 
     def run_lease(self, run_id: str) -> tuple[str | None, float | None]:
         return self.run_records.lease(run_id)
 
     # -- decisions and queued redirects (``Decisions``)
-
-    def record_decision(
-        self, run_id: str, item: dict, decision: str, by: str, reason: str = ""
-    ) -> None:
-        self.decisions.record(run_id, item, decision, by, reason)
 
     def decisions_since(self, since: float) -> list[dict]:
         return self.decisions.since(since)
@@ -267,9 +256,6 @@ class Store:
 
     def queued_redirects(self, run_id: str) -> list[dict]:
         return self.decisions.queued_redirects(run_id)
-
-    def forget_redirect(self, redirect_id: int) -> None:
-        self.decisions.forget_redirect(redirect_id)
 
     # -- the event log (``Events``)
 
@@ -283,9 +269,6 @@ class Store:
 
     def update_keys(self, run_id: str) -> set[str] | None:
         return self.event_log.update_keys(run_id)
-
-    def last_seq_of_keys(self, run_id: str, keys: list[str]) -> int | None:
-        return self.event_log.last_seq_of_keys(run_id, keys)
 
     def latest_seq(self, run_id: str) -> int:
         return self.event_log.latest_seq(run_id)
@@ -366,9 +349,6 @@ class Store:
     def experiment_runs(self, experiment_id: str) -> list[dict]:
         return self.evals.experiment_runs(experiment_id)
 
-    def experiment_places(self, run_ids: Iterable[str]) -> dict[str, dict]:
-        return self.evals.experiment_places(run_ids)
-
     def save_judgement(self, run_id: str, model_label: str, scores: dict) -> None:
         self.evals.save_judgement(run_id, model_label, scores)
 
@@ -377,11 +357,6 @@ class Store:
 
     def create_judge_job(self, job_id: str, experiment_id: str | None, total: int) -> None:
         self.evals.create_judge_job(job_id, experiment_id, total)
-
-    def update_judge_job(
-        self, job_id: str, judged: int, failed: int, error: str = "", status: str = "running"
-    ) -> None:
-        self.evals.update_judge_job(job_id, judged, failed, error, status)
 
     def judge_job(self, job_id: str) -> dict | None:
         return self.evals.judge_job(job_id)
