@@ -87,7 +87,10 @@ else:
     st.dataframe(
         pd.DataFrame(
             hv.history_rows(
-                runs, labels, store.experiment_places(listed_ids), store.idle_events(listed_ids)
+                runs,
+                labels,
+                store.evals.experiment_places(listed_ids),
+                store.idle_events(listed_ids),
             )
         ),
         hide_index=True,

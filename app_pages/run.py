@@ -83,7 +83,7 @@ runs = store.runs(limit=50)
 wanted = st.query_params.get("run")
 if wanted is None and page_visits.arrived():  # a visit with no run named: the last one
     wanted = st.session_state.get(run_actions.WATCHING)
-places = store.experiment_places([*(r.id for r in runs), *([wanted] if wanted else [])])
+places = store.evals.experiment_places([*(r.id for r in runs), *([wanted] if wanted else [])])
 labels = {r.id: run_label(r, places.get(r.id)) for r in runs}
 if wanted and wanted not in labels and (found := store.run(wanted)):
     labels = {wanted: run_label(found, places.get(wanted)), **labels}

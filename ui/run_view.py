@@ -432,7 +432,7 @@ def modes_text(modes: dict) -> str:
 
 def run_label(record: RunRecord, place: dict | None = None) -> str:
     """The run in a list: when, its question, and for an experiment's run which variant
-    and repeat (``place`` from ``Store.experiment_places``): without it two variants' runs
+    and repeat (``place`` from ``Evals.experiment_places``): without it two variants' runs
     of one question read the same."""
     when = (
         datetime.fromtimestamp(record.created_at).strftime("%H:%M:%S")

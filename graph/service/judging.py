@@ -83,12 +83,14 @@ class JudgeJobs:
             with self._lock:  # after a shutdown, the job stays recorded as stopped
                 if self._closed.is_set():
                     return
-                store.update_judge_job(job_id, judged, failed, error)
+                store.evals.update_judge_job(job_id, judged, failed, error)
         with self._lock:
             if self._closed.is_set():
                 return
             self._open_jobs.discard(job_id)
-            store.update_judge_job(job_id, judged, failed, error, "done" if judged else "failed")
+            store.evals.update_judge_job(
+                job_id, judged, failed, error, "done" if judged else "failed"
+            )
 
     def owns(self, job_id: str) -> bool:
         """Whether this process is judging (or about to judge) the job. A job the store
@@ -119,7 +121,7 @@ class JudgeJobs:
         with self._lock:
             for job_id in self._open_jobs:
                 if job := store.judge_job(job_id):
-                    store.update_judge_job(
+                    store.evals.update_judge_job(
                         job_id,
                         job["judged"],
                         job["failed"],

@@ -130,7 +130,7 @@ def events_before(
         raise ValueError(f"No checkpoint {checkpoint_id!r} in run {run_id} to fork from.")
     events = store.events(run_id, kinds=COPIED_KINDS)
     producing = [update_key(task.id) for task in checkpoints[index - 1].tasks]
-    last = store.last_seq_of_keys(run_id, producing)
+    last = store.event_log.last_seq_of_keys(run_id, producing)
     if last is not None:
         return [e for e in events if e["seq"] <= last]
     created = _created_ts(checkpoints[index])

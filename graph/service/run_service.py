@@ -391,7 +391,7 @@ class RunService:
                 try:
                     self.redirect(run_id, plan=plan, note=note)
                     if redirect_id is not None:
-                        self.store.forget_redirect(redirect_id)
+                        self.store.decisions.forget_redirect(redirect_id)
                 except Exception as exc:  # kept in the store: a resume applies it
                     log.warning("run %s: a queued change could not be applied: %r", run_id, exc)
                     self.store.set_run_status(run_id, "failed", describe_error(exc, self.settings))
@@ -551,11 +551,11 @@ class RunService:
         owner was a process on this machine that no longer exists (a restarted app
         need not wait out the lease of the one it replaces)."""
         host = socket.gethostname()
-        for owner in self.store.live_owners():
+        for owner in self.store.run_records.live_owners():
             owner_host, _, rest = owner.partition(":")
             pid = rest.partition(":")[0]
             if owner_host == host and pid.isdigit() and not _process_exists(int(pid)):
-                self.store.end_leases(owner)
+                self.store.run_records.end_leases(owner)
         return self.store.mark_interrupted()
 
     def _keep_leases(self) -> None:
@@ -629,7 +629,7 @@ class RunService:
                 },
             )
         if redirect_id is not None:
-            self.store.forget_redirect(redirect_id)
+            self.store.decisions.forget_redirect(redirect_id)
 
     def _was_applied(self, run_id: str, redirect_id: int) -> bool:
         """Whether a recorded redirect already wrote its checkpoint (a crash came after
@@ -663,7 +663,7 @@ class RunService:
         have; one already applied is only forgotten."""
         queued = self.store.queued_redirects(run_id)
         while queued and self._was_applied(run_id, queued[0]["id"]):
-            self.store.forget_redirect(queued.pop(0)["id"])
+            self.store.decisions.forget_redirect(queued.pop(0)["id"])
         if not queued:
             return
         first, rest = queued[0], queued[1:]
@@ -673,7 +673,7 @@ class RunService:
             self._log(
                 run_id, {"kind": "redirect_refused", "note": first["note"], "reason": str(exc)}
             )
-            self.store.forget_redirect(first["id"])
+            self.store.decisions.forget_redirect(first["id"])
         else:
             self._apply_or_refuse(run_id, compiled, plan, first["note"], first["id"])
         with self._lock:
@@ -820,7 +820,7 @@ class RunService:
         for record in self.store.runs(status="waiting", limit=1000):
             for item in self.store.pending_interrupts(record.id):
                 pending.append({**item, **self._run_facts(record)})
-        places = self.store.experiment_places(p["run_id"] for p in pending)
+        places = self.store.evals.experiment_places(p["run_id"] for p in pending)
         for item in pending:
             item["experiment"] = places.get(item["run_id"])
         return sorted(pending, key=lambda p: p.get("asked_at") or 0)
@@ -844,7 +844,7 @@ class RunService:
         """The questions answered since ``since`` (by a person or a timeout), shaped like
         ``pending_approvals`` items plus ``decided`` ({decision, by, reason, at})."""
         decided = self.store.decisions_since(since)
-        places = self.store.experiment_places(d["run_id"] for d in decided)
+        places = self.store.evals.experiment_places(d["run_id"] for d in decided)
         found = []
         for item in decided:
             record = self.store.run(item["run_id"])
@@ -879,7 +879,7 @@ class RunService:
                 item = asked[0] if asked else {"id": interrupt_id}
                 if decision == "edit":  # what was done, for the card left in its place
                     item = {**item, "edited_query": query}
-                self.store.record_decision(run_id, item, decision, by, reason)
+                self.store.decisions.record(run_id, item, decision, by, reason)
                 resume = {
                     interrupt_id: {
                         "decision": decision,

@@ -605,7 +605,7 @@ class ServerRunService(RunService):
                 item = asked[0] if asked else {"id": interrupt_id}
                 if decision == "edit":
                     item = {**item, "edited_query": query}
-                self.store.record_decision(run_id, item, decision, by, reason)
+                self.store.decisions.record(run_id, item, decision, by, reason)
                 resume = {
                     interrupt_id: {"decision": decision, "query": query, "reason": reason, "by": by}
                 }
