@@ -29,7 +29,7 @@ class RunScale:
 
 def run_scale(store: Store, run_id: str) -> RunScale:
     """The scale to score ``run_id`` on, and the eval set it comes from."""
-    place = store.experiment_places([run_id]).get(run_id)
+    place = store.evals.experiment_places([run_id]).get(run_id)
     record = store.experiment(place["experiment_id"]) if place else None
     if place and record is not None:
         copy = record.eval_set
