@@ -96,3 +96,32 @@ def test_a_column_whose_text_cannot_be_a_prompt_is_refused_in_words_and_nothing_
     assert any("The fork was not started" in e.value and "nonsense" in e.value for e in at.error)
     assert len(store.runs()) == 1
     assert store.prompt_versions(EXECUTOR) == []
+
+
+def test_a_forks_first_checkpoint_is_forked_again_from_a_playground_result(home, services):
+    """Issue 26: the first checkpoint of a fork was offered but refused ("No checkpoint")."""
+    store, service = services
+    parent = service.start(QUESTION, Design())
+    assert service.wait(parent, timeout=60).status == "done"
+    point = [p for p in tryable_points(service, parent) if p["node"] == "executor"][-1]
+    text = MARK + "\n" + default_text(EXECUTOR)
+    first = service.fork_with_prompt(parent, point["checkpoint_id"], EXECUTOR, text=text)
+    assert service.wait(first, timeout=60).status == "done"
+    opening = tryable_points(service, first)[0]
+    assert opening["checkpoint_id"] == service.timeline(first)[0]["checkpoint_id"]
+
+    at = open_page("app_pages/prompts.py")
+    next(s for s in at.selectbox if s.label == "Prompt").set_value(EXECUTOR).run()
+    at.selectbox(key="playground:run").set_value(first).run()
+    at.selectbox(key="playground:point").set_value(opening["checkpoint_id"]).run()
+    button(at, "Try it").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    button(at, "Fork from here with this prompt").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert not [e.value for e in at.error]
+    new_id = watched(at).value
+    record = service.wait(new_id, timeout=60)
+    assert record.status == "done", record.reason
+    assert (record.parent_run, record.parent_checkpoint) == (first, opening["checkpoint_id"])
+    replayed = [c for c in _calls(store, new_id) if c.get("replayed")]
+    assert replayed and {c["replayed_from"] for c in replayed} == {f"run {parent}"}
