@@ -11,7 +11,8 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import TYPE_CHECKING, Sequence
+from functools import partial
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from graph.service.model_profiles import ModelProfile
 from graph.service.playground import PlaygroundError, PromptTry, Trial, try_node
@@ -43,34 +44,25 @@ class PlaygroundCall:
         self.problem = ""  # why there is no trial, in words
         self._stop = threading.Event()
         self._ended = threading.Event()
+        ask = partial(
+            try_node,
+            service,
+            run_id,
+            checkpoint_id,
+            list(prompts),
+            list(profiles),
+            samples,
+            on_progress=self._progress,
+        )
         self._thread = threading.Thread(
-            target=self._run,
-            args=(service, run_id, checkpoint_id, list(prompts), list(profiles), samples),
-            name="stepwise-playground-call",
-            daemon=True,
+            target=self._run, args=(ask, run_id), name="stepwise-playground-call", daemon=True
         )
         self._thread.start()
 
-    def _run(
-        self,
-        service: RunService,
-        run_id: str,
-        checkpoint_id: str,
-        prompts: list[PromptTry],
-        profiles: list[ModelProfile],
-        samples: int,
-    ) -> None:
+    def _run(self, ask: Callable[[], Trial], run_id: str) -> None:
         try:
             with stoppable(self._stop):
-                self.trial = try_node(
-                    service,
-                    run_id,
-                    checkpoint_id,
-                    prompts,
-                    profiles,
-                    samples,
-                    on_progress=self._progress,
-                )
+                self.trial = ask()
         except PlaygroundError as exc:
             self.problem = str(exc)
         except Exception as exc:  # a bug, not a model's answer: said, logged with its trace
