@@ -120,6 +120,10 @@ def test_a_model_that_does_not_answer_never_holds_the_page_and_can_be_cancelled(
     at.switch_page("app_pages/history.py").run()  # another page, then back: still going
     at.switch_page("app_pages/prompts.py").run()
     call = at.session_state["playground:call"]
+    for _ in range(600):  # the request reaches the server from the call's own thread
+        if server.requests:
+            break
+        time.sleep(0.05)
     assert call.running and len(server.requests) == 1
     assert button(at, "Try it").disabled  # one Try it at a time
     button(at, "Cancel").click().run()
