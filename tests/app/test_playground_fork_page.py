@@ -110,10 +110,13 @@ def test_a_forks_first_checkpoint_is_forked_again_from_a_playground_result(home,
     opening = tryable_points(service, first)[0]
     assert opening["checkpoint_id"] == service.timeline(first)[0]["checkpoint_id"]
 
-    at = open_page("app_pages/prompts.py")
-    next(s for s in at.selectbox if s.label == "Prompt").set_value(EXECUTOR).run()
-    at.session_state["playground:run"] = first  # at its first checkpoint offered
-    at.run()
+    at = open_page()  # as History's "Try this node with another prompt" opens it
+    at.session_state["playground:preset"] = {
+        "run_id": first,
+        "checkpoint_id": opening["checkpoint_id"],
+    }
+    at.switch_page("app_pages/prompts.py").run()
+    assert next(s for s in at.selectbox if s.label == "Prompt").value == EXECUTOR
     assert at.selectbox(key="playground:run").value == first
     assert at.selectbox(key="playground:point").value == opening["checkpoint_id"]
     try_it(at)
