@@ -292,8 +292,13 @@ def long_changes(diff: dict, label=str, limit: int = DIFF_CLIP) -> list[dict]:
 
 
 def forkable(timeline: list[dict]) -> list[dict]:
-    """Checkpoints a run can go on from: not the input, not the end."""
-    return [p for i, p in enumerate(timeline) if i and timeline[i - 1]["next"] and p["next"]]
+    """Checkpoints a run can go on from: not the input, not the end (a fork's first
+    checkpoint is neither: the state it was forked with)."""
+    return [
+        p
+        for i, p in enumerate(timeline)
+        if not p["input"] and p["next"] and (i == 0 or timeline[i - 1]["next"])
+    ]
 
 
 def checkpoint_label(point: dict) -> str:

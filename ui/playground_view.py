@@ -22,9 +22,9 @@ from graph.service.playground import (
     PromptTry,
     Trial,
     target,
-    try_node,
     tryable_points,
 )
+from graph.service.playground_calls import PlaygroundCall
 from ui import playground_fork, services
 from ui.prompt_view import runs_for_prompt
 from ui.run_view import run_label
@@ -40,6 +40,8 @@ RUN, POINT, TEXTS, PROFILES, SAMPLES = (
     "playground:samples",
 )
 RESULT = "playground:result"
+CALL = "playground:call"  # the PlaygroundCall in progress
+POLL_S = 0.5  # how often the progress line is redrawn while the calls run
 PROBLEM = "playground:problem"
 PROMPTS_PAGE = "app_pages/prompts.py"
 
@@ -172,9 +174,19 @@ def show(name: str, editor_text: str, versions: list, active_text: str) -> None:
     samples = st.number_input(
         "Samples of each", min_value=1, max_value=MAX_SAMPLES, value=1, key=SAMPLES
     )
-    if st.button("Try it", type="primary", key="playground:try", disabled=not chosen):
+    call: PlaygroundCall | None = st.session_state.get(CALL)
+    if st.button(
+        "Try it",
+        type="primary",
+        key="playground:try",
+        disabled=not chosen or bool(call and call.running),
+        help="The model is still answering the last Try it: wait or cancel it."
+        if call and call.running
+        else None,
+    ):
         tries = [PromptTry(*texts[k]) for k in chosen]
-        _run(run_id, checkpoint, tries, [p for p in profiles if p.name in picked], int(samples))
+        _start(run_id, checkpoint, tries, [p for p in profiles if p.name in picked], int(samples))
+    _call_panel()
     _results(st.session_state.get(RESULT))
 
 
@@ -191,23 +203,45 @@ def _texts(name: str, editor_text: str, versions: list, active_text: str) -> dic
     return texts
 
 
-def _run(run_id: str, checkpoint: str, tries: list, profiles: list, samples: int) -> None:
-    total = len(tries) * len(profiles) * samples
-    bar = st.progress(0.0, text=f"Asking the model: 0 of {total} calls done…")
+def _start(run_id: str, checkpoint: str, tries: list, profiles: list, samples: int) -> None:
+    """The calls go on a thread of their own: a slow model never holds the page, and a
+    rerun or another page does not stop them; the result waits in the session."""
+    st.session_state.pop(RESULT, None)
+    st.session_state[CALL] = PlaygroundCall(
+        services.service(), run_id, checkpoint, tries, profiles, samples
+    )
 
-    def progress(done: int, all_: int) -> None:
-        bar.progress(done / all_, text=f"Asking the model: {done} of {all_} calls done…")
 
-    try:
-        st.session_state[RESULT] = try_node(
-            services.service(), run_id, checkpoint, tries, profiles, samples, on_progress=progress
+def _call_panel() -> None:
+    """The calls' progress line and Cancel while they run; once ended, their result."""
+    call: PlaygroundCall | None = st.session_state.get(CALL)
+    if call is None:
+        return
+    if call.running:
+        st.fragment(run_every=POLL_S)(_progress)()
+        return
+    del st.session_state[CALL]
+    st.session_state[RESULT] = call.trial if call.trial is not None else call.problem
+
+
+def _progress() -> None:
+    call: PlaygroundCall | None = st.session_state.get(CALL)
+    if call is None or not call.running:
+        st.rerun()  # ended: the whole page shows the result
+    with st.container(key="playground-progress"):
+        doing = "Cancelling" if call.cancelling else "Asking the model"
+        st.progress(
+            call.done / max(call.total, 1),
+            text=f"{doing}: {call.done} of {call.total} calls done… ({call.elapsed_s:.0f} s)",
         )
-    except PlaygroundError as exc:
-        st.session_state[RESULT] = str(exc)
-    except Exception as exc:  # said on the page, logged with its traceback
-        log.exception("the playground failed")
-        st.session_state[RESULT] = f"The playground could not finish: {exc}"
-    bar.empty()
+        st.button(
+            "Cancel",
+            key="playground:cancel",
+            on_click=call.cancel,
+            icon=":material/cancel:",
+            disabled=call.cancelling,
+            help="Ends the call in flight and asks no more; the replies so far are shown.",
+        )
 
 
 def _results(result: Trial | str | None) -> None:

@@ -291,6 +291,7 @@ def checkpoint_row(
     kept = {k: plain(values.get(k)) for k in shown}
     return {
         "checkpoint_id": snap.config["configurable"]["checkpoint_id"],
+        "input": is_run_input(snap),
         "node": snaps[i - 1].next[0] if i and snaps[i - 1].next else "input",
         "next": list(snap.next),
         "created_at": snap.created_at,
@@ -309,19 +310,30 @@ def checkpoint_row(
     }
 
 
-def fork_state(
-    graph: CompiledStateGraph,
-    thread_id: str,
+def is_run_input(snapshot: Any) -> bool:
+    """Whether a checkpoint is the one LangGraph writes with a run's input, before any
+    node ran: going on from there is the whole run again. A fork's first checkpoint is
+    not one, though it is its thread's first too: it holds the state copied from the
+    parent, the point the fork went on from, and can be forked again."""
+    source = (snapshot.metadata or {}).get("source")
+    if source:
+        return source == "input"
+    return tuple(snapshot.next) == ("__start__",)  # a server's checkpoint without metadata
+
+
+def fork_point(
+    checkpoints: list,
     checkpoint_id: str,
-    new_thread_id: str,
-    changes: dict,
-    goto: str | None = None,
-) -> None:
-    """Copy the state at a checkpoint into a new thread, with ``changes`` applied, so
-    that running the new thread continues from exactly there (LangGraph's
-    ``update_state`` as the node that produced the checkpoint), or from ``goto`` (a
-    change the system's router must read first: an edited subtask plan)."""
-    checkpoints = history(graph, thread_id)
+    thread_id: str,
+    first_as: Callable[[], str | None] = lambda: None,
+) -> tuple[int, str]:
+    """Where checkpoint ``checkpoint_id`` is in ``checkpoints`` (a thread's, oldest first)
+    and the node a fork of it is written as: the one that produced it. A thread's first
+    checkpoint (a fork's) was produced in its parent: ``first_as`` names that node (a
+    team's subgraph written as itself does not run as it did). One a redirect wrote after
+    a turn ended, or a first whose producer is unknown, is written as the node it goes to
+    (as ``redirect_state`` wrote it). ValueError in words when it cannot be forked. Both
+    runtimes (here and a LangGraph Server) ask this one question."""
     index = next(
         (
             i
@@ -331,24 +343,45 @@ def fork_state(
         None,
     )
     if index is None:
-        raise ValueError(f"No checkpoint {checkpoint_id!r} in run {thread_id}.")
-    if index == 0:
+        raise ValueError(f"No checkpoint {checkpoint_id!r} in run {thread_id} to fork from.")
+    snapshot = checkpoints[index]
+    if is_run_input(snapshot):
         raise ValueError(
             "Fork from a later checkpoint: this one is the run's input; "
             "run the question again to start over."
         )
-    # One after the end of a turn was written by a redirect (a follow-up message) as the
-    # node it goes to (``redirect_state``): the fork is written the same way.
-    producer = checkpoints[index - 1].next or checkpoints[index].next
+    if not snapshot.next:
+        raise ValueError("This checkpoint is the end of the run: fork from an earlier one.")
+    if index:
+        before = checkpoints[index - 1].next
+        producer = before[0] if before else None
+    else:
+        producer = first_as()
+    return index, producer or snapshot.next[0]
+
+
+def fork_state(
+    graph: CompiledStateGraph,
+    thread_id: str,
+    checkpoint_id: str,
+    new_thread_id: str,
+    changes: dict,
+    goto: str | None = None,
+    first_as: Callable[[], str | None] = lambda: None,
+) -> None:
+    """Copy the state at a checkpoint into a new thread, with ``changes`` applied, so
+    that running the new thread continues from exactly there (LangGraph's
+    ``update_state`` as the node that produced the checkpoint: ``fork_point``), or from
+    ``goto`` (a change the system's router must read first: an edited subtask plan)."""
+    checkpoints = history(graph, thread_id)
+    index, producer = fork_point(checkpoints, checkpoint_id, thread_id, first_as)
     unknown = set(changes) - set(graph.builder.channels) - {"messages"}
     if unknown:
         raise ValueError(f"Unknown state field(s): {', '.join(sorted(unknown))}.")
-    if not checkpoints[index].next:
-        raise ValueError("This checkpoint is the end of the run: fork from an earlier one.")
     values = {**checkpoints[index].values, **changes}
     # Nodes route by Command, so the fork says where to go next: where the original went.
     graph.update_state(
         {"configurable": {"thread_id": new_thread_id}},
         Command(update=values, goto=[goto] if goto else list(checkpoints[index].next)),
-        as_node=producer[0],
+        as_node=producer,
     )

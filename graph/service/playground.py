@@ -42,6 +42,7 @@ from graph.models.scripted.reads import reading
 from graph.models.structured import JsonAsk, ask_once
 from graph.prompts import PromptError, PromptSet
 from graph.service.model_profiles import ModelProfile
+from graph.stopping import Stopped, stop_requested
 
 if TYPE_CHECKING:
     from graph.service.run_service import RunService
@@ -50,6 +51,7 @@ log = logging.getLogger(__name__)
 
 MAX_PROMPTS = 4
 MAX_SAMPLES = 10
+CANCELLED = "Cancelled before the model answered."
 
 
 class PlaygroundError(StepwiseError, ValueError):
@@ -244,7 +246,8 @@ def try_node(
     callbacks: list | None = None,
 ) -> Trial:
     """Each prompt × profile × sample, one request of the node's model each (``callbacks``
-    go with each request, as LangChain callbacks)."""
+    go with each request, as LangChain callbacks). Under ``graph.stopping.stoppable`` a
+    stop ends the call in flight and asks no more: the trial holds the samples so far."""
     if not 1 <= len(prompts) <= MAX_PROMPTS:
         raise PlaygroundError(f"Choose one to {MAX_PROMPTS} prompt texts to try.")
     if not profiles:
@@ -268,12 +271,21 @@ def try_node(
         for profile in profiles:
             model = _model(service, profile, ask, texts)
             for number in range(1, samples + 1):
+                if stop_requested():
+                    break
                 results.append(
                     _sample(model, request, tried.label, profile, number, service, callbacks)
                 )
                 done += 1
                 _progress(on_progress, done, total)
     notes = _offline_notes(ask, profiles, results, samples)
+    if stop_requested():
+        cut = any(r.problem == CANCELLED for r in results)
+        notes.append(
+            f"Cancelled after {done} of {total} calls"
+            + ("; the last was cut short" if cut else "")
+            + (f"; {total - done} not asked." if total > done else ".")
+        )
     return Trial(
         run_id,
         checkpoint_id,
@@ -319,6 +331,10 @@ def _sample(
             reply = model.bind_tools(list(request.tools)).invoke(list(request.messages), config)
         else:
             tried = ask_once(model, request, config)
+    except Stopped:
+        sample.problem = CANCELLED
+        sample.latency_s = time.perf_counter() - started
+        return sample
     except Exception as exc:  # a server that refused or did not answer: said, not raised
         log.warning("playground call to %s failed: %s", profile.name, exc)
         sample.problem = describe_error(exc, service.profiles.settings_of(profile))

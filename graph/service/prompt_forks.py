@@ -32,7 +32,7 @@ from datetime import datetime
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import StateSnapshot
 
-from graph.kernel.checkpoints import history
+from graph.kernel.checkpoints import fork_point, history
 from graph.kernel.design import Design
 from graph.kernel.system import CLASSIFIER_PROMPT, get_system
 from graph.models.choice import ModelChoice
@@ -115,19 +115,17 @@ def events_before(
     store: Store, graph: CompiledStateGraph, run_id: str, checkpoint_id: str
 ) -> list[dict]:
     """The parent's update and custom events logged before the checkpoint (see the module
-    docstring for how that is decided); ValueError when the checkpoint is not one of the
-    run's own."""
+    docstring for how that is decided); ValueError in words when the checkpoint is not one
+    of the run's own or cannot be forked. Before a fork's first checkpoint come the events
+    before the checkpoint it was forked from, in its own parent, with their first timings."""
     checkpoints = history(graph, run_id)
-    index = next(
-        (
-            i
-            for i, s in enumerate(checkpoints)
-            if s.config["configurable"]["checkpoint_id"] == checkpoint_id
-        ),
-        None,
-    )
-    if index is None or index == 0:
-        raise ValueError(f"No checkpoint {checkpoint_id!r} in run {run_id} to fork from.")
+    index, _ = fork_point(checkpoints, checkpoint_id, run_id)
+    if index == 0:  # a fork's first checkpoint: what came before it is its parent's
+        record = store.run(run_id)
+        if record is None or not record.parent_run or not record.parent_checkpoint:
+            return []
+        earlier = events_before(store, graph, record.parent_run, record.parent_checkpoint)
+        return [{"from_run": record.parent_run, **e} for e in earlier]
     events = store.events(run_id, kinds=COPIED_KINDS)
     producing = [update_key(task.id) for task in checkpoints[index - 1].tasks]
     last = store.event_log.last_seq_of_keys(run_id, producing)
@@ -141,9 +139,10 @@ def events_before(
 
 def replayed_copies(events: list[dict], parent: str, ts: float | None = None) -> list[dict]:
     """The parent's events before the checkpoint as the fork's log keeps them: at the
-    fork's start, each model call marked replayed from ``parent`` and, like each tool run,
-    timed 0 s (nothing was asked or run again); a pace's hold is the parent's and left
-    out."""
+    fork's start, each model call marked replayed from ``parent`` (or the run an event
+    names as ``from_run``; a call the parent copied from its own parent keeps its source and
+    first time) and, like each tool run, timed 0 s (nothing was asked or run again); a pace's
+    hold is the parent's and left out."""
     at = time.time() if ts is None else ts
     copies = []
     for event in events:
@@ -152,12 +151,16 @@ def replayed_copies(events: list[dict], parent: str, ts: float | None = None) ->
             continue
         if isinstance(data, dict) and isinstance(data.get("llm_call"), dict):
             call = dict(data["llm_call"])
-            call["recorded_latency_s"] = call.get("latency_s", 0.0)
-            call.update({"latency_s": 0.0, "replayed": True, "replayed_from": f"run {parent}"})
+            if not call.get("replayed_from"):
+                source = event.get("from_run") or parent
+                call["recorded_latency_s"] = call.get("latency_s", 0.0)
+                call.update({"replayed": True, "replayed_from": f"run {source}"})
+            call["latency_s"] = 0.0
             data = {**data, "llm_call": call}
         elif isinstance(data, dict) and isinstance(data.get("tool_call"), dict):
             run = dict(data["tool_call"])  # its result is the parent's: it did not run again
-            run.update({"recorded_latency_s": run.get("latency_s", 0.0), "latency_s": 0.0})
+            run.setdefault("recorded_latency_s", run.get("latency_s", 0.0))
+            run["latency_s"] = 0.0
             data = {**data, "tool_call": run}
         copies.append(
             {

@@ -29,7 +29,14 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, Durability
 
-from graph.kernel.checkpoints import checkpoint_timeline, fork_state, pending_nodes, redirect_state
+from graph.kernel.checkpoints import (
+    checkpoint_timeline,
+    fork_point,
+    fork_state,
+    history,
+    pending_nodes,
+    redirect_state,
+)
 from graph.kernel.conversation import follow_up_plan
 from graph.kernel.design import Design
 from graph.kernel.inner_checkpoints import inner_timeline, interleave
@@ -995,7 +1002,15 @@ class RunService:
                 )
             values = dict(snapshot.values or {})
             changes, goto = get_system(design.system).fork_changes(values, changes, design)
-        fork_state(compiled, run_id, checkpoint_id, new_id, changes or {}, goto=goto)
+        fork_state(
+            compiled,
+            run_id,
+            checkpoint_id,
+            new_id,
+            changes or {},
+            goto=goto,
+            first_as=lambda: self._first_written_as(run_id, lambda r: history(compiled, r)),
+        )
         self._record_run(
             new_id,
             record.question,
@@ -1008,6 +1023,27 @@ class RunService:
         )
         self._submit(new_id, design, compiled, None, step_mode)
         return new_id
+
+    def _first_written_as(self, run_id: str, checkpoints_of: Callable[[str], list]) -> str | None:
+        """The node a fork of ``run_id``'s first checkpoint is written as, when ``run_id``
+        is itself a fork: the one that produced, in its parent, the checkpoint it was
+        forked from (``checkpoints_of``: a run's checkpoints, oldest first). None for a
+        run that is no fork or whose parent is gone."""
+        record = self.store.run(run_id)
+        if record is None or not record.parent_run or not record.parent_checkpoint:
+            return None
+        parent = record.parent_run
+        try:
+            _, node = fork_point(
+                checkpoints_of(parent),
+                record.parent_checkpoint,
+                parent,
+                lambda: self._first_written_as(parent, checkpoints_of),
+            )
+        except ValueError as exc:
+            log.warning("run %s: the node its fork was written as is unknown: %s", run_id, exc)
+            return None
+        return node
 
     def fork_with_prompt(
         self,
@@ -1039,7 +1075,14 @@ class RunService:
         compiled, planner, worker = self._graph(new_design)
         before = prompt_forks.events_before(self.store, compiled, run_id, checkpoint_id)
         new_id = uuid.uuid4().hex
-        fork_state(compiled, run_id, checkpoint_id, new_id, {})  # ValueError: not forkable
+        fork_state(  # ValueError: not forkable
+            compiled,
+            run_id,
+            checkpoint_id,
+            new_id,
+            {},
+            first_as=lambda: self._first_written_as(run_id, lambda r: history(compiled, r)),
+        )
         if version is None:
             version = self.store.save_prompt_version(
                 prompt_name, label.strip() or f"typed for a fork of run {run_id[:8]}", text

@@ -32,7 +32,7 @@ from langgraph_sdk.schema import StreamMode, StreamPart
 from pydantic import TypeAdapter, ValidationError
 
 from graph.errors import StepwiseError
-from graph.kernel.checkpoints import CONVERSATION_FIELDS, checkpoint_row
+from graph.kernel.checkpoints import CONVERSATION_FIELDS, checkpoint_row, fork_point
 from graph.kernel.design import Design
 from graph.kernel.system import System, get_system
 from graph.models.chat import describe_error
@@ -731,30 +731,20 @@ class ServerRunService(RunService):
     ) -> str:
         """A new run (its own server thread) going on from a checkpoint of ``run_id``:
         the thread is created holding that state with ``changes``, as the node that
-        produced it, going where the original went (``update_state`` with a Command).
+        produced it (``fork_point``, as a local fork), going where the original went
+        (``update_state`` with a Command).
         ``pace_s``: the new run's pace (None: the parent's)."""
         record, design = self._stored(run_id)
         if pace_s is not None:
             design = design.model_copy(update={"pace_s": pace_s})
         compiled, planner, worker = self.prepare(design)
         snaps = self._history(run_id, design)
-        index = next(
-            (
-                i
-                for i, s in enumerate(snaps)
-                if s.config["configurable"]["checkpoint_id"] == checkpoint_id
-            ),
-            None,
+        index, producer = fork_point(  # the same question a local fork asks
+            snaps,
+            checkpoint_id,
+            run_id,
+            lambda: self._first_written_as(run_id, lambda r: self._history(r, design)),
         )
-        if index is None:
-            raise ValueError(f"No checkpoint {checkpoint_id!r} in run {run_id} to fork from.")
-        if index == 0 or not snaps[index - 1].next:
-            raise ValueError(
-                "Fork from a later checkpoint: this one is the run's input; "
-                "run the question again to start over."
-            )
-        if not snaps[index].next:
-            raise ValueError("This checkpoint is the end of the run: fork from an earlier one.")
         goto = None
         values = dict(snaps[index].values)
         if changes:
@@ -787,7 +777,7 @@ class ServerRunService(RunService):
                                     "update": as_json(update),
                                     "goto": [goto] if goto else list(snaps[index].next),
                                 },
-                                "as_node": snaps[index - 1].next[0],
+                                "as_node": producer,
                             }
                         ]
                     }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
@@ -35,6 +36,18 @@ def texts(at: AppTest) -> str:
 def button(at: AppTest, label: str, key_part: str = ""):
     """The button with this label (and, if given, a key containing ``key_part``)."""
     return next(b for b in at.button if b.label == label and key_part in (b.key or ""))
+
+
+def try_it(at: AppTest) -> AppTest:
+    """Click the playground's *Try it* and let the page poll its calls, which run in the
+    background, until it shows their result."""
+    button(at, "Try it").click().run()
+    for _ in range(600):
+        if "playground:call" not in at.session_state:
+            return at
+        time.sleep(0.05)
+        at.run()
+    raise AssertionError("the playground's calls never ended")
 
 
 def wait_status(store, run_id: str, *statuses: str, timeout: float = 60):

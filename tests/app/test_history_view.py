@@ -46,12 +46,21 @@ def test_a_changed_plan_reads_step_by_step_as_agent_and_action():
 
 def test_only_checkpoints_between_the_input_and_the_end_can_be_forked():
     timeline = [
-        {"index": 0, "node": "input", "next": ["__start__"], "fields": {}},
-        {"index": 1, "node": "__start__", "next": ["planner"], "fields": {}},
-        {"index": 2, "node": "planner", "next": ["executor"], "fields": {"current_step": 1}},
-        {"index": 3, "node": "synthesizer", "next": [], "fields": {}},
+        {"index": 0, "node": "input", "input": True, "next": ["__start__"], "fields": {}},
+        {"index": 1, "node": "__start__", "input": False, "next": ["planner"], "fields": {}},
+        {
+            "index": 2,
+            "node": "planner",
+            "input": False,
+            "next": ["executor"],
+            "fields": {"current_step": 1},
+        },
+        {"index": 3, "node": "synthesizer", "input": False, "next": [], "fields": {}},
     ]
     assert [p["index"] for p in forkable(timeline)] == [1, 2]
+    # a fork's first checkpoint is the state it was forked with, not an input
+    fork = [{**timeline[2], "index": 0, "node": "fork of 1a2b3c4d"}, {**timeline[3], "index": 1}]
+    assert [p["index"] for p in forkable(fork)] == [0]
     assert checkpoint_label(timeline[2]) == "#2 after planner · next: executor · step 1"
     assert checkpoint_label(timeline[3]) == "#3 after synthesizer · the end"
 

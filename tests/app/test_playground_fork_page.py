@@ -6,7 +6,7 @@ model, a real run service and store under a temporary home."""
 from graph.kernel.design import Design
 from graph.prompts import default_text
 from graph.service.playground import tryable_points
-from tests.app.support import button, open_page, texts, watched
+from tests.app.support import button, open_page, texts, try_it, watched
 
 EXECUTOR = "plan_execute/executor"
 EDITOR = f"prompts:editor:{EXECUTOR}"
@@ -35,7 +35,7 @@ def _tried(services):
     at.selectbox(key="playground:point").set_value(point["checkpoint_id"]).run()
     assert at.selectbox(key="playground:point").value == point["checkpoint_id"]
     at.text_area(key=EDITOR).input(MARK + "\n" + at.text_area(key=EDITOR).value).run()
-    button(at, "Try it").click().run()
+    try_it(at)
     assert not at.exception, [e.value for e in at.exception]
     return at, run_id, point["checkpoint_id"]
 
@@ -73,7 +73,7 @@ def test_forking_a_saved_versions_column_records_that_version_and_saves_none(hom
     saved = store.save_prompt_version(EXECUTOR, "kept", MARK + "\n" + default_text(EXECUTOR))
     at, run_id, _ = _tried(services)
     at.multiselect(key=f"playground:texts:{EXECUTOR}:True").set_value([f"v{saved.id}"]).run()
-    button(at, "Try it").click().run()
+    try_it(at)
     button(at, "Fork from here with this prompt").click().run()
     assert not at.exception, [e.value for e in at.exception]
     new_id = watched(at).value
@@ -90,9 +90,44 @@ def test_a_column_whose_text_cannot_be_a_prompt_is_refused_in_words_and_nothing_
     at, run_id, _ = _tried(services)
     at.text_area(key=EDITOR).input("Decide the next step {nonsense}").run()
     at.multiselect(key=f"playground:texts:{EXECUTOR}:True").set_value(["editor"]).run()
-    button(at, "Try it").click().run()
+    try_it(at)
     button(at, "Fork from here with this prompt").click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert any("The fork was not started" in e.value and "nonsense" in e.value for e in at.error)
     assert len(store.runs()) == 1
     assert store.prompt_versions(EXECUTOR) == []
+
+
+def test_a_forks_first_checkpoint_is_forked_again_from_a_playground_result(home, services):
+    """Issue 26: the first checkpoint of a fork was offered but refused ("No checkpoint")."""
+    store, service = services
+    parent = service.start(QUESTION, Design())
+    assert service.wait(parent, timeout=60).status == "done"
+    point = [p for p in tryable_points(service, parent) if p["node"] == "executor"][-1]
+    text = MARK + "\n" + default_text(EXECUTOR)
+    first = service.fork_with_prompt(parent, point["checkpoint_id"], EXECUTOR, text=text)
+    assert service.wait(first, timeout=60).status == "done"
+    opening = tryable_points(service, first)[0]
+    assert opening["checkpoint_id"] == service.timeline(first)[0]["checkpoint_id"]
+
+    at = open_page()  # as History's "Try this node with another prompt" opens it
+    at.session_state["playground:preset"] = {
+        "run_id": first,
+        "checkpoint_id": opening["checkpoint_id"],
+    }
+    at.switch_page("app_pages/prompts.py").run()
+    assert next(s for s in at.selectbox if s.label == "Prompt").value == EXECUTOR
+    assert at.selectbox(key="playground:run").value == first
+    assert at.selectbox(key="playground:point").value == opening["checkpoint_id"]
+    try_it(at)
+    assert not at.exception, [e.value for e in at.exception]
+    button(at, "Fork from here with this prompt").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert not [e.value for e in at.error]
+    (new_id,) = [r.id for r in store.runs() if r.parent_run == first]
+    assert f"Started run {new_id[:8]}: a fork of {first[:8]}" in texts(at)
+    record = service.wait(new_id, timeout=60)
+    assert record.status == "done", record.reason
+    assert record.parent_checkpoint == opening["checkpoint_id"]
+    replayed = [c for c in _calls(store, new_id) if c.get("replayed")]
+    assert replayed and {c["replayed_from"] for c in replayed} == {f"run {parent}"}

@@ -1,8 +1,14 @@
 """The node playground on the Prompts page, and its button on the History page: the
 offline scripted model, a real run service and store under a temporary home."""
 
+import time
+
+import pytest
+
 from graph.kernel.design import Design
-from tests.app.support import button, open_page, texts
+from graph.models.scripted import ScriptedChatModel
+from tests.app.support import button, open_page, texts, try_it
+from tests.support_procs.fake_server import LocalOpenAIServer
 
 PLANNER = "plan_execute/planner"
 EDITOR = f"prompts:editor:{PLANNER}"
@@ -28,7 +34,7 @@ def test_the_playground_shows_the_unsaved_edit_beside_the_active_text_and_says_t
     assert at.selectbox(key="playground:point").value  # the checkpoint before the Planner
     assert at.multiselect(key=f"playground:texts:{PLANNER}:True").value == ["active", "editor"]
     at.number_input(key="playground:samples").set_value(2).run()
-    button(at, "Try it").click().run()
+    try_it(at)
     assert not at.exception, [e.value for e in at.exception]
     page = texts(at)
     assert "the active text" in page and "the unsaved edit" in page
@@ -47,7 +53,7 @@ def test_a_prompt_text_that_cannot_be_filled_in_is_said_in_words(home, services)
         "Plan {nonsense}.\n{agent_list}\n{replan_section}\n{user_query}\n"
     ).run()
     at.multiselect(key=f"playground:texts:{PLANNER}:True").set_value(["editor"]).run()
-    button(at, "Try it").click().run()
+    try_it(at)
     assert not at.exception
     assert any("nonsense" in e.value for e in at.error)
 
@@ -87,3 +93,47 @@ def test_a_checkpoint_before_a_node_without_a_model_call_greys_the_button_and_sa
     found = button(at, "Try synthesizer with another prompt")
     assert found.disabled
     assert "does not ask a model for a plan or a routing decision" in found.help
+
+
+@pytest.fixture
+def server():
+    with LocalOpenAIServer(ScriptedChatModel, model_name="served-model") as running:
+        yield running
+
+
+def test_a_model_that_does_not_answer_never_holds_the_page_and_can_be_cancelled(
+    home, services, server
+):
+    """Issue 26: the calls ran inside the page's script, which a slow model held (no
+    progress, no Cancel) and a rerun or another page cut short."""
+    _, service = services
+    _finished_run(services)
+    service.profiles.add("slow", server.base_url, "served-model")
+    server.inject("never_answer")
+    at = open_page("app_pages/prompts.py")
+    at.multiselect(key="playground:profiles").set_value(["slow"]).run()
+    at.number_input(key="playground:samples").set_value(3).run()
+    button(at, "Try it").click().run()  # returns while the model is still asked
+    assert not at.exception, [e.value for e in at.exception]
+    (bar,) = at.get("progress")
+    assert bar.proto.text.startswith("Asking the model: 0 of 3 calls done…")
+    at.switch_page("app_pages/history.py").run()  # another page, then back: still going
+    at.switch_page("app_pages/prompts.py").run()
+    call = at.session_state["playground:call"]
+    for _ in range(600):  # the request reaches the server from the call's own thread
+        if server.requests:
+            break
+        time.sleep(0.05)
+    assert call.running and len(server.requests) == 1
+    assert button(at, "Try it").disabled  # one Try it at a time
+    button(at, "Cancel").click().run()
+    for _ in range(600):
+        if "playground:call" not in at.session_state:
+            break
+        time.sleep(0.05)
+        at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert "Cancelled before the model answered." in [e.value for e in at.error]
+    assert "Cancelled after 1 of 3 calls; the last was cut short; 2 not asked." in texts(at)
+    assert len(server.requests) == 1  # no sample asked after the Cancel
+    assert not button(at, "Try it").disabled

@@ -6,7 +6,7 @@ column's text. The offline scripted model, a real run service and store."""
 from graph.kernel.design import Design
 from graph.prompts import default_text
 from graph.service.playground import target, tryable_points
-from tests.app.support import button, open_page, texts, wait_status, watched
+from tests.app.support import button, open_page, texts, try_it, wait_status, watched
 
 QUESTION = (
     "Check that the API is healthy and find reliable news sites about what moves the stock market"
@@ -29,7 +29,7 @@ def _at_team_point(services, prompt: str, node: str):
     next(s for s in at.selectbox if s.label == "Prompt").set_value(prompt).run()
     assert at.selectbox(key="playground:run").value == run_id
     at.selectbox(key="playground:point").set_value(point["checkpoint_id"]).run()
-    button(at, "Try it").click().run()
+    try_it(at)
     assert not at.exception, [e.value for e in at.exception]
     return at, run_id, point["checkpoint_id"]
 
@@ -45,7 +45,7 @@ def test_a_team_supervisors_result_forks_from_the_checkpoint_before_its_team(hom
         MARK + "\n" + default_text(SUPERVISOR)
     ).run()
     at.multiselect(key=f"playground:texts:{SUPERVISOR}:True").set_value(["editor"]).run()
-    button(at, "Try it").click().run()
+    try_it(at)
     button(at, "Fork from here with this prompt").click().run()
     assert not at.exception, [e.value for e in at.exception]
     new_id = watched(at).value
@@ -68,7 +68,7 @@ def test_a_workers_result_forks_with_its_text_from_the_checkpoint_before_its_tea
         WORKER_MARK + "\n" + default_text(SEARCHER)
     ).run()
     at.multiselect(key=f"playground:texts:{SEARCHER}:True").set_value(["editor"]).run()
-    button(at, "Try it").click().run()
+    try_it(at)
     found = button(at, "Fork from here with this prompt")
     assert not found.disabled, found.help
     found.click().run()
@@ -99,7 +99,7 @@ def test_a_guardrail_classifier_result_can_be_forked(home, services):
     assert at.selectbox(key="playground:run").value == run_id
     point = next(p for p in tryable_points(service, run_id) if p["node"] == "guardrail")
     at.selectbox(key="playground:point").set_value(point["checkpoint_id"]).run()
-    button(at, "Try it").click().run()
+    try_it(at)
     assert not at.exception, [e.value for e in at.exception]
     found = button(at, "Fork from here with this prompt")
     assert not found.disabled, found.help

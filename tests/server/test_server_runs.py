@@ -214,6 +214,28 @@ def test_a_fork_is_a_new_server_thread_going_on_from_the_checkpoint(runs, store)
         runs.fork(run_id, timeline[0]["checkpoint_id"])
 
 
+def test_a_forks_first_checkpoint_forks_again_on_the_server_and_a_runs_input_does_not(runs, store):
+    """One check for both runtimes (``fork_point``): the server refused a fork's first
+    checkpoint as "the run's input"."""
+    run_id = runs.start(QUESTION, Design())
+    assert runs.wait(run_id, timeout=60).status == "done"
+    timeline = runs.timeline(run_id)
+    after_planner = next(row for row in timeline if row["node"] == "planner")
+    first = runs.fork(run_id, after_planner["checkpoint_id"])
+    assert runs.wait(first, timeout=60).status == "done"
+    opening = runs.timeline(first)[0]
+    assert timeline[0]["input"] and not opening["input"]
+
+    second = runs.fork(first, opening["checkpoint_id"])
+    record = runs.wait(second, timeout=60)
+    assert record.status == "done", record.reason
+    assert (record.parent_run, record.parent_checkpoint) == (first, opening["checkpoint_id"])
+    went = [(row["node"], row["next"]) for row in runs.timeline(second)]
+    assert went[1:] == [(row["node"], row["next"]) for row in runs.timeline(first)][1:]
+    with pytest.raises(ValueError, match="this one is the run's input"):
+        runs.fork(run_id, timeline[0]["checkpoint_id"])
+
+
 def test_an_experiment_fans_out_as_server_runs_and_is_compared_as_locally(runs, store):
     eval_set = EvalSet(
         name="two",

@@ -10,6 +10,7 @@ from graph.kernel.design import Design
 from graph.prompts import default_text
 from graph.service.model_profiles import OFFLINE
 from graph.service.playground import PlaygroundError, PromptTry, target, try_node, tryable_points
+from graph.service.playground_calls import PlaygroundCall
 
 QUESTION = "Which stock in the database grew the most between 2005 and 2009? Chart the prices."
 
@@ -191,3 +192,16 @@ def test_the_tryable_checkpoints_are_those_before_a_model_calling_node(service, 
     before = {c["checkpoint_id"]: c["next"] for c in timeline}
     assert all(before[p["checkpoint_id"]] == [p["node"]] for p in points)
     assert len(points) < len([c for c in timeline if c["next"]])  # workers left out
+
+
+def test_a_playground_call_in_the_background_ends_with_its_trial_or_says_why(service, finished):
+    planner = _before(service, finished, "planner")
+    text = [PromptTry("saved", default_text("plan_execute/planner"))]
+    call = PlaygroundCall(service, finished, planner, text, _offline(service), samples=2)
+    trial = call.wait(60)
+    assert not call.running and call.problem == ""
+    assert trial is not None and len(trial.samples) == 2 and (call.done, call.total) == (2, 2)
+    assert all(s.ok for s in trial.samples)
+    refused = PlaygroundCall(service, finished, planner, text, _offline(service), samples=11)
+    assert refused.wait(60) is None and not refused.running
+    assert "The number of samples is 1 to 10, not 11." in refused.problem

@@ -1,5 +1,6 @@
 """The Evals page's parts: its tabs (``sets_tab``, ``experiment_tab``, ``results_tab``,
-with the two-runs comparison in ``two_runs``, ``review_tab`` and ``forks_tab``) and the page's data rules
+with the two-runs comparison in ``two_runs``, ``review_tab`` and ``forks_tab``; the
+experiment picker two of them share in ``experiment_picker``) and the page's data rules
 without Streamlit (``view``). Every session-state key here starts with ``evals:``: the
 Evals page owns them."""
 

@@ -24,6 +24,7 @@ from ui.evals import NEW, RESULTS, flash_key, two_runs
 from ui.evals import intervals as iv
 from ui.evals import prompt_changes as pc
 from ui.evals import view as ev
+from ui.evals.experiment_picker import pick_experiment
 
 FLASH = flash_key(RESULTS)
 SHOWN = "evals:experiment"  # the experiment shown
@@ -40,14 +41,7 @@ def show() -> None:
     if not experiments:
         st.info(f"No experiment yet: start one on the “{NEW}” tab.")
         return
-    if st.session_state.get(SHOWN) not in experiments:
-        st.session_state[SHOWN] = next(iter(experiments))
-    experiment_id = st.selectbox(
-        "Experiment",
-        list(experiments),
-        key=SHOWN,
-        format_func=lambda i: ev.experiment_label(experiments[i]),
-    )
+    experiment_id = pick_experiment(experiments, "Experiment", SHOWN)
     _, _, waiting = refresh_status(store, experiment_id)  # runs decided since: status anew
     record = store.experiment(experiment_id) or experiments[experiment_id]
     tuned = services.system_of(record.design).tuned_prompts

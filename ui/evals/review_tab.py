@@ -30,6 +30,7 @@ from graph.service.judge_agreement import (
 from ui import blind_pair, services, widgets
 from ui.evals import REVIEW, flash_key
 from ui.evals import view as ev
+from ui.evals.experiment_picker import pick_experiment
 from ui.evals.intervals import level_words
 
 FLASH = flash_key(REVIEW)
@@ -44,14 +45,7 @@ def show() -> None:
     if not experiments:
         st.info("No experiment to review yet: start one on the “Run an experiment” tab.")
         return
-    if st.session_state.get(SHOWN) not in experiments:
-        st.session_state[SHOWN] = next(iter(experiments))
-    experiment_id = st.selectbox(
-        "Experiment to review",
-        list(experiments),
-        key=SHOWN,
-        format_func=lambda i: ev.experiment_label(experiments[i]),
-    )
+    experiment_id = pick_experiment(experiments, "Experiment to review", SHOWN)
     record = experiments[experiment_id]
     baseline = record.variants[0]["name"]
     st.caption(
