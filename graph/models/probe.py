@@ -244,11 +244,15 @@ def _check(report: ServerReport, settings: Settings, modes: ModeBook, steps: _St
         except Exception as exc:  # said in the report, in words
             log.info("model server check step failed: %r", exc)
             steps.still_on()
-            said = (
-                f"The server at {server} {bounds.why} (the model list)."
-                if bounds.why
-                else describe_error(exc, now)
-            )
+            if bounds.why:
+                said = f"The server at {server} {bounds.why} (the model list)."
+            elif isinstance(exc, openai.OpenAIError):
+                said = describe_error(exc, now)
+            else:  # the client could not read the answer as a list of models
+                said = (
+                    f"The server at {server} answered, but not with a list of models: is it "
+                    "an OpenAI-compatible server (GET /models)?"
+                )
             report.error = shown_text(said, DETAIL_CHARS)
             return
         finally:

@@ -11,6 +11,7 @@ the real clients.
 
 from __future__ import annotations
 
+import re
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -25,6 +26,13 @@ from graph.service.server_console import ServerConsole, ServerError
 from graph.settings import Settings
 from tests.support_procs.fake_server import EchoChatModel, LocalOpenAIServer
 from tests.support_procs.hostile_langgraph import SHAPES, HostileLangGraph
+
+RAW = re.compile(r"Traceback|\b[A-Z]\w*(Error|Exception)\b|has no attribute|object at 0x|NoneType")
+
+
+def is_raw(text: str) -> bool:
+    return bool(RAW.search(text))
+
 
 # The caps, as the messages say them (graph.models.probe.MODEL_LIST_BYTES,
 # graph.models.calls.REPLY_BYTES, graph.service.server_console.REPLY_CAP_BYTES).
@@ -183,3 +191,12 @@ def test_every_malformed_answer_of_a_server_is_a_sentence(shape):
         finally:
             console.close()
     assert not failures, failures
+
+
+@pytest.mark.parametrize("fault", ["body_html", "body_not_json", "body_deep_nesting", "echo_auth"])
+def test_test_connection_says_a_model_list_it_cannot_read_in_words(fault):
+    with LocalOpenAIServer(EchoChatModel) as server:
+        server.list_fault = fault
+        report = check_server(_settings(server), ModeBook())
+    assert not report.reachable
+    assert report.error and not is_raw(report.error), report.error
