@@ -22,7 +22,6 @@ import contextvars
 import json
 import logging
 import os
-import socket
 import threading
 import time
 from functools import lru_cache
@@ -33,6 +32,7 @@ import openai
 
 from graph.errors import StepwiseError
 from graph.models.call_progress import CallProgress
+from graph.models.http_bounds import OpenedSockets
 from graph.redaction import redact, redact_data
 from graph.stopping import Stopped, stop_requested
 
@@ -56,40 +56,24 @@ class _Call:
     """What one model call has opened, and whether it was given up."""
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._sockets: list[socket.socket] = []
-        self.abandoned = False
+        self.sockets = OpenedSockets()
         self.answer_started = False  # the current attempt's response headers came in
         self.too_large = False  # a reply passed REPLY_BYTES
 
+    @property
+    def abandoned(self) -> bool:
+        return self.sockets.closed
+
     def trace(self, event: str, info: dict) -> None:
         """httpcore's trace hook: remember the socket, and when the answer began."""
-        if event == "connection.connect_tcp.complete":
-            stream = info.get("return_value")
-            sock = stream.get_extra_info("socket") if stream is not None else None
-            if sock is not None:
-                with self._lock:
-                    self._sockets.append(sock)
-                    if self.abandoned:
-                        _shut(sock)
-        elif event == "http11.receive_response_headers.complete":
+        self.sockets.trace(event, info)
+        if event == "http11.receive_response_headers.complete":
             self.answer_started = True
 
     def abandon(self) -> None:
         """Give the call up: no further attempt starts, and open sockets are shut (which
         wakes a worker blocked reading them)."""
-        with self._lock:
-            self.abandoned = True
-            sockets, self._sockets = self._sockets, []
-        for sock in sockets:
-            _shut(sock)
-
-
-def _shut(sock: socket.socket) -> None:
-    try:
-        sock.shutdown(socket.SHUT_RDWR)
-    except OSError:
-        pass  # already closed
+        self.sockets.shut()
 
 
 _current_call: contextvars.ContextVar[_Call | None] = contextvars.ContextVar(

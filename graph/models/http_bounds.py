@@ -18,7 +18,7 @@ import socket
 import threading
 import time
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import httpx
 import httpx2
@@ -30,6 +30,33 @@ class PastBounds(StepwiseError, RuntimeError):
     """A reply cut by its bounds: ``Bounds.why`` says how, in words."""
 
 
+class OpenedSockets:
+    """The sockets a call opened (httpcore's ``trace`` hook), to shut when it is given
+    up: shutting wakes a thread blocked reading one. One opened after that is shut at once."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._sockets: list[socket.socket] = []
+        self.closed = False
+
+    def trace(self, event: str, info: dict) -> None:
+        if event == "connection.connect_tcp.complete":
+            stream = info.get("return_value")
+            sock = stream.get_extra_info("socket") if stream is not None else None
+            if sock is not None:
+                with self._lock:
+                    self._sockets.append(sock)
+                    if self.closed:
+                        _shut(sock)
+
+    def shut(self) -> None:
+        with self._lock:
+            self.closed = True
+            sockets, self._sockets = self._sockets, []
+        for sock in sockets:
+            _shut(sock)
+
+
 class Bounds:
     """One call's deadline (seconds from its start) and cap (bytes of one reply body)."""
 
@@ -39,26 +66,13 @@ class Bounds:
         self.ends_at = time.monotonic() + deadline_s
         self.expired = False
         self.too_large = False
-        self._lock = threading.Lock()
-        self._sockets: list[socket.socket] = []
-
-    def trace(self, event: str, info: dict) -> None:
-        if event == "connection.connect_tcp.complete":
-            stream = info.get("return_value")
-            sock = stream.get_extra_info("socket") if stream is not None else None
-            if sock is not None:
-                with self._lock:
-                    self._sockets.append(sock)
-                    if self.expired:
-                        _shut(sock)
+        self.sockets = OpenedSockets()
+        self.trace = self.sockets.trace
 
     def expire(self) -> None:
         """The deadline came: shut what the call opened, which wakes a blocked read."""
-        with self._lock:
-            self.expired = True
-            sockets, self._sockets = self._sockets, []
-        for sock in sockets:
-            _shut(sock)
+        self.expired = True
+        self.sockets.shut()
 
     def left_s(self) -> float:
         return self.ends_at - time.monotonic()
@@ -153,6 +167,19 @@ class _Stream2(httpx2.SyncByteStream):
         self._inner.close()
 
 
+def _send(send: Callable[[Any], Any], request: Any, stream: Callable[[Any, Bounds], Any]) -> Any:
+    """``send(request)``, bounded when inside ``bounded``: the deadline and the cap."""
+    bounds = _bounds.get()
+    if bounds is None:
+        return send(request)
+    bounds.check(0)
+    request.extensions = {**request.extensions, "trace": bounds.trace}
+    _read_timeout(request, bounds)
+    response = send(request)
+    response.stream = stream(response.stream, bounds)
+    return response
+
+
 class BoundedTransport(httpx.HTTPTransport):
     """``httpx``'s transport, bounded inside ``bounded``. No keep-alive: see the module."""
 
@@ -160,16 +187,7 @@ class BoundedTransport(httpx.HTTPTransport):
         super().__init__(limits=httpx.Limits(max_keepalive_connections=0), **kwargs)
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
-        bounds = _bounds.get()
-        if bounds is None:
-            return super().handle_request(request)
-        bounds.check(0)
-        request.extensions = {**request.extensions, "trace": bounds.trace}
-        _read_timeout(request, bounds)
-        response = super().handle_request(request)
-        assert isinstance(response.stream, httpx.SyncByteStream)  # a sync transport's
-        response.stream = _Stream(response.stream, bounds)
-        return response
+        return _send(super().handle_request, request, _Stream)
 
 
 class BoundedTransport2(httpx2.HTTPTransport):
@@ -179,13 +197,4 @@ class BoundedTransport2(httpx2.HTTPTransport):
         super().__init__(limits=httpx2.Limits(max_keepalive_connections=0), **kwargs)
 
     def handle_request(self, request: httpx2.Request) -> httpx2.Response:
-        bounds = _bounds.get()
-        if bounds is None:
-            return super().handle_request(request)
-        bounds.check(0)
-        request.extensions = {**request.extensions, "trace": bounds.trace}
-        _read_timeout(request, bounds)
-        response = super().handle_request(request)
-        assert isinstance(response.stream, httpx2.SyncByteStream)  # a sync transport's
-        response.stream = _Stream2(response.stream, bounds)
-        return response
+        return _send(super().handle_request, request, _Stream2)

@@ -266,12 +266,9 @@ class ServerConsole:
             try:
                 return shape(call())
             except Exception as exc:
-                if bounds.why is not None:
-                    raise ServerError(
-                        f"The server at {self.url} {bounds.why} ({what})"
-                        + (": it is busy or stuck." if bounds.expired else ".")
-                    ) from None
-                self._say(what, exc)
+                if bounds.too_large:
+                    raise ServerError(f"The server at {self.url} {bounds.why} ({what}).") from None
+                self._say(what, PastBounds() if bounds.expired else exc)
                 raise  # not a failure _say knows: a bug of ours, shown as one
 
     def _say(self, what: str, exc: Exception) -> None:

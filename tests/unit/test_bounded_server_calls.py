@@ -154,9 +154,7 @@ def test_the_server_console_gives_up_on_a_dripping_server_at_its_deadline(call):
                 CONSOLE_CALLS[call](console)
         finally:
             console.close()
-    assert f"The server at {server.url} did not send its whole reply within 1.5 s" in str(
-        said.value
-    )
+    assert f"The server at {server.url} did not answer within 1.5 s" in str(said.value)
 
 
 def test_the_server_console_does_not_read_a_huge_answer():
