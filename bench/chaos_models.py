@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from langchain_core.messages import AIMessage
+from langchain_core.messages import AIMessage, AIMessageChunk
 from langchain_core.messages.tool import invalid_tool_call
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 
@@ -105,6 +105,26 @@ TRANSPORT = (
 CALL_DEADLINE_S = 8  # a server that never answers or drips is given up after this
 
 
+def as_chunk(message: Any) -> ChatGenerationChunk:
+    """A whole reply as the one chunk the fake server streams (replies are streamed):
+    a chunk carries its tool calls, broken ones too, as tool-call chunks."""
+    calls = [*message.tool_calls, *message.invalid_tool_calls]
+    return ChatGenerationChunk(
+        message=AIMessageChunk(
+            content=message.content,
+            tool_call_chunks=[
+                {
+                    "name": c.get("name"),
+                    "args": c["args"] if isinstance(c.get("args"), str) else json.dumps(c["args"]),
+                    "id": c.get("id"),
+                    "index": i,
+                }
+                for i, c in enumerate(calls)
+            ],
+        )
+    )
+
+
 class CorruptingModel(ScriptedChatModel):
     """The offline model behind the fake server, with its N-th reply corrupted."""
 
@@ -121,8 +141,7 @@ class CorruptingModel(ScriptedChatModel):
         return result
 
     def _stream(self, messages, stop=None, run_manager=None, **kwargs):
-        message = self._generate(messages, stop=stop, **kwargs).generations[0].message
-        yield ChatGenerationChunk(message=message)  # one chunk is enough for the server
+        yield as_chunk(self._generate(messages, stop=stop, **kwargs).generations[0].message)
 
 
 def run_against(
@@ -232,9 +251,7 @@ class HugeReplies(ScriptedChatModel):
         return ChatResult(generations=[ChatGeneration(message=padded)])
 
     def _stream(self, messages, stop=None, run_manager=None, **kwargs):
-        yield ChatGenerationChunk(
-            message=self._generate(messages, stop=stop, **kwargs).generations[0].message
-        )
+        yield as_chunk(self._generate(messages, stop=stop, **kwargs).generations[0].message)
 
 
 def _pad_longest(data: Any, pad: str) -> None:
