@@ -1,7 +1,8 @@
-"""Chaos: processes killed mid-run, malformed model output, huge replies and leaked
-secrets, measured in one go. Prints figures only (issue #14's targets in brackets).
+"""Chaos: processes killed or frozen mid-run, a database restarted, malformed model output,
+huge replies, hostile servers, crafted imports, a full disk and leaked secrets, measured
+in one go. Prints figures only (issue #14's and #34's targets in brackets).
 
-    python bench/chaos.py [--kills 20] [--malformed 108]
+    python bench/chaos.py [--kills 20] [--malformed 108] [--repeats 2] [--only CASE ...]
 
 1. **Kills.** A host process (``tests/support_procs/service_host.py``, a RunService as
    the app runs it) runs a plan_execute question that saves a report; it is SIGKILLed at
@@ -12,15 +13,15 @@ secrets, measured in one go. Prints figures only (issue #14's targets in bracket
    files or ledger rows beyond the reference), event-log mismatches (the stored path
    through the graph differs from the reference's, a ``__pseudo__`` node was stored, or
    not exactly one ``done`` end event).
-2. **Malformed output.** Each system runs against the real ``ChatOpenAI`` client over
-   HTTP to the fake server, whose N-th reply is corrupted (broken JSON, prose, empty,
-   deep nesting, wrong shapes, unknown agents or tools, control characters, transport
-   faults). Crashes (an exception out of the service), runs hung > 60 s, and reasons
-   that are raw exception text instead of a sentence are counted.
-3. **Disk.** A run whose model adds 2 MB to every reply: bytes in STEPWISE_HOME after it.
+2. **Malformed output** and 3. **Disk** (2 MB added to every reply): ``bench/chaos_models.py``.
 4. **Secrets.** A canary API key, and a server that echoes the Authorization header in its
    error: the canary is looked for in the store and checkpoint files, an export, the
    History page as rendered, and everything logged.
+5. Issue 34's cases, each counting double runs, lost runs, uncaught errors and keys
+   shown (``bench/chaos_tally.py``), then their totals: **frozen owner** and **database
+   restart** (``bench/chaos_owners.py``, on a PostgreSQL server the bench starts),
+   **crafted imports** and **disk full** (``bench/chaos_inputs.py``), **hostile servers**
+   (``bench/chaos_servers.py``).
 """
 
 from __future__ import annotations
@@ -30,7 +31,6 @@ import io
 import json
 import logging
 import os
-import re
 import signal
 import sqlite3
 import subprocess
@@ -39,45 +39,32 @@ import tempfile
 import time
 from contextlib import redirect_stderr
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from langchain_core.messages import AIMessage  # noqa: E402
-from langchain_core.messages.tool import invalid_tool_call  # noqa: E402
-from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult  # noqa: E402
-
 import graph.registry  # noqa: E402,F401  (registers the systems)
-from graph.kernel.design import Design  # noqa: E402
+from bench.chaos_models import (  # noqa: E402
+    WAIT_S,
+    disk,
+    malformed,
+    run_against,
+    settings_for,
+)
+from bench.chaos_tally import settings_line, totals  # noqa: E402
 from graph.kernel.system import get_system, systems  # noqa: E402
 from graph.models.scripted import ScriptedChatModel  # noqa: E402
 from graph.service.run_service import RunService  # noqa: E402
 from graph.service.store import Store  # noqa: E402
-from graph.settings import Settings, get_settings  # noqa: E402
+from graph.settings import get_settings  # noqa: E402
 from tests.support_procs.fake_server import LocalOpenAIServer  # noqa: E402
 
 HOST = ROOT / "tests" / "support_procs" / "service_host.py"
 KILL_QUESTION = "What caused the dot-com crash? Save a report."
 KILL_APPROVALS = '{"report_writer": "never"}'
 KILL_DELAY_S = 0.25  # per scripted model call in the host: a run of a few seconds
-WAIT_S = 60  # a run not ended after this long is "hung"
-
-# A reason that is raw exception text rather than a sentence about what happened.
-RAW_REASON = re.compile(
-    r"Traceback|File \"|\b[A-Z]\w*(Error|Exception)\b|\{'|\[\{|<[a-z_.]+ object at 0x|"
-    r"\\x[0-9a-f]{2}|\bNone\b|NoneType|maximum recursion depth|Expecting value|"
-    r"has no attribute|codec can't|index out of range|not subscriptable|unexpected keyword|"
-    r"validation error for|Input should be|line \d+ column \d+ \(char"
-)
-
-
-def _dir_bytes(path: Path) -> int:
-    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
-
-
-def _settings(home: Path, **more: Any) -> Settings:
-    return Settings(home=home, **more)
+NEW_CASES = ["frozen", "restart", "imports", "hostile", "diskfull"]  # issue 34's
 
 
 # --------------------------------------------------------------------------- kills
@@ -145,7 +132,7 @@ def _resume_after_kill(home: Path, run_id: str) -> RunService:
     """A new service on the same home takes the dead run over and finishes it."""
     deadline = time.monotonic() + WAIT_S
     while True:
-        service = RunService(Store.open(_settings(home)), _settings(home))
+        service = RunService(Store.open(settings_for(home)), settings_for(home))
         if service.store.run(run_id).status in ("done", "failed", "cancelled", "waiting"):
             return service  # it ended (or asked a human) before the kill landed
         try:
@@ -167,13 +154,13 @@ def _reference(work: Path) -> tuple[dict, float]:
     home = Path(tempfile.mkdtemp(prefix="ref-", dir=work))
     started = time.monotonic()
     proc, run_id = _host(home)
-    store = Store.open(_settings(home))
+    store = Store.open(settings_for(home))
     while store.run(run_id).status in ("queued", "running"):
         time.sleep(0.05)
     duration = time.monotonic() - started
     proc.kill()
     proc.wait()
-    service = RunService(Store.open(_settings(home)), _settings(home), claim_orphans=False)
+    service = RunService(Store.open(settings_for(home)), settings_for(home), claim_orphans=False)
     observed = _observe(service, home, run_id)
     service.shutdown()
     return observed, duration
@@ -238,230 +225,6 @@ def kills(work: Path, count: int) -> None:
     )
 
 
-# --------------------------------------------------------------------------- malformed
-
-
-def _deep(depth: int = 5000) -> str:
-    return "[" * depth + "]" * depth
-
-
-CORRUPTIONS: dict[str, Callable[[AIMessage], AIMessage]] = {
-    "broken JSON": lambda m: AIMessage(content='{"steps": [{"agent": "web_res'),
-    "prose": lambda m: AIMessage(content="Sure! I would be glad to help with that."),
-    "empty": lambda m: AIMessage(content=""),
-    "deep nesting": lambda m: AIMessage(content=_deep()),
-    "wrong shape": lambda m: AIMessage(content='{"steps": "lots of them", "next": 7}'),
-    "JSON array": lambda m: AIMessage(content="[1, 2, 3]"),
-    "unknown agent": lambda m: AIMessage(
-        content=json.dumps(
-            {
-                "steps": [{"agent": "ghost", "action": "haunt"}],
-                "next_agent": "ghost",
-                "subtasks": [{"team": "ghost_team", "instruction": "boo"}],
-            }
-        )
-    ),
-    "control characters": lambda m: AIMessage(content="\x00\x01\x02\x1b[31m\ufffd\ufffd"),
-    "100 KB of one word": lambda m: AIMessage(content="data " * 20_000),
-    "unknown tool": lambda m: AIMessage(
-        content="", tool_calls=[{"name": "format_disk", "args": {"really": True}, "id": "c1"}]
-    ),
-    "broken tool arguments": lambda m: AIMessage(
-        content="",
-        invalid_tool_calls=[invalid_tool_call(name="run_sql", args='{"sql": "SEL', id="c2")],
-    ),
-    "null content, no calls": lambda m: AIMessage(content=" \n\t "),
-}
-# Faults of the HTTP answer itself, served by the fake server (tests/support_procs/fake_server.py).
-TRANSPORT = (
-    "http_500",
-    "http_429",
-    "disconnect",
-    "half_body",
-    "never_answer",
-    "drip:1",
-    "deep_json",
-    "body_invalid_utf8",
-    "body_not_json",
-    "body_html",
-    "body_empty",
-    "body_no_choices",
-    "body_null_choices",
-    "body_empty_choices",
-    "body_deep_nesting",
-)
-CALL_DEADLINE_S = 8  # a server that never answers or drips is given up after this
-
-
-class CorruptingModel(ScriptedChatModel):
-    """The offline model behind the fake server, with its N-th reply corrupted."""
-
-    corrupt_at: int = 0
-    corruption: str = ""
-    calls: int = 0
-
-    def _generate(self, messages, stop=None, run_manager=None, **kwargs) -> ChatResult:
-        result = super()._generate(messages, stop=stop, run_manager=run_manager, **kwargs)
-        self.calls += 1
-        if self.calls == self.corrupt_at and self.corruption in CORRUPTIONS:
-            message = CORRUPTIONS[self.corruption](result.generations[0].message)
-            return ChatResult(generations=[ChatGeneration(message=message)])
-        return result
-
-    def _stream(self, messages, stop=None, run_manager=None, **kwargs):
-        message = self._generate(messages, stop=stop, **kwargs).generations[0].message
-        yield ChatGenerationChunk(message=message)  # one chunk is enough for the server
-
-
-def _run_against(
-    server: LocalOpenAIServer, home: Path, system: str, question: str, **settings: Any
-) -> tuple[str, str, bool, bool]:
-    """(status, reason, crashed, hung) of one run through the real client."""
-    base = dict(
-        provider="openai",
-        openai_base_url=server.base_url,
-        openai_api_key="sk-chaos-not-a-real-key",
-        max_retries=0,
-        request_timeout_s=20,
-        model_call_deadline_s=CALL_DEADLINE_S,
-        planner_model="stepwise-local",
-        worker_model="stepwise-local",
-    )
-    cfg = _settings(home, **{**base, **settings})
-    service = RunService(Store.open(cfg), cfg, timeout_tick_s=0)
-    crashed = hung = False
-    status = reason = ""
-    try:
-        design = Design(system=system, approvals={})
-        run_id = service.start(question, design)
-        deadline = time.monotonic() + WAIT_S
-        try:
-            while True:  # a human approves whatever is asked, so the run goes all the way
-                record = service.wait(run_id, timeout=max(deadline - time.monotonic(), 0.1))
-                status, reason = record.status, record.reason
-                asked = [p for p in service.pending_approvals() if p["run_id"] == run_id]
-                if status != "waiting" or not asked or time.monotonic() > deadline:
-                    break
-                for item in asked:
-                    service.decide(run_id, item["id"], "approve")
-        except TimeoutError:
-            hung = True
-            service.cancel(run_id)
-    except Exception as exc:  # a crash: the service let an exception out
-        crashed, reason = True, f"{type(exc).__name__}: {exc}"
-    finally:
-        service.shutdown(wait=False)
-    return status, reason, crashed, hung
-
-
-def malformed(work: Path, limit: int) -> None:
-    cases: list[tuple[str, str, int]] = []
-    for name in systems():
-        for corruption in list(CORRUPTIONS) + list(TRANSPORT):
-            for at in (1, 2, 3):
-                cases.append((name, corruption, at))
-    cases = cases[:limit] if limit else cases
-    crashes = hung = raw = 0
-    examples: list[str] = []
-    started = time.monotonic()
-    for system, corruption, at in cases:
-        home = Path(tempfile.mkdtemp(prefix="bad-", dir=work))
-        server = LocalOpenAIServer(
-            lambda c=corruption, a=at: CorruptingModel(corrupt_at=a, corruption=c)
-        ).start()
-        if corruption in TRANSPORT:
-            server.inject(*(["slow:0"] * (at - 1) + [corruption]))
-        question = get_system(system).examples[0]
-        try:
-            status, reason, crashed, was_hung = _run_against(server, home, system, question)
-        finally:
-            server.stop()
-        is_raw = bool(reason and RAW_REASON.search(reason))
-        crashes += crashed
-        hung += was_hung
-        raw += is_raw
-        if (crashed or was_hung or is_raw) and len(examples) < 8:
-            examples.append(f"  {system} / {corruption} @ call {at}: {status}: {reason[:160]}")
-    print("\n".join(examples))
-    print(
-        f"MALFORMED: {len(cases)} cases across {len(systems())} systems in "
-        f"{time.monotonic() - started:.0f} s: crashes {crashes} [0], hung > {WAIT_S} s "
-        f"{hung} [0], raw-text reasons {raw} [0]"
-    )
-
-
-# --------------------------------------------------------------------------- disk
-
-
-class HugeReplies(ScriptedChatModel):
-    """The offline model, with 2 MB added to every reply (to a JSON reply's longest
-    string, so it still parses)."""
-
-    pad_bytes: int = 2_000_000
-    pad_json: bool = True  # also JSON replies (plans, routing): the cap then breaks them
-
-    def _generate(self, messages, stop=None, run_manager=None, **kwargs) -> ChatResult:
-        result = super()._generate(messages, stop=stop, run_manager=run_manager, **kwargs)
-        message = result.generations[0].message
-        text = message.content if isinstance(message.content, str) else ""
-        pad = " " + "padding " * (self.pad_bytes // 8)
-        try:
-            data = json.loads(text)
-        except ValueError:
-            data = None
-        if isinstance(data, dict):
-            if not self.pad_json:
-                return result
-            _pad_longest(data, pad)
-            text = json.dumps(data)
-        elif not message.tool_calls:
-            text = text + pad
-        padded = message.model_copy(update={"content": text})
-        return ChatResult(generations=[ChatGeneration(message=padded)])
-
-    def _stream(self, messages, stop=None, run_manager=None, **kwargs):
-        yield ChatGenerationChunk(
-            message=self._generate(messages, stop=stop, **kwargs).generations[0].message
-        )
-
-
-def _pad_longest(data: Any, pad: str) -> None:
-    best: tuple[int, Any, Any] = (-1, None, None)
-
-    def walk(node: Any) -> None:
-        nonlocal best
-        items = node.items() if isinstance(node, dict) else enumerate(node)
-        for key, value in items:
-            if isinstance(value, str) and len(value) > best[0]:
-                best = (len(value), node, key)
-            elif isinstance(value, (dict, list)):
-                walk(value)
-
-    walk(data)
-    if best[1] is not None:
-        best[1][best[2]] += pad
-
-
-def disk(work: Path) -> None:
-    """Every reply 2 MB longer (JSON ones too: cut to the cap they no longer parse, and the
-    run fails in words), then prose replies only (the run goes to its end)."""
-    for pad_json, which in ((True, "every reply"), (False, "prose replies")):
-        for system in systems():
-            home = Path(tempfile.mkdtemp(prefix="disk-", dir=work))
-            server = LocalOpenAIServer(lambda p=pad_json: HugeReplies(pad_json=p)).start()
-            try:
-                status, reason, _, _ = _run_against(
-                    server, home, system, get_system(system).examples[0], request_timeout_s=60
-                )
-            finally:
-                server.stop()
-            size = _dir_bytes(home)
-            print(
-                f"DISK: {system}, 2 MB added to {which}: {size / 1e6:.1f} MB in "
-                f"STEPWISE_HOME [< 20 MB] ({status}: {reason[:70]})"
-            )
-
-
 # --------------------------------------------------------------------------- secrets
 
 CANARY = "sk-canary-" + "7f3a9c" * 6
@@ -511,13 +274,13 @@ def secrets(work: Path) -> None:
                 server.inject("slow:0", "echo_auth")  # the second call's error echoes the key
             err = io.StringIO()
             with redirect_stderr(err):
-                _, _, _, _ = _run_against(
+                _, _, _, _ = run_against(
                     server, home, system, get_system(system).examples[0], openai_api_key=CANARY
                 )
             server.stop()
             runs += 1
             log_text.write(err.getvalue())
-            store = Store.open(_settings(home))
+            store = Store.open(settings_for(home))
             (run,) = store.runs()
             for path in home.rglob("*"):
                 if path.is_file() and CANARY.encode() in path.read_bytes():
@@ -553,11 +316,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--kills", type=int, default=20)
     parser.add_argument("--malformed", type=int, default=0, help="cap the cases (0: all)")
+    parser.add_argument("--repeats", type=int, default=2, help="frozen owner and restart")
     parser.add_argument(
-        "--only", choices=["kills", "malformed", "disk", "secrets"], action="append"
+        "--only",
+        choices=["kills", "malformed", "disk", "secrets", *NEW_CASES],
+        action="append",
     )
     args = parser.parse_args()
-    parts = args.only or ["kills", "malformed", "disk", "secrets"]
+    parts = args.only or ["kills", "malformed", "disk", "secrets", *NEW_CASES]
+    print(f"chaos.py {' '.join(parts)}: {settings_line(f'Python {sys.version.split()[0]}')}")
     with tempfile.TemporaryDirectory(prefix="stepwise-chaos-") as tmp:
         work = Path(tmp)
         os.environ["STEPWISE_HOME"] = str(work / "default")
@@ -569,6 +336,35 @@ def main() -> None:
             disk(work)
         if "secrets" in parts:
             secrets(work)
+        new_cases(work, parts, args.repeats)
+
+
+def new_cases(work: Path, parts: list[str], repeats: int) -> None:
+    """Issue 34's cases, then their totals: double runs, lost runs, uncaught errors, keys
+    shown (``bench/chaos_tally.py``)."""
+    from bench import chaos_inputs, chaos_servers
+    from tests.support_procs import postgres_server
+
+    pg = postgres_server.start() if {"frozen", "restart"} & set(parts) else None
+    try:
+        if pg is not None:
+            from bench import chaos_owners
+
+            if "frozen" in parts:
+                chaos_owners.frozen_owner(work, pg, repeats)
+            if "restart" in parts:
+                chaos_owners.database_restart(work, pg, repeats)
+        if "imports" in parts:
+            chaos_inputs.crafted_imports(work)
+        if "hostile" in parts:
+            chaos_servers.hostile_servers(work)
+        if "diskfull" in parts:
+            chaos_inputs.disk_full(work)
+    finally:
+        if pg is not None:
+            pg.stop()
+    if set(NEW_CASES) & set(parts):
+        print(totals())
 
 
 if __name__ == "__main__":

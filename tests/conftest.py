@@ -63,6 +63,7 @@ TIER_FIXTURES = {
     "langgraph_server": "server",
     "foreign_graphs_server": "server",
     "llama": "realmodel",
+    "slow_llama": "realmodel",
 }
 
 
@@ -93,6 +94,17 @@ def llama():
     from tests.support_procs import llama_server
 
     server = llama_server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def slow_llama():
+    """The same server and model slowed as a laptop's would be: one thread (started on
+    first use, for the whole session), for the runs at the default settings."""
+    from tests.support_procs import llama_server
+
+    server = llama_server.start(threads=1)
     yield server
     server.stop()
 

@@ -22,7 +22,6 @@ import contextvars
 import json
 import logging
 import os
-import socket
 import threading
 import time
 from functools import lru_cache
@@ -33,6 +32,7 @@ import openai
 
 from graph.errors import StepwiseError
 from graph.models.call_progress import CallProgress
+from graph.models.http_bounds import OpenedSockets
 from graph.redaction import redact, redact_data
 from graph.stopping import Stopped, stop_requested
 
@@ -41,6 +41,10 @@ T = TypeVar("T")
 log = logging.getLogger(__name__)
 
 _POLL_S = 0.05  # how often the waiting side looks at Stop and the deadline
+# The most one reply may send on the wire: a streamed reply at the reply cap
+# (STEPWISE_MAX_REPLY_CHARS) in one-token events takes a few MB; a server sending 100 MB
+# is cut instead of read into memory.
+REPLY_BYTES = 32_000_000
 
 
 class ModelCallError(StepwiseError, RuntimeError):
@@ -52,39 +56,24 @@ class _Call:
     """What one model call has opened, and whether it was given up."""
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._sockets: list[socket.socket] = []
-        self.abandoned = False
+        self.sockets = OpenedSockets()
         self.answer_started = False  # the current attempt's response headers came in
+        self.too_large = False  # a reply passed REPLY_BYTES
+
+    @property
+    def abandoned(self) -> bool:
+        return self.sockets.closed
 
     def trace(self, event: str, info: dict) -> None:
         """httpcore's trace hook: remember the socket, and when the answer began."""
-        if event == "connection.connect_tcp.complete":
-            stream = info.get("return_value")
-            sock = stream.get_extra_info("socket") if stream is not None else None
-            if sock is not None:
-                with self._lock:
-                    self._sockets.append(sock)
-                    if self.abandoned:
-                        _shut(sock)
-        elif event == "http11.receive_response_headers.complete":
+        self.sockets.trace(event, info)
+        if event == "http11.receive_response_headers.complete":
             self.answer_started = True
 
     def abandon(self) -> None:
         """Give the call up: no further attempt starts, and open sockets are shut (which
         wakes a worker blocked reading them)."""
-        with self._lock:
-            self.abandoned = True
-            sockets, self._sockets = self._sockets, []
-        for sock in sockets:
-            _shut(sock)
-
-
-def _shut(sock: socket.socket) -> None:
-    try:
-        sock.shutdown(socket.SHUT_RDWR)
-    except OSError:
-        pass  # already closed
+        self.sockets.shut()
 
 
 _current_call: contextvars.ContextVar[_Call | None] = contextvars.ContextVar(
@@ -117,10 +106,22 @@ class _NoResendStream(httpx.SyncByteStream):
         self._request = request
 
     def __iter__(self) -> Iterator[bytes]:
+        received = 0
         try:
-            yield from self._inner
+            for chunk in self._inner:
+                received += len(chunk)
+                if received > REPLY_BYTES:
+                    self._too_large()
+                yield chunk
         except httpx.ReadTimeout:
             raise TimedOutAfterSending(_read_timeout(self._request), True) from None
+
+    def _too_large(self) -> None:
+        call = _current_call.get()
+        if call is not None:
+            call.too_large = True
+            call.abandon()  # no retry of it either
+        raise httpx.ReadError(f"a reply over {REPLY_BYTES:,} bytes", request=self._request)
 
     def close(self) -> None:
         self._inner.close()
@@ -219,6 +220,11 @@ def bounded_call(
     error = outcome.get("error")
     if error is None:
         return outcome["value"]
+    if call.too_large:
+        raise ModelCallError(
+            f"The model server at {server} sent more than {REPLY_BYTES // 1_000_000} MB for "
+            "one reply, so it was given up and not read."
+        ) from None
     if isinstance(error, TimedOutAfterSending) and not error.answer_started:
         within = f" within {error.timeout_s:g} s" if error.timeout_s else ""
         raise ModelCallError(

@@ -26,6 +26,7 @@ from langchain_core.tools import StructuredTool
 from pydantic import BaseModel
 
 from graph.models.chat import describe_error
+from graph.models.http_bounds import BoundedTransport2, bounded
 from graph.models.modes import (
     OPENAI_API,
     STRUCTURED_WORDS,
@@ -49,6 +50,7 @@ class Ping(BaseModel):
 
 # What a report keeps of the server's own text: model ids, and why a request failed.
 MODEL_ID_CHARS, MODELS_KEPT, DETAIL_CHARS = 100, 50, 300
+MODEL_LIST_BYTES = 5_000_000  # a list of thousands of models fits; 100 MB is not read
 
 PING_PROMPT = 'Connection check. Reply with JSON only: {"answer": "pong", "ok": true}'
 TOOL_PROMPT = "Connection check. Call the tool echo with the word pong. Do not answer in words."
@@ -231,15 +233,30 @@ def _check(report: ServerReport, settings: Settings, modes: ModeBook, steps: _St
         base_url=settings.openai_base_url,
         max_retries=0,
         timeout=now.request_timeout_s,
+        http_client=openai.DefaultHttpxClient(transport=BoundedTransport2()),
     )
     started = time.perf_counter()
-    try:  # ids as the server wrote them: a hostile one may echo the key it was sent
-        listed = [shown_text(m.id, MODEL_ID_CHARS) for m in client.models.list()]
-    except Exception as exc:  # said in the report, in words
-        log.info("model server check step failed: %r", exc)
-        steps.still_on()
-        report.error = shown_text(describe_error(exc, now), DETAIL_CHARS)
-        return
+    # in all within the request timeout (a server dripping a byte at a time too), and
+    # at most MODEL_LIST_BYTES read
+    with bounded(now.request_timeout_s, MODEL_LIST_BYTES) as bounds:
+        try:  # ids as the server wrote them: a hostile one may echo the key it was sent
+            listed = [shown_text(m.id, MODEL_ID_CHARS) for m in client.models.list()]
+        except Exception as exc:  # said in the report, in words
+            log.info("model server check step failed: %r", exc)
+            steps.still_on()
+            if bounds.why:
+                said = f"The server at {server} {bounds.why} (the model list)."
+            elif isinstance(exc, openai.OpenAIError):
+                said = describe_error(exc, now)
+            else:  # the client could not read the answer as a list of models
+                said = (
+                    f"The server at {server} answered, but not with a list of models: is it "
+                    "an OpenAI-compatible server (GET /models)?"
+                )
+            report.error = shown_text(said, DETAIL_CHARS)
+            return
+        finally:
+            client.close()
     steps.still_on()
     report.models = sorted(listed)[:MODELS_KEPT]
     report.round_trip_s = time.perf_counter() - started

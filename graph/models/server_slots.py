@@ -22,12 +22,14 @@ from typing import Callable
 
 import httpx2 as httpx  # the openai client's HTTP library
 
+from graph.models.http_bounds import BoundedTransport2, PastBounds, bounded
 from graph.models.modes import OPENAI_API
 
 log = logging.getLogger(__name__)
 
 _POLL_S = 0.05
 _PROBE_TIMEOUT_S = 3.0
+_PAGE_BYTES = 1_000_000  # /props or /openapi.json: a few KB on the servers that have them
 
 
 class ServerSlots:
@@ -106,14 +108,19 @@ def learn_slots(server: str) -> tuple[int | None, str]:
     if server == OPENAI_API:
         return None, "OpenAI's API: not limited"
     root = server[: -len("/v1")] if server.endswith("/v1") else server
-    try:
-        with httpx.Client(timeout=_PROBE_TIMEOUT_S, trust_env=False) as client:
+    try:  # a total deadline and a size cap: a server dripping or sending gigabytes
+        with (
+            bounded(2 * _PROBE_TIMEOUT_S, _PAGE_BYTES),
+            httpx.Client(
+                timeout=_PROBE_TIMEOUT_S, trust_env=False, transport=BoundedTransport2()
+            ) as client,
+        ):
             props = _json(client, f"{root}/props")
             slots = props.get("total_slots") if isinstance(props, dict) else None
             if isinstance(slots, int) and slots > 0:
                 return slots, f"the server's /props says {slots} slot(s)"
             spec = _json(client, f"{root}/openapi.json")
-    except httpx.HTTPError as exc:
+    except (httpx.HTTPError, PastBounds) as exc:
         log.info("could not ask %s how many calls it serves at once: %s", server, exc)
         return None, "not learnt (the server did not say)"
     info = spec.get("info") if isinstance(spec, dict) else None
@@ -125,7 +132,7 @@ def learn_slots(server: str) -> tuple[int | None, str]:
 
 def _json(client: httpx.Client, url: str) -> object:
     response = client.get(url)
-    if response.status_code != 200 or len(response.content) > 1_000_000:
+    if response.status_code != 200:
         return None
     try:
         return response.json()

@@ -13,9 +13,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from graph.errors import StepwiseError
 from graph.kernel.system import systems
-from graph.service.import_checks import ImportProblem, check_tree, load_json
+from graph.service.import_checks import FileProblem, ImportProblem, check_tree, load_json
 from graph.service.score_scales import JUDGE_SCALE, ScoreScale
 from graph.settings import REPO_ROOT
 
@@ -43,7 +42,7 @@ def known_agents() -> list[str]:
     return list(dict.fromkeys(a for system in systems().values() for a in system.agents))
 
 
-class EvalSetError(StepwiseError, ValueError):
+class EvalSetError(FileProblem):
     """An eval set file or document that cannot be used; the message says where and why."""
 
 

@@ -22,6 +22,7 @@ from graph.errors import StepwiseError
 from graph.kernel.design import DESIGN_FORMAT, Design, DesignError, import_design
 from graph.kernel.system import systems
 from graph.models.choice import configured_choice
+from graph.redaction import redact
 from graph.settings import Settings
 
 # Levels of lists and objects in one file: a run's deepest (a teams run's state, a
@@ -36,7 +37,15 @@ RESERVED_KEYS = ("$text", "$delta")  # how the store writes shelved texts and st
 _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
 
 
-class ImportProblem(StepwiseError, ValueError):
+class FileProblem(StepwiseError, ValueError):
+    """What is wrong with an uploaded file, in words. A refusal quotes the value it
+    refuses, and a crafted file may hold a key there: the message never shows one."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(redact(message))
+
+
+class ImportProblem(FileProblem):
     """A file that cannot be imported; the message names the field and what is wrong."""
 
 

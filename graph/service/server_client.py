@@ -15,6 +15,7 @@ from __future__ import annotations
 import httpx
 from langgraph_sdk.client import SyncLangGraphClient
 
+from graph.models.http_bounds import BoundedTransport
 from graph.settings import Settings
 
 DEV_SERVER_URL = "http://127.0.0.1:2024"  # where ``langgraph dev`` serves by default
@@ -38,11 +39,12 @@ def sdk_client(
     url: str, timeout: httpx.Timeout, settings: Settings, *, send_key: bool
 ) -> SyncLangGraphClient:
     """A sync SDK client for ``url``, with the server key when ``send_key``; raises
-    ``httpx.InvalidURL`` / ``ValueError`` for a URL httpx cannot use."""
+    ``httpx.InvalidURL`` / ``ValueError`` for a URL httpx cannot use. Its calls inside
+    ``http_bounds.bounded`` have a total deadline and a size cap."""
     key = settings.server_api_key if send_key else None
     http = httpx.Client(
         base_url=url,
-        transport=httpx.HTTPTransport(retries=1),
+        transport=BoundedTransport(retries=1),
         timeout=timeout,
         headers={"x-api-key": key.get_secret_value()} if key else {},
     )

@@ -20,6 +20,7 @@ from langgraph_sdk.errors import APIStatusError
 
 from graph.errors import StepwiseError
 from graph.kernel.render import to_dot
+from graph.models.http_bounds import PastBounds, bounded
 from graph.redaction import shown_text
 from graph.service.server_client import DEV_SERVER_URL, sdk_client, sends_key_to
 from graph.settings import Settings, get_settings
@@ -32,6 +33,9 @@ RUN_DONE = {"success", "error", "timeout", "interrupted"}
 QUESTION_KEYS = ("question", "prompt", "message", "text", "query")
 # Keys of a simple interrupt value that list the answers it takes.
 CHOICE_KEYS = ("options", "choices")
+# The most one answer of a server may hold: a thread's state or history with long texts
+# fits many times over; a hostile server's 100 MB reply is not read.
+REPLY_CAP_BYTES = 20_000_000
 
 
 class ServerError(StepwiseError):
@@ -212,6 +216,10 @@ def parse_json(text: str, what: str = "The input") -> Any:
         ) from None
 
 
+def _same(value: Any) -> Any:
+    return value
+
+
 class ServerConsole:
     """One LangGraph Server, by URL. Each method is one question to the server."""
 
@@ -249,24 +257,36 @@ class ServerConsole:
     def close(self) -> None:
         self.client.http.client.close()
 
-    def _call(self, what: str, call: Callable[[], T]) -> T:
-        """``call()``, with any failure turned into one sentence naming the server."""
-        try:
-            return call()
-        except httpx.TimeoutException:
+    def _call(self, what: str, call: Callable[[], Any], shape: Callable[[Any], T] = _same) -> T:
+        """``shape(call())``, within the console's timeout in all (a server dripping a
+        byte at a time included) and reading at most ``REPLY_CAP_BYTES``, with any
+        failure, and any answer ``shape`` cannot read, turned into one sentence naming
+        the server."""
+        with bounded(self.timeout_s, REPLY_CAP_BYTES) as bounds:
+            try:
+                return shape(call())
+            except Exception as exc:
+                if bounds.too_large:
+                    raise ServerError(f"The server at {self.url} {bounds.why} ({what}).") from None
+                self._say(what, PastBounds() if bounds.expired else exc)
+                raise  # not a failure _say knows: a bug of ours, shown as one
+
+    def _say(self, what: str, exc: Exception) -> None:
+        """Raise the ``ServerError`` that says ``exc`` in words (returns when it cannot)."""
+        if isinstance(exc, (httpx.TimeoutException, PastBounds)):
             raise ServerError(
                 f"The server at {self.url} did not answer within {self.timeout_s:g} s "
                 f"({what}): it is busy or stuck."
             ) from None
-        except (httpx.ConnectError, httpx.RemoteProtocolError):
+        if isinstance(exc, (httpx.ConnectError, httpx.RemoteProtocolError)):
             raise ServerError(
                 f"No server answers at {self.url}: is it running (e.g. `langgraph dev`)?"
             ) from None
-        except httpx.UnsupportedProtocol:
+        if isinstance(exc, httpx.UnsupportedProtocol):
             raise ServerError(
                 f"'{self.url}' is not a server URL: it starts with http:// or https://."
             ) from None
-        except APIStatusError as exc:
+        if isinstance(exc, APIStatusError):
             code = exc.response.status_code if exc.response is not None else "?"
             if code == 404 and what == "listing its graphs":
                 raise ServerError(
@@ -280,11 +300,11 @@ class ServerConsole:
             raise ServerError(
                 f"The server at {self.url} answered {code} while {what}: {_detail(exc)}"
             ) from None
-        except httpx.HTTPError as exc:
+        if isinstance(exc, httpx.HTTPError):
             raise ServerError(
                 f"Talking to {self.url} failed while {what}: {shown_text(exc)}."
             ) from None
-        except (json.JSONDecodeError, ValueError):
+        if isinstance(exc, (ValueError, KeyError, TypeError, AttributeError, RecursionError)):
             raise ServerError(
                 f"{self.url} answered, but not like a LangGraph Server ({what})."
             ) from None
@@ -293,74 +313,81 @@ class ServerConsole:
 
     def assistants(self) -> list[Assistant]:
         """The graphs the server serves, one assistant each (its own and any created)."""
-        found = self._call("listing its graphs", lambda: self.client.assistants.search(limit=100))
-        if not isinstance(found, list):
-            raise ServerError(f"{self.url} answered, but not like a LangGraph Server.")
-        return [
-            Assistant(a["assistant_id"], a.get("graph_id", ""), a.get("name") or a["graph_id"])
-            for a in found
-        ]
+        return self._call(
+            "listing its graphs",
+            lambda: self.client.assistants.search(limit=100),
+            lambda found: [
+                Assistant(
+                    _text(a["assistant_id"]),
+                    _text(a.get("graph_id")),
+                    _text(a.get("name")) or _text(a.get("graph_id")),
+                )
+                for a in _listed(found)
+            ],
+        )
 
     def graph_dot(self, assistant_id: str, *, active: str | None = None) -> str:
         """The assistant's graph as DOT, drawn like Stepwise's own graphs
         (``graph.kernel.render``); ``active`` (a node the thread runs next) is marked."""
-        drawing = self._call(
-            "drawing its graph", lambda: self.client.assistants.get_graph(assistant_id, xray=1)
+        return self._call(
+            "drawing its graph",
+            lambda: self.client.assistants.get_graph(assistant_id, xray=1),
+            lambda drawing: drawing_to_dot(drawing, name=assistant_id, active=active),
         )
-        return drawing_to_dot(drawing, name=assistant_id, active=active)
 
     def threads(self, graph_id: str | None = None, limit: int = 50) -> list[ThreadSummary]:
         """The server's threads, newest first; only ``graph_id``'s when given."""
         metadata = {"graph_id": graph_id} if graph_id else None
-        found = self._call(
+        return self._call(
             "listing its threads",
             lambda: self.client.threads.search(
                 metadata=metadata, limit=limit, sort_by="updated_at", sort_order="desc"
             ),
+            lambda found: [_thread_summary(t) for t in _listed(found)],
         )
-        return [
-            ThreadSummary(
-                thread_id=t["thread_id"],
-                status=t.get("status") or "",
-                created_at=str(t.get("created_at") or ""),
-                updated_at=str(t.get("updated_at") or ""),
-                graph_id=(t.get("metadata") or {}).get("graph_id", ""),
-                interrupts=sum(len(v) for v in (t.get("interrupts") or {}).values()),
-            )
-            for t in found
-        ]
 
     def runs(self, thread_id: str, limit: int = 50) -> list[RunSummary]:
         """The runs of a thread, newest first."""
-        found = self._call(
-            "listing the thread's runs", lambda: self.client.runs.list(thread_id, limit=limit)
+        return self._call(
+            "listing the thread's runs",
+            lambda: self.client.runs.list(thread_id, limit=limit),
+            lambda found: [_run_summary(r) for r in _listed(found)],
         )
-        return [_run_summary(r) for r in found]
 
     def state(self, thread_id: str) -> ThreadState:
         """The thread's current state and what it waits on."""
-        thread = self._call("reading the thread", lambda: self.client.threads.get(thread_id))
-        raw = self._call("reading its state", lambda: self.client.threads.get_state(thread_id))
-        return _thread_state(thread_id, raw, thread.get("status") or "")
+        status = self._call(
+            "reading the thread",
+            lambda: self.client.threads.get(thread_id),
+            lambda thread: _text(thread.get("status")),
+        )
+        return self._call(
+            "reading its state",
+            lambda: self.client.threads.get_state(thread_id),
+            lambda raw: _thread_state(thread_id, raw, status),
+        )
 
     def history(self, thread_id: str, limit: int = 100) -> list[Checkpoint]:
         """The thread's checkpoints, oldest first, each with what it changed."""
-        raw = self._call(
+        return self._call(
             "reading its history",
             lambda: self.client.threads.get_history(thread_id, limit=limit),
+            lambda raw: checkpoints_of(list(reversed(_listed(raw)))),
         )
-        return checkpoints_of(list(reversed(raw)))
 
     # -- what a person does ---------------------------------------------------------
 
     def start(self, assistant_id: str, input: Any, *, wait_s: float = 30.0) -> Stop:
         """A new thread running ``assistant_id`` on ``input``, followed to its next stop."""
-        thread = self._call("creating a thread", lambda: self.client.threads.create())
-        run = self._call(
-            "starting a run",
-            lambda: self.client.runs.create(thread["thread_id"], assistant_id, input=input),
+        thread_id = self._call(
+            "creating a thread", lambda: self.client.threads.create(), _field("thread_id")
         )
-        return self.follow(thread["thread_id"], run["run_id"], wait_s=wait_s)
+        run_id = self._call(
+            "starting a run",
+            lambda: self.client.runs.create(thread_id, assistant_id, input=input),
+            _field("run_id"),
+        )
+        return self.follow(thread_id, run_id, wait_s=wait_s)
 
     def answer(
         self,
@@ -381,13 +408,14 @@ class ServerConsole:
                 "This thread is not waiting on that question any more; refresh to see its state."
             )
         resume = {interrupt_id: value} if interrupt_id and len(pending) > 1 else value
-        run = self._call(
+        run_id = self._call(
             "sending the answer",
             lambda: self.client.runs.create(
                 thread_id, assistant_id, command={"resume": resume}, multitask_strategy="reject"
             ),
+            _field("run_id"),
         )
-        return self.follow(thread_id, run["run_id"], wait_s=wait_s)
+        return self.follow(thread_id, run_id, wait_s=wait_s)
 
     def proceed(self, thread_id: str, assistant_id: str, *, wait_s: float = 30.0) -> Stop:
         """Run on a thread paused at a breakpoint (``interrupt_before``/``after``: it has
@@ -397,21 +425,25 @@ class ServerConsole:
             raise ServerError(
                 "This thread is not paused at a breakpoint; refresh to see its state."
             )
-        run = self._call(
+        run_id = self._call(
             "continuing the thread",
             lambda: self.client.runs.create(
                 thread_id, assistant_id, input=None, multitask_strategy="reject"
             ),
+            _field("run_id"),
         )
-        return self.follow(thread_id, run["run_id"], wait_s=wait_s)
+        return self.follow(thread_id, run_id, wait_s=wait_s)
 
     def follow(self, thread_id: str, run_id: str, *, wait_s: float = 30.0) -> Stop:
         """Wait up to ``wait_s`` for a run to stop (finish, fail or hit an interrupt)."""
         deadline = time.monotonic() + wait_s
         status = "pending"
         while True:
-            run = self._call("following the run", lambda: self.client.runs.get(thread_id, run_id))
-            status = run.get("status") or ""
+            status = self._call(
+                "following the run",
+                lambda: self.client.runs.get(thread_id, run_id),
+                lambda run: _text(run.get("status")),
+            )
             if status in RUN_DONE or time.monotonic() >= deadline:
                 break
             time.sleep(0.2)
@@ -426,6 +458,45 @@ def _detail(exc: APIStatusError) -> str:
     except Exception:  # noqa: BLE001 - any body, even not JSON, still gives a message
         text = exc.response.text if exc.response is not None else str(exc)
     return shown_text(text, 200).rstrip(".") + "."  # the key it was sent, echoed: redacted
+
+
+def _listed(found: Any) -> list:
+    """A list the server answered, or ValueError (said as "not like a LangGraph Server")."""
+    if not isinstance(found, list):
+        raise ValueError("not a list")
+    return found
+
+
+def _text(value: Any) -> str:
+    """A server's id, name or status, kept only when it is one; a hostile or broken
+    server's text shown bounded and without any key it echoes."""
+    if value is None:
+        return ""
+    if not isinstance(value, (str, int)):
+        raise ValueError("not a text")
+    return shown_text(str(value), 200)
+
+
+def _field(name: str) -> Callable[[Any], str]:
+    def read(found: Any) -> str:
+        value = _text(found[name])
+        if not value:
+            raise ValueError(f"no {name}")
+        return value
+
+    return read
+
+
+def _thread_summary(t: Mapping[str, Any]) -> ThreadSummary:
+    interrupts = t.get("interrupts") or {}
+    return ThreadSummary(
+        thread_id=_text(t["thread_id"]),
+        status=_text(t.get("status")),
+        created_at=_text(t.get("created_at")),
+        updated_at=_text(t.get("updated_at")),
+        graph_id=_text((t.get("metadata") or {}).get("graph_id")),
+        interrupts=sum(len(v) for v in interrupts.values()),
+    )
 
 
 @dataclass
@@ -450,9 +521,9 @@ def _run_summary(run: Mapping[str, Any]) -> RunSummary:
         else "input"
     )
     return RunSummary(
-        run_id=run["run_id"],
-        status=run.get("status") or "",
-        created_at=str(run.get("created_at") or ""),
+        run_id=_text(run["run_id"]),
+        status=_text(run.get("status")),
+        created_at=_text(run.get("created_at")),
         started_by=started_by,
     )
 

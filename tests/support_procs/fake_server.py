@@ -123,7 +123,7 @@ def _parse_fault(fault: str) -> str:
     """Validate one fault name early, so a typo fails in the test, not in the server."""
     if fault in _SIMPLE_FAULTS:
         return fault
-    if fault.startswith(("slow:", "drip:", "steady:", "stall_after:")):
+    if fault.startswith(("slow:", "drip:", "steady:", "stall_after:", "huge:")):
         try:
             seconds = float(fault.split(":", 1)[1])
         except ValueError:
@@ -133,7 +133,7 @@ def _parse_fault(fault: str) -> str:
                 return fault
     raise ValueError(
         f"unknown fault {fault!r}; expected one of {sorted(_SIMPLE_FAULTS)}, 'slow:<seconds>', "
-        "'drip:<seconds>', 'steady:<seconds>' or 'stall_after:<tokens>'"
+        "'drip:<seconds>', 'steady:<seconds>', 'stall_after:<tokens>' or 'huge:<MB>'"
     )
 
 
@@ -401,7 +401,12 @@ class _Handler(BaseHTTPRequestHandler):
         owner = self.server.owner
         path = self.path.split("?", 1)[0].rstrip("/")
         model = {"id": owner.model_name, "object": "model", "created": 0, "owned_by": "stepwise"}
-        if path == "/v1/models":
+        if path == "/v1/models" and owner.list_fault:
+            try:
+                owner._misbehave(self, owner.list_fault)
+            except _APIError as err:
+                self._send_json(err.status, err.body)
+        elif path == "/v1/models":
             self._send_json(200, {"object": "list", "data": [model]})
         elif path == f"/v1/models/{owner.model_name}":
             self._send_json(200, model)
@@ -487,6 +492,24 @@ class _Handler(BaseHTTPRequestHandler):
         except OSError:
             self.close_connection = True
 
+    def send_huge(self, megabytes: float) -> None:
+        """A 200 answer of ``megabytes`` MB of one JSON string, written as it goes (never
+        held whole), until the client hangs up."""
+        size = int(megabytes * 1_000_000)
+        head, tail = b'{"data": "', b'"}'
+        self.send_raw(head, size)
+        block = b"x" * 65_536
+        left = size - len(head) - len(tail)
+        try:
+            while left > 0:
+                self.wfile.write(block[: min(left, len(block))])
+                left -= len(block)
+            self.wfile.write(tail)
+            self.wfile.flush()
+        except OSError:
+            pass
+        self.close_connection = True
+
     def drip(self, body: bytes, every_s: float, stopping: threading.Event) -> None:
         """Headers at once, then the body one byte every ``every_s`` seconds."""
         self.send_raw(b"", len(body))
@@ -571,6 +594,9 @@ class LocalOpenAIServer:
         # Serves one request at a time, the others waiting inside, and says it is
         # llama-cpp-python's server (which does both) at /openapi.json.
         self.one_at_a_time = one_at_a_time
+        # A wire fault (as ``inject`` takes) the model list answers with, every time: the
+        # Model page's Test connection asks it first.
+        self.list_fault: str | None = None
         self._serving = threading.Lock()
         self.in_flight = 0
         self.max_in_flight = 0  # the most requests it held at once
@@ -650,8 +676,9 @@ class LocalOpenAIServer:
         invalid UTF-8, not JSON, HTML, empty, no/null/empty choices, nested too deeply),
         ``half_body`` (half the promised bytes, then the connection closes),
         ``drip:<seconds>`` (one byte of the answer every so many seconds),
-        ``never_answer`` (headers never come) and ``echo_auth`` (an HTTP 400 whose message
-        repeats the request's Authorization header, as some gateways do).
+        ``never_answer`` (headers never come), ``huge:<MB>`` (a 200 of that many MB) and
+        ``echo_auth`` (an HTTP 400 whose message repeats the request's Authorization
+        header, as some gateways do).
         """
         parsed = [_parse_fault(f) for f in faults]
         with self._lock:
@@ -683,7 +710,7 @@ class LocalOpenAIServer:
         if fault == "disconnect":
             handler.drop()
             return
-        if fault in _WIRE_FAULTS or (fault or "").startswith("drip:"):
+        if fault in _WIRE_FAULTS or (fault or "").startswith(("drip:", "huge:")):
             self._misbehave(handler, fault or "")
             return
         delay = self.delay_s + (float(fault[5:]) if fault and fault.startswith("slow:") else 0.0)
@@ -751,6 +778,9 @@ class LocalOpenAIServer:
             raise _APIError(400, f"Malformed request. Headers received: Authorization: {echoed}")
         if fault == "never_answer":
             handler.wait_for_hangup(self._stopping)
+            return
+        if fault.startswith("huge:"):
+            handler.send_huge(float(fault.split(":", 1)[1]))
             return
         body = _BODY_FAULTS.get(fault)
         if body is not None:

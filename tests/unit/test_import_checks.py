@@ -109,3 +109,37 @@ def test_a_deeply_nested_or_non_finite_eval_set_is_refused_in_a_sentence():
     nan = json.dumps({"format": "stepwise-eval-set", "version": 1, "eval_set": body})
     with pytest.raises(EvalSetError, match="not a finite number"):
         import_eval_set(nan.replace('"x"', "NaN"))
+
+
+KEY = "sk-crafted-" + "4d2c" * 8
+
+
+def _crafted(kind: str) -> str:
+    """A file of ``kind`` whose refused value is a key: a refusal quotes what it refuses."""
+    if kind == "run":
+        data = valid_export()
+        data["run"]["created_at"] = KEY
+    elif kind == "design":
+        data = export_design(Design())
+        data["design"]["system"] = KEY
+    else:
+        data = {"format": "stepwise-eval-set", "version": KEY, "eval_set": {}}
+    return json.dumps(data)
+
+
+@pytest.mark.parametrize("kind", ["run", "design", "eval set"])
+def test_a_refusal_never_quotes_a_key_the_crafted_file_holds(tmp_path, kind):
+    from graph.service.import_checks import check_design_file
+
+    settings = Settings(home=tmp_path, provider="scripted")
+    store = Store.open(settings)
+    attempts = {
+        "run": lambda: store.import_run(load_json(_crafted("run"))),
+        "design": lambda: check_design_file(load_json(_crafted("design")), settings),
+        "eval set": lambda: import_eval_set(_crafted("eval set")),
+    }
+    with pytest.raises((ImportProblem, EvalSetError)) as refused:
+        attempts[kind]()
+    store.close()
+    message = str(refused.value)
+    assert KEY not in message and "[redacted]" in message, message
