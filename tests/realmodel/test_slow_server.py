@@ -12,6 +12,7 @@ where the time goes.
 
 from __future__ import annotations
 
+import os
 import time
 
 import pytest
@@ -25,7 +26,18 @@ from tests.realmodel.conftest import assert_done, design_for, drive
 from tests.support_procs import llama_server
 
 SYSTEMS = systems()
-pytestmark = pytest.mark.timeout(1500)
+# The three runs take about 15 minutes on the one-thread server (293, 286 and 377 s on this
+# 2-core machine, 2026-12-03): more than the whole suite can take on for them while they
+# repeat what test_real_server.py checks on two threads. They run when asked for, by hand:
+#   STEPWISE_SLOW_SERVER_RUNS=1 bash scripts/test.sh tests/realmodel/test_slow_server.py
+# and are skipped, saying so, in the whole suite (issue 34.6 stays open until they run in it).
+pytestmark = [
+    pytest.mark.timeout(1500),
+    pytest.mark.skipif(
+        not os.environ.get("STEPWISE_SLOW_SERVER_RUNS"),
+        reason="15 min on the slowed server: STEPWISE_SLOW_SERVER_RUNS=1 runs them",
+    ),
+]
 # Small enough to keep the suite's added time low, as the other real-model tests do:
 # two agents, the first example without its chart (no chart agent is on).
 DESIGNS = {
