@@ -12,6 +12,7 @@ The row builders are plain functions, testable without Streamlit.
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 import streamlit as st
 
@@ -138,14 +139,23 @@ def show(store: Store, view, key: str, chat: bool = True) -> None:
             icon=":material/flag:",
         )
 
-    st.subheader("Conversation")
     turns = convo.get("turns") or []
-    with st.container(key=f"{key}-conversation"):
+    refused = refused_sends(store, run_id)
+    # One question, answered: the conversation only repeats the run's question, so it is
+    # folded (a class reads the answer below); a follow-up or a refusal opens it.
+    alone = len(turns) == 1 and turns[0].get("status") == "answered" and not refused
+    place: Any
+    if alone:
+        place = st.expander("Conversation: 1 message, answered (send a follow-up below)")
+    else:
+        st.subheader("Conversation")
+        place = st.container()
+    with place, st.container(key=f"{key}-conversation"):
         if not turns:
             st.caption("This run has no conversation record (it predates conversations).")
         for i, turn in enumerate(turns):
             _turn(turn, answer_below=i == len(turns) - 1)
-        for line in refused_sends(store, run_id):
+        for line in refused:
             st.warning(line)
     if chat:
         with st.container(key=f"{key}-chat"):

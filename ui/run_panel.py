@@ -168,8 +168,8 @@ def _panel(store: Store, run_id: str, mode: str, key: str) -> None:
                 )
         elif status == "paused":
             _paused(view, run_id, upcoming, values, key)
-        for panel in view.panels:
-            widgets.panel(panel, key)
+        if view.panels:  # the system's main table; the others full width below, folded
+            widgets.panel(view.panels[0], key)
     with drawing, st.container(key=f"{key}-graph"):
         st.subheader("Graph")
         if compiled is None:
@@ -188,6 +188,9 @@ def _panel(store: Store, run_id: str, mode: str, key: str) -> None:
                 "▶ marks the node running now (or next, when the run waits or is paused); "
                 "bold orange edges are the way taken so far, the thickest one just now."
             )
+    # Full width, folded: in the half-width column they ran screens below the graph.
+    for panel in view.panels[1:]:
+        widgets.panel(panel, key, folded=True)
     st.markdown(usage_summary(view.total, view.usage.get(0), view.system.before_first_step))
     conversation_view.show(store, view, key, chat=key == "run")
     st.subheader("Answer")

@@ -21,7 +21,8 @@ MESSAGES_SHOWN = 40
 # step tables, for a room to read.
 GRAPH_TOOLBAR_VISIBLE = """<style>
 .st-key-run-graph [data-testid="stElementToolbar"] { opacity: 1 !important; }
-</style>"""
+[data-testid="stMainBlockContainer"] { padding-bottom: 2rem; }
+</style>"""  # and the Run page ends at its last part: Streamlit leaves 10 rem blank below
 # Streamlit caps a graph's width at its column (max-width: 100%) with no word of it; the
 # graph is scaled by ui.graph_fit instead (to fit, or at actual size, said in a caption),
 # and a drawing wider than its box at that scale scrolls.
@@ -40,6 +41,11 @@ section[data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"] { di
 [data-testid="stTable"] td, [data-testid="stTable"] th { font-size: 1.15rem; }
 </style>"""
 MESSAGE_CHARS = 1200
+# A run's table of more rows than this scrolls inside a box of this height (about two
+# thirds of a 720 px projector screen), so the graph beside it is not left over empty space.
+PANEL_ROWS_SHOWN = 6
+PANEL_CHARS_SHOWN = 800  # or fewer rows of long texts (a subtask's result, say)
+PANEL_BOX_PX = 460
 # The wordiest column of a table (a step's action, a subtask's instruction) keeps a
 # readable width in a half-width column; the table scrolls sideways instead.
 WORDY_COLUMN = """<style>
@@ -235,13 +241,31 @@ STATUS_STYLE = {
 }
 
 
-def panel(part: Panel, key: str) -> None:
+def panel(part: Panel, key: str, folded: bool = False) -> None:
     """One part of a run's page, as its system laid it out: a table, or collapsible items
-    (each a few lines, a table and messages)."""
+    (each a few lines, a table and messages). ``folded``: under a closed expander that
+    says how many rows or items it holds (a part a class does not need to read). A long
+    table is drawn in a box of its own height that scrolls down, the newest row in view:
+    beside the graph it would otherwise run screens below it (a bus of 16 messages made
+    the Run page 7 screens long)."""
+    if folded:
+        count = len(part.rows) or len(part.items)
+        with st.expander(f"{part.title} ({count})"):
+            _panel_body(part, key)
+        return
     st.subheader(part.title)
+    _panel_body(part, key)
+
+
+def _panel_body(part: Panel, key: str) -> None:
     if part.caption:
         st.caption(part.caption)
-    with st.container(key=f"{key}-{part.key}"):
+    words = sum(len(str(v)) for r in part.rows for v in r.values())
+    long = len(part.rows) > PANEL_ROWS_SHOWN or words > PANEL_CHARS_SHOWN
+    with st.container(
+        key=f"{key}-{part.key}",
+        **({"height": PANEL_BOX_PX, "autoscroll": True} if long else {}),  # type: ignore[arg-type]
+    ):
         if part.rows:
             rows = part.rows
             if part.status_column:
