@@ -81,6 +81,8 @@ def test_a_teams_run_edited_mid_run_cancels_stale_subtasks_and_adds_the_new_one(
     ]
     assert table["s2"][5].startswith("Cancelled by the edit to revision 1")
     assert "copper prices" in table["s4"][2]
+    # The plans are folded below the graph, their count in the title (issue 28.5)
+    page.get_by_text(re.compile(r"^Plans \(2\)$")).click()
     expect(
         page.get_by_text(re.compile(r"Plan 2 — replan after the request was edited"))
     ).to_be_visible()
