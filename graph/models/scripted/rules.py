@@ -29,6 +29,20 @@ class OfflineRules(Protocol):
 
 _LOCK = threading.Lock()
 _REGISTERED: list[OfflineRules | ModuleType] = []
+# What the model reads on every call, worked out once per registration, not per call.
+_TRIED: tuple[Any, ...] = (checks,)
+_TABLES: dict[str, dict[str, Any]] = {}
+
+
+def _table(name: str, order: tuple[Any, ...]) -> dict[str, Any]:
+    # Later in the order overrides earlier, as a dict built in that order does.
+    return {key: value for rules in order for key, value in getattr(rules, name, {}).items()}
+
+
+def _settle() -> None:
+    global _TRIED, _TABLES
+    _TRIED = (checks, *reversed(_REGISTERED))
+    _TABLES = {name: _table(name, _TRIED) for name in ("TOOL_RULES", "SUMMARIES", "FOLLOW_UPS")}
 
 
 def add(rules: OfflineRules | ModuleType) -> None:
@@ -36,32 +50,31 @@ def add(rules: OfflineRules | ModuleType) -> None:
     with _LOCK:
         if rules not in _REGISTERED:
             _REGISTERED.append(rules)
+            _settle()
 
 
 def remove(rules: OfflineRules | ModuleType) -> None:
     with _LOCK:
         if rules in _REGISTERED:
             _REGISTERED.remove(rules)
+            _settle()
 
 
 def tried() -> tuple[Any, ...]:
     """Every set of rules, in the order a prompt is offered to them."""
-    with _LOCK:
-        return (checks, *reversed(_REGISTERED))
-
-
-def _table(name: str) -> dict[str, Any]:
-    # Later in the order overrides earlier, as a dict built in that order does.
-    return {key: value for rules in tried() for key, value in getattr(rules, name, {}).items()}
+    return _TRIED
 
 
 def tool_rules() -> dict[str, Callable[..., Any]]:
-    return _table("TOOL_RULES")
+    return _TABLES["TOOL_RULES"]
 
 
 def summaries() -> dict[str, Callable[..., str]]:
-    return _table("SUMMARIES")
+    return _TABLES["SUMMARIES"]
 
 
 def follow_ups() -> dict[str, tuple[Any, Any]]:
-    return _table("FOLLOW_UPS")
+    return _TABLES["FOLLOW_UPS"]
+
+
+_settle()
