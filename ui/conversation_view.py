@@ -11,6 +11,8 @@ The row builders are plain functions, testable without Streamlit.
 
 from __future__ import annotations
 
+import logging
+import time
 from datetime import datetime
 from typing import Any
 
@@ -31,6 +33,11 @@ TURN_STATUS = {
     "failed": ("red", "failed"),
     "refused": ("red", "refused by the guardrail"),
 }
+# A second submit of the same text within this many seconds is one message sent twice
+# (a double Enter, or the box's value dispatched again by a refresh that interrupted the
+# first), not a message the user meant to send again: it is dropped, with a word why.
+REPEAT_S = 5.0
+log = logging.getLogger(__name__)
 AGENT_STATUS = {"active": "active", "hibernated": "hibernated", "finished": "finished"}
 
 
@@ -121,12 +128,30 @@ def refused_sends(store: Store, run_id: str) -> list[str]:
     return found
 
 
+def is_repeat(last: tuple | None, run_id: str, text: str, now: float) -> bool:
+    """Whether ``text`` to ``run_id`` repeats the last message sent (``last``: run id,
+    text, monotonic time) within ``REPEAT_S``."""
+    if not last or not text.strip():
+        return False
+    last_run, last_text, sent_at = last
+    return last_run == run_id and last_text == text.strip() and now - sent_at < REPEAT_S
+
+
 def _send(run_id: str, key: str) -> None:
     text = st.session_state.get(f"{key}:chat") or ""
+    now = time.monotonic()
+    if is_repeat(st.session_state.get(f"{key}:chat-last"), run_id, text, now):
+        log.info(
+            "run %s: the same follow-up submitted twice within %s s, sent once", run_id, REPEAT_S
+        )
+        widgets.say(f"{key}:chat-flash", "warning", "This message was just sent; it is sent once.")
+        return
     try:
         services.service().send_message(run_id, text)
     except (ValueError, KeyError) as exc:
         widgets.say(f"{key}:chat-flash", "error", str(exc))
+        return
+    st.session_state[f"{key}:chat-last"] = (run_id, text.strip(), now)
 
 
 def show(store: Store, view, key: str, chat: bool = True) -> None:

@@ -5,7 +5,7 @@ the step that fetched an injected document, and the hook log."""
 from graph.kernel.design import Design
 from graph.kernel.hooks import HookRule
 from tests.app.support import open_page, texts, wait_status
-from ui.conversation_view import TURN_STATUS, turn_badge
+from ui.conversation_view import REPEAT_S, TURN_STATUS, is_repeat, turn_badge
 
 TESLA = "How did Tesla's stock do in 2008?"
 IBM = "How did IBM's stock do in 2008?"
@@ -97,6 +97,30 @@ def test_an_empty_follow_up_is_refused_with_the_services_words(home, services):
     _send(at, store, run_id, "   ")
     assert "The message is empty." in [e.value for e in at.error]
     assert [name for name, _ in _chat(at)] == ["user", "assistant"]
+
+
+def test_the_same_follow_up_submitted_twice_at_once_is_sent_once(home, services):
+    """A double submit (a second Enter, or the box's value dispatched again when a refresh
+    interrupted the first) is one message: CI once saw the follow-up queued twice."""
+    store, service = services
+    run_id = service.start(TESLA, Design())
+    wait_status(store, run_id, "done")
+    at = open_page("app_pages/run.py", run=run_id)
+    seq = _send(at, store, run_id, IBM)
+    _send(at, store, run_id, IBM)
+    assert "This message was just sent; it is sent once." in [w.value for w in at.warning]
+    assert _settled(store, service, run_id, seq).status == "done"
+    turns = store.snapshot(run_id)["conversation"]["turns"]
+    assert [t["text"] for t in turns] == [TESLA, IBM]
+
+
+def test_a_message_sent_again_later_or_to_another_run_is_not_a_repeat():
+    last = ("run-1", IBM, 100.0)
+    assert is_repeat(last, "run-1", IBM + "  ", 101.0)
+    assert not is_repeat(last, "run-1", IBM, 100.0 + REPEAT_S)
+    assert not is_repeat(last, "run-2", IBM, 101.0)
+    assert not is_repeat(last, "run-1", TESLA, 101.0)
+    assert not is_repeat(None, "run-1", IBM, 101.0)
 
 
 def test_an_injected_instruction_in_a_document_is_flagged_on_its_step(home, services):
