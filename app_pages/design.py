@@ -6,6 +6,7 @@ import streamlit as st
 from graph.kernel.design import Design, DesignError
 from graph.kernel.system import coordination_by_size, get_system, systems
 from ui import design_io, guardrail_design, services, widgets
+from ui.views import view_of
 
 SYSTEMS = systems()
 ALL_AGENTS = sorted({a for system in SYSTEMS.values() for a in system.agents})
@@ -72,6 +73,7 @@ saved = services.current_design()
 if st.session_state.get("design:system") not in (None, saved.system):
     st.session_state.pop("design:system")  # the saved design changed elsewhere (an import)
 system = get_system(saved.system)
+view = view_of(saved.system)
 AGENTS = system.agents
 
 st.radio(
@@ -86,7 +88,7 @@ st.radio(
     "its default approvals), or from how you left it earlier in this session.",
 )
 st.markdown(
-    f"{system.intro or system.summary} Tick the agents this system may use: "
+    f"{view.intro or view.summary} Tick the agents this system may use: "
     "the graph on the right is recompiled at once, and the design is saved for the "
     "next run."
 )
@@ -94,9 +96,9 @@ st.markdown(
 left, right = st.columns([2, 3], gap="large")
 with left:
     st.subheader("Agents")
-    st.caption(system.always_on)
+    st.caption(view.always_on)
     enabled = []
-    for group, names in system.agent_groups().items():
+    for group, names in view.agent_groups().items():
         if group:
             st.markdown(
                 f"**{group}** · a team that {system.teams[group]} On when one of its workers is."
@@ -104,7 +106,7 @@ with left:
         for name in names:
             if st.checkbox(name, value=name in saved.enabled_agents, key=f"agent:{name}"):
                 enabled.append(name)
-            st.caption(system.agent_caption(name))
+            st.caption(view.agent_caption(name))
     st.info(
         f"**Coordination by size** (guidance, not a rule): {coordination_by_size(len(enabled), system.name)}",
         icon=":material/hub:",
@@ -163,7 +165,7 @@ with right:
         st.warning(warning)
     compiled = services.compiled_graph(design)
     widgets.design_graph(compiled, system, key="design")
-    st.caption(system.graph_legend)
+    st.caption(view.graph_legend)
     st.page_link(
         "app_pages/run.py", label="Run a question with this design", icon=":material/play_arrow:"
     )
@@ -178,10 +180,10 @@ with right:
     for column, name in zip(st.columns(2) * len(AGENTS), AGENTS):
         policies[name] = column.selectbox(
             name,
-            list(system.policy_words),
+            list(view.policy_words),
             key=f"approval:{name}",
-            index=list(system.policy_words).index(saved.approval_policy(name)),
-            format_func=system.policy_words.__getitem__,
+            index=list(view.policy_words).index(saved.approval_policy(name)),
+            format_func=view.policy_words.__getitem__,
             help="has side effects" if AGENTS[name].side_effects else None,
         )
     switches = {}
@@ -193,8 +195,8 @@ with right:
                 key=setting.field,
                 help=setting.help,
             )
-    if system.approvals_note:
-        st.caption(system.approvals_note)
+    if view.approvals_note:
+        st.caption(view.approvals_note)
     timeout = st.number_input(
         "Approval timeout, seconds (0: wait for ever)",
         min_value=0,
@@ -203,7 +205,7 @@ with right:
         step=60,
         key="approval_timeout_s",
     )
-    timeout_actions = {"reject": system.rejected, "skip": "skip the step"}
+    timeout_actions = {"reject": view.rejected, "skip": "skip the step"}
     timeout_action = st.radio(
         "When nobody decides in time",
         list(timeout_actions),

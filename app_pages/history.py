@@ -132,6 +132,7 @@ if forked and forked[0] == run_id:
 elif forked:
     del st.session_state[FORKED]
 system = services.system_of(record.design)
+view = services.view_of_design(record.design)
 facts = [f"Run `{run_id}`", f"question: “{record.question}”"]
 if record.parent_run:
     facts.append(
@@ -183,8 +184,8 @@ with timeline_tab:
             "the system's state fields at that point. Yellow cells changed since the "
             "previous checkpoint."
         )
-        frame = pd.DataFrame(hv.timeline_rows(timeline, system))
-        changed = [hv.changed_columns(p, system) for p in timeline]
+        frame = pd.DataFrame(hv.timeline_rows(timeline, view))
+        changed = [hv.changed_columns(p, view) for p in timeline]
         styled = frame.style.apply(
             lambda row: [
                 "background-color: #fff3b0" if c in changed[row.name] else "" for c in frame.columns
@@ -203,8 +204,8 @@ with timeline_tab:
         playground_view.checkpoint_button(run_id, point, key=f"history:try:{run_id}")
         if point["diff"]:
             st.markdown(f"Changed by **{point['node']}**: before → after")
-            st.table(hv.diff_rows(point["diff"], system.field_label), hide_index=True)
-            if long := hv.long_changes(point["diff"], system.field_label):
+            st.table(hv.diff_rows(point["diff"], view.field_label), hide_index=True)
+            if long := hv.long_changes(point["diff"], view.field_label):
                 with st.expander(f"Full text of the {len(long)} value(s) cut short above"):
                     for row in long:
                         st.markdown(f"**{row['Field']}** {row['Key']}".strip())
@@ -283,17 +284,17 @@ with fork_tab:
             format_func={
                 f: "nothing (run on from here as it was)"
                 if f == "nothing"
-                else f"the {system.field_label(f).lower()}"
+                else f"the {view.field_label(f).lower()}"
                 for f in changes
             }.__getitem__,
         )
         design = Design.model_validate(record.design)
         key = f"history:change:{change}:{checkpoint_id}"  # a subtask plan: edited as a table
-        if change != "nothing" and not teams_fork.table_editor(system, point, change, design, key):
+        if change != "nothing" and not teams_fork.table_editor(view, point, change, design, key):
             value = point["fields"].get(change)
             structured = isinstance(value, (dict, list))
             text = st.text_area(
-                f"{system.field_label(change)}" + (" (JSON)" if structured else ""),
+                f"{view.field_label(change)}" + (" (JSON)" if structured else ""),
                 value=json.dumps(value or {}, indent=2, ensure_ascii=False)
                 if structured
                 else str(value or ""),
@@ -307,7 +308,7 @@ with fork_tab:
             st.caption(
                 f"Agents of this run's design: {', '.join(design.enabled_agents)}. Going "
                 f"on from here, {', '.join(point['next'])} runs next with this "
-                f"{system.field_label(change).lower()}."
+                f"{view.field_label(change).lower()}."
             )
         fork_pace, fork_step = st.columns([2, 2], vertical_alignment="bottom")
         paces = run_actions.pace_choices(design.pace_s)

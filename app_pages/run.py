@@ -8,15 +8,14 @@ from here too (approve, next, continue, resume).
 
 import streamlit as st
 
-from graph.kernel.system import get_system
 from ui import lessons_view, page_visits, run_actions, run_panel, services, widgets
 from ui.run_view import run_label
 
 st.title("Run")
 store = widgets.store_or_stop()
 design = services.current_design()
-system = get_system(design.system)
-EXAMPLES = system.examples
+view = services.view_of_design(design)
+EXAMPLES = view.examples
 
 
 # Callbacks and labels come from ui.run_actions: a function defined here would keep this
@@ -72,7 +71,7 @@ pacing.selectbox(  # type: ignore[call-overload]  # index given only when none i
 )
 about.caption(
     f"With the saved design: {', '.join(design.enabled_agents) or 'no agents'}; "
-    f"{system.limits(design)}; model: {services.model_settings().model_label}."
+    f"{view.limits(design)}; model: {services.model_settings().model_label}."
 )
 if problem := st.session_state.pop("run:error", None):
     st.error(problem)

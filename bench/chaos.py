@@ -53,12 +53,13 @@ from bench.chaos_models import (  # noqa: E402
     settings_for,
 )
 from bench.chaos_tally import settings_line, totals  # noqa: E402
-from graph.kernel.system import get_system, systems  # noqa: E402
+from graph.kernel.system import systems  # noqa: E402
 from graph.models.scripted import ScriptedChatModel  # noqa: E402
 from graph.service.run_service import RunService  # noqa: E402
 from graph.service.store import Store  # noqa: E402
 from graph.settings import get_settings  # noqa: E402
 from tests.support_procs.fake_server import LocalOpenAIServer  # noqa: E402
+from ui.views import view_of  # noqa: E402
 
 HOST = ROOT / "tests" / "support_procs" / "service_host.py"
 KILL_QUESTION = "What caused the dot-com crash? Save a report."
@@ -275,7 +276,7 @@ def secrets(work: Path) -> None:
             err = io.StringIO()
             with redirect_stderr(err):
                 _, _, _, _ = run_against(
-                    server, home, system, get_system(system).examples[0], openai_api_key=CANARY
+                    server, home, system, view_of(system).examples[0], openai_api_key=CANARY
                 )
             server.stop()
             runs += 1

@@ -24,12 +24,13 @@ from langchain_core.messages.tool import invalid_tool_call
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 
 from graph.kernel.design import Design
-from graph.kernel.system import get_system, systems
+from graph.kernel.system import systems
 from graph.models.scripted import ScriptedChatModel
 from graph.service.run_service import RunService
 from graph.service.store import Store
 from graph.settings import Settings
 from tests.support_procs.fake_server import LocalOpenAIServer
+from ui.views import view_of
 
 WAIT_S = 60  # a run not ended after this long is "hung"
 
@@ -202,7 +203,7 @@ def malformed(work: Path, limit: int) -> None:
         ).start()
         if corruption in TRANSPORT:
             server.inject(*(["slow:0"] * (at - 1) + [corruption]))
-        question = get_system(system).examples[0]
+        question = view_of(system).examples[0]
         try:
             status, reason, crashed, was_hung = run_against(server, home, system, question)
         finally:
@@ -280,7 +281,7 @@ def disk(work: Path) -> None:
             server = LocalOpenAIServer(lambda p=pad_json: HugeReplies(pad_json=p)).start()
             try:
                 status, reason, _, _ = run_against(
-                    server, home, system, get_system(system).examples[0], request_timeout_s=60
+                    server, home, system, view_of(system).examples[0], request_timeout_s=60
                 )
             finally:
                 server.stop()

@@ -37,6 +37,7 @@ from graph.models.probe import check_server  # noqa: E402
 from graph.service.run_service import RunService  # noqa: E402
 from graph.service.store import Store  # noqa: E402
 from graph.settings import Settings  # noqa: E402
+from ui.views import view_of  # noqa: E402
 
 SYSTEMS = systems()
 
@@ -64,7 +65,7 @@ def run_cell(settings: Settings, system: str, limit_s: float) -> dict:
         api = start_demo_api()
         service.settings = settings.model_copy(update={"teams_api_base": api.base_url})
     started = time.perf_counter()
-    run_id = service.start(SYSTEMS[system].examples[0], DESIGNS[system]())
+    run_id = service.start(view_of(system).examples[0], DESIGNS[system]())
     try:
         while time.perf_counter() - started < limit_s:
             record = store.run(run_id)

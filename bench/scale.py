@@ -37,6 +37,7 @@ from graph.kernel.system import get_system  # noqa: E402
 from graph.models.choice import ModelChoice  # noqa: E402
 from graph.served import run_config, run_input  # noqa: E402
 from tests.support_procs import langgraph_server  # noqa: E402
+from ui.views import view_of  # noqa: E402
 
 
 def _seconds(run: dict) -> float:
@@ -84,7 +85,9 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     levels = [int(j) for j in args.jobs.split(",")]
     spec = get_system(args.system)
-    questions = [spec.examples[i % len(spec.examples)] for i in range(args.runs)]
+    questions = [
+        view_of(spec.name).examples[i % len(view_of(spec.name).examples)] for i in range(args.runs)
+    ]
 
     with model_server(args.delay, in_process=False) as base_url:
         design = Design(

@@ -31,15 +31,15 @@ os.environ.setdefault("STEPWISE_HOME", _HOME.name)
 
 from bench.real_server import Served, add_arguments, real_server  # noqa: E402
 from graph.kernel.design import Design  # noqa: E402
-from graph.kernel.system import get_system  # noqa: E402
 from graph.prompts import default_text  # noqa: E402
 from graph.service.playground import PromptTry, try_node  # noqa: E402
 from graph.service.prompt_forks import call_sources  # noqa: E402
 from graph.service.run_service import RunService  # noqa: E402
 from graph.service.store import Store  # noqa: E402
 from graph.settings import Settings  # noqa: E402
+from ui.views import view_of  # noqa: E402
 
-QUESTION = get_system("plan_execute").examples[0]
+QUESTION = view_of("plan_execute").examples[0]
 DESIGN = Design(max_replans=1)
 EXECUTOR = "plan_execute/executor"
 FORK_TEXT = "Be brief: give the reason in one short sentence.\n" + default_text(EXECUTOR)

@@ -26,6 +26,7 @@ from typing import TextIO
 
 from pydantic import ValidationError
 
+from graph.cli_lines import lines_of
 from graph.kernel.design import Design
 from graph.kernel.records import plain
 from graph.kernel.render import to_dot
@@ -92,14 +93,14 @@ def _record(service: RunService, run_id: str) -> RunRecord:
 
 def _follow(service: RunService, run_id: str, out: TextIO) -> None:
     """Print the run's progress until it is no longer live, as its system words it."""
-    system = get_system(_record(service, run_id).system)
+    lines = lines_of(_record(service, run_id).system)
     shown: dict = {}
     seq = 0
     while True:
         record = _record(service, run_id)
         for event in service.store.events(run_id, after_seq=seq, kinds=("state",)):
             seq = event["seq"]
-            for line in system.progress(shown, event["data"] or {}):
+            for line in lines.progress(shown, event["data"] or {}):
                 _print(line, file=out, flush=True)
             shown = event["data"] or {}
         if record.status not in LIVE_STATUSES and not service.is_live(run_id):
@@ -127,8 +128,7 @@ def _finish(service: RunService, run_id: str, json_out: bool) -> int:
             )
         )
     else:
-        system = get_system(record.system)
-        for line in system.outcome_lines(snapshot):
+        for line in lines_of(record.system).outcome_lines(snapshot):
             _print(line)
         for notice in snapshot.get("notices") or []:
             _print(f"note: {notice}")

@@ -141,7 +141,7 @@ def approval_card(
     decided = item.get("decided")
     with st.container(border=True, key=f"approval-{item['id']}"):
         kind = item.get("kind") or "approval"
-        view = services.system_of(design).approval_view(item)
+        view = services.view_of_design(design).approval_view(item)
         st.markdown(view.heading)
         if view.code:
             st.code(view.code, language="http", wrap_lines=True)

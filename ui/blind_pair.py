@@ -12,6 +12,7 @@ import streamlit as st
 from graph.service.experiments import side_by_side
 from ui import services, widgets
 from ui.model_text import model_markdown
+from ui.views import panels_of
 
 # Each choice, its button's words and its key (C and R are Streamlit's own).
 CHOICES = (("A", "A is better", "A"), ("B", "B is better", "B"), ("tie", "Tie", "T"))
@@ -62,7 +63,7 @@ def _answer(side: dict, letter: str, dashed: str) -> None:
         else:
             st.caption(f"No final answer ({side['status']}: {side['reason']}).")
     with st.expander(f"Steps of answer {letter} ({side['steps']} step(s))"):
-        for part in side["panels"]:
+        for part in panels_of(side):
             widgets.panel(part, key=f"{dashed}-steps-{letter}")
         for decision in side["human_decisions"]:
             st.caption(f"A person decided: {decision}")

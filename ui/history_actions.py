@@ -105,11 +105,12 @@ def replay(run_id: str) -> None:
 
 def fork(run_id: str, checkpoint_id: str, change: str, design: Design) -> None:
     system = services.system_of(design)
+    view = services.view_of_design(design)
     changes = {}
     if change != "nothing":
         text = st.session_state.get(f"history:change:{change}:{checkpoint_id}", "")
         if not text.strip():
-            flash("error", f"The {system.field_label(change).lower()} is empty.")
+            flash("error", f"The {view.field_label(change).lower()} is empty.")
             return
         try:
             changes[change] = system.check_fork_change(change, text, design)
@@ -130,7 +131,7 @@ def fork(run_id: str, checkpoint_id: str, change: str, design: Design) -> None:
     what = (
         "unchanged (run on from the checkpoint, the model asked again)"
         if change == "nothing"
-        else f"with your {system.field_label(change).lower()}"
+        else f"with your {view.field_label(change).lower()}"
     )
     pace = _pace_of(new_id)
     st.session_state[FORKED] = (

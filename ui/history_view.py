@@ -11,6 +11,7 @@ from datetime import datetime
 from graph.kernel.system import System, get_system, systems
 from graph.service.store import RunRecord
 from ui.run_view import ago, format_duration, idle_spans
+from ui.system_view import SystemView
 
 NONE = "—"
 
@@ -213,7 +214,7 @@ def _cell(value) -> str:
     return clip(show_value(value))
 
 
-def timeline_rows(timeline: list[dict], system: System) -> list[dict]:
+def timeline_rows(timeline: list[dict], system: SystemView) -> list[dict]:
     """One row per checkpoint: the node that produced it, what runs next, which of the
     system's state fields changed, their values at that point, and the last message."""
     rows = []
@@ -232,7 +233,7 @@ def timeline_rows(timeline: list[dict], system: System) -> list[dict]:
     return rows
 
 
-def changed_columns(point: dict, system: System) -> list[str]:
+def changed_columns(point: dict, system: SystemView) -> list[str]:
     """The timeline columns to highlight for a checkpoint: the fields that changed."""
     return [system.field_label(f) for f in point["diff"]]
 

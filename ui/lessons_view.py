@@ -1,16 +1,18 @@
-"""The hosted systems' teaching scenarios on the Run page (``System.lesson``): the same
+"""The hosted systems' teaching scenarios on the Run page (``SystemView.lesson``): the same
 task done two ways, side by side, run on demand with no model and nothing stored."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from graph.kernel.system import Lesson, get_system, systems
+from graph.kernel.system import systems
+from ui.view_models import Lesson
+from ui.views import view_of
 
 
 @st.cache_data(show_spinner="Running the task both ways…", max_entries=16)  # one per system
 def _lesson(system: str) -> Lesson:
-    return get_system(system).run_lesson()
+    return view_of(system).run_lesson()
 
 
 def _block(kind: str, content) -> None:
@@ -24,7 +26,7 @@ def _block(kind: str, content) -> None:
 
 def expanders() -> None:
     """One expander per system that has a lesson."""
-    for system in systems().values():
+    for system in map(view_of, systems()):
         if not system.lesson:
             continue
         shown = f"lesson:{system.name}:shown"

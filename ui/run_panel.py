@@ -178,7 +178,7 @@ def _panel(store: Store, run_id: str, mode: str, key: str) -> None:
             active = running if upcoming and mode != "ended" else None
             widgets.design_graph(
                 compiled,
-                view.system,
+                view.system.system,
                 key=key,
                 active=active,
                 taken=view.taken,
@@ -247,8 +247,8 @@ def _edit(run_id: str, key: str) -> None:
         return
     record = services.store().run(run_id)
     assert record is not None  # its request was just edited
-    system = services.system_of(record.design)
-    widgets.say(f"{key}:flash", "success", f"Request edited: {system.edited}")
+    view = services.view_of_design(record.design)
+    widgets.say(f"{key}:flash", "success", f"Request edited: {view.edited}")
 
 
 def _edit_control(store: Store, run_id: str, key: str) -> None:

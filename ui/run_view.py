@@ -13,10 +13,12 @@ from typing import Any, Sequence
 
 from graph.kernel.accounting import Usage, format_cost, model_modes, usage_by_step
 from graph.kernel.render import walked_edges
-from graph.kernel.system import Panel, RunFacts, System, get_system
 from graph.models.modes import describe_structured, describe_tools
 from graph.service.store import LIVE_STATUSES, SETTLED_STATUSES, RunRecord, Store
 from graph.settings import get_settings
+from ui.system_view import SystemView
+from ui.view_models import Panel, RunFacts
+from ui.views import view_of
 
 POLL_S = 0.5  # how often the Run page rereads the store while a run is live
 WATCH_S = 1.0  # how often a page looks for a decision taken elsewhere (another tab, a timeout)
@@ -36,7 +38,7 @@ DECISION_WORDS = {
 @dataclass
 class RunView:
     record: RunRecord
-    system: System  # the run's system: it says what to show
+    system: SystemView  # how its system is presented (``.system``: the engine's side)
     snapshot: dict
     facts: RunFacts  # what the store knows beyond the state, for the system's panels
     panels: list[Panel]
@@ -348,7 +350,7 @@ def load_run_view(
     record = store.run(run_id)
     if record is None:
         return None
-    system = get_system(record.system)
+    system = view_of(record.system)
     snapshot = store.snapshot(run_id) or {}
     end_ts = record.finished_at if not record.is_live else (now or time.time())
     if not record.is_live and end_ts is None:

@@ -20,6 +20,8 @@ from graph.service.run_service import RunService
 from graph.service.server_runs import ServerGraph, ServerRunService, open_run_service
 from graph.service.store import Store
 from graph.settings import Settings, get_settings
+from ui.system_view import SystemView
+from ui.views import view_of
 
 
 def settings() -> Settings:
@@ -80,8 +82,17 @@ def judges() -> JudgeJobs:
 
 def system_of(design: Design | dict | None) -> System:
     """The hosted system a design (or a stored design's dict) belongs to."""
+    return get_system(_system_name(design))
+
+
+def view_of_design(design: Design | dict | None) -> SystemView:
+    """How the pages present the system a design (or a stored design's dict) belongs to."""
+    return view_of(_system_name(design))
+
+
+def _system_name(design: Design | dict | None) -> str:
     name = design.system if isinstance(design, Design) else (design or {}).get("system")
-    return get_system(name or Design().system)
+    return name or Design().system
 
 
 @st.cache_resource(show_spinner=False, max_entries=32)

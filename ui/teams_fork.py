@@ -18,9 +18,9 @@ import streamlit as st
 
 from graph.kernel.design import Design
 from graph.kernel.inner_checkpoints import interleave
-from graph.kernel.system import System
 from ui import playground_view, services
 from ui.history_view import clip
+from ui.system_view import SystemView
 
 log = logging.getLogger(__name__)
 
@@ -138,12 +138,13 @@ def _records(frame: pd.DataFrame) -> list[dict]:
     return json.loads(frame.to_json(orient="records"))
 
 
-def table_editor(system: System, point: dict, change: str, design: Design, key: str) -> bool:
+def table_editor(view: SystemView, point: dict, change: str, design: Design, key: str) -> bool:
     """The fork form's editor for a field the system edits as a table (a teams run's
     subtask plan): the rows at the checkpoint, edited in place, checked as they change,
     and kept as JSON under ``key`` where the page's fork button reads the change. False,
     drawing nothing, for a field typed as text."""
-    table = system.fork_table(change, point["fields"], design)
+    system = view.system
+    table = view.fork_table(change, point["fields"], design)
     if table is None:
         return False
     st.caption(table.note)
@@ -178,7 +179,7 @@ def table_editor(system: System, point: dict, change: str, design: Design, key: 
         said = f": {edit_summary(update)}" if "subtasks" in update else "."
         st.caption(
             f"Going on from here, {goto or ', '.join(point['next'])} runs next with this "
-            f"{system.field_label(change).lower()}{said}"
+            f"{view.field_label(change).lower()}{said}"
         )
     st.caption(FORK_NOTE)
     return True

@@ -8,10 +8,11 @@ import time
 
 import streamlit as st
 
-from graph.kernel.system import Panel, System
+from graph.kernel.system import System
 from ui import services, table_flow
 from ui.model_text import model_markdown
 from ui.run_view import RunView, message_title, modes_text
+from ui.view_models import Panel
 
 log = logging.getLogger(__name__)
 

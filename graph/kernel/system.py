@@ -21,9 +21,8 @@ reads one file.
 
 from __future__ import annotations
 
-import re
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Mapping
 
 from graph.kernel.node_asks import NodeAsk, NotTryable
@@ -76,115 +75,11 @@ class Ability:
     agents: tuple[str, ...]
 
 
-@dataclass
-class Panel:
-    """One part of the Run page for a run of this system: a table, or a list of
-    collapsible items (each a few lines and a table), under a title."""
-
-    key: str
-    title: str
-    rows: list[dict] = field(default_factory=list)
-    caption: str = ""
-    empty: str = ""  # what is said when there are no rows (and no items)
-    status_column: str | None = None  # a column whose words are coloured by status
-    items: list[dict] = field(default_factory=list)  # {label, text, rows, messages, open}
-    # The columns a class must always see on a row's first line, in a narrow column; the
-    # wordiest column goes on a line of its own below, the others after it (empty: a
-    # plain table).
-    lead_columns: tuple[str, ...] = ()
-
-
-@dataclass
-class ApprovalView:
-    """How an approval card shows one question a run asks a person."""
-
-    heading: str  # markdown: what waits, and for what
-    note: str = ""  # a line on what the buttons do here
-    code: str = ""  # the exact thing to be done (an HTTP call, say), shown as code
-    help: dict[str, str] = field(default_factory=dict)  # decision -> what it does
-    # The reason box's hint and the query box's label, in this kind of question's words.
-    placeholder: str = "e.g. why not, and what to do instead"
-    query_label: str = "Query the agent will get (edit it, then Approve edited query)"
-
-
-@dataclass
-class ForkTable:
-    """A state field a fork edits as a table: its columns, its rows at the checkpoint, the
-    values a column may take, the columns nobody types in (ids given in code), and a
-    line on what the edit does."""
-
-    columns: list[str]
-    rows: list[dict]
-    choices: dict[str, list[str]] = field(default_factory=dict)
-    locked: tuple[str, ...] = ()
-    note: str = ""
-
-
-@dataclass
-class Block:
-    """A piece of a lesson's side: ``markdown``, ``table`` (rows), or a verdict shown as
-    ``error``, ``success`` or ``warning``."""
-
-    kind: str
-    content: Any
-
-
-@dataclass
-class Lesson:
-    """A teaching scenario a system offers (the Run page shows it): the same task done two
-    ways, side by side, and what it teaches."""
-
-    title: str
-    caption: str
-    intro: str  # markdown above the two sides
-    sides: list[tuple[str, list[Block]]]  # (heading, blocks)
-    takeaways: list[str]
-
-
-@dataclass
-class RunFacts:
-    """What the store knows of a run beyond its state, for a system's panels: per step,
-    the human decisions, the time and the model use (as table cells), the guardrail's
-    marks, and the run's update events."""
-
-    live: bool = False
-    cells: dict[int, dict[str, str]] = field(default_factory=dict)  # step -> cells
-    blank: dict[str, str] = field(default_factory=dict)  # the cells of a step with none yet
-    flags: dict[int, str] | None = None  # step -> guardrail mark; None: no guardrail column
-    updates: list[dict] = field(default_factory=list)  # stored "update" events, in order
-    paused_next: str = ""  # paused in step mode: the node that runs next
-
-    def step_cells(self, step: int) -> dict[str, str]:
-        """A copy of the step's cells (a system may reorder them)."""
-        return dict(self.cells.get(step) or self.blank)
-
-    def marks(self, step: int) -> dict[str, str]:
-        """The guardrail column of a step's row, when the run has one."""
-        return {} if self.flags is None else {"Guardrail": self.flags.get(step, "")}
-
-
-def json_key(row: dict) -> str:
-    """A row's identity across snapshots: its first field and value."""
-    first = next(iter(row.items()), ("", ""))
-    return f"{first[0]}={first[1]}"
-
-
-def cell(text: object) -> str:
-    """Text for one table cell, on one line and inert: the pages draw tables as Markdown,
-    and a model's text may start with a heading or hold a pipe."""
-    flat = re.sub(r"([\\`*_\[\]#<>|~$])", r"\\\1", " ".join(str(text).split()))
-    return "\\" + flat if flat[:1] in ("-", "+") else flat
-
-
 class System(ABC):
     """A hosted multi-agent system. Subclasses fill the class attributes and the methods."""
 
     name: ClassVar[str]
     title: ClassVar[str]
-    summary: ClassVar[str]  # one paragraph: what makes it this system
-    intro: ClassVar[str] = ""  # the Design page's introduction
-    always_on: ClassVar[str] = ""  # who is always there (hubs), in a sentence
-    examples: ClassVar[tuple[str, ...]] = ()  # questions the Run page offers
     entry: ClassVar[str]  # the node a conversation turn starts at
     agents: ClassVar[Mapping[str, AgentSpec]]
     teams: ClassVar[Mapping[str, str]] = {}  # team -> what it does (agents grouped by it)
@@ -194,7 +89,6 @@ class System(ABC):
     offline_rules: ClassVar[Any] = None
     abilities: ClassVar[tuple[Ability, ...]] = ()
     timeline_fields: ClassVar[tuple[str, ...]] = ()  # what the checkpoint timeline diffs
-    field_labels: ClassVar[Mapping[str, str]] = {}  # how the timeline titles those fields
     fork_fields: ClassVar[tuple[str, ...]] = ()  # state fields a fork may change by hand
     # What the timeline shows of a checkpoint inside a subgraph (a team's own state);
     # empty: every key but messages.
@@ -209,23 +103,8 @@ class System(ABC):
     hubs: ClassVar[frozenset[str]] = frozenset()  # routing nodes, drawn apart
     router: ClassVar[str | None] = None  # the node whose replies decide where work goes next
     # What the pages say of it, in words.
-    policy_words: ClassVar[Mapping[str, str]] = {
-        "always": "always ask",
-        "never": "never ask",
-        "planner": "ask when the Planner flags the step",
-    }
-    rejected: ClassVar[str] = "reject it"  # what a rejected approval leads to
-    approvals_note: ClassVar[str] = ""  # when and how its agents ask a human
-    graph_legend: ClassVar[str] = ""
-    working: ClassVar[str] = "Working…"  # what a live run with nothing to show yet is doing
-    # What its model calls of step 0 are (the accounting names them apart), if anything.
-    before_first_step: ClassVar[str | None] = None
-    answer_pending: ClassVar[str] = "The final answer appears here when the run ends."
-    lesson: ClassVar[str | None] = None  # the title of its teaching scenario, if it has one
-    # An edit of a run's request while it goes (``edit_request``), where the system has one.
     can_edit_request: ClassVar[bool] = False
     edit_goto: ClassVar[str | None] = None  # where an edited run goes on
-    edited: ClassVar[str] = "the run goes on with the new text."  # what an edit does next
 
     # ------------------------------------------------------------------ the graph
 
@@ -268,42 +147,6 @@ class System(ABC):
     def counts(self, snapshot: dict) -> dict[str, int]:
         """The figures the runs list keeps: ``steps`` and ``replans``."""
         return {"steps": len(snapshot.get("rows") or []), "replans": 0}
-
-    def facts(self, snapshot: dict, counts: dict[str, int]) -> list[str]:
-        """The run header's figures, in words."""
-        return [f"{counts.get('steps', 0)} step(s)"]
-
-    def panels(self, snapshot: dict, facts: RunFacts) -> list[Panel]:
-        """The Run page's parts for this system's run, in order."""
-        return []
-
-    def row_line(self, row: dict) -> str:
-        """One row of ``snapshot["rows"]`` in one line, for the command line."""
-        return " | ".join(str(v) for v in list(row.values())[:4])
-
-    def progress(self, before: dict, after: dict) -> list[str]:
-        """What the command line prints as a run's snapshot goes from ``before`` to
-        ``after``: each row whose status changed."""
-        seen = {json_key(r): r.get("status") for r in before.get("rows") or []}
-        return [
-            self.row_line(r)
-            for r in after.get("rows") or []
-            if seen.get(json_key(r)) != r.get("status")
-        ]
-
-    def outcome_lines(self, snapshot: dict) -> list[str]:
-        """What the command line prints of a finished run: its answer and sources."""
-        lines = ["", snapshot["final_answer"]] if snapshot.get("final_answer") else []
-        if citations := snapshot.get("citations"):
-            lines += [
-                "",
-                "sources: " + "; ".join(f"[{c['id']}] {c.get('title', '')}" for c in citations),
-            ]
-        return lines
-
-    def limits(self, design: Design) -> str:
-        """The run's limits in one line, for the Run page."""
-        return ""
 
     def design_warnings(self, enabled: list[str]) -> list[str]:
         """Why a design may not work well (advice: it may run anyway)."""
@@ -373,18 +216,6 @@ class System(ABC):
         ValueError says what is wrong."""
         return changes, None
 
-    def fork_table(self, field: str, values: dict, design: Design) -> ForkTable | None:
-        """``field`` at a checkpoint holding ``values`` as a table a fork edits (a plan
-        of subtasks, one row each); None: it is typed as text."""
-        return None
-
-    def field_label(self, field: str) -> str:
-        return self.field_labels.get(field) or field.replace("_", " ").capitalize()
-
-    def run_lesson(self) -> Lesson:
-        """Run its teaching scenario (``lesson``): no model, nothing stored as a run."""
-        raise ValueError(f"{self.name} has no lesson.")
-
     # ------------------------------------------------------------------ drawing
 
     def node_style(self, node: str) -> dict[str, str]:
@@ -396,39 +227,6 @@ class System(ABC):
         return {}
 
     # ------------------------------------------------------------------ helpers
-
-    def node_role(self, node: str) -> str:
-        """What ``node`` does with the state when it runs next (step mode explains it)."""
-        return "runs next, reading the state below"
-
-    def paused_fields(self, values: dict) -> list[tuple[str, Any]]:
-        """The fields the next node reads, as step mode shows them."""
-        return [("current_step", values.get("current_step"))]
-
-    def approval_view(self, item: dict) -> ApprovalView:
-        """How the Approvals and Run pages show ``item``, a question the run waits on."""
-        kind = item.get("kind") or "approval"
-        what = {
-            "approval": "approval before the step runs",
-            "escalation": "escalation: the step reached its limit",
-        }.get(kind, kind)
-        return ApprovalView(
-            f"**Step {item.get('step')} · {item.get('agent')}** · {what}",
-            placeholder="e.g. why it should try again, or why not"
-            if kind == "escalation"
-            else "e.g. why not this step, and what to do instead",
-        )
-
-    def agent_caption(self, name: str) -> str:
-        spec = self.agents[name]
-        tools = f" Tools: {', '.join(spec.tools)}." if spec.tools else ""
-        return f"{spec.description}{tools}"
-
-    def agent_groups(self) -> dict[str, list[str]]:
-        """Its agents as the Design page lists them: by team, or one unnamed group."""
-        if not self.teams:
-            return {"": list(self.agents)}
-        return {team: [n for n, s in self.agents.items() if s.team == team] for team in self.teams}
 
 
 # --------------------------------------------------------------------------- registration

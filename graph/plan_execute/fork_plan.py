@@ -1,5 +1,6 @@
-"""A plan edited for a fork (History's "Change: the plan"): drawn as a table of steps,
-typed back as rows or as the JSON map, checked like the Planner's own plan.
+"""A plan edited for a fork (History's "Change: the plan"): typed back as rows of the
+table the page draws (``COLUMNS``, ``ui/systems/plan_execute.py``) or as the JSON map,
+checked like the Planner's own plan.
 
 A table, not JSON: a teacher changing step 3's agent should not have to balance braces,
 and a mistake is named by its step ("Step 3: ..."), next to the row it is about.
@@ -13,38 +14,10 @@ from typing import Any
 from pydantic import ValidationError
 
 from graph.kernel.design import Design
-from graph.kernel.system import ForkTable
 from graph.plan_execute.planner import Plan, check_plan
 
 COLUMNS = ("step", "agent", "action", "approval", "approval_reason")
 MAP_SHAPE = '{"1": {"agent": "...", "action": "..."}, "2": ...}'
-
-
-def plan_table(values: dict, design: Design) -> ForkTable:
-    """The plan at a checkpoint as rows, one per step, in order."""
-    plan = values.get("plan") or {}
-    rows = [
-        {
-            "step": int(number),
-            "agent": step.get("agent", ""),
-            "action": step.get("action", ""),
-            "approval": bool(step.get("approval")),
-            "approval_reason": step.get("approval_reason") or "",
-        }
-        for number, step in sorted(plan.items(), key=lambda item: int(item[0]))
-    ]
-    return ForkTable(
-        columns=list(COLUMNS),
-        rows=rows,
-        choices={"agent": list(design.enabled_agents)},
-        locked=("step",),
-        note=(
-            "Change a step's agent or action, tick approval to have a person approve it "
-            "before it runs, add a row for a new step at the end, or delete a row. Steps "
-            "are numbered in the order of the rows. The new run goes on from this "
-            "checkpoint with this plan."
-        ),
-    )
 
 
 def read_plan(text: str, design: Design) -> dict[str, dict]:

@@ -1,11 +1,9 @@
-"""plan_execute as a hosted system: its graph, its state at a glance, what its pages say.
+"""plan_execute as a hosted system: its graph, its state at a glance, its forks and the
+requests its hubs send (what its pages say is in ``ui/systems/plan_execute.py``).
 
 The graph: Planner → Executor → the enabled sub-agents (each declaring where it may go,
 so the drawn graph shows exactly the routes that exist), and a human node for approvals
 and escalations at the replan cap.
-
-Over 400 lines: the System contract's members for this system (graph, snapshot, panels,
-fork checks, texts), each short; the contract is what ties them.
 """
 
 from __future__ import annotations
@@ -23,22 +21,14 @@ from graph.kernel.conversation import first_turn
 from graph.kernel.design import Design
 from graph.kernel.ledger import side_effect_ledger
 from graph.kernel.node_asks import NodeAsk, NotTryable
-from graph.kernel.system import (
-    Ability,
-    ApprovalView,
-    ForkTable,
-    Panel,
-    RunFacts,
-    Setting,
-    System,
-)
+from graph.kernel.system import Ability, Setting, System
 from graph.kernel.wiring import SystemGraph, compile_graph
 from graph.models.chat import role_models
 from graph.plan_execute import agents, offline_rules, prompts
 from graph.plan_execute.agents import AGENTS, enabled_specs
 from graph.plan_execute.deps import Deps
 from graph.plan_execute.executor import executor_ask, executor_node
-from graph.plan_execute.fork_plan import plan_table, read_plan
+from graph.plan_execute.fork_plan import read_plan
 from graph.plan_execute.human import human_node
 from graph.plan_execute.planner import planner_ask, planner_node
 from graph.plan_execute.state import RESET, State
@@ -58,16 +48,6 @@ ROUTE_STYLE = {
     "executor": {"color": "#1f77b4"},  # back to the executor
     "chain": {"color": "#2ca02c", "penwidth": "2"},  # fixed chain
     "end": {"color": "#d62728"},  # ends the run
-}
-
-
-# What each hub does with the state when it runs next (step mode explains the pause).
-NODE_ROLES = {
-    "planner": "writes the plan from the question, or revises the current step when "
-    "replan_flag is set, reading last_reason",
-    "executor": "reads the plan, current_step and the step's result, then picks the agent "
-    "to run (writing agent_query), asks for a replan, or moves on",
-    "human": "stops and asks a person to decide on the step in human_request",
 }
 
 
@@ -98,23 +78,7 @@ def _worker_destinations(name: str, nodes: AbstractSet[str]) -> tuple[str, ...]:
 class PlanExecute(System):
     name = "plan_execute"
     title = "Planner / Executor"
-    summary = (
-        "A Planner writes numbered steps; an Executor routes each step to one agent and "
-        "asks for a new plan when a step fails."
-    )
-    intro = (
-        "The **Planner** turns a question into numbered steps; the **Executor** hands "
-        "each step to one of the agents below and asks for a new plan when a step fails."
-    )
-    always_on = "The Planner and the Executor are always on."
     offline_rules: ClassVar[ModuleType] = offline_rules
-    examples = (
-        "Which stock in the database grew the most between 2005 and 2009? Chart the prices.",
-        "What happened to Apple when it launched the iPhone, and how did its stock price "
-        "change in 2007?",
-        "How did Tesla's stock do in 2008?",
-        "What caused the dot-com crash and how much did Amazon's price fall from 2000 to 2001?",
-    )
     entry = "planner"
     agents = AGENTS
     hubs = frozenset({"planner", "executor"})
@@ -160,34 +124,8 @@ class PlanExecute(System):
         "step_results",
         "human_request",
     )
-    field_labels = {
-        "current_step": "Step",
-        "plan": "Plan",
-        "agent_query": "Agent query",
-        "last_reason": "Last reason",
-        "replan_flag": "Replan flag",
-        "replan_attempts": "Replan attempts",
-        "step_status": "Step status",
-        "step_results": "Results",
-        "human_request": "Asks a human",
-    }
     fork_fields = ("plan", "agent_query")
     tuned_prompts = {"planner": "plan_execute/planner", "executor": "plan_execute/executor"}
-    rejected = "reject the step (the Planner revises it)"
-    approvals_note = (
-        "A run stops **before** a flagged step and waits: approve it, edit the "
-        "query the agent will get and approve, reject it with a reason (the "
-        "Planner revises the step), or skip it. A step that reached its replan "
-        "cap asks too (escalation), and may be retried."
-    )
-    graph_legend = (
-        "Dashed: a route the node may choose. Blue: back to the executor; green: "
-        "fixed chain; red: ends the run. The human node asks a person to approve a "
-        "flagged step, or one at its replan cap, before it goes on."
-    )
-    working = "The Planner is writing the plan…"
-    before_first_step = "the first plan, written before step 1"
-    answer_pending = "The final answer appears here when the synthesizer has written it."
 
     # ------------------------------------------------------------------ the graph
 
@@ -345,109 +283,8 @@ class PlanExecute(System):
             "replans": sum(int(v or 0) for v in (snapshot.get("replan_attempts") or {}).values()),
         }
 
-    def facts(self, snapshot: dict, counts: dict[str, int]) -> list[str]:
-        return [f"{counts.get('steps', 0)} step(s)", f"{counts.get('replans', 0)} replan(s)"]
-
-    def panels(self, snapshot: dict, facts: RunFacts) -> list[Panel]:
-        steps = []
-        for r in snapshot.get("rows") or []:
-            cells = facts.step_cells(r["step"])  # a human's decision reads before the replans
-            steps.append(
-                {
-                    "Step": r["step"],
-                    "Agent": r["agent"],
-                    "Action": r["action"],
-                    "Status": r["status"],
-                    **facts.marks(r["step"]),
-                    "Decision": cells.pop("Decision", ""),
-                    "Replans": r["replans"],
-                    **cells,
-                }
-            )
-        history = snapshot.get("plan_history") or []
-        items = []
-        for version in history:
-            reason = version.get("reason") or ""
-            replanned = reason and reason != "initial plan"
-            items.append(
-                {
-                    "label": f"Plan v{version.get('version')}"
-                    + (f" — replanned at step {version.get('step')}" if replanned else ""),
-                    "text": f"**Why the Executor asked for it:** {reason}" if replanned else "",
-                    "rows": [
-                        {
-                            "Step": int(k),
-                            "Agent": b.get("agent", "?"),
-                            "Action": b.get("action", ""),
-                        }
-                        for k, b in sorted(
-                            (version.get("plan") or {}).items(), key=lambda kv: int(kv[0])
-                        )
-                    ],
-                    "open": len(history) > 1 and version is history[-1],
-                }
-            )
-        return [
-            Panel(
-                "steps",
-                "Steps",
-                steps,
-                status_column="Status",
-                lead_columns=("Step", "Agent", "Status", "Replans"),
-                empty=self.working
-                if facts.live
-                else (
-                    f"No plan yet: the run is paused before {facts.paused_next}."
-                    if facts.paused_next
-                    else "This run has no plan steps."
-                ),
-            ),
-            Panel("plans", "Plan history", items=items, empty="No plan yet."),
-        ]
-
-    def row_line(self, row: dict) -> str:
-        return (
-            f"step {row['step']} | {row['agent']:<16} | {row['status']:<9} | replans "
-            f"{row['replans']} | {row['action']}"
-        )
-
-    def progress(self, before: dict, after: dict) -> list[str]:
-        """New plan versions, then each step whose status or replan count changed."""
-        lines = []
-        for version in (after.get("plan_history") or [])[len(before.get("plan_history") or []) :]:
-            why = "" if version["reason"] == "initial plan" else f" ({version['reason']})"
-            lines.append(f"plan v{version['version']}{why}:")
-            lines += [
-                f"  {key}. {block['agent']}: {block['action']}"
-                for key, block in version["plan"].items()
-            ]
-        seen = {r["step"]: (r["status"], r["replans"]) for r in before.get("rows") or []}
-        return lines + [
-            self.row_line(r)
-            for r in after.get("rows") or []
-            if seen.get(r["step"], ("pending", 0)) != (r["status"], r["replans"])
-        ]
-
-    def outcome_lines(self, snapshot: dict) -> list[str]:
-        lines = []
-        if spec := snapshot.get("chart_spec"):
-            lines.append(
-                f"chart: Vega-Lite spec, {len(spec['data']['values'])} points, "
-                f"title {spec.get('title')!r}"
-            )
-            if snapshot.get("chart_caption"):
-                lines.append(f"caption: {snapshot['chart_caption']}")
-        return lines + super().outcome_lines(snapshot)
-
-    def limits(self, design: Design) -> str:
-        return f"at most {design.max_replans} replan(s) per step"
-
     def design_warnings(self, enabled: list[str]) -> list[str]:
         return agents.design_warnings(enabled)
-
-    def agent_caption(self, name: str) -> str:
-        spec = AGENTS[name]
-        return f"{spec.description} After it: {spec.routing_label}."
 
     def node_ask(
         self, node: str, state: dict, design: Design, at: float, settings: Settings | None = None
@@ -484,65 +321,12 @@ class PlanExecute(System):
             name, text, state, max_replans=design.max_replans if design else 3
         )
 
-    def node_role(self, node: str) -> str:
-        return NODE_ROLES.get(
-            node,
-            "runs the current step: it receives agent_query and writes its result for the executor",
-        )
-
-    def paused_fields(self, values: dict) -> list[tuple[str, object]]:
-        plan = values.get("plan") or {}
-        step = values.get("current_step")
-        block = plan.get(str(step)) or {}
-        plan_step = f"{block.get('agent')}: {block.get('action')}" if block else "(no plan yet)"
-        rows = [
-            ("current_step", step),
-            ("plan step", plan_step),
-            ("agent_query", values.get("agent_query")),
-            ("last_reason", values.get("last_reason")),
-            ("replan_flag", values.get("replan_flag")),
-            ("replan_attempts", values.get("replan_attempts") or {}),
-        ]
-        if request := values.get("human_request"):
-            rows.append(
-                (
-                    "human_request",
-                    f"{request.get('kind')} of step {request.get('step')} "
-                    f"({request.get('agent')}): {request.get('reason')}",
-                )
-            )
-        return rows
-
-    def approval_view(self, item: dict) -> ApprovalView:
-        kind = item.get("kind") or "approval"
-        what = {
-            "approval": "approval before the step runs",
-            "escalation": "escalation: the step reached its replan cap",
-        }.get(kind, kind)
-        return ApprovalView(
-            f"**Step {item.get('step')} · {item.get('agent')}** · {what}",
-            note=f"The Executor's note: {item['executor_reason']}"
-            if item.get("executor_reason")
-            else "",
-            help={
-                "reject": "The Planner revises the step with your reason (a replan attempt).",
-                "skip": "Move on without running this step.",
-                "retry": "Grant one more replan of this step.",
-            },
-            placeholder="e.g. why retry it, or what the Planner should do instead"
-            if kind == "escalation"
-            else "e.g. not this source, look in the database",
-        )
-
     def check_fork_change(self, field: str, text: str, design: Design) -> Any:
         """A plan typed for a fork (the table's rows, or the map), checked like the
         Planner's own; ValueError names the step that is wrong."""
         if field != "plan":
             return super().check_fork_change(field, text, design)
         return read_plan(text, design)
-
-    def fork_table(self, field: str, values: dict, design: Design) -> ForkTable | None:
-        return plan_table(values, design) if field == "plan" else None
 
     # ------------------------------------------------------------------ drawing
 

@@ -40,7 +40,7 @@ from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from graph.errors import StepwiseError
 from graph.kernel.design import Design
-from graph.kernel.system import RunFacts, get_system
+from graph.kernel.system import get_system
 from graph.models.choice import ModelChoice
 from graph.models.replies import parse_json_object
 from graph.prompts import PromptError, PromptSet, default_text, prompt_names
@@ -733,7 +733,7 @@ def _run_view(store: Store, run_id: str) -> dict:
         "reason": record.reason,
         "system": system.name,
         "router": system.router,
-        "panels": system.panels(snapshot, RunFacts()),
+        "snapshot": snapshot,
         "decisions": decisions,
         "human_decisions": [m.get("content") for m in store.messages(run_id, agent="human")],
         "answer": record.final_answer,
@@ -743,8 +743,8 @@ def _run_view(store: Store, run_id: str) -> dict:
 
 
 def side_by_side(store: Store, run_a: str, run_b: str) -> dict:
-    """Two runs next to each other: what their system shows of them (its panels), the
-    decisions of its router node (parsed when they are JSON) and the answers.
+    """Two runs next to each other: their snapshots (the pages show them as their system's
+    panels), the decisions of its router node (parsed when they are JSON) and the answers.
     ``same_question`` says whether they are comparable as two runs of one question."""
     a, b = _run_view(store, run_a), _run_view(store, run_b)
     return {"same_question": a["question"] == b["question"], "a": a, "b": b}

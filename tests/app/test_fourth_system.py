@@ -1,4 +1,4 @@
-"""A fourth system, defined in the tests (``tests/fourth``), registered with one line: the
+"""A fourth system, defined in the tests (``tests/fourth``), registered with a line for it and one for its view: the
 Design, Run and History pages show it with no change of their own."""
 
 import pytest
@@ -6,14 +6,18 @@ import pytest
 from graph.kernel.system import register, systems, unregister
 from tests.app.support import button, graph_dots, open_page, texts, wait_status
 from tests.fourth import SYSTEM as RELAY
+from tests.fourth import VIEW
+from ui.views import register_view, unregister_view
 
-QUESTION = RELAY.examples[0]
+QUESTION = VIEW.examples[0]
 
 
 @pytest.fixture
 def relay(home):
     register(RELAY)  # what graph/registry.py does for a shipped system, in one line
+    register_view(RELAY.name, VIEW)  # and ui/views.py for its view
     yield RELAY
+    unregister_view(RELAY.name)
     unregister(RELAY.name)
 
 
@@ -27,7 +31,7 @@ def test_the_design_page_offers_the_fourth_system_and_draws_its_graph(relay, ser
     assert [c.label for c in at.checkbox if c.key.startswith("agent:")] == ["drafter", "checker"]
     dot = graph_dots(at)[0]
     assert "drafter -> checker" in dot and "planner" not in dot
-    assert RELAY.graph_legend in texts(at)
+    assert VIEW.graph_legend in texts(at)
 
     at.checkbox(key="agent:checker").uncheck().run()
     assert store.load_design().enabled_agents == ["drafter"]

@@ -5,7 +5,6 @@ import time
 import pytest
 
 from graph.kernel.design import Design
-from graph.kernel.system import get_system
 from graph.service.store import RunRecord
 from ui.history_open import UNCHANGED, clicked_run, opened_view, table_selection
 from ui.history_view import (
@@ -20,8 +19,9 @@ from ui.history_view import (
     prompts_label,
     timeline_rows,
 )
+from ui.views import view_of
 
-PLAN_EXECUTE, BUS = get_system("plan_execute"), get_system("supervisor_bus")
+PLAN_EXECUTE, BUS = view_of("plan_execute"), view_of("supervisor_bus")
 
 
 def test_a_changed_plan_reads_step_by_step_as_agent_and_action():
@@ -67,12 +67,12 @@ def test_only_checkpoints_between_the_input_and_the_end_can_be_forked():
 
 def test_a_typed_plan_must_be_json_of_numbered_steps_with_enabled_agents():
     design = Design(enabled_agents=["synthesizer"])
-    plan = PLAN_EXECUTE.check_fork_change(
+    plan = PLAN_EXECUTE.system.check_fork_change(
         "plan", '{"1": {"agent": "synthesizer", "action": "Answer"}}', design
     )
     assert plan["1"]["agent"] == "synthesizer"
     rows = '[{"step": 1, "agent": "synthesizer", "action": "Answer", "approval": null}, {}]'
-    assert PLAN_EXECUTE.check_fork_change("plan", rows, design) == {  # a table's rows
+    assert PLAN_EXECUTE.system.check_fork_change("plan", rows, design) == {  # a table's rows
         "1": {"agent": "synthesizer", "action": "Answer", "approval": False, "approval_reason": ""}
     }
     for text, message in (
@@ -84,12 +84,12 @@ def test_a_typed_plan_must_be_json_of_numbered_steps_with_enabled_agents():
         ("{", "not valid JSON"),
     ):
         with pytest.raises(ValueError, match=message):
-            PLAN_EXECUTE.check_fork_change("plan", text, design)
+            PLAN_EXECUTE.system.check_fork_change("plan", text, design)
 
 
 def test_a_fork_may_change_only_the_fields_the_system_names():
     with pytest.raises(ValueError, match="cannot change 'registry'"):
-        BUS.check_fork_change("registry", "{}", Design(system="supervisor_bus"))
+        BUS.system.check_fork_change("registry", "{}", Design(system="supervisor_bus"))
 
 
 def test_prompt_versions_are_named_by_their_labels():
@@ -114,7 +114,7 @@ def test_the_timeline_shows_whatever_fields_the_runs_system_keeps():
     assert row[outstanding] == "m1 (to researcher)"  # words, not JSON
     assert row[BUS.field_label("current_step")] == "2"
     assert changed_columns(point, BUS) == [outstanding]
-    assert editable_fields(point, BUS) == []
+    assert editable_fields(point, BUS.system) == []
 
 
 def test_times_read_as_clock_and_ago_and_nested_state_as_words_not_json():

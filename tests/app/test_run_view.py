@@ -2,7 +2,6 @@
 decisions and accounting in the step table, the state a paused run will read."""
 
 from graph.kernel.accounting import Usage
-from graph.kernel.system import RunFacts, get_system
 from ui.run_view import (
     decision_label,
     decision_records,
@@ -14,8 +13,10 @@ from ui.run_view import (
     usage_cells,
     usage_summary,
 )
+from ui.view_models import RunFacts
+from ui.views import view_of
 
-PLAN_EXECUTE = get_system("plan_execute")
+PLAN_EXECUTE = view_of("plan_execute")
 
 
 def _state(ts: float, **statuses: str) -> dict:

@@ -26,6 +26,7 @@ from graph.settings import Settings
 from tests.e2e.conftest import serve
 from tests.e2e.test_app_in_browser import _click_run
 from tests.support_procs.llama_server import MODEL_NAME
+from ui.views import view_of
 
 SYSTEMS = systems()
 # a run on the 135M model takes minutes: more than the suite's default test timeout
@@ -85,7 +86,7 @@ def test_an_example_completes_on_a_real_llama_cpp_server(page, real_app, system)
     store.save_design(DESIGNS[system])
     page.goto(url + "/run")
     expect(page.get_by_text(MODEL_NAME).first).to_be_visible()
-    example = SYSTEMS[system].examples[0]
+    example = view_of(system).examples[0]
     page.get_by_role("button", name=example).click()
     expect(page.get_by_label("Question")).to_have_value(example)
     run_id = _click_run(page)

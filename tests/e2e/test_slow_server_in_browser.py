@@ -15,13 +15,13 @@ import pytest
 from playwright.sync_api import expect
 
 from graph.kernel.design import Design
-from graph.kernel.system import systems
 from graph.service.store import Store
 from graph.settings import Settings
 from tests.e2e.conftest import serve
 from tests.e2e.test_app_in_browser import _click_run
 from tests.support_procs.llama_server import MODEL_NAME
 from tests.unit.conftest import wait_for
+from ui.views import view_of
 
 pytestmark = pytest.mark.timeout(900)
 WRITING = re.compile(r"The model is writing a .*: \d+ tokens so far, \d+\.\d tokens/s \(\d+ s\)")
@@ -39,7 +39,7 @@ def test_the_run_page_shows_a_call_in_progress_with_its_token_rate_on_a_slow_ser
     store.save_design(Design(system="supervisor_bus"))
     with serve(tmp_path, env=env) as url:
         page.goto(url + "/run")
-        example = systems()["supervisor_bus"].examples[0]
+        example = view_of("supervisor_bus").examples[0]
         page.get_by_role("button", name=example).click()
         run_id = _click_run(page)
         # seen while the run is live

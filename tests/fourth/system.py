@@ -1,7 +1,8 @@
 """relay: a drafter asks the worker model for a first answer, a checker signs it off.
 
 Two agents in a line, no routing: the least a system needs to be hosted (a graph, its
-state, a snapshot with rows, and a panel for the Run page)."""
+state, a snapshot with rows; its view, ``tests/fourth/view.py``, adds a panel for the
+Run page)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from langgraph.graph import END, MessagesState
 from graph.kernel.conversation import ConversationState, first_turn
 from graph.kernel.design import Design
 from graph.kernel.messages import tag_messages
-from graph.kernel.system import AgentSpec, Panel, RunFacts, System
+from graph.kernel.system import AgentSpec, System
 from graph.kernel.wiring import SystemGraph, compile_graph
 from graph.models.chat import make_chat_model
 from graph.settings import get_settings
@@ -46,18 +47,13 @@ class Row:
 class Relay(System):
     name = "relay"
     title = "Relay (a test system)"
-    summary = "A drafter writes a first answer with the model; a checker signs it off."
-    intro = "Two agents in a line: the **drafter** asks the model, the **checker** signs off."
-    examples = ("Say hello to the relay.",)
     entry = "drafter"
     agents = {
         "drafter": AgentSpec("drafter", "Asks the worker model for a first answer."),
         "checker": AgentSpec("checker", "Reads the draft and signs it off."),
     }
     timeline_fields = ("draft", "rows")
-    field_labels = {"draft": "Draft"}
     fork_fields = ("draft",)
-    graph_legend = "The drafter hands its draft to the checker, which ends the run."
     offline_rules: ClassVar[ModuleType] = offline_rules
 
     def build_graph(
@@ -155,30 +151,6 @@ class Relay(System):
             "outcome": state.get("outcome"),
             "outcome_reason": state.get("outcome_reason"),
         }
-
-    def facts(self, snapshot: dict, counts: dict[str, int]) -> list[str]:
-        return [f"{counts.get('steps', 0)} relay leg(s)"]
-
-    def panels(self, snapshot: dict, facts: RunFacts) -> list[Panel]:
-        rows = [
-            {
-                "Leg": r["step"],
-                "Agent": r["agent"],
-                "Status": r["status"],
-                "Text": r["text"],
-                **facts.step_cells(r["step"]),
-            }
-            for r in snapshot.get("rows") or []
-        ]
-        return [
-            Panel(
-                "legs",
-                "Relay legs",
-                rows,
-                status_column="Status",
-                empty=self.working if facts.live else "No leg ran.",
-            )
-        ]
 
 
 SYSTEM = Relay()

@@ -13,16 +13,16 @@ from __future__ import annotations
 
 import pytest
 
-from graph.kernel.system import get_system
 from graph.models.choice import ModelChoice
 from graph.prompts import default_text
 from tests.realmodel.conftest import design_for, drive
 from tests.support_procs import llama_server
 from ui.run_view import ANSWERED, load_run_view
+from ui.views import view_of
 
 # plan_execute's first example with every agent: four steps (prices twice, a chart, the
 # answer) on the scripted model.
-QUESTION = get_system("plan_execute").examples[0]
+QUESTION = view_of("plan_execute").examples[0]
 EXECUTOR = "plan_execute/executor"
 MARK = "Be brief: give the reason in one short sentence."
 

@@ -21,6 +21,7 @@ from graph.models.structured import ask_json
 from graph.plan_execute.executor import ExecutorDecision
 from graph.service.evals import judge_run
 from tests.realmodel.conftest import assert_done, design_for, drive
+from ui.views import view_of
 
 SYSTEMS = systems()
 # a run on the 135M model takes minutes: more than the suite's default test timeout
@@ -110,8 +111,8 @@ def test_plan_execute_completes_on_the_real_model_with_the_guardrail_classifier_
     )
     # the first example without its chart: no chart agent is on, and the guardrail's own
     # rules refuse a request for one before the model is asked
-    question = system.examples[0].replace(" Chart the prices.", "")
-    assert question != system.examples[0]
+    question = view_of(system.name).examples[0].replace(" Chart the prices.", "")
+    assert question != view_of(system.name).examples[0]
     run_id = real_service.start(question, design)
     record = drive(real_service, run_id)
     _assert_completed(record, real_store, run_id)
@@ -141,7 +142,7 @@ def test_supervisor_bus_completes_on_the_real_model(real_service, real_store):
     system = SYSTEMS["supervisor_bus"]
     # A 135M model on two cores takes seconds a call: give requests time to be answered.
     design = design_for("supervisor_bus", bus_timeout_s=600)
-    run_id = real_service.start(system.examples[0], design)
+    run_id = real_service.start(view_of(system.name).examples[0], design)
     record = drive(real_service, run_id)
     _assert_completed(record, real_store, run_id)
     snapshot = real_store.snapshot(run_id)
@@ -158,7 +159,9 @@ def test_hierarchical_teams_completes_on_the_real_model(real_service, real_store
             update={"teams_api_base": api.base_url}
         )
         system = SYSTEMS["hierarchical_teams"]
-        run_id = real_service.start(system.examples[0], design_for("hierarchical_teams"))
+        run_id = real_service.start(
+            view_of(system.name).examples[0], design_for("hierarchical_teams")
+        )
         record = drive(real_service, run_id)
     finally:
         api.server.shutdown()

@@ -24,6 +24,7 @@ from graph.settings import Settings, get_settings
 from graph.tools.database import open_database
 from tests.realmodel.conftest import assert_done, design_for, drive
 from tests.support_procs import llama_server
+from ui.views import view_of
 
 SYSTEMS = systems()
 # The three runs take about 15 minutes on the one-thread server (293, 286 and 377 s on this
@@ -99,7 +100,7 @@ def test_each_system_completes_on_a_one_thread_server_at_the_default_settings(
 ):
     from graph.tools.demo_api import start_demo_api
 
-    question = SYSTEMS[system].examples[0].replace(" Chart the prices.", "")
+    question = view_of(system).examples[0].replace(" Chart the prices.", "")
     api = start_demo_api() if system == "hierarchical_teams" else None
     if api is not None:  # where the teams' tools are, as a deployment sets it
         slow_service.settings = slow_service.settings.model_copy(

@@ -24,6 +24,7 @@ from graph.served import (
     snapshot_of,
 )
 from graph.service.runs import run_question
+from ui.views import view_of
 
 SCRIPTED = ModelChoice()  # the offline scripted model, named explicitly
 
@@ -64,7 +65,7 @@ def test_langgraph_json_serves_every_hosted_system_by_its_name(client):
 
 @pytest.mark.parametrize("system", ["plan_execute", "supervisor_bus", "hierarchical_teams"])
 def test_each_system_runs_on_the_server_to_the_answer_a_local_run_gives(client, system):
-    question = get_system(system).examples[0]
+    question = view_of(system).examples[0]
     design = _unattended(system)
     thread_id, values = _run(client, system, question, design)
 
@@ -121,7 +122,7 @@ def test_an_approval_pauses_the_served_run_until_a_resume_command_answers_it(cli
 
 def test_an_approval_asked_inside_a_team_subgraph_is_answered_on_the_thread(client):
     design = Design(system="hierarchical_teams", model=SCRIPTED)  # site_requester asks
-    question = get_system("hierarchical_teams").examples[1]  # ... then send their URLs
+    question = view_of("hierarchical_teams").examples[1]  # ... then send their URLs
     thread_id, _ = _run(client, "hierarchical_teams", question, design)
 
     assert client.threads.get(thread_id)["status"] == "interrupted"
@@ -290,7 +291,7 @@ def test_the_server_stayed_on_loopback_all_along(client, langgraph_server):
     client.runs.wait(
         None,
         "hierarchical_teams",
-        input=run_input("hierarchical_teams", get_system("hierarchical_teams").examples[0]),
+        input=run_input("hierarchical_teams", view_of("hierarchical_teams").examples[0]),
         config=run_config(_unattended("hierarchical_teams")),
     )
     assert langgraph_server.off_loopback() == []

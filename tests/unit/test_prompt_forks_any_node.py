@@ -19,6 +19,7 @@ from tests.unit.conftest import wait_status
 from tests.unit.test_hierarchical_teams import teams_settings
 from tests.unit.test_prompt_forks import _calls, counting
 from tests.unit.test_teams_fork import NEVER_ASK, THREE_INTENTS, _finished_run, api, teams
+from ui.views import view_of
 
 __all__ = ["api", "counting", "teams", "teams_settings"]  # fixtures
 
@@ -57,7 +58,7 @@ def _fork_and_check(service, parent: str, checkpoint_id: str, prompt: str, node:
 def test_a_teams_run_forks_with_another_lead_routing_prompt(teams):
     run_id = _finished_run(teams)
     point = next(p for p in teams.timeline(run_id) if p["node"] == "search_team")
-    rows = TEAMS.fork_table("subtasks", point["fields"], NEVER_ASK).rows
+    rows = view_of("hierarchical_teams").fork_table("subtasks", point["fields"], NEVER_ASK).rows
     for again in ("again", "once more"):  # two more subtasks: the lead routes twice
         rows.append(
             {

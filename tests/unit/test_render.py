@@ -3,6 +3,7 @@
 from graph.kernel.design import Design
 from graph.kernel.render import taken_edges, to_dot
 from graph.plan_execute import SYSTEM
+from ui.views import view_of
 
 build_graph = SYSTEM.build_graph
 
@@ -97,7 +98,9 @@ def test_a_finished_run_of_every_system_draws_its_way_to_end_as_taken():
             design, planner_model=ScriptedChatModel(), worker_model=ScriptedChatModel()
         )
         events: list = []
-        outcome = run_question(system.examples[0], design, graph=graph, on_event=events.append)
+        outcome = run_question(
+            view_of(system.name).examples[0], design, graph=graph, on_event=events.append
+        )
         nodes = [e.node for e in events if e.kind == "update" and not e.namespace]
         assert outcome.status == "done", (name, outcome.reason)
         dot = to_dot(graph, system=system, taken=taken_edges(nodes, finished=True))

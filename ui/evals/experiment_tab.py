@@ -93,7 +93,7 @@ def show() -> None:
     )
     design = services.current_design()
     total = len(eval_set.questions) * len(ids) * int(repeats)
-    limits = services.system_of(design).limits(design)
+    limits = services.view_of_design(design).limits(design)
     approvals = st.radio(
         "Approvals",
         list(APPROVALS),

@@ -13,6 +13,7 @@ from ui import judge_progress, services, widgets
 from ui.evals import RESULTS, flash_key
 from ui.evals import view as ev
 from ui.model_text import model_markdown
+from ui.views import panels_of
 
 FLASH = flash_key(RESULTS)
 
@@ -86,7 +87,7 @@ def show_side(view: dict, variant: str, side: str, other: dict) -> None:
         icon=":material/play_circle:",
         query_params={"run": view["run_id"]},
     )
-    for part in _with_differences(view["panels"], other["panels"]):
+    for part in _with_differences(panels_of(view), panels_of(other)):
         widgets.panel(part, key=f"evals-side-{side}")
     if view["router"]:
         st.markdown(f"**The {view['router'].replace('_', ' ')}'s decisions**")

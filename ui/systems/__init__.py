@@ -1,0 +1,1 @@
+"""The shipped systems' views (``ui.views`` registers them)."""
