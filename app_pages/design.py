@@ -101,7 +101,7 @@ with left:
     for group, names in view.agent_groups().items():
         if group:
             st.markdown(
-                f"**{group}** · a team that {system.teams[group]} On when one of its workers is."
+                f"**{group}** · a team that {system.shape.teams[group]} On when one of its workers is."
             )
         for name in names:
             if st.checkbox(name, value=name in saved.enabled_agents, key=f"agent:{name}"):
@@ -161,7 +161,7 @@ design = saved.model_copy(
 
 with right:
     st.subheader("Compiled graph")
-    for warning in system.design_warnings(design.enabled_agents):
+    for warning in system.shape.design_warnings(design.enabled_agents):
         st.warning(warning)
     compiled = services.compiled_graph(design)
     widgets.design_graph(compiled, system, key="design")

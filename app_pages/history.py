@@ -264,7 +264,7 @@ with fork_tab:
         by_id = {p["checkpoint_id"]: p for p in points}
         # the first checkpoint after the system's entry node ran (its first plan, say)
         default = next(
-            (p["checkpoint_id"] for p in points if p["node"] == system.entry),
+            (p["checkpoint_id"] for p in points if p["node"] == system.shape.entry),
             points[0]["checkpoint_id"],
         )
         checkpoint_id = st.selectbox(
@@ -302,7 +302,7 @@ with fork_tab:
                 height=260 if structured else 100,
             )
             try:
-                system.check_fork_change(change, text, design)
+                system.forks.check_fork_change(change, text, design)
             except ValueError as exc:
                 st.error(str(exc))
             st.caption(

@@ -23,7 +23,7 @@ widgets.flash(actions.FLASH)
 
 DESIGN = services.current_design()
 SYSTEM = services.system_of(DESIGN)
-names = SYSTEM.prompt_names() + prompt_names("guardrail") + prompt_names("models")
+names = SYSTEM.prompts.names() + prompt_names("guardrail") + prompt_names("models")
 st.caption(
     f"The prompts of the system the saved design uses: **{SYSTEM.name}** (choose the "
     "system on the Design page), the guardrail's classifier, used by any system "
@@ -40,7 +40,7 @@ def preview_prompt(name: str, text: str, state: dict | None) -> str:
         return pv.guardrail_preview(name, text, state, DESIGN)
     if name.startswith("models/"):
         return pv.models_preview(name, text)
-    return SYSTEM.preview_prompt(name, text, state, DESIGN)
+    return SYSTEM.prompts.preview_prompt(name, text, state, DESIGN)
 
 
 name = st.selectbox(
@@ -122,7 +122,7 @@ with preview_col:
             at = st.selectbox(
                 "State",
                 range(len(states)),
-                index=pv.fitting_state(states, SYSTEM.prompt_node(name)),
+                index=pv.fitting_state(states, SYSTEM.prompts.prompt_node(name)),
                 format_func=[label for label, _ in states].__getitem__,
             )
             state = states[at][1]

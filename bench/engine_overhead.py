@@ -130,7 +130,7 @@ class Sides:
         self.design = Design(recursion_limit=max(100, 8 * steps))
         self.engine = SYSTEM.build_graph(
             self.design,
-            checkpointer=open_checkpointer(home / "bench-engine.sqlite", SYSTEM.state_types),
+            checkpointer=open_checkpointer(home / "bench-engine.sqlite", SYSTEM.shape.state_types),
             planner_model=self.model,
             worker_model=self.model,
         )

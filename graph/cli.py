@@ -161,7 +161,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     active = service.profiles.active().name
     named = "" if active == ENVIRONMENT else f" (profile: {active})"
     _print(f"model: {service.model_settings().model_label}{named}", file=log)
-    for warning in system.design_warnings(design.enabled_agents):
+    for warning in system.shape.design_warnings(design.enabled_agents):
         _print(f"warning: {warning}", file=log)
     try:
         run_id = service.start(args.question, design)

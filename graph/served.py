@@ -142,7 +142,7 @@ def redirect_command(update: dict, goto: str) -> dict:
     """What ``runs.create(thread, graph, command=...)`` carries to send a thread on with
     ``update`` at node ``goto``: a follow-up message's new turn (``update, goto`` from
     ``graph.kernel.conversation.follow_up_plan`` on ``snapshot_of(state)``), an edited
-    request (``System.edit_request``, ``edit_goto``). Checked on a finished thread; a
+    request (``Forks.edit_request``, ``edit_goto``). Checked on a finished thread; a
     thread waiting at an interrupt is answered with a resume instead."""
     return {"update": as_json(update), "goto": goto}
 

@@ -113,7 +113,7 @@ def fork(run_id: str, checkpoint_id: str, change: str, design: Design) -> None:
             flash("error", f"The {view.field_label(change).lower()} is empty.")
             return
         try:
-            changes[change] = system.check_fork_change(change, text, design)
+            changes[change] = system.forks.check_fork_change(change, text, design)
         except ValueError as exc:
             flash("error", str(exc))
             return

@@ -311,4 +311,4 @@ def checkpoint_label(point: dict) -> str:
 
 def editable_fields(point: dict, system: System) -> list[str]:
     """The state fields a fork may change at this checkpoint (those the system has)."""
-    return [f for f in system.fork_fields if f in point["fields"]]
+    return [f for f in system.forks.fork_fields if f in point["fields"]]

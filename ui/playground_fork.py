@@ -34,7 +34,7 @@ def why_not(trial: Trial) -> str:
     if record.is_live:
         return "The run is still going: fork it once it has ended."
     design = Design.model_validate(record.design)
-    forkable = services.system_of(design).fork_prompts(design)
+    forkable = services.system_of(design).prompts.fork_prompts(design)
     if trial.prompt_name not in forkable.values():
         return (
             f"A fork of a {design.system} run can change only "

@@ -1,5 +1,5 @@
 """The History page's "Fork from here with this prompt": one of the prompts the node
-playground can try on the run (``System.fork_prompts``) with another text, a saved version or a
+playground can try on the run (``Prompts.fork_prompts``) with another text, a saved version or a
 typed one, from the checkpoint chosen above. The engine is
 ``RunService.fork_with_prompt`` (``graph/service/prompt_forks.py``).
 
@@ -29,7 +29,7 @@ def form(run_id: str, checkpoint_id: str, record) -> None:
     """The form, below the checkpoint chosen for "Go on from a checkpoint"."""
     design = Design.model_validate(record.design)
     system = services.system_of(design)
-    tuned = system.fork_prompts(design)
+    tuned = system.prompts.fork_prompts(design)
     if not tuned:
         return
     keys = _keys(run_id)

@@ -1,6 +1,6 @@
 """One run, as the Run and History pages show it: its status and the actions it allows
 (stop, resume, next, continue, decide, edit the request, add it to an eval set), the
-parts its system shows (``System.panels``: a plan's steps and history, a message bus,
+parts its system shows (``SystemView.panels``: a plan's steps and history, a message bus,
 subtasks...), the model use, the conversation, the answer, the graph and the messages
 (as a trace).
 
@@ -62,7 +62,11 @@ def show(store: Store, run_id: str, key: str, seen_status: str | None = None) ->
         return
     status = seen_status or record.status
     mode = run_mode(status)
-    if services.system_of(record.design).can_edit_request and mode in ("live", "waiting", "paused"):
+    if services.system_of(record.design).forks.edit_goto is not None and mode in (
+        "live",
+        "waiting",
+        "paused",
+    ):
         _edit_control(store, run_id, key)
     st.fragment(run_every=POLL_S if mode == "live" else None)(_panel)(store, run_id, mode, key)
     # Below the run, outside the polling fragment (edits there are not disturbed): when a

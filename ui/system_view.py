@@ -116,7 +116,7 @@ class SystemView:
 
     def agent_groups(self) -> dict[str, list[str]]:
         """Its agents as the Design page lists them: by team, or one unnamed group."""
-        teams = self.system.teams
+        teams = self.system.shape.teams
         if not teams:
             return {"": list(self.system.agents)}
         agents = self.system.agents.items()

@@ -85,7 +85,7 @@ def inner_timeline(service, run_id: str, timeline: list[dict]) -> None:
     teams = sorted({p["inside"] for p in inner})
     record = service.store.run(run_id)
     # a system with teams saves checkpoints inside them; plan_execute inside its sub-agents
-    has_teams = record is not None and bool(services.system_of(record.design).teams)
+    has_teams = record is not None and bool(services.system_of(record.design).shape.teams)
     where, who = ("teams", "team") if has_teams else ("sub-agents", "sub-agent")
     st.markdown(f"**Inside the {where}** — {len(inner)} checkpoint(s) in {', '.join(teams)}")
     st.caption(
@@ -168,9 +168,9 @@ def table_editor(view: SystemView, point: dict, change: str, design: Design, key
     records = _records(edited)
     st.session_state[key] = json.dumps(records, ensure_ascii=False)
     try:
-        update, goto = system.fork_changes(
+        update, goto = system.forks.fork_changes(
             point["fields"],
-            {change: system.check_fork_change(change, st.session_state[key], design)},
+            {change: system.forks.check_fork_change(change, st.session_state[key], design)},
             design,
         )
     except ValueError as exc:

@@ -4,7 +4,7 @@ checkpoints, and forks.
 
 The checkpointer holds each run's state, so a run can be resumed, approved, replayed or
 forked; the store (``graph.service.store``) holds what happened. Checkpoints load only
-LangGraph's safe types and the types the hosted systems declare (``System.state_types``):
+LangGraph's safe types and the types the hosted systems declare (``Shape.state_types``):
 a checkpoint file cannot make us build arbitrary objects.
 
 On a file, each channel's value is stored once per version, as what changed since the

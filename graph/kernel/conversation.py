@@ -235,7 +235,7 @@ def follow_up_plan(
         raise ValueError("The message is empty.")
     spec, name = system, system.name
     nodes = set(compiled.nodes) - {"__start__"}
-    agents = Agents(name, spec.entry, nodes - {GUARDRAIL}, design.guardrail)
+    agents = Agents(name, spec.shape.entry, nodes - {GUARDRAIL}, design.guardrail)
     ctx = Context(
         name, spec, design, agents, Hooks(design.hooks, guardrail=design.guardrail), None, None
     )

@@ -22,7 +22,8 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from pydantic import BaseModel
 
-from graph.kernel.system import Ability, System
+from graph.kernel.system import System
+from graph.kernel.system_parts import Ability
 from graph.models.structured import JsonAsk, ask_json
 from graph.prompts import PromptSet, PromptSpec, register
 from graph.settings import get_settings
@@ -94,7 +95,7 @@ def find_injection(
 
 def out_of_scope(text: str, abilities: Iterable[Ability], enabled: list[str]) -> str | None:
     """Why the enabled agents cannot do what ``text`` asks, or None. ``abilities``: what
-    the system's agents can do (``System.abilities``)."""
+    the system's agents can do (``Shape.abilities``)."""
     for never, pattern in NEVER:
         if re.search(pattern, text, re.IGNORECASE):
             return f"It asks to {never}, which no agent here can do."
@@ -150,7 +151,7 @@ def check_message(
             "detail": f"matches {hit[0]!r} ({hit[1]!r})" if hit else "no pattern matches",
         }
     )
-    scope = out_of_scope(text, system.abilities, enabled)
+    scope = out_of_scope(text, system.shape.abilities, enabled)
     checks.append(
         {
             "check": "scope of the enabled agents",

@@ -2,7 +2,7 @@
 sends in the node's place.
 
 Each system says, per node, which prompt the node sends and how it builds the request
-from the state (``System.node_ask``), through the same function the node itself calls,
+from the state (``Prompts.node_ask``), through the same function the node itself calls,
 so the playground never builds a prompt its own way. A supervisor's or planner's request
 is a ``JsonAsk`` (a structured decision); a worker's is a ``ToolAsk`` (its messages and
 tools: the reply is the call it proposes).

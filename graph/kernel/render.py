@@ -101,7 +101,7 @@ def to_dot(
         elif drawn_id == GUARDRAIL:  # checks every user message first
             attrs = {"fillcolor": "#e0f2f1", "shape": "octagon"}
         elif system is not None:
-            attrs = dict(system.node_style(drawn_id))
+            attrs = dict(system.shape.node_style(drawn_id))
         if inner not in TERMINAL:
             attrs["label"] = _wrapped(_short(drawn_id) if ":" in drawn_id else drawn_id)
         if drawn_id == active:
@@ -137,13 +137,13 @@ def to_dot(
         if edge.conditional:
             attrs["style"] = "dashed"
         if system is not None:
-            attrs.update(system.edge_style(edge.source, edge.target))
+            attrs.update(system.shape.edge_style(edge.source, edge.target))
         if (edge.source, edge.target) == just_taken:  # thicker still, not only redder
             attrs.update({"style": "bold", "penwidth": "6", "color": "#bf360c", "arrowsize": "1.4"})
         elif (edge.source, edge.target) in taken:
             attrs.update({"style": "bold", "penwidth": "3", "color": "#e65100"})
         dot.edge(node_id(edge.source), node_id(edge.target), **attrs)
-    for above, below in _rows(drawn, system.hubs if system is not None else frozenset()):
+    for above, below in _rows(drawn, system.shape.hubs if system is not None else frozenset()):
         dot.edge(node_id(above), node_id(below), style="invis")
     return dot.source
 

@@ -1,22 +1,17 @@
-"""The System contract: all that the engine, the run service, the command line and the
-pages may ask of a hosted system.
+"""The System contract: what the engine, the run service and the store ask of a hosted
+system — a dozen members: its name, title, agents, settings and offline rules; its graph,
+the state a run starts from, a follow-up turn, a state at a glance (``snapshot``); and
+three parts (``graph.kernel.system_parts``): its ``shape`` (entry, hubs, teams,
+abilities, drawing), its ``forks`` (timeline and what a fork may change) and its
+``prompts``. What the pages show of a system is its view (``ui/system_view.py``).
 
 A hosted system (``graph/plan_execute``, ``graph/supervisor_bus``,
 ``graph/hierarchical_teams``, or a fourth) is one package exporting one ``SYSTEM``, an
-instance of a ``System`` subclass. Nothing outside the package reaches into it: a page
-asks the run's system what to show (``facts``, ``panels``), the store what to count
-(``counts``), the renderer how to draw a node or an edge (``node_style``,
-``edge_style``), the guardrail what the agents can do (``abilities``). The texts the
-pages used to hard-code per system (what a rejection does, the graph's legend, the
-settings a design has) are attributes here.
-
-``graph.registry`` names the systems, one line each, in the order the app lists them, and
-registers them here; the kernel never imports a system, not even by name. The service
-layer imports the registry (so the app and the command line have every system), and a
-system defined elsewhere (a test's) is added with ``register``.
-
-Over 400 lines on purpose: the whole contract in one place, so a new system's author
-reads one file.
+instance of a ``System`` subclass. ``graph.registry`` names the systems, one line each,
+in the order the app lists them, and registers them here; the kernel never imports a
+system, not even by name. The service layer imports the registry (so the app and the
+command line have every system), and a system defined elsewhere (a test's) is added with
+``register``.
 """
 
 from __future__ import annotations
@@ -25,11 +20,8 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Mapping
 
-from graph.kernel.node_asks import NodeAsk, NotTryable
+from graph.kernel.system_parts import Forks, Prompts, Shape
 from graph.models.scripted import rules as scripted_rules
-from graph.prompts import PromptSet, prompt_names
-
-CLASSIFIER_PROMPT = "guardrail/classifier"  # the guardrail classifier's, for any system
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -65,48 +57,19 @@ class Setting:
     step: float | None = None
 
 
-@dataclass(frozen=True)
-class Ability:
-    """Something a user message may ask for, and the agents that can do it: the guardrail
-    refuses a request whose providers all exist in this system but are switched off."""
-
-    words: str  # "make charts"
-    pattern: str  # a regular expression matched case-insensitively
-    agents: tuple[str, ...]
-
-
 class System(ABC):
     """A hosted multi-agent system. Subclasses fill the class attributes and the methods."""
 
     name: ClassVar[str]
     title: ClassVar[str]
-    entry: ClassVar[str]  # the node a conversation turn starts at
     agents: ClassVar[Mapping[str, AgentSpec]]
-    teams: ClassVar[Mapping[str, str]] = {}  # team -> what it does (agents grouped by it)
     settings: ClassVar[tuple[Setting, ...]] = ()
     # How the offline scripted model plays this system (``graph.models.scripted.rules``):
     # a module with ``answer(prompt)`` and its tool tables; None: nothing of its own.
     offline_rules: ClassVar[Any] = None
-    abilities: ClassVar[tuple[Ability, ...]] = ()
-    timeline_fields: ClassVar[tuple[str, ...]] = ()  # what the checkpoint timeline diffs
-    fork_fields: ClassVar[tuple[str, ...]] = ()  # state fields a fork may change by hand
-    # What the timeline shows of a checkpoint inside a subgraph (a team's own state);
-    # empty: every key but messages.
-    inner_fields: ClassVar[tuple[str, ...]] = ()
-    # The prompts an experiment's variants vary (role -> prompt name), as the Evals page
-    # offers them; the other prompts are the ones runs use.
-    tuned_prompts: ClassVar[Mapping[str, str]] = {}
-    # The other prompts the node playground can try, so a fork may change them too
-    # (``fork_prompts``).
-    forked_prompts: ClassVar[Mapping[str, str]] = {}
-    state_types: ClassVar[tuple[tuple[str, str], ...]] = ()  # (module, class) in its state
-    hubs: ClassVar[frozenset[str]] = frozenset()  # routing nodes, drawn apart
-    router: ClassVar[str | None] = None  # the node whose replies decide where work goes next
-    # What the pages say of it, in words.
-    can_edit_request: ClassVar[bool] = False
-    edit_goto: ClassVar[str | None] = None  # where an edited run goes on
-
-    # ------------------------------------------------------------------ the graph
+    shape: ClassVar[Shape]  # its entry, hubs, teams, abilities, state classes, drawing
+    forks: ClassVar[Forks] = Forks()  # its timeline, and what a fork may change
+    prompts: ClassVar[Prompts]  # which prompts it tunes, tries and previews
 
     @abstractmethod
     def build_graph(
@@ -129,104 +92,12 @@ class System(ABC):
     def new_turn(self, state: dict, text: str, design: Design) -> dict:
         """The state update that starts a follow-up message as a new turn, same thread."""
 
-    def edit_request(self, state: dict, text: str) -> dict:
-        """The state update for a request a human edited mid-run (``can_edit_request``)."""
-        raise ValueError(f"A {self.name} run has no request to edit.")
-
-    # ------------------------------------------------------------------ what it shows
-
     @abstractmethod
     def snapshot(self, state: dict) -> dict:
-        """What the pages show of a state: small and JSON-safe (no messages: those are
-        stored with the updates that added them). Carries ``rows``."""
-
-    @abstractmethod
-    def step_rows(self, state: dict) -> list:
-        """The run's table, one row (with ``as_dict``) per unit of work."""
-
-    def counts(self, snapshot: dict) -> dict[str, int]:
-        """The figures the runs list keeps: ``steps`` and ``replans``."""
-        return {"steps": len(snapshot.get("rows") or []), "replans": 0}
-
-    def design_warnings(self, enabled: list[str]) -> list[str]:
-        """Why a design may not work well (advice: it may run anyway)."""
-        return []
-
-    def prompt_names(self) -> list[str]:
-        return prompt_names(self.name)
-
-    def fork_prompts(self, design: Design) -> dict[str, str]:
-        """The prompts a fork of a run of ``design`` may change (role -> prompt name): every
-        one the node playground can try on such a run, so any of its results can be forked;
-        the guardrail classifier's only where the design asks that model."""
-        found = {**self.tuned_prompts, **self.forked_prompts}
-        if design.guardrail and design.guardrail_classifier:
-            found["guardrail classifier"] = CLASSIFIER_PROMPT
-        return found
-
-    def node_ask(
-        self, node: str, state: dict, design: Design, at: float, settings: Settings | None = None
-    ) -> NodeAsk:
-        """The request ``node`` would send its model from ``state`` (``at``: the time the
-        state was saved, for prompts that say how long ago something happened; ``settings``:
-        the run service's, for what a request names from them), for the node playground;
-        NotTryable says why it sends none the playground can try. ``node`` inside a
-        subgraph is "<subgraph node>:<inner node>"."""
-        raise NotTryable(
-            f"{node} does not ask a model for a plan or a routing decision, so the "
-            "playground cannot try it: choose a checkpoint before a node that does."
-        )
-
-    def prompt_node(self, name: str) -> str | None:
-        """The node that sends prompt ``name`` (to preview it on a state that node read)."""
-        short = name.split("/", 1)[-1]
-        return short if short in self.agents or short in self.hubs else None
-
-    def preview_prompt(
-        self, name: str, text: str, state: dict | None = None, design: Design | None = None
-    ) -> str:
-        """Prompt ``name`` as a model receives it with ``text`` as its template, for
-        ``state`` (a sample one when None); PromptError names a bad placeholder."""
-        return PromptSet({name: text}).render(name)
-
-    def check_fork_change(self, field: str, text: str, design: Design) -> Any:
-        """The value a fork puts in ``field``, from what a person typed; ValueError says
-        what is wrong. A field holding a map or a list is typed as JSON."""
-        import json
-
-        if field not in self.fork_fields:
-            raise ValueError(
-                f"A fork cannot change {field!r}; it can change: "
-                f"{', '.join(self.fork_fields) or 'nothing'}."
-            )
-        stripped = text.strip()
-        if stripped[:1] in ("{", "["):
-            try:
-                return json.loads(stripped)
-            except json.JSONDecodeError as exc:
-                raise ValueError(
-                    f"{field} is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})."
-                ) from None
-        return stripped
-
-    def fork_changes(self, values: dict, changes: dict, design: Design) -> tuple[dict, str | None]:
-        """What a fork writes for ``changes`` at a checkpoint holding ``values``, and the
-        node it goes on at (None: where the original went). A system whose edited field
-        others follow (a plan's counters, its record) completes and checks it here;
-        ValueError says what is wrong."""
-        return changes, None
-
-    # ------------------------------------------------------------------ drawing
-
-    def node_style(self, node: str) -> dict[str, str]:
-        """Graphviz attributes of one of its nodes (its hubs are shaded)."""
-        return {"fillcolor": "#fff3c4"} if node in self.hubs else {}
-
-    def edge_style(self, source: str, target: str) -> dict[str, str]:
-        """Graphviz attributes of an edge (a routing pattern's colour)."""
-        return {}
-
-    # ------------------------------------------------------------------ helpers
+        """What the pages and the store keep of a state: small and JSON-safe (no messages:
+        those are stored with the updates that added them). Carries ``rows`` (the run's
+        table, one dict per unit of work) and ``counts`` (the figures the runs list keeps,
+        ``steps`` and ``replans``; without them, the rows are counted)."""
 
 
 # --------------------------------------------------------------------------- registration

@@ -335,7 +335,7 @@ def wire(
             "(to the guardrail, a before_run hook's target, or the entry)."
         )
     hooks = hooks or Hooks(design.hooks, guardrail=design.guardrail)
-    entry = system.entry
+    entry = system.shape.entry
     nodes = set(builder.nodes)
     agents = Agents(system.name, entry, nodes, design.guardrail)
     for rule in design.hooks:
@@ -392,6 +392,6 @@ def compile_graph(
     return builder.compile(
         checkpointer=checkpointer
         if checkpointer is not None
-        else memory_checkpointer(system.state_types),
+        else memory_checkpointer(system.shape.state_types),
         name=system.name,
     )

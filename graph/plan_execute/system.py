@@ -21,7 +21,8 @@ from graph.kernel.conversation import first_turn
 from graph.kernel.design import Design
 from graph.kernel.ledger import side_effect_ledger
 from graph.kernel.node_asks import NodeAsk, NotTryable
-from graph.kernel.system import Ability, Setting, System
+from graph.kernel.system import Setting, System
+from graph.kernel.system_parts import Ability, Forks, Prompts, Shape
 from graph.kernel.wiring import SystemGraph, compile_graph
 from graph.models.chat import role_models
 from graph.plan_execute import agents, offline_rules, prompts
@@ -75,14 +76,109 @@ def _worker_destinations(name: str, nodes: AbstractSet[str]) -> tuple[str, ...]:
     return ("executor",)
 
 
+class PlanShape(Shape):
+    def edge_style(self, source: str, target: str) -> dict[str, str]:
+        spec = AGENTS.get(source)
+        if spec is None:
+            return {}
+        if target == "__end__":
+            return ROUTE_STYLE["end"]
+        if spec.routing == "chain" and target == spec.chain_to:
+            return ROUTE_STYLE["chain"]
+        return ROUTE_STYLE["executor"] if target == "executor" else {}
+
+    def design_warnings(self, enabled: list[str]) -> list[str]:
+        return agents.design_warnings(enabled)
+
+
+class PlanForks(Forks):
+    def check_fork_change(self, field: str, text: str, design: Design) -> Any:
+        """A plan typed for a fork (the table's rows, or the map), checked like the
+        Planner's own; ValueError names the step that is wrong."""
+        if field != "plan":
+            return super().check_fork_change(field, text, design)
+        return read_plan(text, design)
+
+
+class PlanPrompts(Prompts):
+    def node_ask(
+        self, node: str, state: dict, design: Design, at: float, settings: Settings | None = None
+    ) -> NodeAsk:
+        if node == "planner":
+            return NodeAsk(
+                node,
+                "plan_execute/planner",
+                "planner",
+                lambda p: planner_ask(cast(State, state), p),
+            )
+        if node == "executor":
+            if state.get("replan_flag"):
+                raise NotTryable(
+                    "Here the Executor runs the step the Planner just revised without asking "
+                    "its model: choose the checkpoint after that step, where it judges it."
+                )
+            return NodeAsk(
+                node,
+                "plan_execute/executor",
+                "planner",
+                lambda p: executor_ask(cast(State, state), p, design.max_replans),
+            )
+        return super().node_ask(node, state, design, at, settings)
+
+    def prompt_node(self, name: str) -> str | None:
+        short = name.split("/", 1)[-1]
+        return "planner" if short.startswith("planner") else super().prompt_node(name)
+
+    def preview_prompt(
+        self, name: str, text: str, state: dict | None = None, design: Design | None = None
+    ) -> str:
+        return prompts.preview_prompt(
+            name, text, state, max_replans=design.max_replans if design else 3
+        )
+
+
 class PlanExecute(System):
     name = "plan_execute"
     title = "Planner / Executor"
     offline_rules: ClassVar[ModuleType] = offline_rules
-    entry = "planner"
     agents = AGENTS
-    hubs = frozenset({"planner", "executor"})
-    router = "executor"
+    shape = PlanShape(
+        "planner",
+        hubs=frozenset({"planner", "executor"}),
+        router="executor",
+        abilities=(
+            Ability("make charts", r"\b(chart|plot|visuali[sz]e)", ("chart_generator",)),
+            Ability(
+                "write or save a report",
+                r"\b(write|save|create|produce) (me )?(a |the )?(report|draft)\b",
+                ("report_writer",),
+            ),
+            Ability(
+                "query the stock database",
+                r"\b(stock|share) prices?\b|\bdatabase\b|\bsql\b",
+                ("data_researcher",),
+            ),
+        ),
+    )
+    forks = PlanForks(
+        timeline_fields=(
+            "plan",
+            "current_step",
+            "agent_query",
+            "last_reason",
+            "replan_flag",
+            "replan_attempts",
+            "step_status",
+            "step_results",
+            "human_request",
+        ),
+        fork_fields=("plan", "agent_query"),
+    )
+    prompts = PlanPrompts(
+        "plan_execute",
+        tuned={"planner": "plan_execute/planner", "executor": "plan_execute/executor"},
+        nodes=frozenset(AGENTS) | {"planner", "executor"},
+    )
     settings = (
         Setting(
             "max_replans",
@@ -100,32 +196,6 @@ class PlanExecute(System):
             "Off: the step is skipped and the run moves on.",
         ),
     )
-    abilities = (
-        Ability("make charts", r"\b(chart|plot|visuali[sz]e)", ("chart_generator",)),
-        Ability(
-            "write or save a report",
-            r"\b(write|save|create|produce) (me )?(a |the )?(report|draft)\b",
-            ("report_writer",),
-        ),
-        Ability(
-            "query the stock database",
-            r"\b(stock|share) prices?\b|\bdatabase\b|\bsql\b",
-            ("data_researcher",),
-        ),
-    )
-    timeline_fields = (
-        "plan",
-        "current_step",
-        "agent_query",
-        "last_reason",
-        "replan_flag",
-        "replan_attempts",
-        "step_status",
-        "step_results",
-        "human_request",
-    )
-    fork_fields = ("plan", "agent_query")
-    tuned_prompts = {"planner": "plan_execute/planner", "executor": "plan_execute/executor"}
 
     # ------------------------------------------------------------------ the graph
 
@@ -198,7 +268,7 @@ class PlanExecute(System):
             "current_step": 0,
             "replan_flag": False,
             "replan_attempts": {},
-            **first_turn(question, design, self.entry),
+            **first_turn(question, design, self.shape.entry),
         }
 
     def new_turn(self, state: dict, text: str, design: Design) -> dict:
@@ -252,9 +322,15 @@ class PlanExecute(System):
         return rows
 
     def snapshot(self, state: dict) -> dict:
+        rows = [r.as_dict() for r in self.step_rows(state)]
+        attempts = state.get("replan_attempts") or {}
         return {
             "system": self.name,
-            "rows": [r.as_dict() for r in self.step_rows(state)],
+            "rows": rows,
+            "counts": {
+                "steps": len(rows),
+                "replans": sum(int(v or 0) for v in attempts.values()),
+            },
             "plan": state.get("plan") or {},
             "plan_history": state.get("plan_history") or [],
             "current_step": state.get("current_step"),
@@ -276,69 +352,6 @@ class PlanExecute(System):
             "outcome": state.get("outcome"),
             "outcome_reason": state.get("outcome_reason"),
         }
-
-    def counts(self, snapshot: dict) -> dict[str, int]:
-        return {
-            "steps": len(snapshot.get("rows") or []),
-            "replans": sum(int(v or 0) for v in (snapshot.get("replan_attempts") or {}).values()),
-        }
-
-    def design_warnings(self, enabled: list[str]) -> list[str]:
-        return agents.design_warnings(enabled)
-
-    def node_ask(
-        self, node: str, state: dict, design: Design, at: float, settings: Settings | None = None
-    ) -> NodeAsk:
-        if node == "planner":
-            return NodeAsk(
-                node,
-                "plan_execute/planner",
-                "planner",
-                lambda p: planner_ask(cast(State, state), p),
-            )
-        if node == "executor":
-            if state.get("replan_flag"):
-                raise NotTryable(
-                    "Here the Executor runs the step the Planner just revised without asking "
-                    "its model: choose the checkpoint after that step, where it judges it."
-                )
-            return NodeAsk(
-                node,
-                "plan_execute/executor",
-                "planner",
-                lambda p: executor_ask(cast(State, state), p, design.max_replans),
-            )
-        return super().node_ask(node, state, design, at, settings)
-
-    def prompt_node(self, name: str) -> str | None:
-        short = name.split("/", 1)[-1]
-        return "planner" if short.startswith("planner") else super().prompt_node(name)
-
-    def preview_prompt(
-        self, name: str, text: str, state: dict | None = None, design: Design | None = None
-    ) -> str:
-        return prompts.preview_prompt(
-            name, text, state, max_replans=design.max_replans if design else 3
-        )
-
-    def check_fork_change(self, field: str, text: str, design: Design) -> Any:
-        """A plan typed for a fork (the table's rows, or the map), checked like the
-        Planner's own; ValueError names the step that is wrong."""
-        if field != "plan":
-            return super().check_fork_change(field, text, design)
-        return read_plan(text, design)
-
-    # ------------------------------------------------------------------ drawing
-
-    def edge_style(self, source: str, target: str) -> dict[str, str]:
-        spec = AGENTS.get(source)
-        if spec is None:
-            return {}
-        if target == "__end__":
-            return ROUTE_STYLE["end"]
-        if spec.routing == "chain" and target == spec.chain_to:
-            return ROUTE_STYLE["chain"]
-        return ROUTE_STYLE["executor"] if target == "executor" else {}
 
 
 SYSTEM = PlanExecute()

@@ -713,7 +713,7 @@ def _run_view(store: Store, run_id: str) -> dict:
     snapshot = store.snapshot(run_id) or {}
     system = get_system(record.design.get("system") or Design().system)
     decisions = []
-    for message in store.messages(run_id, agent=system.router) if system.router else []:
+    for message in store.messages(run_id, agent=system.shape.router) if system.shape.router else []:
         content = message.get("content") or ""
         try:
             parsed = parse_json_object(content)
@@ -732,7 +732,7 @@ def _run_view(store: Store, run_id: str) -> dict:
         "status": record.status,
         "reason": record.reason,
         "system": system.name,
-        "router": system.router,
+        "router": system.shape.router,
         "snapshot": snapshot,
         "decisions": decisions,
         "human_decisions": [m.get("content") for m in store.messages(run_id, agent="human")],

@@ -2,7 +2,7 @@
 
 A tuner picks a checkpoint of a past run before a model-calling node, a few prompt texts
 and model profiles; each sample is one request of that node's model, built by the node's
-own request function (``System.node_ask``) from the state as it was saved, read through
+own request function (``Prompts.node_ask``) from the state as it was saved, read through
 the compiled graph's ``get_state``. Nothing else of the run executes: no other node, no
 tool, no repair round (a reply that is not usable is a result too, its problem said), and
 nothing is written to the run or its checkpoints.
@@ -218,7 +218,7 @@ def _node_ask(
     at = datetime.fromisoformat(snapshot.created_at or "").timestamp()  # target() checked it
     if node == "guardrail" and (found := _guardrail_ask(system, state, design)):
         return found
-    return system.node_ask(node, state, design, at, service.settings)
+    return system.prompts.node_ask(node, state, design, at, service.settings)
 
 
 def _guardrail_ask(system: System, state: dict, design: Design) -> NodeAsk | None:

@@ -4,7 +4,7 @@ effect.
 A fork goes on from a checkpoint of a finished run with another text for one of the
 prompts the node playground can try on it (the Executor's, the Planner's, a supervisor's,
 the teams lead's replan and routing, a worker's, the guardrail classifier's:
-``System.fork_prompts``), a saved version or a typed text (saved as a version, so the fork names the version it used). Its model is
+``Prompts.fork_prompts``), a saved version or a typed text (saved as a version, so the fork names the version it used). Its model is
 the active profile's.
 
 Which calls count as made before the checkpoint: the fork is LangGraph's fork of the
@@ -34,7 +34,8 @@ from langgraph.types import StateSnapshot
 
 from graph.kernel.checkpoints import fork_point, history
 from graph.kernel.design import Design
-from graph.kernel.system import CLASSIFIER_PROMPT, get_system
+from graph.kernel.system import get_system
+from graph.kernel.system_parts import CLASSIFIER_PROMPT
 from graph.models.choice import ModelChoice
 from graph.prompts import PromptError, template_errors
 from graph.service.runs import update_key
@@ -45,9 +46,9 @@ COPIED_KINDS = ("update", "custom")
 
 def tuned_prompt(design: Design, prompt_name: str) -> str:
     """``prompt_name`` checked against the prompts a fork may change (every one the node
-    playground can try on the run: ``System.fork_prompts``); ValueError in words for
+    playground can try on the run: ``Prompts.fork_prompts``); ValueError in words for
     another."""
-    forkable = get_system(design.system).fork_prompts(design)
+    forkable = get_system(design.system).prompts.fork_prompts(design)
     if prompt_name not in forkable.values():
         why = (
             "the run's design does not ask the guardrail's classifier model, so that "

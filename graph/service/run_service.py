@@ -654,8 +654,8 @@ class RunService:
             return follow_up_plan(compiled, design, text, system)  # ValueError: empty
         if kind == "edit":
             return lambda snapshot: (
-                system.edit_request(dict(snapshot.values or {}), text),
-                system.edit_goto,
+                system.forks.edit_request(dict(snapshot.values or {}), text),
+                system.forks.edit_goto,
             )
         if kind == "goto":
             return lambda _snapshot: (spec.get("update") or {}, spec["goto"])
@@ -782,16 +782,18 @@ class RunService:
 
     def edit_request(self, run_id: str, text: str) -> None:
         """The human edited the run's request, while it runs or after (a system that
-        ``can_edit_request``): it goes on from the state the run stops at, at the system's
+        ``Forks.edit_goto``): it goes on from the state the run stops at, at the system's
         ``edit_goto`` (hierarchical_teams: the lead replans, keeping finished subtasks)."""
         _, design = self._stored(run_id)
         system = get_system(design.system)
-        if not system.can_edit_request:
+        if system.forks.edit_goto is None:
             raise ValueError(f"A {design.system} run has no request to edit.")
         # Refuse an empty or unchanged text here, not later in the run's worker.
         if text.strip():
             checked_question(text, self.settings, "request")
-        system.edit_request({"request": (self.store.snapshot(run_id) or {}).get("request")}, text)
+        system.forks.edit_request(
+            {"request": (self.store.snapshot(run_id) or {}).get("request")}, text
+        )
         spec = {"kind": "edit", "text": text}
         self.redirect(
             run_id,
@@ -957,17 +959,17 @@ class RunService:
         _, design = self._stored(run_id)
         compiled, _, _ = self._graph(design)
         system = get_system(design.system)
-        root = checkpoint_timeline(compiled, run_id, system.timeline_fields)
+        root = checkpoint_timeline(compiled, run_id, system.forks.timeline_fields)
         if not inner:
             return root
-        return interleave(root, inner_timeline(compiled, run_id, system.inner_fields))
+        return interleave(root, inner_timeline(compiled, run_id, system.forks.inner_fields))
 
     def inner_checkpoints(self, run_id: str) -> list[dict]:
         """The checkpoints saved inside the run's subgraphs (``inner_timeline``), to be
         placed in a top-graph timeline with ``interleave``."""
         _, design = self._stored(run_id)
         compiled, _, _ = self._graph(design)
-        return inner_timeline(compiled, run_id, get_system(design.system).inner_fields)
+        return inner_timeline(compiled, run_id, get_system(design.system).forks.inner_fields)
 
     def fork(
         self,
@@ -1001,7 +1003,7 @@ class RunService:
                     "the team started)."
                 )
             values = dict(snapshot.values or {})
-            changes, goto = get_system(design.system).fork_changes(values, changes, design)
+            changes, goto = get_system(design.system).forks.fork_changes(values, changes, design)
         fork_state(
             compiled,
             run_id,

@@ -98,6 +98,17 @@ class StopSignal(threading.Event):
             self.forward(self.redirecting)
 
 
+class Row(dict):
+    """A row of a run's table as its system's snapshot gives it, its fields also read as
+    attributes (``row.status``) by the callers of ``execute``."""
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+
 @dataclass
 class RunOutcome:
     thread_id: str
@@ -108,7 +119,7 @@ class RunOutcome:
     events: int
     duration_s: float
     nodes_run: int = 0
-    rows: list = field(default_factory=list)
+    rows: list[Row] = field(default_factory=list)  # the snapshot's rows at the end
     interrupts: list = field(default_factory=list)  # what waits for a human: {id, step, agent, ...}
 
 
@@ -118,7 +129,7 @@ def checkpointer_for(settings: Settings | None = None) -> BaseCheckpointSaver:
     ``STEPWISE_HOME``. ``DatabaseUnavailable`` says in one sentence why PostgreSQL cannot
     be used."""
     settings = settings or get_settings()
-    types = sorted({t for system in systems().values() for t in system.state_types})
+    types = sorted({t for system in systems().values() for t in system.shape.state_types})
     if settings.database_url is not None:
         url = settings.database_url.get_secret_value()
         try:
@@ -137,11 +148,11 @@ def event_record(event: RunEvent, system: str) -> dict:
     """An event as JSON-safe data for the store and exports: a state becomes its
     system's snapshot, messages become records, anything else its text."""
     if event.kind == "state":
-        spec = get_system(system)
-        snapshot = spec.snapshot(event.data)
+        snapshot = get_system(system).snapshot(event.data)
+        rows = snapshot.get("rows") or []
         data = {
             **snapshot,
-            "counts": spec.counts(snapshot),
+            "counts": snapshot.get("counts") or {"steps": len(rows), "replans": 0},
             "conversation": plain(conversation_snapshot(event.data)),
         }
     else:
@@ -516,6 +527,6 @@ def _drive(
         seq,
         time.time() - started,
         nodes_run,
-        get_system(design.system).step_rows(state),
+        [Row(r) for r in get_system(design.system).snapshot(state)["rows"]],
         extra.get("interrupts", []),
     )

@@ -693,7 +693,7 @@ class ServerRunService(RunService):
     def timeline(self, run_id: str, inner: bool = False) -> list[dict]:
         """Each checkpoint of the run's server thread, oldest first (top graph only)."""
         _, design = self._stored(run_id)
-        fields = get_system(design.system).timeline_fields
+        fields = get_system(design.system).forks.timeline_fields
         shown = (*fields, *(f for f in CONVERSATION_FIELDS if f not in fields))
         snaps = self._history(run_id, design)
         rows: list[dict] = []
@@ -751,7 +751,7 @@ class ServerRunService(RunService):
             unknown = set(changes) - set(compiled.builder.channels) - {"messages"}
             if unknown:
                 raise ValueError(f"Unknown state field(s): {', '.join(sorted(unknown))}.")
-            changes, goto = get_system(design.system).fork_changes(values, changes, design)
+            changes, goto = get_system(design.system).forks.fork_changes(values, changes, design)
         values = {**values, **(changes or {})}
         values.pop("messages", None)  # kept by the new thread's first checkpoint below
         new_id = uuid.uuid4().hex

@@ -22,7 +22,8 @@ from langgraph.graph.state import CompiledStateGraph
 from graph.kernel.conversation import first_turn
 from graph.kernel.design import Design
 from graph.kernel.node_asks import NodeAsk, NotTryable
-from graph.kernel.system import Ability, Setting, System
+from graph.kernel.system import Setting, System
+from graph.kernel.system_parts import Ability, Forks, Prompts, Shape
 from graph.kernel.wiring import SystemGraph, compile_graph
 from graph.prompts import PromptError
 from graph.supervisor_bus import agents, offline_rules, prompts
@@ -62,15 +63,87 @@ class RequestRow:
         return asdict(self)
 
 
+class BusShape(Shape):
+    def design_warnings(self, enabled: list[str]) -> list[str]:
+        return agents.design_warnings(enabled)
+
+
+class BusPrompts(Prompts):
+    def node_ask(
+        self, node: str, state: dict, design: Design, at: float, settings: Settings | None = None
+    ) -> NodeAsk:
+        """The supervisor's routing request as its node would send it at ``at``: the
+        answers waiting in its inbox close their requests first, as the node does."""
+        if node != "supervisor":
+            return super().node_ask(node, state, design, at, settings)
+        pending = inbox(state, "supervisor")
+        if any(m.from_ == "human" and m.type == "result" for m in pending):
+            raise NotTryable(
+                "Here the supervisor carries out a human's decision without asking its "
+                "model: choose a later checkpoint before the supervisor."
+            )
+        answered = {m.in_reply_to for m in pending if m.type in ANSWER_TYPES and m.in_reply_to}
+        outstanding = {
+            k: v for k, v in (state.get("outstanding") or {}).items() if k not in answered
+        }
+        view = {**state, "outstanding": outstanding}
+        enabled = [a for a in design.enabled_agents if a in AGENTS]
+        return NodeAsk(
+            node,
+            "supervisor_bus/supervisor",
+            "planner",
+            lambda p: supervisor_ask(view, p, pending, max_rounds(enabled), at, enabled),
+        )
+
+    def preview_prompt(
+        self, name: str, text: str, state: dict | None = None, design: Design | None = None
+    ) -> str:
+        try:
+            return prompts.preview_prompt(name, text, state)
+        except PromptError:
+            raise
+        except Exception as exc:  # another system's state: the sample instead
+            log.debug("preview of %s on the given state failed, sample shown: %r", name, exc)
+            return prompts.preview_prompt(name, text, None)
+
+
 class SupervisorBus(System):
     name = "supervisor_bus"
     title = "Supervisor + message bus"
     offline_rules: ClassVar[ModuleType] = offline_rules
     # its researcher reads the bundled documents (no database tool): questions about events
-    entry = "supervisor"
     agents = AGENTS
-    hubs = frozenset({"supervisor"})
-    router = "supervisor"
+    shape = BusShape(
+        "supervisor",
+        hubs=frozenset({"supervisor"}),
+        router="supervisor",
+        abilities=(
+            Ability(
+                "write or save a report",
+                r"\b(write|save|create|produce) (me )?(a |the )?(report|draft)\b",
+                ("writer",),
+            ),
+        ),
+        state_types=STATE_TYPES,
+    )
+    # The registry and every inbox on the timeline, so a replay from a stale checkpoint
+    # shows which messages it will handle again.
+    forks = Forks(
+        timeline_fields=(
+            "current_step",
+            "outstanding",
+            "escalated",
+            "dead_letters",
+            "completed_agents",
+            *(consumed_field(o) for o in INBOX_OWNERS),
+            "final_answer",
+        )
+    )
+    prompts = BusPrompts(
+        "supervisor_bus",
+        tuned={"supervisor": "supervisor_bus/supervisor"},
+        nodes=frozenset(AGENTS) | {"supervisor"},
+    )
     settings = (
         Setting(
             "bus_timeout_s",
@@ -84,26 +157,6 @@ class SupervisorBus(System):
             step=5.0,
         ),
     )
-    abilities = (
-        Ability(
-            "write or save a report",
-            r"\b(write|save|create|produce) (me )?(a |the )?(report|draft)\b",
-            ("writer",),
-        ),
-    )
-    state_types = STATE_TYPES
-    # The registry and every inbox, so a replay from a stale checkpoint shows which
-    # messages it will handle again.
-    timeline_fields = (
-        "current_step",
-        "outstanding",
-        "escalated",
-        "dead_letters",
-        "completed_agents",
-        *(consumed_field(o) for o in INBOX_OWNERS),
-        "final_answer",
-    )
-    tuned_prompts = {"supervisor": "supervisor_bus/supervisor"}
 
     def build_graph(
         self,
@@ -156,7 +209,7 @@ class SupervisorBus(System):
             "outstanding": {},
             "timeout_s": design.bus_timeout_s,
             "turn_start": 0,
-            **first_turn(question, design, self.entry),
+            **first_turn(question, design, self.shape.entry),
         }
 
     def new_turn(self, state: dict, text: str, design: Design) -> dict:
@@ -238,9 +291,11 @@ class SupervisorBus(System):
                     "time_to_answer_s": round(answer.sent_at - m.sent_at, 3) if answer else None,
                 }
             )
+        rows = [r.as_dict() for r in self.step_rows(state)]
         return {
             "system": self.name,
-            "rows": [r.as_dict() for r in self.step_rows(state)],
+            "rows": rows,
+            "counts": {"steps": len(rows), "replans": 0},
             "bus": table,
             "outstanding": [
                 {
@@ -265,49 +320,6 @@ class SupervisorBus(System):
             "outcome": state.get("outcome"),
             "outcome_reason": state.get("outcome_reason"),
         }
-
-    def counts(self, snapshot: dict) -> dict[str, int]:
-        return {"steps": len(snapshot.get("rows") or []), "replans": 0}
-
-    def design_warnings(self, enabled: list[str]) -> list[str]:
-        return agents.design_warnings(enabled)
-
-    def node_ask(
-        self, node: str, state: dict, design: Design, at: float, settings: Settings | None = None
-    ) -> NodeAsk:
-        """The supervisor's routing request as its node would send it at ``at``: the
-        answers waiting in its inbox close their requests first, as the node does."""
-        if node != "supervisor":
-            return super().node_ask(node, state, design, at, settings)
-        pending = inbox(state, "supervisor")
-        if any(m.from_ == "human" and m.type == "result" for m in pending):
-            raise NotTryable(
-                "Here the supervisor carries out a human's decision without asking its "
-                "model: choose a later checkpoint before the supervisor."
-            )
-        answered = {m.in_reply_to for m in pending if m.type in ANSWER_TYPES and m.in_reply_to}
-        outstanding = {
-            k: v for k, v in (state.get("outstanding") or {}).items() if k not in answered
-        }
-        view = {**state, "outstanding": outstanding}
-        enabled = [a for a in design.enabled_agents if a in AGENTS]
-        return NodeAsk(
-            node,
-            "supervisor_bus/supervisor",
-            "planner",
-            lambda p: supervisor_ask(view, p, pending, max_rounds(enabled), at, enabled),
-        )
-
-    def preview_prompt(
-        self, name: str, text: str, state: dict | None = None, design: Design | None = None
-    ) -> str:
-        try:
-            return prompts.preview_prompt(name, text, state)
-        except PromptError:
-            raise
-        except Exception as exc:  # another system's state: the sample instead
-            log.debug("preview of %s on the given state failed, sample shown: %r", name, exc)
-            return prompts.preview_prompt(name, text, None)
 
 
 SYSTEM = SupervisorBus()

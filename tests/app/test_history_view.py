@@ -67,12 +67,12 @@ def test_only_checkpoints_between_the_input_and_the_end_can_be_forked():
 
 def test_a_typed_plan_must_be_json_of_numbered_steps_with_enabled_agents():
     design = Design(enabled_agents=["synthesizer"])
-    plan = PLAN_EXECUTE.system.check_fork_change(
+    plan = PLAN_EXECUTE.system.forks.check_fork_change(
         "plan", '{"1": {"agent": "synthesizer", "action": "Answer"}}', design
     )
     assert plan["1"]["agent"] == "synthesizer"
     rows = '[{"step": 1, "agent": "synthesizer", "action": "Answer", "approval": null}, {}]'
-    assert PLAN_EXECUTE.system.check_fork_change("plan", rows, design) == {  # a table's rows
+    assert PLAN_EXECUTE.system.forks.check_fork_change("plan", rows, design) == {  # a table's rows
         "1": {"agent": "synthesizer", "action": "Answer", "approval": False, "approval_reason": ""}
     }
     for text, message in (
@@ -84,12 +84,12 @@ def test_a_typed_plan_must_be_json_of_numbered_steps_with_enabled_agents():
         ("{", "not valid JSON"),
     ):
         with pytest.raises(ValueError, match=message):
-            PLAN_EXECUTE.system.check_fork_change("plan", text, design)
+            PLAN_EXECUTE.system.forks.check_fork_change("plan", text, design)
 
 
 def test_a_fork_may_change_only_the_fields_the_system_names():
     with pytest.raises(ValueError, match="cannot change 'registry'"):
-        BUS.system.check_fork_change("registry", "{}", Design(system="supervisor_bus"))
+        BUS.system.forks.check_fork_change("registry", "{}", Design(system="supervisor_bus"))
 
 
 def test_prompt_versions_are_named_by_their_labels():

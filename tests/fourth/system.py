@@ -17,6 +17,7 @@ from graph.kernel.conversation import ConversationState, first_turn
 from graph.kernel.design import Design
 from graph.kernel.messages import tag_messages
 from graph.kernel.system import AgentSpec, System
+from graph.kernel.system_parts import Forks, Prompts, Shape
 from graph.kernel.wiring import SystemGraph, compile_graph
 from graph.models.chat import make_chat_model
 from graph.settings import get_settings
@@ -47,14 +48,14 @@ class Row:
 class Relay(System):
     name = "relay"
     title = "Relay (a test system)"
-    entry = "drafter"
     agents = {
         "drafter": AgentSpec("drafter", "Asks the worker model for a first answer."),
         "checker": AgentSpec("checker", "Reads the draft and signs it off."),
     }
-    timeline_fields = ("draft", "rows")
-    fork_fields = ("draft",)
     offline_rules: ClassVar[ModuleType] = offline_rules
+    shape = Shape("drafter")
+    forks = Forks(timeline_fields=("draft", "rows"), fork_fields=("draft",))
+    prompts = Prompts("relay", nodes=frozenset({"drafter", "checker"}))
 
     def build_graph(
         self,
@@ -126,7 +127,7 @@ class Relay(System):
             "messages": [HumanMessage(content=question, name="user")],
             "question": question,
             "rows": [],
-            **first_turn(question, design, self.entry),
+            **first_turn(question, design, self.shape.entry),
         }
 
     def new_turn(self, state: dict, text: str, design: Design) -> dict:

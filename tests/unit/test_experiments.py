@@ -28,6 +28,7 @@ from graph.service.experiments import (
 from graph.service.run_service import RunService
 from graph.service.store import Store
 from graph.settings import Settings
+from ui.views import panels_of
 
 PLANNER = "plan_execute/planner"
 EXECUTOR = "plan_execute/executor"
@@ -504,7 +505,8 @@ def test_side_by_side_shows_both_runs_plans_decisions_and_answers(service):
     assert view["same_question"]
     a, b = view["a"], view["b"]
     plans = {
-        side: next(p for p in view[side]["panels"] if p.key == "plans").items for side in ("a", "b")
+        side: next(p for p in panels_of(view[side]) if p.key == "plans").items
+        for side in ("a", "b")
     }
     assert [i["label"].split(" ")[1] for i in plans["a"]] == ["v1", "v2"]
     assert len(plans["b"]) == 1

@@ -31,7 +31,7 @@ from tests.unit.conftest import wait_status
 
 build_graph, edit_request, initial_state = (
     TEAMS.build_graph,
-    TEAMS.edit_request,
+    TEAMS.forks.edit_request,
     TEAMS.initial_state,
 )
 snapshot, step_rows = TEAMS.snapshot, TEAMS.step_rows

@@ -34,7 +34,7 @@ def test_each_node_task_is_one_traced_run_not_two(tmp_path):
     model = ScriptedChatModel()
     graph = SYSTEM.build_graph(
         Design(),
-        checkpointer=open_checkpointer(tmp_path / "c.sqlite", SYSTEM.state_types),
+        checkpointer=open_checkpointer(tmp_path / "c.sqlite", SYSTEM.shape.state_types),
         planner_model=model,
         worker_model=model,
     )
@@ -73,7 +73,7 @@ def test_a_run_still_records_every_model_call(tmp_path):
         Design(),
         graph=SYSTEM.build_graph(
             Design(),
-            checkpointer=open_checkpointer(tmp_path / "c.sqlite", SYSTEM.state_types),
+            checkpointer=open_checkpointer(tmp_path / "c.sqlite", SYSTEM.shape.state_types),
             planner_model=ScriptedChatModel(),
             worker_model=ScriptedChatModel(),
         ),
@@ -130,7 +130,7 @@ def test_a_new_version_of_an_appended_or_merged_channel_always_changes_its_value
     assert "plan" not in idle and "current_step" not in idle  # replaced, not appended
 
     model = ScriptedChatModel()
-    saver = open_checkpointer(tmp_path / "c.sqlite", SYSTEM.state_types)
+    saver = open_checkpointer(tmp_path / "c.sqlite", SYSTEM.shape.state_types)
     graph = SYSTEM.build_graph(
         Design(), checkpointer=saver, planner_model=model, worker_model=model
     )

@@ -385,7 +385,7 @@ def test_recursion_limit_ends_the_run_with_a_reason_and_keeps_partial_results(tm
     from graph.kernel.checkpoints import open_checkpointer
     from graph.plan_execute import SYSTEM
 
-    saver = open_checkpointer(tmp_path / "cp.sqlite", SYSTEM.state_types)
+    saver = open_checkpointer(tmp_path / "cp.sqlite", SYSTEM.shape.state_types)
     design = Design(recursion_limit=6)
     graph = build_graph(design, checkpointer=saver)
     outcome = run_question(EXAMPLE, design, graph=graph)

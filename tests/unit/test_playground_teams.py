@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import pytest
 
-from graph.hierarchical_teams import SYSTEM as TEAMS
 from graph.kernel.design import Design
 from graph.prompts import default_text
 from graph.service.model_profiles import OFFLINE
@@ -27,6 +26,7 @@ from tests.unit.conftest import wait_status
 from tests.unit.test_hierarchical_teams import teams_settings
 from tests.unit.test_playground import Counting
 from tests.unit.test_teams_fork import NEVER_ASK, THREE_INTENTS, _finished_run, api, teams
+from ui.views import view_of
 
 __all__ = ["api", "teams", "teams_settings"]  # fixtures
 
@@ -156,7 +156,7 @@ def test_the_lead_supervisors_replan_after_an_edit_can_be_tried(store, teams_set
 def test_the_lead_supervisors_routing_among_several_subtasks_can_be_tried(teams):
     run_id = _finished_run(teams)
     point = next(p for p in teams.timeline(run_id) if p["node"] == "search_team")
-    rows = TEAMS.fork_table("subtasks", point["fields"], NEVER_ASK).rows
+    rows = view_of("hierarchical_teams").fork_table("subtasks", point["fields"], NEVER_ASK).rows
     rows.append(
         {
             "id": "",

@@ -126,7 +126,7 @@ def test_a_disabled_workers_prompt_is_not_offered_for_a_fork():
     design = NEVER_ASK.model_copy(
         update={"enabled_agents": [a for a in NEVER_ASK.enabled_agents if a != "url_builder"]}
     )
-    offered = set(TEAMS.fork_prompts(design).values())
+    offered = set(TEAMS.prompts.fork_prompts(design).values())
     assert SEARCHER in offered and ROUTE in offered and "hierarchical_teams/replan" in offered
     assert "hierarchical_teams/url_builder" not in offered
     assert CLASSIFIER not in offered  # the design asks no classifier

@@ -544,7 +544,7 @@ def test_the_teaching_scenario_loses_writes_on_a_blackboard_and_none_on_the_bus(
 
 def test_the_checkpoint_timeline_shows_the_registry_and_inboxes(settings):
     graph, outcome = run(settings)
-    timeline = checkpoint_timeline(graph, outcome.thread_id, BUS.timeline_fields)
+    timeline = checkpoint_timeline(graph, outcome.thread_id, BUS.forks.timeline_fields)
     json.dumps(timeline)
     writer_row = next(row for row in timeline if row["node"] == "writer")
     (request,) = requests_to(outcome.state, "writer")

@@ -15,6 +15,7 @@ from graph.models.scripted import ScriptedChatModel
 from graph.service.run_service import RunService
 from graph.tools.demo_api import start_demo_api
 from tests.unit.conftest import wait_status
+from ui.views import view_of
 
 THREE_INTENTS = (
     "Check that the API is healthy, find reliable news sites about semiconductor tariffs "
@@ -112,7 +113,7 @@ def test_a_fork_that_cancels_a_pending_subtask_and_adds_one_runs_that_plan_and_k
     assert (api.count("GET", "/health"), api.count("POST", "/sites")) == (1, 1)
     # after search_team handed back s2: s1 and s2 done, s3 (send the sites) still to do
     point = next(p for p in teams.timeline(run_id) if p["node"] == "search_team")
-    rows = TEAMS.fork_table("subtasks", point["fields"], NEVER_ASK).rows
+    rows = view_of("hierarchical_teams").fork_table("subtasks", point["fields"], NEVER_ASK).rows
     assert [(r["id"], r["status"]) for r in rows] == [
         ("s1", "done"),
         ("s2", "done"),
@@ -158,7 +159,7 @@ def test_a_fork_with_an_edited_instruction_runs_it_and_does_not_redo_the_done_su
     run_id = _finished_run(teams)
     # the lead has just handed s2 (the search) to search_team; s1 is done
     point = next(p for p in teams.timeline(run_id) if p["next"] == ["search_team"])
-    rows = TEAMS.fork_table("subtasks", point["fields"], NEVER_ASK).rows
+    rows = view_of("hierarchical_teams").fork_table("subtasks", point["fields"], NEVER_ASK).rows
     assert [(r["id"], r["status"]) for r in rows] == [
         ("s1", "done"),
         ("s2", "delegated"),
@@ -247,7 +248,7 @@ def test_a_bad_subtask_plan_is_refused_with_a_clear_message_and_nothing_starts(
 ):
     run_id = _finished_run(teams)
     point = next(p for p in teams.timeline(run_id) if p["next"] == ["search_team"])
-    rows = TEAMS.fork_table("subtasks", point["fields"], NEVER_ASK).rows
+    rows = view_of("hierarchical_teams").fork_table("subtasks", point["fields"], NEVER_ASK).rows
     edit(rows)
     before = teams.timeline(run_id, inner=True)
     with pytest.raises(ValueError) as refused:
@@ -261,10 +262,10 @@ def test_a_bad_subtask_plan_is_refused_with_a_clear_message_and_nothing_starts(
 def test_a_plan_typed_as_json_is_checked_for_its_shape(teams):
     design = NEVER_ASK
     with pytest.raises(ValueError, match="The subtask plan must be a list of subtasks"):
-        TEAMS.check_fork_change("subtasks", '{"s1": "x"}', design)
+        TEAMS.forks.check_fork_change("subtasks", '{"s1": "x"}', design)
     with pytest.raises(ValueError, match="not valid JSON"):
-        TEAMS.check_fork_change("subtasks", '[{"id": ', design)
-    rows = TEAMS.check_fork_change(
+        TEAMS.forks.check_fork_change("subtasks", '[{"id": ', design)
+    rows = TEAMS.forks.check_fork_change(
         "subtasks", '[{"team": "search_team", "instruction": "x", "depends_on": ["s1"]}]', design
     )
     assert rows[0]["status"] == "pending" and rows[0]["depends_on"] == ["s1"]

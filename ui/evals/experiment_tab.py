@@ -29,7 +29,7 @@ def _models() -> dict:
 
 def _tuned() -> Mapping[str, str]:
     """Role -> prompt name: what the variants vary, for the saved design's system."""
-    return services.system_of(services.current_design()).tuned_prompts
+    return services.system_of(services.current_design()).prompts.tuned
 
 
 def show() -> None:

@@ -44,7 +44,7 @@ def show() -> None:
     experiment_id = pick_experiment(experiments, "Experiment", SHOWN)
     _, _, waiting = refresh_status(store, experiment_id)  # runs decided since: status anew
     record = store.experiment(experiment_id) or experiments[experiment_id]
-    tuned = services.system_of(record.design).tuned_prompts
+    tuned = services.system_of(record.design).prompts.tuned
     labels = {v.id: v.label for p in tuned.values() for v in store.prompt_versions(p)}
     st.table(ev.variant_rows(record, labels), hide_index=True)
     facts = [

@@ -207,7 +207,7 @@ def variant_rows(record: ExperimentRecord, labels: dict[int, str]) -> list[dict]
     """What each variant of a recorded experiment ran: its versions of the prompts its
     system tunes (``labels``: stored version id -> label; a version deleted since shows
     its id) and its model (the settings in use when it names none)."""
-    tuned = get_system(record.design.get("system") or default_system()).tuned_prompts
+    tuned = get_system(record.design.get("system") or default_system()).prompts.tuned
     rows = []
     for variant in record.variants:
         versions = variant.get("versions") or {}

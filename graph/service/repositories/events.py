@@ -110,7 +110,7 @@ class Events:
             ),
         )
         if kind == "state" and isinstance(data, dict):
-            counts = data.get("counts") or {}  # the system's own (System.counts)
+            counts = data.get("counts") or {}  # the system's own (its snapshot's)
             tx.execute(
                 "UPDATE runs SET snapshot_json = ?, step_count = ?, replan_count = ?, "
                 "final_answer = COALESCE(?, final_answer) WHERE id = ?",
