@@ -40,9 +40,10 @@ def _send(page, text: str, typed: bool = False) -> None:
 
 @pytest.fixture
 def slow_app_url(tmp_path, monkeypatch):
-    """A server whose scripted model takes 1.2 s a call: a plan lasts long enough to
-    send a message in the middle of it and watch the message wait."""
-    monkeypatch.setattr(e2e, "SCRIPTED_DELAY_S", "1.2")
+    """A server whose scripted model takes 2.5 s a call: a plan lasts long enough (about
+    half a minute) to type a message in the middle of it and watch the message wait, even
+    on a loaded machine (at 1.2 s, typing under load outlasted the plan)."""
+    monkeypatch.setattr(e2e, "SCRIPTED_DELAY_S", "2.5")
     with e2e.serve(tmp_path) as url:
         yield url
 
@@ -123,7 +124,7 @@ def test_a_follow_up_sent_mid_plan_waits_as_queued_and_the_plan_finishes_first(p
     expect(messages.nth(0)).to_contain_text("in progress")
     expect(messages).to_have_count(2)  # two questions, no answer yet
     expect(page.locator(".st-key-run-agents")).to_contain_text("plan_execute")
-    expect(messages).to_have_count(4, timeout=90_000)
+    expect(messages).to_have_count(4, timeout=150_000)
     expect(messages.nth(0)).to_contain_text("answered")
     expect(messages.nth(1)).to_contain_text("AAPL")  # the first plan ran to its answer
     expect(messages.nth(2)).to_contain_text("answered", timeout=60_000)
