@@ -18,7 +18,6 @@ from typing import Any
 
 import streamlit as st
 
-from graph.service.store import Store
 from ui import services, widgets
 from ui.model_text import model_markdown
 
@@ -117,17 +116,6 @@ def hook_rows(convo: dict) -> list[dict]:
     ]
 
 
-def refused_sends(store: Store, run_id: str) -> list[str]:
-    """Follow-ups a live run could not take (the service logs them as it stops)."""
-    found = []
-    for event in store.events(run_id, kinds=("custom",)):
-        data = event.get("data") or {}
-        if isinstance(data, dict) and data.get("kind") == "redirect_refused":
-            note = (data.get("note") or "").removeprefix("Follow-up message: ")
-            found.append(f"Not sent: “{note}”. {data.get('reason', '')}")
-    return found
-
-
 def is_repeat(last: tuple | None, run_id: str, text: str, now: float) -> bool:
     """Whether ``text`` to ``run_id`` repeats the last message sent (``last``: run id,
     text, monotonic time) within ``REPEAT_S``."""
@@ -154,7 +142,7 @@ def _send(run_id: str, key: str) -> None:
     st.session_state[f"{key}:chat-last"] = (run_id, text.strip(), now)
 
 
-def show(store: Store, view, key: str, chat: bool = True) -> None:
+def show(view, key: str, chat: bool = True) -> None:
     """The conversation of ``view``'s run; ``chat``: offer the box to send a follow-up."""
     convo = conversation(view.snapshot)
     run_id = view.record.id
@@ -165,7 +153,7 @@ def show(store: Store, view, key: str, chat: bool = True) -> None:
         )
 
     turns = convo.get("turns") or []
-    refused = refused_sends(store, run_id)
+    refused = view.refused
     # One question, answered: the conversation only repeats the run's question, so it is
     # folded (a class reads the answer below); a follow-up or a refusal opens it.
     alone = len(turns) == 1 and turns[0].get("status") == "answered" and not refused

@@ -196,7 +196,7 @@ def _panel(store: Store, run_id: str, mode: str, key: str) -> None:
     for panel in view.panels[1:]:
         widgets.panel(panel, key, folded=True)
     st.markdown(usage_summary(view.total, view.usage.get(0), view.system.before_first_step))
-    conversation_view.show(store, view, key, chat=key == "run")
+    conversation_view.show(view, key, chat=key == "run")
     st.subheader("Answer")
     with st.container(key=f"{key}-answer"):
         widgets.final_answer(view)

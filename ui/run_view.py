@@ -49,6 +49,7 @@ class RunView:
     total: Usage = field(default_factory=Usage)
     modes: dict = field(default_factory=dict)  # how the model server was asked, and why
     notices: list[str] = field(default_factory=list)  # engine and model adapter notes
+    refused: list[str] = field(default_factory=list)  # follow-ups the run could not take
     work_s: float | None = None  # time spent working: pauses and waits left out
     idle: list[str] = field(default_factory=list)  # those pauses and waits, in words
 
@@ -393,9 +394,22 @@ def load_run_view(
         total=total,
         modes=model_modes(custom),
         notices=run_notices(snapshot, custom),
+        refused=refused_sends(custom),
         work_s=work_time(timeline, end_ts, idle),
         idle=idle_words(idle),
     )
+
+
+def refused_sends(custom_events: list[dict]) -> list[str]:
+    """Follow-ups a live run could not take (the service logs them as it stops), from the
+    run's custom events as the page's incremental feed read them."""
+    found = []
+    for event in custom_events:
+        data = event.get("data") or {}
+        if isinstance(data, dict) and data.get("kind") == "redirect_refused":
+            note = (data.get("note") or "").removeprefix("Follow-up message: ")
+            found.append(f"Not sent: “{note}”. {data.get('reason', '')}")
+    return found
 
 
 def run_notices(snapshot: dict, custom_events: list[dict]) -> list[str]:

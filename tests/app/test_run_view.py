@@ -317,3 +317,22 @@ def test_header_and_step_table_agree_while_a_follow_up_is_planned(home, services
         time.sleep(0.05)
     assert first_turn and len(seen) >= 2, seen
     assert all(said == f"{rows} step(s)" for said, rows in seen), seen
+
+
+def test_a_follow_up_the_run_could_not_take_is_read_from_the_feeds_events():
+    """The conversation's "Not sent" lines come from the custom events the page's feed
+    already read, not from a second read of every event on each refresh."""
+    from ui.run_view import refused_sends
+
+    events = [
+        {"kind": "custom", "data": {"kind": "model_call", "step": 1}},
+        {
+            "kind": "custom",
+            "data": {
+                "kind": "redirect_refused",
+                "note": "Follow-up message: And IBM?",
+                "reason": "The run ended first.",
+            },
+        },
+    ]
+    assert refused_sends(events) == ["Not sent: “And IBM?”. The run ended first."]
