@@ -26,6 +26,8 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Mapping
 
+from pydantic import BaseModel, ConfigDict
+
 from graph.kernel.node_asks import NodeAsk, NotTryable
 from graph.models.scripted import rules as scripted_rules
 from graph.prompts import PromptSet, prompt_names
@@ -54,16 +56,16 @@ class AgentSpec:
     team: str | None = None  # the team it belongs to, in a system with teams
 
 
-@dataclass(frozen=True)
-class Setting:
-    """A field of the design this system reads, as the Design page asks for it."""
+class SystemSettings(BaseModel):
+    """What a design sets for one system, checked by the system's own model (its
+    ``settings_model``, a subclass; this empty one for a system with none). The Design page
+    draws each field from the model's JSON schema: ``title`` is the label,
+    ``description`` the help, the bounds (``ge``, ``le``, ``gt``) are the widget's, and
+    ``json_schema_extra`` may add ``step`` (a number's step) and ``section``
+    ("approvals": shown with the approval settings; else with the run settings). A
+    misspelt name is refused, not dropped."""
 
-    field: str  # a ``Design`` field: "max_replans", "bus_timeout_s", "escalate_at_cap"...
-    label: str
-    help: str = ""
-    minimum: float | None = None
-    maximum: float | None = None
-    step: float | None = None
+    model_config = ConfigDict(extra="forbid")
 
 
 @dataclass(frozen=True)
@@ -188,7 +190,7 @@ class System(ABC):
     entry: ClassVar[str]  # the node a conversation turn starts at
     agents: ClassVar[Mapping[str, AgentSpec]]
     teams: ClassVar[Mapping[str, str]] = {}  # team -> what it does (agents grouped by it)
-    settings: ClassVar[tuple[Setting, ...]] = ()
+    settings_model: ClassVar[type[SystemSettings]] = SystemSettings  # what a design sets for it
     # How the offline scripted model plays this system (``graph.models.scripted.rules``):
     # a module with ``answer(prompt)`` and its tool tables; None: nothing of its own.
     offline_rules: ClassVar[Any] = None

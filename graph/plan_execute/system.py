@@ -29,7 +29,6 @@ from graph.kernel.system import (
     ForkTable,
     Panel,
     RunFacts,
-    Setting,
     System,
 )
 from graph.kernel.wiring import SystemGraph, compile_graph
@@ -41,6 +40,7 @@ from graph.plan_execute.executor import executor_ask, executor_node
 from graph.plan_execute.fork_plan import plan_table, read_plan
 from graph.plan_execute.human import human_node
 from graph.plan_execute.planner import planner_ask, planner_node
+from graph.plan_execute.settings_model import PlanSettings
 from graph.plan_execute.state import RESET, State
 from graph.plan_execute.workers import WORKER_NODES
 from graph.prompts import PromptSet
@@ -119,23 +119,7 @@ class PlanExecute(System):
     agents = AGENTS
     hubs = frozenset({"planner", "executor"})
     router = "executor"
-    settings = (
-        Setting(
-            "max_replans",
-            "Max replans per step",
-            "How many times the Executor may send "
-            "one step back to the Planner before moving on (the step is then marked "
-            "skipped).",
-            minimum=0,
-            maximum=20,
-            step=1,
-        ),
-        Setting(
-            "escalate_at_cap",
-            "Ask a human when a step reaches its replan cap",
-            "Off: the step is skipped and the run moves on.",
-        ),
-    )
+    settings_model = PlanSettings
     abilities = (
         Ability("make charts", r"\b(chart|plot|visuali[sz]e)", ("chart_generator",)),
         Ability(
@@ -205,6 +189,7 @@ class PlanExecute(System):
         enabled = [s.name for s in enabled_specs(design.enabled_agents)]
         nodes = frozenset({"planner", "executor", "human", *enabled})
         texts = PromptSet(design.prompts)
+        own = design.settings_of(PlanSettings)
         planner, worker = role_models(settings, texts, planner_model, worker_model)
         deps = Deps(
             settings=settings,
@@ -214,10 +199,10 @@ class PlanExecute(System):
             knowledge=default_knowledge_base(),
             database=open_database(),
             enabled=enabled,
-            max_replans=design.max_replans,
+            max_replans=own.max_replans,
             nodes=nodes,
             approvals={a: design.approval_policy(a) for a in enabled},
-            escalate_at_cap=design.escalate_at_cap,
+            escalate_at_cap=own.escalate_at_cap,
             ledger=side_effect_ledger(settings),
         )
         builder = SystemGraph(State)
@@ -440,7 +425,7 @@ class PlanExecute(System):
         return lines + super().outcome_lines(snapshot)
 
     def limits(self, design: Design) -> str:
-        return f"at most {design.max_replans} replan(s) per step"
+        return f"at most {design.settings_of(PlanSettings).max_replans} replan(s) per step"
 
     def design_warnings(self, enabled: list[str]) -> list[str]:
         return agents.design_warnings(enabled)
@@ -469,7 +454,9 @@ class PlanExecute(System):
                 node,
                 "plan_execute/executor",
                 "planner",
-                lambda p: executor_ask(cast(State, state), p, design.max_replans),
+                lambda p: executor_ask(
+                    cast(State, state), p, design.settings_of(PlanSettings).max_replans
+                ),
             )
         return super().node_ask(node, state, design, at, settings)
 
@@ -481,7 +468,10 @@ class PlanExecute(System):
         self, name: str, text: str, state: dict | None = None, design: Design | None = None
     ) -> str:
         return prompts.preview_prompt(
-            name, text, state, max_replans=design.max_replans if design else 3
+            name,
+            text,
+            state,
+            max_replans=design.settings_of(PlanSettings).max_replans if design else 3,
         )
 
     def node_role(self, node: str) -> str:

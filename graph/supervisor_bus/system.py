@@ -33,7 +33,6 @@ from graph.kernel.system import (
     Lesson,
     Panel,
     RunFacts,
-    Setting,
     System,
     cell,
 )
@@ -44,6 +43,7 @@ from graph.supervisor_bus.agents import AGENTS
 from graph.supervisor_bus.bus import ANSWER_TYPES, Outbox, answer_to, inbox, messages, preview
 from graph.supervisor_bus.deps import make_deps, max_rounds
 from graph.supervisor_bus.human import human_node
+from graph.supervisor_bus.settings_model import BusSettings
 from graph.supervisor_bus.state import STATE_TYPES, BusState, consumed_field
 from graph.supervisor_bus.supervisor import supervisor_ask, supervisor_node
 from graph.supervisor_bus.teaching import blackboard_vs_bus
@@ -106,19 +106,7 @@ class SupervisorBus(System):
     agents = AGENTS
     hubs = frozenset({"supervisor"})
     router = "supervisor"
-    settings = (
-        Setting(
-            "bus_timeout_s",
-            "Request timeout, seconds",
-            "A request on the bus not "
-            "answered within this time is taken off the outstanding registry, listed as a "
-            "dead letter and escalated to a human (retry, reassign to another agent, or "
-            "drop), once.",
-            minimum=1.0,
-            maximum=86_400.0,
-            step=5.0,
-        ),
-    )
+    settings_model = BusSettings
     abilities = (
         Ability(
             "write or save a report",
@@ -209,7 +197,7 @@ class SupervisorBus(System):
             "enabled_agents": list(design.enabled_agents),
             "current_step": 0,
             "outstanding": {},
-            "timeout_s": design.bus_timeout_s,
+            "timeout_s": design.settings_of(BusSettings).bus_timeout_s,
             "turn_start": 0,
             **first_turn(question, design, self.entry),
         }
@@ -524,7 +512,8 @@ class SupervisorBus(System):
         )
 
     def limits(self, design: Design) -> str:
-        return f"supervisor + message bus, requests time out after {design.bus_timeout_s:g} s"
+        timeout = design.settings_of(BusSettings).bus_timeout_s
+        return f"supervisor + message bus, requests time out after {timeout:g} s"
 
     def design_warnings(self, enabled: list[str]) -> list[str]:
         return agents.design_warnings(enabled)

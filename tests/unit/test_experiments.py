@@ -307,7 +307,7 @@ def test_rerun_runs_exactly_the_recorded_prompts_design_and_questions(service, s
                     [
                         run.question,
                         run.design["enabled_agents"],
-                        run.design["max_replans"],
+                        run.design["settings"]["plan_execute"]["max_replans"],
                         PromptSet(run.design["prompts"]).texts[EXECUTOR],
                     ]
                 )
