@@ -120,6 +120,7 @@ class HierarchicalTeams(System):
     teams = {t.name: t.description for t in TEAMS.values()}
     hubs = frozenset({LEAD})
     router = LEAD
+    count_labels = {"steps": "Subtasks", "replans": "Replans"}
     abilities = (
         Ability(
             "check an API",

@@ -191,6 +191,7 @@ class System(ABC):
     agents: ClassVar[Mapping[str, AgentSpec]]
     teams: ClassVar[Mapping[str, str]] = {}  # team -> what it does (agents grouped by it)
     settings_model: ClassVar[type[SystemSettings]] = SystemSettings  # what a design sets for it
+    count_labels: ClassVar[Mapping[str, str]] = {"steps": "Steps"}  # the runs list's words
     # How the offline scripted model plays this system (``graph.models.scripted.rules``):
     # a module with ``answer(prompt)`` and its tool tables; None: nothing of its own.
     offline_rules: ClassVar[Any] = None
@@ -268,8 +269,9 @@ class System(ABC):
         """The run's table, one row (with ``as_dict``) per unit of work."""
 
     def counts(self, snapshot: dict) -> dict[str, int]:
-        """The figures the runs list keeps: ``steps`` and ``replans``."""
-        return {"steps": len(snapshot.get("rows") or []), "replans": 0}
+        """The figures the runs table keeps of a run, named as ``count_labels`` shows
+        them; ``steps`` (and ``replans``, where it replans) are what eval checks read."""
+        return {"steps": len(snapshot.get("rows") or [])}
 
     def facts(self, snapshot: dict, counts: dict[str, int]) -> list[str]:
         """The run header's figures, in words."""

@@ -120,6 +120,7 @@ class PlanExecute(System):
     hubs = frozenset({"planner", "executor"})
     router = "executor"
     settings_model = PlanSettings
+    count_labels = {"steps": "Steps", "replans": "Replans"}
     abilities = (
         Ability("make charts", r"\b(chart|plot|visuali[sz]e)", ("chart_generator",)),
         Ability(

@@ -107,6 +107,7 @@ class SupervisorBus(System):
     hubs = frozenset({"supervisor"})
     router = "supervisor"
     settings_model = BusSettings
+    count_labels = {"steps": "Requests", "messages": "Bus messages"}
     abilities = (
         Ability(
             "write or save a report",
@@ -310,7 +311,10 @@ class SupervisorBus(System):
         }
 
     def counts(self, snapshot: dict) -> dict[str, int]:
-        return {"steps": len(snapshot.get("rows") or []), "replans": 0}
+        return {
+            "steps": len(snapshot.get("rows") or []),
+            "messages": len(snapshot.get("bus") or []),
+        }
 
     def facts(self, snapshot: dict, counts: dict[str, int]) -> list[str]:
         return [

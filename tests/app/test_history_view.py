@@ -188,8 +188,7 @@ def _record(**overrides) -> RunRecord:
         started_at=None,
         finished_at=None,
         final_answer=None,
-        step_count=1,
-        replan_count=0,
+        counts={"steps": 1},
         parent_run=None,
         parent_checkpoint=None,
     )

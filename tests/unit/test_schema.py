@@ -49,7 +49,11 @@ def test_a_version_2_file_written_by_the_old_store_migrates_forward_keeping_ever
     active = store.active_prompts()["plan_execute/planner"]
     assert active.label == "old" and "{user_query}" in active.text
     run = store.run("run-old")
-    assert (run.status, run.final_answer, run.step_count) == ("done", "AAPL", 1)
+    assert (run.status, run.final_answer, run.counts) == (
+        "done",
+        "AAPL",
+        {"steps": 1, "replans": 0},
+    )
     assert run.prompt_versions == {"plan_execute/planner": active.id}
     assert [e["kind"] for e in store.events("run-old")] == ["update", "state", "end"]
     assert store.messages("run-old")[0]["content"] == "finding " * 1000  # a shelved text
