@@ -21,6 +21,7 @@ from graph.models.chat import make_chat_model
 from graph.settings import get_settings
 from tests.fourth import offline_rules
 from tests.fourth.offline_rules import draft_request
+from tests.fourth.settings_model import RelaySettings
 
 
 class RelayState(MessagesState, ConversationState):
@@ -59,6 +60,8 @@ class Relay(System):
     fork_fields = ("draft",)
     graph_legend = "The drafter hands its draft to the checker, which ends the run."
     offline_rules: ClassVar[ModuleType] = offline_rules
+    settings_model = RelaySettings
+    count_labels = {"steps": "Relay legs"}
 
     def build_graph(
         self,
@@ -73,6 +76,7 @@ class Relay(System):
         settings = settings or get_settings()
         model = worker_model or make_chat_model("worker", settings)
         enabled = set(design.enabled_agents)
+        sign_off = design.settings_of(RelaySettings).sign_off
 
         def drafter(state: dict) -> dict:
             reply = model.invoke([HumanMessage(content=draft_request(state["question"]))])
@@ -84,7 +88,7 @@ class Relay(System):
             }
 
         def checker(state: dict) -> dict:
-            signed = f"Checked by the relay: {state.get('draft') or '(no draft)'}"
+            signed = f"{sign_off}: {state.get('draft') or '(no draft)'}"
             rows = [
                 *(state.get("rows") or []),
                 {"step": 2, "agent": "checker", "status": "done", "text": "signed off"},
