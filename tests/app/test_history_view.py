@@ -212,6 +212,19 @@ def test_the_runs_table_names_each_runs_system_and_where_it_came_from():
     assert sum(LISTED_COLUMNS.values()) <= 770 and {"System", "Origin"} <= set(LISTED_COLUMNS)
 
 
+def test_the_runs_table_shows_each_runs_counts_in_its_systems_words():
+    bus = _record(counts={"steps": 3, "messages": 9})
+    plan = _record(id="b" * 32, system="plan_execute", counts={"steps": 2, "replans": 1})
+    gone = _record(id="c" * 32, system="gone_system", counts={"laps": 4})
+    rows = history_rows([bus, plan, gone], {})
+    assert [r["Counts"] for r in rows] == [
+        "Requests 3 · Bus messages 9",
+        "Steps 2 · Replans 1",
+        "Laps 4",  # a system no longer hosted: its counts by their own names
+    ]
+    assert "Counts" in LISTED_COLUMNS
+
+
 def test_the_runs_table_duration_leaves_out_the_paces_holds(services):
     """Issue #28: History's durations counted the time a run did no work (a teacher's
     pace, a wait for a person). A paced run on the offline model: the listed duration is
