@@ -5,19 +5,18 @@ import streamlit as st
 
 from graph.kernel.design import Design, DesignError
 from graph.kernel.system import coordination_by_size, get_system, systems
-from ui import design_io, guardrail_design, services, widgets
+from ui import design_io, guardrail_design, services, settings_form, widgets
 from ui.views import view_of
 
 SYSTEMS = systems()
 ALL_AGENTS = sorted({a for system in SYSTEMS.values() for a in system.agents})
-ALL_SETTINGS = sorted({s.field for system in SYSTEMS.values() for s in system.settings})
 WIDGETS = (
     "design:system",
     "recursion_limit",
     "pace_s",
     "approval_timeout_s",
     *(f"timeout_action:{s}" for s in SYSTEMS),
-    *ALL_SETTINGS,
+    *settings_form.widget_keys(SYSTEMS),
     *(f"agent:{a}" for a in ALL_AGENTS),
     *(f"approval:{a}" for a in ALL_AGENTS),
 )
@@ -44,7 +43,8 @@ def _import() -> None:
 def _switch_system() -> None:
     """A system starts from its own defaults (all its agents, its approvals), or from how
     the user left it earlier in this session (agents unticked stay unticked on coming
-    back); the run limits and timeouts the user set are kept."""
+    back); the run limits and timeouts the user set, and each system's own settings, are
+    kept."""
     old = services.current_design()
     left = st.session_state.setdefault("design:left", {})  # system -> its design, as left
     left[old.system] = old
@@ -55,10 +55,9 @@ def _switch_system() -> None:
             prompts=old.prompts,
             recursion_limit=old.recursion_limit,
             pace_s=old.pace_s,
-            max_replans=old.max_replans,
+            settings={**start.settings, **old.settings},
             approval_timeout_s=old.approval_timeout_s,
             timeout_action=old.timeout_action,
-            bus_timeout_s=old.bus_timeout_s,
             guardrail=old.guardrail,
             guardrail_classifier=old.guardrail_classifier,
         )
@@ -113,20 +112,8 @@ with left:
     )
 
     st.subheader("Run settings")
-    chosen = {}
-    for setting in system.settings:  # the design fields this system reads
-        if isinstance(getattr(saved, setting.field), bool):
-            continue  # switches are asked with the approvals, on the right
-        value = getattr(saved, setting.field)
-        chosen[setting.field] = st.number_input(
-            setting.label,
-            min_value=type(value)(setting.minimum),
-            max_value=type(value)(setting.maximum),
-            value=value,
-            step=type(value)(setting.step or 1),
-            key=setting.field,
-            help=setting.help,
-        )
+    own = saved.settings_of(system.settings_model).model_dump()
+    chosen = settings_form.inputs(system, own, "run")
     recursion_limit = st.number_input(
         "Recursion limit",
         min_value=5,
@@ -153,7 +140,6 @@ with left:
 design = saved.model_copy(
     update={
         "enabled_agents": enabled,
-        **chosen,
         "recursion_limit": int(recursion_limit),
         "pace_s": float(pace),
     }
@@ -186,15 +172,7 @@ with right:
             format_func=view.policy_words.__getitem__,
             help="has side effects" if AGENTS[name].side_effects else None,
         )
-    switches = {}
-    for setting in system.settings:
-        if isinstance(getattr(saved, setting.field), bool):
-            switches[setting.field] = st.toggle(
-                setting.label,
-                value=getattr(saved, setting.field),
-                key=setting.field,
-                help=setting.help,
-            )
+    chosen |= settings_form.inputs(system, own, "approvals")
     if view.approvals_note:
         st.caption(view.approvals_note)
     timeout = st.number_input(
@@ -221,15 +199,19 @@ with right:
 defaults = Design(system=system.name, approvals={})
 design = design.model_copy(
     update={
-        **switches,
         "approval_timeout_s": float(timeout),
         "timeout_action": timeout_action,
         # only what differs from an agent's default, so a new default still reaches it
         "approvals": {a: p for a, p in policies.items() if p != defaults.approval_policy(a)},
     }
 )
-if design != saved:
-    store.save_design(design)
+try:
+    design = settings_form.with_settings(design, system, chosen)
+except DesignError as exc:  # a value its model refuses: said, and not saved
+    st.error(f"Not saved: {exc}")
+else:
+    if design != saved:
+        store.save_design(design)
 
 guardrail_design.section(store, design)
 

@@ -421,7 +421,7 @@ def main() -> None:
         run_id, _ = make_run(store, args.steps, size)
         stored = store.messages(run_id)
         print(
-            f"\nfinished run: {store.run(run_id).step_count} steps, {len(stored)} messages, "
+            f"\nfinished run: {store.run(run_id).counts.get('steps', 0)} steps, {len(stored)} messages, "
             f"{store.latest_seq(run_id)} events (written in {time.perf_counter() - t0:.2f} s)"
         )
         print("Run page data functions, reading every event (no Streamlit), per refresh:")

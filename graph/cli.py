@@ -1,6 +1,6 @@
 """The command line: the same runs as the app, in the same store, for every hosted system.
 
-    python -m graph run "QUESTION" [--system S] [--agents a,b,c] [--max-replans N] [--json]
+    python -m graph run "QUESTION" [--system S] [--agents a,b,c] [--set NAME=VALUE] [--json]
     python -m graph resume RUN_ID [--decision approve|edit|reject|skip|retry] [--query Q] [--reason R]
     python -m graph send RUN_ID "FOLLOW-UP MESSAGE"
     python -m graph runs [--status S] [--limit N]
@@ -30,7 +30,7 @@ from graph.cli_lines import lines_of
 from graph.kernel.design import Design
 from graph.kernel.records import plain
 from graph.kernel.render import to_dot
-from graph.kernel.system import get_system, systems
+from graph.kernel.system import default_system, get_system, systems
 from graph.logs import configure_logging
 from graph.prompts import PromptError
 from graph.service.model_profiles import ENVIRONMENT
@@ -72,10 +72,22 @@ def _design(args: argparse.Namespace) -> Design:
     fields: dict = {"system": args.system} if getattr(args, "system", None) else {}
     if getattr(args, "agents", None):
         fields["enabled_agents"] = [a.strip() for a in args.agents.split(",") if a.strip()]
+    # --max-replans and --bus-timeout name old design fields: Design puts each in the
+    # settings of the system that has it.
     for name in ("max_replans", "recursion_limit", "bus_timeout_s"):
         if getattr(args, name, None) is not None:
             fields[name] = getattr(args, name)
+    if pairs := getattr(args, "set", None):
+        fields["settings"] = {args.system or default_system(): dict(map(_setting, pairs))}
     return Design(**fields)
+
+
+def _setting(pair: str) -> tuple[str, str]:
+    """NAME=VALUE of ``--set``; the system's settings model reads the value."""
+    name, equals, value = pair.partition("=")
+    if not equals or not name.strip():
+        raise ValueError(f"--set {pair!r}: write it as NAME=VALUE, e.g. --set max_replans=1.")
+    return name.strip(), value.strip()
 
 
 def _service() -> RunService:
@@ -245,7 +257,11 @@ def cmd_dot(args: argparse.Namespace) -> int:
 
 def cmd_systems(args: argparse.Namespace) -> int:
     for system in systems().values():
-        _print(f"{system.name}: {system.title}. Agents: {', '.join(system.agents)}.")
+        own = ", ".join(system.settings_model.model_fields) or "none"
+        _print(
+            f"{system.name}: {system.title}. Agents: {', '.join(system.agents)}. "
+            f"Settings (--set NAME=VALUE): {own}."
+        )
     return 0
 
 
@@ -265,6 +281,12 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--max-replans", type=int, dest="max_replans")
     run.add_argument("--recursion-limit", type=int, dest="recursion_limit")
     run.add_argument("--bus-timeout", type=float, dest="bus_timeout_s")
+    run.add_argument(
+        "--set",
+        action="append",
+        metavar="NAME=VALUE",
+        help="one of the system's own settings (`python -m graph systems` lists them)",
+    )
     run.add_argument("--json", action="store_true", help="print the final state as JSON")
     run.set_defaults(func=cmd_run)
     resume = sub.add_parser(

@@ -13,11 +13,13 @@ The contract a client (the app's server runtime, a script, Studio) follows:
 assistant's), built by ``run_config(design, prompt_texts, model)``:
 
 - ``config["configurable"]["stepwise_design"]``: the whole ``Design`` as JSON
-  (``Design.model_dump(mode="json")``): ``enabled_agents``, ``max_replans``,
-  ``recursion_limit``, ``prompts`` (prompt name -> the full text a run uses; the app
-  puts its active prompt versions there), ``approvals`` (agent -> always / never /
-  planner), ``escalate_at_cap``, ``guardrail``, ``guardrail_classifier``, ``hooks``,
-  ``bus_timeout_s``, ``approvals_by``... and ``model``: ``{"endpoint": "", "model": ""}``
+  (``Design.model_dump(mode="json")``): ``enabled_agents``, ``recursion_limit``,
+  ``prompts`` (prompt name -> the full text a run uses; the app puts its active prompt
+  versions there), ``approvals`` (agent -> always / never / planner), ``settings`` (each
+  system's own, by system name: ``{"plan_execute": {"max_replans": 1, "escalate_at_cap":
+  true}}``, ``{"supervisor_bus": {"bus_timeout_s": 30}}``; the older top-level
+  ``max_replans``, ``escalate_at_cap`` and ``bus_timeout_s`` are still read),
+  ``guardrail``, ``guardrail_classifier``, ``hooks``, ``approvals_by``... and ``model``: ``{"endpoint": "", "model": ""}``
   is the offline scripted model, ``{"endpoint": "http://host:port/v1", "model": "name"}``
   a model on an OpenAI-compatible server, ``null`` the model the server's own environment
   configures. Never a key: the server's ``OPENAI_API_KEY`` is used, and only for the

@@ -12,6 +12,7 @@ from graph.kernel.system import System, get_system, systems
 from graph.service.store import RunRecord
 from ui.run_view import ago, format_duration, idle_spans
 from ui.system_view import SystemView
+from ui.views import view_of
 
 NONE = "—"
 
@@ -48,18 +49,19 @@ def prompts_label(versions: dict, labels: dict[int, str]) -> str:
 # whole question is shown above the opened run.
 LISTED_COLUMNS = {
     "Started": 135,
-    "Question": 180,
+    "Question": 150,
     "System": 120,
     "Status": 65,
-    "Steps": 45,
-    "Replans": 60,
+    "Counts": 135,
     "Duration": 60,
     "Origin": 105,
 }
 
 COLUMN_HELP = {
+    "Counts": "What the run's system counts of it: steps and replans of a plan, requests "
+    "and messages of a bus, subtasks of teams.",
     "Duration": "Time at work: waits for a person, step-mode pauses and the pace's holds "
-    "are left out."
+    "are left out.",
 }
 
 
@@ -72,6 +74,13 @@ def origin_label(record: RunRecord, place: dict | None = None) -> str:
         return ""
     model = (record.design or {}).get("model") or {}
     return f"{'replay' if model.get('replay_of') else 'fork'} of {short_id(record.parent_run)}"
+
+
+def counts_label(record: RunRecord) -> str:
+    """A run's counts in its system's words ("Steps 3 · Replans 1"); a count its system
+    gives no label (or a system no longer hosted) by its own name."""
+    named = view_of(record.system).count_labels if record.system in systems() else {}
+    return " · ".join(f"{named.get(k, k.capitalize())} {v}" for k, v in record.counts.items())
 
 
 def system_title(name: str) -> str:
@@ -108,8 +117,7 @@ def history_rows(
             "System": system_title(r.system),
             "Status": r.status,
             "Origin": origin_label(r, (places or {}).get(r.id)),
-            "Steps": r.step_count,
-            "Replans": r.replan_count,
+            "Counts": counts_label(r),
             "Duration": format_duration(work_seconds(r, (idle or {}).get(r.id, []), now)),
             "Agents": agents_label(r.design),
             "Prompts": prompts_label(r.prompt_versions, labels),

@@ -60,11 +60,7 @@ class RunView:
     @property
     def header(self) -> list[str]:
         """The run's figures in words, as its system counts them."""
-        return self.system.facts(
-            self.snapshot,
-            self.snapshot.get("counts")
-            or {"steps": self.record.step_count, "replans": self.record.replan_count},
-        )
+        return self.system.facts(self.snapshot, self.snapshot.get("counts") or self.record.counts)
 
 
 IDLE_WORDS = {

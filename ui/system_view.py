@@ -44,6 +44,7 @@ class SystemView:
     lesson: ClassVar[str | None] = None  # the title of its teaching scenario, if it has one
     edited: ClassVar[str] = "the run goes on with the new text."  # what an edit does next
     field_labels: ClassVar[Mapping[str, str]] = {}  # how the timeline titles state fields
+    count_labels: ClassVar[Mapping[str, str]] = {"steps": "Steps"}  # the runs list's words
 
     def __init__(self, system: System) -> None:
         self.system = system

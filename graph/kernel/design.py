@@ -5,13 +5,20 @@ The Design page edits one, the store keeps it, a run records the one it ran with
 
 from __future__ import annotations
 
-from typing import Literal, Mapping
+from typing import Any, Literal, Mapping, TypeVar
 
-from pydantic import BaseModel, Field, ValidationError, ValidationInfo, field_validator
+from pydantic import (
+    BaseModel,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from graph.errors import StepwiseError
 from graph.kernel.hooks import HookRule
-from graph.kernel.system import AgentSpec, default_system, get_system, systems
+from graph.kernel.system import AgentSpec, SystemSettings, default_system, get_system, systems
 from graph.models.choice import ModelChoice
 from graph.settings import get_settings
 
@@ -22,16 +29,11 @@ class DesignError(StepwiseError, ValueError):
     """A design that cannot be built; the message names what is wrong."""
 
 
-def _default_max_replans() -> int:
-    return get_settings().max_replans
+M = TypeVar("M", bound=SystemSettings)
 
 
 def _default_recursion_limit() -> int:
     return get_settings().recursion_limit
-
-
-def _default_bus_timeout() -> float:
-    return get_settings().bus_timeout_s
 
 
 def _all_agents(data: dict) -> list[str]:
@@ -41,7 +43,6 @@ def _all_agents(data: dict) -> list[str]:
 class Design(BaseModel):
     system: str = Field(default_factory=default_system)  # the first hosted system
     enabled_agents: list[str] = Field(default_factory=_all_agents)  # default: every agent
-    max_replans: int = Field(default_factory=_default_max_replans, ge=0, le=20)
     recursion_limit: int = Field(default_factory=_default_recursion_limit, ge=5, le=10_000)
     prompts: dict[str, str] = Field(default_factory=dict)  # prompt name -> overriding text
     # Human approval, per agent: "always" ask, "never" ask, or ask when the "planner"
@@ -51,7 +52,6 @@ class Design(BaseModel):
     # as possible): a class can follow a run on a fast model. Pauses count as waiting,
     # not work.
     pace_s: float = Field(0.0, ge=0, le=10)
-    escalate_at_cap: bool = True  # a step at its replan cap asks a human instead of moving on
     approval_timeout_s: float = Field(600.0, ge=0)  # 0: wait for ever
     # Who answers the approval gate: a person ("human", the Design page's way), or the
     # experiment running this design ("experiment": read-only steps approved,
@@ -61,14 +61,27 @@ class Design(BaseModel):
     # None: the model settings in use. An endpoint and a model name, never a key.
     model: ModelChoice | None = None
     timeout_action: Literal["reject", "skip"] = "reject"
-    # A message bus's request timeout: how long a request may wait for its answer before it
-    # is escalated (a system's ``settings`` say which of these fields it reads).
-    bus_timeout_s: float = Field(default_factory=_default_bus_timeout, gt=0, le=86_400)
+    # Each system's own settings, by system name, as its ``settings_model`` checks them
+    # (``settings_of``): {"plan_execute": {"max_replans": 3, ...}}. The design's system's
+    # are filled in with their defaults; other systems' kept for switching back.
+    settings: dict[str, dict[str, Any]] = Field(default_factory=dict, validate_default=True)
     # For any system (docs/systems/conversations.md): every new user message goes to the guardrail agent first
     # (patterns and scope; plus a model classifier with its own prompt when switched on).
     guardrail: bool = False
     guardrail_classifier: bool = False
     hooks: list[HookRule] = Field(default_factory=list)  # before_run / after / fallback rules
+
+    def settings_of(self, model: type[M]) -> M:
+        """The settings ``model`` (a system's ``settings_model``) reads from this design:
+        the design's system's, or else those of the system that model belongs to.
+        DesignError names the system and the field of a bad value."""
+        name = self.system
+        if get_system(name).settings_model is not model:
+            owners = [n for n, s in systems().items() if s.settings_model is model]
+            if not owners:
+                raise LookupError(f"{model.__name__} is no hosted system's settings model.")
+            name = owners[0]
+        return _checked(name, model, self.settings.get(name, {}))
 
     def approval_policy(self, agent: str) -> ApprovalPolicy:
         """Side-effecting agents always ask unless the design says otherwise."""
@@ -76,6 +89,27 @@ class Design(BaseModel):
             return self.approvals[agent]
         spec = get_system(self.system).agents.get(agent)
         return "always" if spec is not None and spec.side_effects else "planner"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _old_fields(cls, data: Any) -> Any:
+        """A design stored, exported or typed before systems owned their settings had
+        them at the top (``max_replans``, ``escalate_at_cap``, ``bus_timeout_s``): each
+        goes to the settings of every system whose model has that field, unless the
+        design sets it there already."""
+        given = data.get("settings") or {} if isinstance(data, dict) else None
+        if not isinstance(given, dict) or not all(isinstance(v, dict) for v in given.values()):
+            return data  # not a design: the fields' own checks say what is wrong
+        old = {k: v for k, v in data.items() if k not in cls.model_fields}
+        if not old:
+            return data
+        settings = {n: dict(v) for n, v in given.items()}
+        moved = set()
+        for name, system in systems().items():
+            for key in old.keys() & system.settings_model.model_fields.keys():
+                settings.setdefault(name, {}).setdefault(key, old[key])
+                moved.add(key)
+        return {k: v for k, v in data.items() if k not in moved} | {"settings": settings}
 
     @field_validator("system")
     @classmethod
@@ -97,6 +131,35 @@ class Design(BaseModel):
         if unknown := [a for a in value if a not in _catalog(info)]:
             raise ValueError(f"approval policy for unknown agent(s): {', '.join(unknown)}")
         return value
+
+    @field_validator("settings")
+    @classmethod
+    def _checked_settings(cls, value: dict, info: ValidationInfo) -> dict:
+        """Each hosted system's settings checked and completed by its model; a system not
+        hosted here keeps what it had."""
+        hosted = systems()
+        found = dict(value)
+        if info.data.get("system") in hosted:
+            found.setdefault(info.data["system"], {})
+        for name, data in found.items():
+            if name in hosted:
+                model = hosted[name].settings_model
+                found[name] = _checked(name, model, data).model_dump(mode="json")
+        return found
+
+
+def _checked(name: str, model: type[M], data: Any) -> M:
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(p) for p in first["loc"]) or "settings"
+        if first["type"] == "extra_forbidden":
+            known = ", ".join(model.model_fields) or "none"
+            raise DesignError(f"{name} has no setting {field!r} (its settings: {known}).") from None
+        title = model.model_fields[field].title if field in model.model_fields else None
+        shown = f"{field} ({title})" if title else field
+        raise DesignError(f"{name} setting {shown}: {first['msg']}") from None
 
 
 def _catalog(info: ValidationInfo) -> Mapping[str, AgentSpec]:

@@ -20,6 +20,8 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Mapping
 
+from pydantic import BaseModel, ConfigDict
+
 from graph.kernel.system_parts import Forks, Prompts, Shape
 from graph.models.scripted import rules as scripted_rules
 
@@ -45,16 +47,16 @@ class AgentSpec:
     team: str | None = None  # the team it belongs to, in a system with teams
 
 
-@dataclass(frozen=True)
-class Setting:
-    """A field of the design this system reads, as the Design page asks for it."""
+class SystemSettings(BaseModel):
+    """What a design sets for one system, checked by the system's own model (its
+    ``settings_model``, a subclass; this empty one for a system with none). The Design page
+    draws each field from the model's JSON schema: ``title`` is the label,
+    ``description`` the help, the bounds (``ge``, ``le``, ``gt``) are the widget's, and
+    ``json_schema_extra`` may add ``step`` (a number's step) and ``section``
+    ("approvals": shown with the approval settings; else with the run settings). A
+    misspelt name is refused, not dropped."""
 
-    field: str  # a ``Design`` field: "max_replans", "bus_timeout_s", "escalate_at_cap"...
-    label: str
-    help: str = ""
-    minimum: float | None = None
-    maximum: float | None = None
-    step: float | None = None
+    model_config = ConfigDict(extra="forbid")
 
 
 class System(ABC):
@@ -63,7 +65,7 @@ class System(ABC):
     name: ClassVar[str]
     title: ClassVar[str]
     agents: ClassVar[Mapping[str, AgentSpec]]
-    settings: ClassVar[tuple[Setting, ...]] = ()
+    settings_model: ClassVar[type[SystemSettings]] = SystemSettings  # what a design sets for it
     # How the offline scripted model plays this system (``graph.models.scripted.rules``):
     # a module with ``answer(prompt)`` and its tool tables; None: nothing of its own.
     offline_rules: ClassVar[Any] = None
@@ -96,8 +98,9 @@ class System(ABC):
     def snapshot(self, state: dict) -> dict:
         """What the pages and the store keep of a state: small and JSON-safe (no messages:
         those are stored with the updates that added them). Carries ``rows`` (the run's
-        table, one dict per unit of work) and ``counts`` (the figures the runs list keeps,
-        ``steps`` and ``replans``; without them, the rows are counted)."""
+        table, one dict per unit of work) and ``counts`` (the figures the runs list keeps, as
+        its view labels them; ``steps``, and ``replans`` where it replans, are what eval
+        checks read; without them, the rows are counted)."""
 
 
 # --------------------------------------------------------------------------- registration

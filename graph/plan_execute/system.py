@@ -21,7 +21,7 @@ from graph.kernel.conversation import first_turn
 from graph.kernel.design import Design
 from graph.kernel.ledger import side_effect_ledger
 from graph.kernel.node_asks import NodeAsk, NotTryable
-from graph.kernel.system import Setting, System
+from graph.kernel.system import System
 from graph.kernel.system_parts import Ability, Forks, Prompts, Shape
 from graph.kernel.wiring import SystemGraph, compile_graph
 from graph.models.chat import role_models
@@ -32,6 +32,7 @@ from graph.plan_execute.executor import executor_ask, executor_node
 from graph.plan_execute.fork_plan import read_plan
 from graph.plan_execute.human import human_node
 from graph.plan_execute.planner import planner_ask, planner_node
+from graph.plan_execute.settings_model import PlanSettings
 from graph.plan_execute.state import RESET, State
 from graph.plan_execute.workers import WORKER_NODES
 from graph.prompts import PromptSet
@@ -121,7 +122,9 @@ class PlanPrompts(Prompts):
                 node,
                 "plan_execute/executor",
                 "planner",
-                lambda p: executor_ask(cast(State, state), p, design.max_replans),
+                lambda p: executor_ask(
+                    cast(State, state), p, design.settings_of(PlanSettings).max_replans
+                ),
             )
         return super().node_ask(node, state, design, at, settings)
 
@@ -133,7 +136,10 @@ class PlanPrompts(Prompts):
         self, name: str, text: str, state: dict | None = None, design: Design | None = None
     ) -> str:
         return prompts.preview_prompt(
-            name, text, state, max_replans=design.max_replans if design else 3
+            name,
+            text,
+            state,
+            max_replans=design.settings_of(PlanSettings).max_replans if design else 3,
         )
 
 
@@ -179,23 +185,7 @@ class PlanExecute(System):
         tuned={"planner": "plan_execute/planner", "executor": "plan_execute/executor"},
         nodes=frozenset(AGENTS) | {"planner", "executor"},
     )
-    settings = (
-        Setting(
-            "max_replans",
-            "Max replans per step",
-            "How many times the Executor may send "
-            "one step back to the Planner before moving on (the step is then marked "
-            "skipped).",
-            minimum=0,
-            maximum=20,
-            step=1,
-        ),
-        Setting(
-            "escalate_at_cap",
-            "Ask a human when a step reaches its replan cap",
-            "Off: the step is skipped and the run moves on.",
-        ),
-    )
+    settings_model = PlanSettings
 
     # ------------------------------------------------------------------ the graph
 
@@ -213,6 +203,7 @@ class PlanExecute(System):
         enabled = [s.name for s in enabled_specs(design.enabled_agents)]
         nodes = frozenset({"planner", "executor", "human", *enabled})
         texts = PromptSet(design.prompts)
+        own = design.settings_of(PlanSettings)
         planner, worker = role_models(settings, texts, planner_model, worker_model)
         deps = Deps(
             settings=settings,
@@ -222,10 +213,10 @@ class PlanExecute(System):
             knowledge=default_knowledge_base(),
             database=open_database(),
             enabled=enabled,
-            max_replans=design.max_replans,
+            max_replans=own.max_replans,
             nodes=nodes,
             approvals={a: design.approval_policy(a) for a in enabled},
-            escalate_at_cap=design.escalate_at_cap,
+            escalate_at_cap=own.escalate_at_cap,
             ledger=side_effect_ledger(settings),
         )
         builder = SystemGraph(State)

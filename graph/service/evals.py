@@ -90,8 +90,8 @@ class RunResult:
             final_answer=record.final_answer,
             agents_used=list(dict.fromkeys(n for n in nodes if n in catalog)),
             nodes=nodes,
-            steps=record.step_count,
-            replans=record.replan_count,
+            steps=record.counts.get("steps", 0),
+            replans=record.counts.get("replans", 0),
             chart=bool(snapshot.get("chart_spec")),
             human_decisions=[  # an experiment deciding by itself is no human's help
                 str(m.get("content") or "")

@@ -737,8 +737,8 @@ def _run_view(store: Store, run_id: str) -> dict:
         "decisions": decisions,
         "human_decisions": [m.get("content") for m in store.messages(run_id, agent="human")],
         "answer": record.final_answer,
-        "steps": record.step_count,
-        "replans": record.replan_count,
+        "steps": record.counts.get("steps", 0),
+        "replans": record.counts.get("replans", 0),
     }
 
 

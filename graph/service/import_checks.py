@@ -195,8 +195,13 @@ def shown_time(value: Any) -> float | None:
     return float(value) if 0 <= value <= LATEST_TIME else None
 
 
-def shown_count(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+def shown_counts(text: str | None) -> dict[str, int]:
+    """A run's stored counts; what is no count (an unchecked import's) is left out."""
+    return {
+        k: v
+        for k, v in shown_object(text).items()
+        if isinstance(v, int) and not isinstance(v, bool) and v >= 0
+    }
 
 
 def shown_object(text: str | None) -> dict:
@@ -329,8 +334,7 @@ def check_run_export(
         "started_at": started,
         "finished_at": finished,
         "final_answer": _text(run.get("final_answer"), "run.final_answer", optional=True),
-        "step_count": _count(run.get("step_count") or 0, "run.step_count"),
-        "replan_count": _count(run.get("replan_count") or 0, "run.replan_count"),
+        "counts": _counts(run),
         "parent_run": _text(run.get("parent_run"), "run.parent_run", optional=True, limit=128),
         "parent_checkpoint": _text(
             run.get("parent_checkpoint"), "run.parent_checkpoint", optional=True, limit=128
@@ -338,6 +342,18 @@ def check_run_export(
     }
     snapshot = _object(data.get("snapshot"), "snapshot", optional=True)
     return CheckedRun(record, snapshot, _events(data.get("events")), notes)
+
+
+def _counts(run: dict) -> dict[str, int]:
+    """The run's counts (``counts``), or those of an export made before systems counted
+    in their own words (``step_count`` and ``replan_count``)."""
+    if "counts" not in run:
+        return {
+            "steps": _count(run.get("step_count") or 0, "run.step_count"),
+            "replans": _count(run.get("replan_count") or 0, "run.replan_count"),
+        }
+    counts = _object(run["counts"], "run.counts")
+    return {str(k): _count(v, f"run.counts.{k}") for k, v in counts.items()}
 
 
 def _question(value: Any, settings: Settings) -> str:

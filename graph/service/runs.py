@@ -152,7 +152,7 @@ def event_record(event: RunEvent, system: str) -> dict:
         rows = snapshot.get("rows") or []
         data = {
             **snapshot,
-            "counts": snapshot.get("counts") or {"steps": len(rows), "replans": 0},
+            "counts": snapshot.get("counts") or {"steps": len(rows)},
             "conversation": plain(conversation_snapshot(event.data)),
         }
     else:

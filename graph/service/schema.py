@@ -253,6 +253,21 @@ def _score_scales(tx: Transaction) -> None:
     tx.script(_EVAL_SET_RUNS)
 
 
+# The counts version 1 kept in columns of their own, as a plan counts them.
+_OLD_COUNTS = (
+    "'{\"steps\": ' || CAST(step_count AS TEXT) || ', \"replans\": ' "
+    "|| CAST(replan_count AS TEXT) || '}'"
+)
+
+
+def _run_counts(tx: Transaction) -> None:
+    """Version 7: a run's counts as its system defines them (``System.counts``: a bus
+    counts requests and messages, a plan steps and replans), in one JSON column. The
+    old ``step_count`` and ``replan_count`` move into it and are no longer written."""
+    tx.add_column("runs", "counts_json", "TEXT")
+    tx.execute(f"UPDATE runs SET counts_json = {_OLD_COUNTS} WHERE counts_json IS NULL")
+
+
 MIGRATIONS = [
     Migration(1, "designs, prompts, runs, events, experiments and the rest", _tables),
     Migration(2, "run leases, event keys, queued redirects", _leases),
@@ -260,5 +275,6 @@ MIGRATIONS = [
     Migration(4, "model profiles", _model_profiles),
     Migration(5, "people's annotations and pairwise judgements", _human_reviews),
     Migration(6, "score scales of annotations; runs added to eval sets", _score_scales),
+    Migration(7, "runs' counts as their system defines them", _run_counts),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1].version

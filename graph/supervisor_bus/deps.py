@@ -14,6 +14,7 @@ from graph.models.chat import role_models
 from graph.prompts import PromptSet
 from graph.settings import Settings, get_settings
 from graph.supervisor_bus.agents import enabled_specs
+from graph.supervisor_bus.settings_model import BusSettings
 from graph.tools.knowledge import KnowledgeBase, default_knowledge_base
 
 
@@ -61,7 +62,7 @@ def make_deps(
         drafts_dir=settings.home / "drafts",
         enabled=enabled,
         nodes=frozenset({"supervisor", "human", *enabled}),
-        timeout_s=design.bus_timeout_s,
+        timeout_s=design.settings_of(BusSettings).bus_timeout_s,
         max_rounds=max_rounds(enabled),
         approvals={a: design.approval_policy(a) for a in enabled},
     )

@@ -22,7 +22,7 @@ from langgraph.graph.state import CompiledStateGraph
 from graph.kernel.conversation import first_turn
 from graph.kernel.design import Design
 from graph.kernel.node_asks import NodeAsk, NotTryable
-from graph.kernel.system import Setting, System
+from graph.kernel.system import System
 from graph.kernel.system_parts import Ability, Forks, Prompts, Shape
 from graph.kernel.wiring import SystemGraph, compile_graph
 from graph.prompts import PromptError
@@ -31,6 +31,7 @@ from graph.supervisor_bus.agents import AGENTS
 from graph.supervisor_bus.bus import ANSWER_TYPES, Outbox, answer_to, inbox, messages, preview
 from graph.supervisor_bus.deps import make_deps, max_rounds
 from graph.supervisor_bus.human import human_node
+from graph.supervisor_bus.settings_model import BusSettings
 from graph.supervisor_bus.state import STATE_TYPES, BusState, consumed_field
 from graph.supervisor_bus.supervisor import supervisor_ask, supervisor_node
 from graph.supervisor_bus.workers import worker_node
@@ -144,19 +145,7 @@ class SupervisorBus(System):
         tuned={"supervisor": "supervisor_bus/supervisor"},
         nodes=frozenset(AGENTS) | {"supervisor"},
     )
-    settings = (
-        Setting(
-            "bus_timeout_s",
-            "Request timeout, seconds",
-            "A request on the bus not "
-            "answered within this time is taken off the outstanding registry, listed as a "
-            "dead letter and escalated to a human (retry, reassign to another agent, or "
-            "drop), once.",
-            minimum=1.0,
-            maximum=86_400.0,
-            step=5.0,
-        ),
-    )
+    settings_model = BusSettings
 
     def build_graph(
         self,
@@ -207,7 +196,7 @@ class SupervisorBus(System):
             "enabled_agents": list(design.enabled_agents),
             "current_step": 0,
             "outstanding": {},
-            "timeout_s": design.bus_timeout_s,
+            "timeout_s": design.settings_of(BusSettings).bus_timeout_s,
             "turn_start": 0,
             **first_turn(question, design, self.shape.entry),
         }
@@ -295,7 +284,7 @@ class SupervisorBus(System):
         return {
             "system": self.name,
             "rows": rows,
-            "counts": {"steps": len(rows), "replans": 0},
+            "counts": {"steps": len(rows), "messages": len(table)},
             "bus": table,
             "outstanding": [
                 {

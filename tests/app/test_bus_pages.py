@@ -27,6 +27,28 @@ def test_choosing_the_bus_system_saves_its_design_and_draws_the_supervisor_hub(h
     assert "reviewer" not in graph_dots(at)[0]
 
 
+def test_the_bus_timeout_is_saved_in_the_bus_settings_and_kept_across_a_switch(home, services):
+    from graph.plan_execute.settings_model import PlanSettings
+    from graph.supervisor_bus.settings_model import BusSettings
+
+    store, _ = services
+    at = open_page()
+    at.number_input(key="setting:plan_execute:max_replans").set_value(1).run()
+    at.radio(key="design:system").set_value("supervisor_bus").run()
+    timeout = at.number_input(key="setting:supervisor_bus:bus_timeout_s")
+    assert timeout.label == "Request timeout, seconds" and timeout.min == 1.0
+    timeout.set_value(45.0).run()
+    saved = store.load_design()
+    assert saved.settings_of(BusSettings).bus_timeout_s == 45.0
+    assert "requests time out after 45 s" in texts(open_page("app_pages/run.py"))
+
+    at.radio(key="design:system").set_value("plan_execute").run()
+    assert at.number_input(key="setting:plan_execute:max_replans").value == 1
+    at.radio(key="design:system").set_value("supervisor_bus").run()
+    assert at.number_input(key="setting:supervisor_bus:bus_timeout_s").value == 45.0
+    assert store.load_design().settings_of(PlanSettings).max_replans == 1
+
+
 def test_prompts_page_lists_the_bus_prompts_with_a_preview_for_a_bus_design(home, services):
     from graph.kernel.design import Design
 

@@ -4,8 +4,11 @@ import json
 
 from graph.kernel.design import Design, export_design, import_design
 from graph.plan_execute.agents import AGENTS
+from graph.plan_execute.settings_model import PlanSettings
 from graph.prompts import default_text
 from tests.app.support import graph_dots, open_page, texts
+
+MAX_REPLANS, ESCALATE = "setting:plan_execute:max_replans", "setting:plan_execute:escalate_at_cap"
 
 
 def test_every_agent_has_a_checkbox_with_its_catalog_description(home):
@@ -30,13 +33,14 @@ def test_design_is_saved_and_found_again_by_a_new_session(home, services):
     store, _ = services
     at = open_page()
     at.checkbox(key="agent:chart_generator").uncheck().run()
-    at.number_input(key="max_replans").set_value(1).run()
+    at.number_input(key=MAX_REPLANS).set_value(1).run()
     saved = store.load_design()
-    assert "chart_generator" not in saved.enabled_agents and saved.max_replans == 1
+    assert "chart_generator" not in saved.enabled_agents
+    assert saved.settings_of(PlanSettings).max_replans == 1
 
     again = open_page()  # a browser reload is a new session
     assert again.checkbox(key="agent:chart_generator").value is False
-    assert again.number_input(key="max_replans").value == 1
+    assert again.number_input(key=MAX_REPLANS).value == 1
     assert "chart_generator" not in graph_dots(again)[0]
 
 
@@ -61,17 +65,18 @@ def test_approval_policies_default_to_always_for_side_effects_and_are_saved(home
     at = open_page()
     assert at.selectbox(key="approval:report_writer").value == "always"
     assert at.selectbox(key="approval:web_researcher").value == "planner"
-    assert at.toggle(key="escalate_at_cap").value is True
+    assert at.toggle(key=ESCALATE).value is True
     assert at.number_input(key="approval_timeout_s").value == 600
 
     at.selectbox(key="approval:web_researcher").set_value("always").run()
     at.selectbox(key="approval:report_writer").set_value("never").run()
-    at.toggle(key="escalate_at_cap").set_value(False).run()
+    at.toggle(key=ESCALATE).set_value(False).run()
     at.number_input(key="approval_timeout_s").set_value(30).run()
     at.radio(key="timeout_action:plan_execute").set_value("skip").run()
     saved = store.load_design()
     assert saved.approvals == {"web_researcher": "always", "report_writer": "never"}
-    assert (saved.escalate_at_cap, saved.approval_timeout_s, saved.timeout_action) == (
+    escalates = saved.settings_of(PlanSettings).escalate_at_cap
+    assert (escalates, saved.approval_timeout_s, saved.timeout_action) == (
         False,
         30,
         "skip",
@@ -127,7 +132,7 @@ def test_importing_a_design_file_makes_it_the_saved_design_and_redraws(home, ser
     assert saved.approvals == {"synthesizer": "always"} and saved.timeout_action == "skip"
     assert store.active_prompt_texts()["plan_execute/planner"] == planner
     assert at.checkbox(key="agent:data_researcher").value is False
-    assert at.number_input(key="max_replans").value == 1
+    assert at.number_input(key=MAX_REPLANS).value == 1
     assert at.selectbox(key="approval:synthesizer").value == "always"
     assert "data_researcher" not in graph_dots(at)[0]
 

@@ -220,7 +220,7 @@ def test_an_experiment_of_two_variants_runs_and_its_table_matches_compare(home, 
     # one run each cannot tell a difference (issue #27): failed, but not marked worse
     assert chart_row["no data"].startswith("✗ failed · ")
     assert "checks ✗ ✗" in chart_row["no data"]
-    steps = [store.run(runs["default", q]).step_count for q in (0, 1)]
+    steps = [store.run(runs["default", q]).counts["steps"] for q in (0, 1)]
     summary = _frame(at, "Figure").set_index("Figure")
     assert float(summary.loc["steps", "default"].split(" ")[0]) == statistics.fmean(steps)
     assert summary.loc["steps", "default"].endswith("(2 completed of 2)")

@@ -67,6 +67,7 @@ def test_the_run_and_history_pages_show_a_run_of_the_fourth_system(relay, servic
     history = open_page("app_pages/history.py", run=run_id)
     rows = history.dataframe[0].value.to_dict("records")
     assert rows[0]["Question"] == QUESTION and rows[0]["Status"] == "done"
+    assert rows[0]["Counts"] == "Relay legs 2"  # counted and named by the relay
     timeline = next(d.value for d in history.dataframe if "After" in d.value.columns)
     assert "Draft" in timeline.columns and "drafter" in list(timeline["After"])
     # a fork may change the draft: the checker signs off what a person wrote
@@ -85,6 +86,48 @@ def test_the_run_and_history_pages_show_a_run_of_the_fourth_system(relay, servic
         wait_status(store, new_id, "done").final_answer
         == "Checked by the relay: A draft written by a person."
     )
+
+
+SIGN_OFF = "setting:relay:sign_off"
+
+
+def test_the_design_page_shows_and_saves_the_fourth_systems_own_setting(relay, services):
+    store, _ = services
+    at = open_page()
+    at.radio(key="design:system").set_value("relay").run()
+    box = at.text_input(key=SIGN_OFF)
+    assert (box.label, box.value) == ("Checker's sign-off", "Checked by the relay")
+    assert box.help == "What the checker writes before the draft it signs off."
+
+    box.input("Signed by the teacher").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert store.load_design().settings["relay"] == {"sign_off": "Signed by the teacher"}
+    again = open_page()  # a new session draws it from the stored design
+    assert again.text_input(key=SIGN_OFF).value == "Signed by the teacher"
+
+    again.text_input(key=SIGN_OFF).input("").run()  # the relay's model wants some words
+    assert any(
+        "relay setting sign_off (Checker's sign-off)" in e.value
+        and "at least 1 character" in e.value
+        for e in again.error
+    )
+    assert store.load_design().settings["relay"] == {"sign_off": "Signed by the teacher"}
+
+
+def test_a_run_of_the_fourth_system_uses_its_setting_and_keeps_it(relay, services):
+    from graph.kernel.design import Design
+    from tests.fourth.settings_model import RelaySettings
+
+    store, service = services
+    design = Design(system="relay", settings={"relay": {"sign_off": "Signed by the teacher"}})
+    run_id = service.start(QUESTION, design)
+    record = wait_status(store, run_id, "done")
+    assert record.final_answer == (
+        "Signed by the teacher: A first draft from the relay's own rules, for: " + QUESTION
+    )
+    kept = Design.model_validate(store.run(run_id).design)  # as the run recorded it
+    assert kept.settings_of(RelaySettings).sign_off == "Signed by the teacher"
+    assert store.run(run_id).counts == {"steps": 2}
 
 
 def test_without_the_registry_line_the_system_is_unknown(home):

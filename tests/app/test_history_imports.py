@@ -53,9 +53,10 @@ def _odd_run(store) -> str:
     store._write(
         "INSERT INTO runs (id, question, system, design_json, prompt_versions_json, "
         "settings_json, status, reason, model_label, created_at, started_at, finished_at, "
-        "final_answer, step_count, replan_count) VALUES "
+        "final_answer, counts_json) VALUES "
         "('odd1', 'odd question', 'skynet', '{\"enabled_agents\": 5, \"system\": 7}', "
-        "'[1]', '\"x\"', 'done', '', '', 'yesterday', 'noon', 'later', NULL, 'many', 0)"
+        "'[1]', '\"x\"', 'done', '', '', 'yesterday', 'noon', 'later', NULL, "
+        '\'{"steps": "many", "replans": -1}\')'
     )
     return "odd1"
 

@@ -79,7 +79,7 @@ def test_runs_are_listed_with_status_design_prompts_counts_and_filtered(home, se
     assert (
         rows[TESLA]["Prompts"] == "planner: terse" and rows[REPORT]["Prompts"] == "shipped defaults"
     )
-    assert (rows[TESLA]["Steps"], rows[TESLA]["Replans"]) == (2, 1)
+    assert rows[TESLA]["Counts"] == "Steps 2 · Replans 1"  # as plan_execute counts
     assert rows[TESLA]["Duration"].endswith(" s")
 
     at.selectbox(key="history:status").set_value("waiting").run()

@@ -188,8 +188,7 @@ def _record(**overrides) -> RunRecord:
         started_at=None,
         finished_at=None,
         final_answer=None,
-        step_count=1,
-        replan_count=0,
+        counts={"steps": 1},
         parent_run=None,
         parent_checkpoint=None,
     )
@@ -211,6 +210,19 @@ def test_the_runs_table_names_each_runs_system_and_where_it_came_from():
         ("gone_system", "short plans in two questions"),  # a system no longer hosted
     ]
     assert sum(LISTED_COLUMNS.values()) <= 770 and {"System", "Origin"} <= set(LISTED_COLUMNS)
+
+
+def test_the_runs_table_shows_each_runs_counts_in_its_systems_words():
+    bus = _record(counts={"steps": 3, "messages": 9})
+    plan = _record(id="b" * 32, system="plan_execute", counts={"steps": 2, "replans": 1})
+    gone = _record(id="c" * 32, system="gone_system", counts={"laps": 4})
+    rows = history_rows([bus, plan, gone], {})
+    assert [r["Counts"] for r in rows] == [
+        "Requests 3 · Bus messages 9",
+        "Steps 2 · Replans 1",
+        "Laps 4",  # a system no longer hosted: its counts by their own names
+    ]
+    assert "Counts" in LISTED_COLUMNS
 
 
 def test_the_runs_table_duration_leaves_out_the_paces_holds(services):

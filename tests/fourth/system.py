@@ -23,6 +23,7 @@ from graph.models.chat import make_chat_model
 from graph.settings import get_settings
 from tests.fourth import offline_rules
 from tests.fourth.offline_rules import draft_request
+from tests.fourth.settings_model import RelaySettings
 
 
 class RelayState(MessagesState, ConversationState):
@@ -53,6 +54,7 @@ class Relay(System):
         "checker": AgentSpec("checker", "Reads the draft and signs it off."),
     }
     offline_rules: ClassVar[ModuleType] = offline_rules
+    settings_model = RelaySettings
     shape = Shape("drafter")
     forks = Forks(timeline_fields=("draft", "rows"), fork_fields=("draft",))
     prompts = Prompts("relay", nodes=frozenset({"drafter", "checker"}))
@@ -70,6 +72,7 @@ class Relay(System):
         settings = settings or get_settings()
         model = worker_model or make_chat_model("worker", settings)
         enabled = set(design.enabled_agents)
+        sign_off = design.settings_of(RelaySettings).sign_off
 
         def drafter(state: dict) -> dict:
             reply = model.invoke([HumanMessage(content=draft_request(state["question"]))])
@@ -81,7 +84,7 @@ class Relay(System):
             }
 
         def checker(state: dict) -> dict:
-            signed = f"Checked by the relay: {state.get('draft') or '(no draft)'}"
+            signed = f"{sign_off}: {state.get('draft') or '(no draft)'}"
             rows = [
                 *(state.get("rows") or []),
                 {"step": 2, "agent": "checker", "status": "done", "text": "signed off"},

@@ -8,6 +8,7 @@ from ui.view_models import Panel, RunFacts
 
 
 class RelayView(SystemView):
+    count_labels = {"steps": "Relay legs"}
     summary = "A drafter writes a first answer with the model; a checker signs it off."
     intro = "Two agents in a line: the **drafter** asks the model, the **checker** signs off."
     examples = ("Say hello to the relay.",)

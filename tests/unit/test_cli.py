@@ -55,6 +55,24 @@ def test_run_json_prints_the_final_state():
     assert data["state"]["final_answer"]
 
 
+def test_a_systems_own_setting_is_set_with_set_and_a_bad_one_refused_in_one_line():
+    tesla = ("run", "How did Tesla's stock do in 2008?", "--agents", "web_researcher,synthesizer")
+    result = cli(*tesla, "--set", "max_replans=0", "--set", "escalate_at_cap=false", "--json")
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["status"] == "done"
+    assert data["state"]["replan_attempts"] == {}  # no replan allowed: the step moved on
+    for args, words in [
+        (("--set", "max_replans=many"), "plan_execute setting max_replans (Max replans per step)"),
+        (("--set", "max_replan=1"), "plan_execute has no setting 'max_replan'"),
+        (("--set", "max_replans"), "--set 'max_replans': write it as NAME=VALUE"),
+        (("--system", "supervisor_bus", "--set", "bus_timeout_s=0"), "greater than 0"),
+    ]:
+        refused = cli(*tesla[:2], *args)
+        assert refused.returncode == 2 and words in refused.stderr, refused.stderr
+        assert len(refused.stderr.strip().splitlines()) == 1
+
+
 def test_a_failed_run_exits_non_zero_with_one_line_saying_why():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -100,6 +118,8 @@ def test_every_hosted_system_is_listed_and_drawn():
         "supervisor_bus",
         "hierarchical_teams",
     ]
+    assert "Settings (--set NAME=VALUE): max_replans, escalate_at_cap." in listed.stdout
+    assert "Settings (--set NAME=VALUE): bus_timeout_s." in listed.stdout
     teams = cli("dot", "--system", "hierarchical_teams")
     assert teams.returncode == 0, teams.stderr
     assert teams.stdout.startswith("digraph hierarchical_teams {")

@@ -104,8 +104,8 @@ def test_two_variants_on_the_starter_set_give_a_comparison_matching_the_stored_r
             figures = [llm_figures(service.store, r["run_id"]) for r in mine]
             cell = row["variants"][variant]
             assert cell["runs"] == 2
-            assert cell["steps"] == statistics.fmean(r.step_count for r in records)
-            assert cell["replans"] == statistics.fmean(r.replan_count for r in records)
+            assert cell["steps"] == statistics.fmean(r.counts["steps"] for r in records)
+            assert cell["replans"] == statistics.fmean(r.counts.get("replans", 0) for r in records)
             assert cell["llm_calls"] == statistics.fmean(c for c, _ in figures)
             assert cell["tokens"] == statistics.fmean(t for _, t in figures)
             assert cell["cost"] == 0.0  # the scripted model is priced at zero
@@ -128,7 +128,7 @@ def test_two_variants_on_the_starter_set_give_a_comparison_matching_the_stored_r
     assert summary["default"]["pass_rate"] == pytest.approx(12 / 12)
     assert summary["no-data planner"]["pass_rate"] == pytest.approx(6 / 12)
     all_steps = [
-        service.store.run(r["run_id"]).step_count for r in runs if r["variant"] == "default"
+        service.store.run(r["run_id"]).counts["steps"] for r in runs if r["variant"] == "default"
     ]
     assert summary["default"]["steps"]["mean"] == statistics.fmean(all_steps)
     assert summary["default"]["steps"]["median"] == statistics.median(all_steps)
@@ -308,7 +308,7 @@ def test_rerun_runs_exactly_the_recorded_prompts_design_and_questions(service, s
                     [
                         run.question,
                         run.design["enabled_agents"],
-                        run.design["max_replans"],
+                        run.design["settings"]["plan_execute"]["max_replans"],
                         PromptSet(run.design["prompts"]).texts[EXECUTOR],
                     ]
                 )

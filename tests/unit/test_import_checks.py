@@ -59,6 +59,20 @@ def test_a_sound_export_imports_and_one_naming_another_model_server_without_it(s
     assert len(notes) == 1 and "evil.example" in notes[0] and "left out" in notes[0]
 
 
+def test_an_export_keeps_its_counts_and_an_older_one_s_step_and_replan_counts_are_read(store):
+    older = store.run(store.import_run(valid_export()))  # step_count and replan_count
+    assert older.counts == {"steps": 1, "replans": 0}
+    assert older.design["settings"]["plan_execute"]["max_replans"] >= 0  # settings completed
+    data = valid_export()
+    del data["run"]["step_count"], data["run"]["replan_count"]
+    data["run"].update(system="supervisor_bus", design={"system": "supervisor_bus"})
+    data["run"]["counts"] = {"steps": 2, "messages": 7}
+    again = store.run(
+        store.import_run(json.loads(json.dumps(store.export_run(store.import_run(data)))))
+    )
+    assert again.counts == {"steps": 2, "messages": 7}
+
+
 # --------------------------------------------------------------------------- designs
 
 

@@ -64,7 +64,7 @@ def test_the_example_question_ends_done_with_an_answer_a_chart_and_planner_first
     assert (run.status, run.reason) == ("done", "Finished: the synthesizer wrote the final answer.")
     assert run.final_answer and "AAPL" in run.final_answer
     assert run.started_at <= run.finished_at and run.duration_s >= 0
-    assert run.step_count >= 3
+    assert run.counts["steps"] >= 3
     snap = store.snapshot(run_id)
     assert snap["chart_spec"]["data"]["values"]
     assert snap["outcome"] == "done"

@@ -15,10 +15,12 @@ from pathlib import Path
 
 import pytest
 
+from graph.plan_execute.settings_model import PlanSettings
 from graph.service.database import DatabaseTooNew, DatabaseUnavailable
 from graph.service.schema import MIGRATIONS, SCHEMA_VERSION
 from graph.service.store import Store
 from graph.settings import Settings
+from graph.supervisor_bus.settings_model import BusSettings
 from tests.support import ROOT
 
 OLD_FILE = Path(__file__).parent / "data" / "store_v2.sql"
@@ -41,11 +43,17 @@ def test_a_version_2_file_written_by_the_old_store_migrates_forward_keeping_ever
     assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     assert store._query("SELECT COUNT(*) FROM schema_version")[0][0] == 1
 
-    assert store.load_design().max_replans == 2
+    saved = store.load_design()  # stored with max_replans and the rest at its top
+    assert saved.settings_of(PlanSettings).max_replans == 2
+    assert saved.settings_of(BusSettings).bus_timeout_s == 30.0
     active = store.active_prompts()["plan_execute/planner"]
     assert active.label == "old" and "{user_query}" in active.text
     run = store.run("run-old")
-    assert (run.status, run.final_answer, run.step_count) == ("done", "AAPL", 1)
+    assert (run.status, run.final_answer, run.counts) == (
+        "done",
+        "AAPL",
+        {"steps": 1, "replans": 0},
+    )
     assert run.prompt_versions == {"plan_execute/planner": active.id}
     assert [e["kind"] for e in store.events("run-old")] == ["update", "state", "end"]
     assert store.messages("run-old")[0]["content"] == "finding " * 1000  # a shelved text

@@ -46,7 +46,9 @@ def test_a_run_without_a_design_gets_the_system_default_and_a_wrong_one_is_named
     assert design_of("supervisor_bus", {}) == Design(system="supervisor_bus")
     with pytest.raises(DesignError, match="a plan_execute design; this graph is supervisor_bus"):
         design_of("supervisor_bus", run_config(Design(system="plan_execute")))
-    with pytest.raises(DesignError, match=f"{DESIGN_KEY}.max_replans"):
+    with pytest.raises(
+        DesignError, match=f"{DESIGN_KEY}.settings: plan_execute setting max_replans"
+    ):
         design_of("plan_execute", {"configurable": {DESIGN_KEY: {"max_replans": -1}}})
     with pytest.raises(DesignError, match="unknown placeholder {question}"):
         design_of("plan_execute", run_config(Design(), {"plan_execute/planner": "{question}"}))

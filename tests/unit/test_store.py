@@ -198,10 +198,10 @@ def test_a_state_event_updates_the_run_counts_and_the_latest_snapshot(store):
     chart = {"mark": "line", "data": {"values": [1, 2, 3]}}
     store.append_event("r1", state_record(1, 2, {}))
     run = store.run("r1")
-    assert (run.step_count, run.replan_count, run.final_answer) == (2, 0, None)
+    assert (run.counts, run.final_answer) == ({"steps": 2, "replans": 0}, None)
     store.append_event("r1", state_record(2, 3, {"1": 1, "2": 2}, final="42", chart=chart))
     run = store.run("r1")
-    assert (run.step_count, run.replan_count, run.final_answer) == (3, 3, "42")
+    assert (run.counts, run.final_answer) == ({"steps": 3, "replans": 3}, "42")
     assert store.snapshot("r1")["chart_spec"] == chart
     logged = store.events("r1", kinds=("state",))
     assert all("chart_spec" not in e["data"] for e in logged)
@@ -329,7 +329,7 @@ def test_an_export_contains_no_api_key_and_imports_under_a_new_id(store, tmp_pat
     new_id = store.import_run(json.loads(text))
     assert new_id != "r1"
     copy = store.run(new_id)
-    assert (copy.question, copy.final_answer, copy.step_count) == ("question?", "answer", 1)
+    assert (copy.question, copy.final_answer, copy.counts["steps"]) == ("question?", "answer", 1)
     assert store.events(new_id) == store.events("r1")
     assert store.snapshot(new_id) == store.snapshot("r1")
 
@@ -366,7 +366,7 @@ def test_four_threads_appending_200_events_each_to_different_runs_all_stored(sto
     assert errors == []
     for run_id in runs:
         assert [e["seq"] for e in store.events(run_id)] == list(range(1, 201))
-        assert store.run(run_id).step_count == 20
+        assert store.run(run_id).counts["steps"] == 20
         assert len(store.messages(run_id)) == 180
 
 

@@ -391,6 +391,8 @@ def test_a_request_past_its_timeout_is_escalated_once_and_a_retry_finishes_the_r
     assert snap["dead_letters"][0]["resolution"] == "retried"
     assert len(drafts(settings.home)) == 1
     assert "[kb:dotcom-crash]" in snap["final_answer"]
+    # the runs table holds the bus's own counts: requests to agents, messages on the bus
+    assert service.store.run(run_id).counts == {"steps": 4, "messages": len(snap["bus"])}
 
 
 @pytest.mark.parametrize(

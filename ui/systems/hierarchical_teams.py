@@ -66,6 +66,7 @@ def _team_activity(events: list[dict]) -> dict[str, dict[str, list]]:
 
 
 class TeamsView(SystemView):
+    count_labels = {"steps": "Subtasks", "replans": "Replans"}
     summary = (
         "A lead supervisor splits a multi-intent request into subtasks, one team each; "
         "every team is a subgraph with its own supervisor and workers that sees only its "

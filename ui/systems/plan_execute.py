@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from graph.plan_execute.agents import AGENTS
 from graph.plan_execute.fork_plan import COLUMNS
+from graph.plan_execute.settings_model import PlanSettings
 from ui.system_view import SystemView
 from ui.view_models import ApprovalView, ForkTable, Panel, RunFacts
 
@@ -51,6 +52,7 @@ def plan_table(values: dict, design: Design) -> ForkTable:
 
 
 class PlanView(SystemView):
+    count_labels = {"steps": "Steps", "replans": "Replans"}
     summary = (
         "A Planner writes numbered steps; an Executor routes each step to one agent and "
         "asks for a new plan when a step fails."
@@ -155,7 +157,7 @@ class PlanView(SystemView):
         ]
 
     def limits(self, design: Design) -> str:
-        return f"at most {design.max_replans} replan(s) per step"
+        return f"at most {design.settings_of(PlanSettings).max_replans} replan(s) per step"
 
     def approval_view(self, item: dict) -> ApprovalView:
         kind = item.get("kind") or "approval"

@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
+from graph.supervisor_bus.settings_model import BusSettings
 from graph.supervisor_bus.teaching import blackboard_vs_bus
 from ui.system_view import SystemView
 from ui.view_models import ApprovalView, Block, Lesson, Panel, RunFacts, cell
@@ -21,6 +22,7 @@ def _short(value: object) -> str:
 
 
 class BusView(SystemView):
+    count_labels = {"steps": "Requests", "messages": "Bus messages"}
     summary = (
         "Agents exchange typed messages on an append-only bus; a supervisor reads its "
         "inbox and routes, requests that time out go to a human, tools follow each role."
@@ -152,7 +154,8 @@ class BusView(SystemView):
         ]
 
     def limits(self, design: Design) -> str:
-        return f"supervisor + message bus, requests time out after {design.bus_timeout_s:g} s"
+        timeout = design.settings_of(BusSettings).bus_timeout_s
+        return f"supervisor + message bus, requests time out after {timeout:g} s"
 
     def approval_view(self, item: dict) -> ApprovalView:
         kind = item.get("kind") or "approval"

@@ -110,14 +110,15 @@ class Events:
             ),
         )
         if kind == "state" and isinstance(data, dict):
-            counts = data.get("counts") or {}  # the system's own (its snapshot's)
+            counts = data.get("counts")  # the system's own (its snapshot's)
+            if not isinstance(counts, dict):
+                counts = {"steps": len(data.get("rows") or [])}
             tx.execute(
-                "UPDATE runs SET snapshot_json = ?, step_count = ?, replan_count = ?, "
+                "UPDATE runs SET snapshot_json = ?, counts_json = ?, "
                 "final_answer = COALESCE(?, final_answer) WHERE id = ?",
                 (
                     dumps(data),
-                    int(counts.get("steps", len(data.get("rows") or []))),
-                    int(counts.get("replans", 0)),
+                    dumps({str(k): int(v) for k, v in counts.items()}),
                     data.get("final_answer"),
                     run_id,
                 ),

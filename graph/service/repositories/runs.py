@@ -14,7 +14,7 @@ from graph.redaction import redact
 from graph.service.database import Database
 from graph.service.import_checks import (
     check_run_export,
-    shown_count,
+    shown_counts,
     shown_design,
     shown_object,
     shown_time,
@@ -60,8 +60,7 @@ class Runs:
             started_at=shown_time(row["started_at"]),
             finished_at=shown_time(row["finished_at"]),
             final_answer=row["final_answer"],
-            step_count=shown_count(row["step_count"]),
-            replan_count=shown_count(row["replan_count"]),
+            counts=shown_counts(row["counts_json"]),
             parent_run=row["parent_run"],
             parent_checkpoint=row["parent_checkpoint"],
             settings=shown_object(row["settings_json"]),
@@ -87,7 +86,7 @@ class Runs:
         public = settings.public_dict() if settings is not None else {}
         self.db.execute(
             f"INSERT INTO runs ({RUN_COLUMNS}, owner, lease_until) VALUES "
-            "(?, ?, ?, ?, ?, ?, 'queued', '', ?, ?, NULL, NULL, NULL, 0, 0, ?, ?, ?, ?)",
+            "(?, ?, ?, ?, ?, ?, 'queued', '', ?, ?, NULL, NULL, NULL, '{}', ?, ?, ?, ?)",
             (
                 run_id,
                 question,
@@ -269,7 +268,7 @@ class Runs:
             status = run["status"] if run["status"] in TERMINAL_STATUSES else "interrupted"
             tx.execute(
                 f"INSERT INTO runs ({RUN_COLUMNS}, snapshot_json) VALUES "
-                "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     run_id,
                     run["question"],
@@ -284,8 +283,7 @@ class Runs:
                     run["started_at"],
                     run["finished_at"],
                     run["final_answer"],
-                    run["step_count"],
-                    run["replan_count"],
+                    dumps(run["counts"]),
                     run["parent_run"],
                     run["parent_checkpoint"],
                     dumps(snapshot) if snapshot is not None else None,

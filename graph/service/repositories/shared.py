@@ -24,7 +24,7 @@ EXPORT_FORMAT = "stepwise-run"
 RUN_COLUMNS = (
     "id, question, system, design_json, prompt_versions_json, settings_json, status, "
     "reason, model_label, created_at, started_at, finished_at, final_answer, "
-    "step_count, replan_count, parent_run, parent_checkpoint"
+    "counts_json, parent_run, parent_checkpoint"
 )
 
 # A run nobody holds: no owner, or its owner stopped renewing (the one parameter: now).
@@ -54,8 +54,7 @@ class RunRecord:
     started_at: float | None
     finished_at: float | None
     final_answer: str | None
-    step_count: int
-    replan_count: int
+    counts: dict[str, int]  # as its system counts (System.counts): {"steps": 3, ...}
     parent_run: str | None
     parent_checkpoint: str | None
     settings: dict = field(default_factory=dict)  # Settings.public_dict(): no secrets
