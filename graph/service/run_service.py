@@ -53,6 +53,7 @@ from graph.service.disk_space import (
     disk_full,
     no_room_message,
     run_cut_off_reason,
+    said_when_full,
 )
 from graph.service.leases import LeaseGuardedSaver, LeaseLost, Leases
 from graph.service.model_profiles import ModelProfiles
@@ -68,6 +69,7 @@ from graph.service.runs import (
     database_url,
     event_record,
     missed_updates,
+    store_location,
 )
 from graph.service.store import (
     LIVE_STATUSES,
@@ -241,19 +243,20 @@ class RunService:
         return live_model(model) if choice is not None and choice.fork_of else model
 
     def _graph(self, design: Design) -> tuple[CompiledStateGraph, BaseChatModel, BaseChatModel]:
+        """The design's compiled graph and models. Building it may write files of its
+        own under the home (the tools' stock database on first use): a full disk there
+        is said as the store's is."""
         planner, worker = self.model("planner", design), self.model("worker", design)
         system = get_system(design.system)
-        return (
-            system.build_graph(
+        with said_when_full(store_location(self.settings)):
+            compiled = system.build_graph(
                 design,
                 settings=self.run_settings(design),
                 checkpointer=self.checkpointer,
                 planner_model=planner,
                 worker_model=worker,
-            ),
-            planner,
-            worker,
-        )
+            )
+        return compiled, planner, worker
 
     def start(
         self,

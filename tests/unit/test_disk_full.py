@@ -94,6 +94,23 @@ def test_starting_a_run_on_a_full_disk_says_so_and_stores_nothing(tmp_path):
     assert found["events_kept"]
 
 
+def _first_start(disk: Disk) -> dict:
+    from graph.kernel.design import Design
+    from graph.service.store import Store
+
+    store, service = _service(disk)  # no graph built yet: its tools' files are not made
+    disk.fill()
+    said = _said(lambda: service.start(REPORT_QUESTION, Design()))
+    disk.free()
+    return {"said": said, "runs": len(Store.open().runs())}
+
+
+def test_the_first_run_of_a_home_on_a_full_disk_says_so(tmp_path):
+    found = in_full_disk(f"{HERE}:_first_start", tmp_path)
+    assert found["said"].startswith(f"DiskFull: {FULL}: "), found["said"]
+    assert found["runs"] == 0
+
+
 # ------------------------------------------------------------------ a run mid-way
 
 
