@@ -33,8 +33,10 @@ from graph.kernel.render import to_dot
 from graph.kernel.system import default_system, get_system, systems
 from graph.logs import configure_logging
 from graph.prompts import PromptError
+from graph.service.disk_space import DiskFull, disk_full, full_message
 from graph.service.model_profiles import ENVIRONMENT
 from graph.service.run_service import RunService
+from graph.service.runs import store_location
 from graph.service.server_runs import open_run_service
 from graph.service.store import LIVE_STATUSES, RunRecord, Store
 from graph.settings import get_settings
@@ -115,7 +117,9 @@ def _follow(service: RunService, run_id: str, out: TextIO) -> None:
             for line in lines.progress(shown, event["data"] or {}):
                 _print(line, file=out, flush=True)
             shown = event["data"] or {}
-        if record.status not in LIVE_STATUSES and not service.is_live(run_id):
+        if not service.is_live(run_id) and (
+            record.status not in LIVE_STATUSES or service.unwritten_end(run_id)
+        ):
             return
         time.sleep(0.05)
 
@@ -123,6 +127,10 @@ def _follow(service: RunService, run_id: str, out: TextIO) -> None:
 def _finish(service: RunService, run_id: str, json_out: bool) -> int:
     """Report how the run stands; its exit code."""
     record = _record(service, run_id)
+    if unwritten := service.unwritten_end(run_id):  # the store could not take it yet
+        _print(f"\n{unwritten[0]}: {unwritten[1]} (run {run_id})")
+        _print(f"error: {unwritten[1]}", file=sys.stderr)
+        return FAILED
     snapshot = service.store.snapshot(run_id) or {}
     if json_out:  # JSON escapes every control character (ensure_ascii)
         print(
@@ -321,6 +329,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         configure_logging(get_settings().log_level)
         return args.func(args)
+    except DiskFull as exc:
+        _print(f"error: {exc}", file=sys.stderr)
+        return FAILED
     except (ValidationError, PromptError, ValueError, KeyError) as exc:
         message = (
             exc.errors()[0]["msg"].removeprefix("Value error, ")
@@ -329,3 +340,8 @@ def main(argv: list[str] | None = None) -> int:
         )
         _print(f"error: {message}", file=sys.stderr)
         return BAD_INPUT
+    except Exception as exc:  # a write outside the store's own (its checkpoints, a report)
+        if not disk_full(exc):
+            raise
+        _print(f"error: {full_message(store_location(get_settings()))}", file=sys.stderr)
+        return FAILED

@@ -52,6 +52,7 @@ TIER_MODULES = {
         "test_event_log",
         "test_restart",
         "test_frozen_owner",
+        "test_disk_full",
     )
 }
 TIER_FIXTURES = {

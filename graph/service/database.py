@@ -42,6 +42,7 @@ from urllib.parse import urlsplit
 from graph.errors import StepwiseError
 from graph.kernel.pg_connections import connection_lost
 from graph.redaction import REDACTED, redact, redact_url, url_password
+from graph.service.disk_space import said_when_full
 from graph.write_lock import write_lock
 
 if TYPE_CHECKING:
@@ -206,7 +207,7 @@ class Database:
     def transaction(self, exclusive: bool = False) -> Iterator[Transaction]:
         """Everything inside commits together or not at all. ``exclusive``: no other
         process migrates or writes meanwhile (used by ``migrate``)."""
-        with self._lock:
+        with self._lock, said_when_full(self.location):
             conn = self._connection()
             with self._begin(conn, exclusive):
                 yield Transaction(self, conn)
@@ -273,7 +274,7 @@ class SqliteDatabase(Database):
         handler. It is taken at the first write (reads and the values' serializing come
         first) and held until the commit."""
         lock = self._write_lock
-        with self._lock, ExitStack() as turn:
+        with self._lock, said_when_full(self.location), ExitStack() as turn:
             conn = self._conn
             if exclusive:  # the write lock now, not at the first write: one migrator at a time
                 turn.enter_context(lock.held())
@@ -282,8 +283,9 @@ class SqliteDatabase(Database):
                 yield Transaction(self, conn, lambda: turn.enter_context(lock.held()))
 
     def _after_migration(self, version: int) -> None:
-        with self._lock:
-            self._conn.execute(f"PRAGMA user_version={int(version)}")
+        with self._lock:  # written only when it changes: opening a full disk's store works
+            if self._conn.execute("PRAGMA user_version").fetchone()[0] != int(version):
+                self._conn.execute(f"PRAGMA user_version={int(version)}")
 
     def close(self) -> None:
         with self._lock:

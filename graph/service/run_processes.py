@@ -361,10 +361,13 @@ def worker_main(fd: int) -> None:
         except Exception as exc:  # a run ends in words, never in a traceback
             from graph.models.chat import describe_error
             from graph.service.database import database_lost, database_lost_reason
-            from graph.service.runs import database_url
+            from graph.service.disk_space import disk_full, run_cut_off_reason
+            from graph.service.runs import database_url, store_location
 
             if database_lost(exc):  # cut off, as a crash: the owner marks it interrupted
                 reply(("ended", job, "interrupted", database_lost_reason(database_url(settings))))
+            elif disk_full(exc):
+                reply(("ended", job, "interrupted", run_cut_off_reason(store_location(settings))))
             else:
                 reply(("failed", job, describe_error(exc, settings)))
         finally:

@@ -47,6 +47,14 @@ from graph.models.recorded import live_model
 from graph.prompts import PromptSet
 from graph.service import prompt_forks
 from graph.service.database import database_lost, database_lost_reason
+from graph.service.disk_space import (
+    DiskFull,
+    DiskReserve,
+    disk_full,
+    no_room_message,
+    run_cut_off_reason,
+    said_when_full,
+)
 from graph.service.leases import LeaseGuardedSaver, LeaseLost, Leases
 from graph.service.model_profiles import ModelProfiles
 from graph.service.questions import checked_question
@@ -61,6 +69,7 @@ from graph.service.runs import (
     database_url,
     event_record,
     missed_updates,
+    store_location,
 )
 from graph.service.store import (
     LIVE_STATUSES,
@@ -151,6 +160,9 @@ class RunService:
         # How runs ended that the store could not record then (its database away):
         # written, and the runs let go of, once it answers (``_end_or_keep``).
         self._unwritten: dict[str, tuple[str, str]] = {}
+        # Room kept beside the store, given back to write how runs ended on a full disk.
+        self.reserve = DiskReserve(store.path)
+        self.reserve.keep()
         self._closed = False
         self._stop = threading.Event()
         self.timeout_tick_s = timeout_tick_s
@@ -231,19 +243,20 @@ class RunService:
         return live_model(model) if choice is not None and choice.fork_of else model
 
     def _graph(self, design: Design) -> tuple[CompiledStateGraph, BaseChatModel, BaseChatModel]:
+        """The design's compiled graph and models. Building it may write files of its
+        own under the home (the tools' stock database on first use): a full disk there
+        is said as the store's is."""
         planner, worker = self.model("planner", design), self.model("worker", design)
         system = get_system(design.system)
-        return (
-            system.build_graph(
+        with said_when_full(store_location(self.settings)):
+            compiled = system.build_graph(
                 design,
                 settings=self.run_settings(design),
                 checkpointer=self.checkpointer,
                 planner_model=planner,
                 worker_model=worker,
-            ),
-            planner,
-            worker,
-        )
+            )
+        return compiled, planner, worker
 
     def start(
         self,
@@ -262,6 +275,7 @@ class RunService:
         ``prepared``: ``prepare(design)`` of this same design, built once for many runs."""
         if self._closed:
             raise RuntimeError("The run service has been shut down.")
+        self._check_room()
         question = checked_question(question, self.settings)
         design = self.with_active_model(design)
         if design.model is not None and (problem := design.model.key_problem()):
@@ -381,6 +395,9 @@ class RunService:
             if database_lost(exc):
                 log.warning("Run %s cut off: its database went away (%r).", run_id, exc)
                 status, reason = "interrupted", database_lost_reason(database_url(self.settings))
+            elif disk_full(exc):
+                log.warning("Run %s cut off: the disk holding the store is full (%r).", run_id, exc)
+                status, reason = "interrupted", run_cut_off_reason(self.store.location)
             self._end_or_keep(run_id, status, reason)
         finally:
             lost = self.leases.is_lost(run_id)
@@ -442,7 +459,9 @@ class RunService:
                 return pending.pop(0)
             record = self.store.run(run_id)
             if record is not None and record.status not in (*TERMINAL_STATUSES, *SETTLED_STATUSES):
-                self._set_status(run_id, outcome.status, outcome.reason)
+                self._write_despite_full(
+                    lambda: self._set_status(run_id, outcome.status, outcome.reason)
+                )
             self._live.pop(run_id, None)
             self._release(run_id)
             return None
@@ -477,9 +496,10 @@ class RunService:
     def _end_or_keep(self, run_id: str, status: str, reason: str) -> None:
         """Write how a worker's run ended; when the store cannot take it now (its
         database is away), keep it and the run's lease, and write it as soon as the
-        store answers again (``_write_unwritten``): never left "running" by an outage."""
+        store answers again (``_write_unwritten``): never left "running" by an outage.
+        On a full disk the store's reserve is given back for it first."""
         try:
-            self._set_status(run_id, status, reason)
+            self._write_despite_full(lambda: self._set_status(run_id, status, reason))
         except LeaseLost:
             pass
         except Exception as exc:
@@ -492,6 +512,30 @@ class RunService:
             )
             with self._lock:
                 self._unwritten[run_id] = (status, reason)
+
+    def _write_despite_full(self, write: Callable[[], None]) -> None:
+        """``write``, once more with the store's reserve given back if the disk was full:
+        how a run ended (or stands) is the one write a full disk must not take away."""
+        try:
+            write()
+        except DiskFull:
+            if not self.reserve.release():
+                raise
+            write()
+
+    def _check_room(self) -> None:
+        """Refuse new work (``DiskFull``) while the store's reserve has been given back to
+        a full disk and there is not yet room to make it again: a run started now could
+        take the room the ends of runs are written with."""
+        if self.reserve.path is not None and not self.reserve.keep():
+            raise DiskFull(no_room_message(self.store.location))
+
+    def unwritten_end(self, run_id: str) -> tuple[str, str] | None:
+        """How a run of this process ended, (status, reason), when the store could not
+        record it yet (its disk full even after the reserve, its database away): what
+        the store will say once it can."""
+        with self._lock:
+            return self._unwritten.get(run_id)
 
     def _write_unwritten(self) -> None:
         """Write the ends kept by ``_end_or_keep`` and let go of those runs (the
@@ -543,6 +587,7 @@ class RunService:
     def _holding(self, run_id: str) -> Iterator[None]:
         """Hold the run for this process while it is handed to a worker (ValueError when a
         live process holds it); let go again if handing it over fails."""
+        self._check_room()
         if not self.store.claim_run(run_id, self.owner, self.lease_s):
             raise ValueError(self._held_elsewhere(run_id))
         try:
@@ -576,6 +621,7 @@ class RunService:
                 return
             try:
                 self._write_unwritten()
+                self.reserve.keep()
                 self.leases.renew(live)
                 if self.claim_orphans and not self._closed:
                     self._mark_orphans()
@@ -888,7 +934,13 @@ class RunService:
                 item = asked[0] if asked else {"id": interrupt_id}
                 if decision == "edit":  # what was done, for the card left in its place
                     item = {**item, "edited_query": query}
-                self.store.decisions.record(run_id, item, decision, by, reason)
+                try:
+                    self.store.decisions.record(run_id, item, decision, by, reason)
+                except DiskFull:  # not recorded: the run waits for it as before
+                    self._write_despite_full(
+                        lambda: self.store.set_run_status(run_id, record.status, record.reason)
+                    )
+                    raise
                 resume = {
                     interrupt_id: {
                         "decision": decision,

@@ -38,7 +38,9 @@ from graph.kernel.records import plain
 from graph.kernel.system import get_system, systems
 from graph.logs import run_context
 from graph.models.chat import describe_error
+from graph.redaction import redact_url
 from graph.service.database import database_lost, database_lost_reason, unavailable
+from graph.service.disk_space import disk_full, run_cut_off_reason
 from graph.service.pace import InnerPace, hold_pace
 from graph.settings import Settings, get_settings
 from graph.stopping import Stopped, stoppable
@@ -142,6 +144,12 @@ def checkpointer_for(settings: Settings | None = None) -> BaseCheckpointSaver:
 def database_url(settings: Settings) -> str | None:
     """The PostgreSQL URL of the settings (None: SQLite files), for words about it."""
     return settings.database_url.get_secret_value() if settings.database_url else None
+
+
+def store_location(settings: Settings) -> str:
+    """Where a run's records are, for words about them (no password)."""
+    url = database_url(settings)
+    return redact_url(url) if url else str(settings.home)
 
 
 def event_record(event: RunEvent, system: str) -> dict:
@@ -269,6 +277,19 @@ def run_question(
     )
 
 
+def _stored_unless_full(deliver: Callable[[], None], thread_id: str) -> bool:
+    """Deliver a run's last events; True when the disk was too full to store them (the
+    run's status, written from the store's reserve, then says why)."""
+    try:
+        deliver()
+    except Exception as exc:
+        if not disk_full(exc):
+            raise
+        log.warning("Run %s: its last events not stored, the disk is full (%s).", thread_id, exc)
+        return True
+    return False
+
+
 def continue_run(
     graph: CompiledStateGraph,
     run_input: Any,
@@ -338,6 +359,7 @@ def _drive(
     nodes_run = 0
     status, reason = "", ""
     cut_off = False  # its database went away: nothing more can be read from it
+    full = False  # the disk holding its records is full: nothing more can be written
     extra: dict = {}
     emitting = threading.Lock()  # model calls report from the nodes' threads
     # The ids of the tasks each namespace is running, by node name, from the "tasks"
@@ -487,12 +509,15 @@ def _drive(
         if cut_off := database_lost(exc):  # cut off, not wrong: resumable like a crash
             log.warning("Run %s cut off: its database went away (%r).", thread_id, exc)
             status, reason = "interrupted", database_lost_reason(database_url(settings))
+        elif full := disk_full(exc):  # cut off too: resumable once there is room
+            log.warning("Run %s cut off: the disk holding the store is full (%r).", thread_id, exc)
+            status, reason = "interrupted", run_cut_off_reason(store_location(settings))
         else:
             log.debug("the run failed on this exception", exc_info=True)  # its end says why
     finally:
         stop_flusher()
     with emitting:
-        hand_over()
+        full = _stored_unless_full(hand_over, thread_id) or full
 
     if graph.checkpointer is not None and not cut_off:
         snapshot = graph.get_state(config)
@@ -516,8 +541,10 @@ def _drive(
             "The run stopped without reaching an end: LangGraph ended it after a route it "
             "could not follow."
         )
-    if status != "redirected":  # a redirected run goes on at once: it has not ended
-        emit("end", "", "", {"status": status, "reason": reason, **extra})
+    if status != "redirected" and not full:  # a redirected run goes on at once
+        _stored_unless_full(
+            lambda: emit("end", "", "", {"status": status, "reason": reason, **extra}), thread_id
+        )
     log.info("run %s after %d node run(s): %s", status, nodes_run, reason or "-")
     return RunOutcome(
         thread_id,

@@ -6,10 +6,13 @@ most once), runs its model with the tools of its role through the tool gate, and
 answers the sender with a ``result`` (or an ``error`` when it found nothing usable).
 A refused tool call becomes an ``error`` message of its own.
 
-Timeouts: a request's answer is due ``timeout_s`` after it was sent. A worker past
-that deadline stops before its next model call or tool call and sends nothing (late
-work is abandoned, with no side effect after the deadline); the supervisor's registry
-then sees the request unanswered and escalates it.
+Timeouts: a request's answer is due ``timeout_s`` after it was sent, not counting the
+time the worker's model calls were in progress: a reply still being written on a slow
+server is work, not lateness (a call whose tokens stop coming is ended by the model
+layer's stall clock, and one that runs past its cap by that cap). A worker past that
+deadline stops before its next model call or tool call and sends nothing (late work is
+abandoned, with no side effect after the deadline); the supervisor's registry then sees
+the request unanswered and escalates it.
 """
 
 from __future__ import annotations
@@ -80,9 +83,9 @@ def handle(
     for _ in range(TOOL_ROUNDS):
         if _late(deadline):
             raise TooLate(conversation)
+        began = time.time()
         reply = model.invoke(conversation, config)
-        if _late(deadline):  # the answer came too late: nothing it asks for is carried out
-            raise TooLate(conversation + [reply])
+        deadline += time.time() - began  # the clock stood still while the reply was written
         if not isinstance(reply, AIMessage):
             reply = AIMessage(content=reply_text(reply))
         conversation.append(reply)
@@ -92,7 +95,7 @@ def handle(
                 conversation, text or f"{USELESS}: {agent} said nothing.", gate.refused, results
             )
         for call in reply.tool_calls:
-            if _late(deadline):
+            if _late(deadline):  # a tool that kept the worker past it: nothing more is done
                 raise TooLate(conversation)
             result = gate.execute(call)
             conversation.append(result)

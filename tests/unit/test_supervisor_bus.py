@@ -334,18 +334,52 @@ def test_a_fork_from_before_the_supervisor_routes_to_the_writer_writes_no_second
 # --------------------------------------------------------------------------- timeouts
 
 
+def _tool_names(tools) -> list[str]:
+    return [getattr(t, "name", None) or t["function"]["name"] for t in tools or []]
+
+
 class SlowWriterModel(ScriptedChatModel):
-    """Slow on the writer's first model call of the process only: a request that times out."""
+    """The writer's first request of the process times out: its worker is stuck before
+    its first model call (while its tools are bound), not working on a reply."""
 
     slow_s: float = 4.0  # well past the 2 s timeout below, even on a busy machine
     calls: ClassVar[dict] = {}
 
-    def _generate(self, messages, stop=None, run_manager=None, tools=None, **kwargs):
-        names = [t["function"]["name"] for t in tools or []]
-        if "write_draft" in names and not SlowWriterModel.calls.get("slowed"):
+    def bind_tools(self, tools, **kwargs):
+        if "write_draft" in _tool_names(tools) and not SlowWriterModel.calls.get("slowed"):
             SlowWriterModel.calls["slowed"] = True
             time.sleep(self.slow_s)
+        return super().bind_tools(tools, **kwargs)
+
+
+class SlowReplyModel(ScriptedChatModel):
+    """The writer's model call itself takes past the bus timeout: a slow server still
+    writing its reply."""
+
+    slow_s: float = 4.0
+
+    def _generate(self, messages, stop=None, run_manager=None, tools=None, **kwargs):
+        if "write_draft" in _tool_names(tools):
+            time.sleep(self.slow_s)
         return super()._generate(messages, stop, run_manager, tools=tools, **kwargs)
+
+
+def test_a_worker_whose_model_call_outlasts_the_bus_timeout_is_not_late(settings):
+    """The request clock stands still while the worker's reply is being written: a slow
+    but working server answers, and the run ends done without an escalation."""
+    d = design(bus_timeout_s=2.0)
+    graph = build_graph(
+        d,
+        settings=settings,
+        checkpointer=checkpointer_for(settings),
+        planner_model=ScriptedChatModel(),
+        worker_model=SlowReplyModel(),
+    )
+    outcome = run_question(QUESTION, d, settings=settings, graph=graph)
+    assert outcome.status == "done", outcome.reason
+    assert not outcome.state.get("dead_letters") and not outcome.state.get("escalated")
+    assert not any("past the" in n for n in outcome.state.get("notices") or [])
+    assert len(drafts(settings.home)) == 1
 
 
 @pytest.fixture
