@@ -16,11 +16,12 @@ from pathlib import Path
 
 import streamlit as st
 
-from ui import page_visits, projector_theme, widgets
+from ui import access, page_visits, projector_theme, widgets
 
 PAGE_ICON = Path(__file__).parent / "assets" / "stepwise-icon.svg"
 
 st.set_page_config(page_title="Stepwise", page_icon=str(PAGE_ICON), layout="wide")
+access.gate()  # with sign-in configured, nothing below runs for a stranger
 
 page = st.navigation(
     [
@@ -37,6 +38,7 @@ page = st.navigation(
     ]
 )
 page_visits.note(page.url_path)
+access.sidebar_line()
 widgets.sidebar()
 projector_theme.choose_and_apply()
 page.run()
