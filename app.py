@@ -32,6 +32,7 @@ page = st.navigation(
         st.Page("app_pages/run.py", title="Run", icon=":material/play_circle:"),
         st.Page("app_pages/approvals.py", title="Approvals", icon=":material/front_hand:"),
         st.Page("app_pages/history.py", title="History", icon=":material/history:"),
+        st.Page("app_pages/audit.py", title="Audit", icon=":material/policy:"),
         st.Page("app_pages/evals.py", title="Evals", icon=":material/fact_check:"),
         st.Page("app_pages/model.py", title="Model", icon=":material/memory:"),
         st.Page("app_pages/server.py", title="Server", icon=":material/dns:"),

@@ -5,7 +5,8 @@ import streamlit as st
 
 from graph.kernel.design import Design, DesignError
 from graph.kernel.system import coordination_by_size, get_system, systems
-from ui import design_io, guardrail_design, services, widgets
+from ui import access, design_io, guardrail_design, services, widgets
+from ui.roles import Refused
 
 SYSTEMS = systems()
 ALL_AGENTS = sorted({a for system in SYSTEMS.values() for a in system.agents})
@@ -30,7 +31,7 @@ def _import() -> None:
         return
     try:
         _, prompts = design_io.import_design_file(store, upload.getvalue())
-    except DesignError as exc:
+    except (DesignError, Refused) as exc:
         widgets.say("design:flash", "error", f"{upload.name} was not imported: {exc}")
         return
     for key in WIDGETS:  # redraw every widget from the imported design
@@ -44,6 +45,8 @@ def _switch_system() -> None:
     """A system starts from its own defaults (all its agents, its approvals), or from how
     the user left it earlier in this session (agents unticked stay unticked on coming
     back); the run limits and timeouts the user set are kept."""
+    if not (person := access.permitted("design", "design:flash")):
+        return
     old = services.current_design()
     left = st.session_state.setdefault("design:left", {})  # system -> its design, as left
     left[old.system] = old
@@ -62,7 +65,7 @@ def _switch_system() -> None:
             guardrail_classifier=old.guardrail_classifier,
         )
     )
-    store.save_design(new)
+    store.save_design(new, by=person.by)
     for key in WIDGETS:
         if key != "design:system":
             st.session_state.pop(key, None)
@@ -226,8 +229,8 @@ design = design.model_copy(
         "approvals": {a: p for a, p in policies.items() if p != defaults.approval_policy(a)},
     }
 )
-if design != saved:
-    store.save_design(design)
+if design != saved and (person := access.permitted("design", "design:flash")):
+    store.save_design(design, by=person.by)
 
 guardrail_design.section(store, design)
 

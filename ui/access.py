@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from ui import roles, services
+from ui import roles, services, widgets
 
 log = logging.getLogger(__name__)
 
@@ -69,6 +69,15 @@ def require(action: str) -> Person:
         raise roles.Refused("Sign in first: nobody is signed in to this page.")
     roles.check(person.name, person.role, action)
     return person
+
+
+def permitted(action: str, flash_key: str) -> Person | None:
+    """For a button's callback: the person, or None with the refusal left for the page."""
+    try:
+        return require(action)
+    except roles.Refused as exc:
+        widgets.say(flash_key, "error", str(exc))
+        return None
 
 
 def may(action: str) -> bool:

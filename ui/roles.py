@@ -43,8 +43,9 @@ ACTIONS: dict[str, tuple[str, str]] = {
 }
 
 
-class Refused(StepwiseError, PermissionError):
-    """The person's role does not allow the action; the message says which role does."""
+class Refused(StepwiseError, ValueError):
+    """The person's role does not allow the action; the message says which role does. A
+    ValueError, so each action's way of saying a refusal in words shows it too."""
 
 
 @dataclass(frozen=True)

@@ -253,6 +253,24 @@ def _score_scales(tx: Transaction) -> None:
     tx.script(_EVAL_SET_RUNS)
 
 
+_AUDIT_LOG = """
+CREATE TABLE IF NOT EXISTS audit_log (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    at REAL NOT NULL,
+    by_whom TEXT NOT NULL,
+    action TEXT NOT NULL,
+    subject TEXT NOT NULL,
+    detail TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX IF NOT EXISTS audit_log_by_time ON audit_log (at)
+"""
+
+
+def _audit_log(tx: Transaction) -> None:
+    """Version 7: who saved or activated a prompt version and who changed the design."""
+    tx.script(_AUDIT_LOG)
+
+
 MIGRATIONS = [
     Migration(1, "designs, prompts, runs, events, experiments and the rest", _tables),
     Migration(2, "run leases, event keys, queued redirects", _leases),
@@ -260,5 +278,6 @@ MIGRATIONS = [
     Migration(4, "model profiles", _model_profiles),
     Migration(5, "people's annotations and pairwise judgements", _human_reviews),
     Migration(6, "score scales of annotations; runs added to eval sets", _score_scales),
+    Migration(7, "the audit log: who changed prompts and designs", _audit_log),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1].version
