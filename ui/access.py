@@ -11,8 +11,10 @@ here reads or keeps a token: Streamlit's signed cookie holds the identity claims
 
 from __future__ import annotations
 
+import functools
 import logging
 from dataclasses import dataclass
+from pathlib import Path
 
 import streamlit as st
 
@@ -46,7 +48,19 @@ def _claims() -> dict:
 
 
 def role_table() -> roles.RoleTable:
-    return roles.read_roles(services.settings().roles_file)
+    """The roles file as it is now: read again only when it changed (every card of the
+    Approvals page asks)."""
+    path = Path(services.settings().roles_file)
+    try:
+        stamp = path.stat().st_mtime_ns
+    except OSError:  # no file: no roles
+        stamp = None
+    return _roles_at(path, stamp)
+
+
+@functools.lru_cache(maxsize=8)
+def _roles_at(path: Path, stamp: int | None) -> roles.RoleTable:
+    return roles.read_roles(path)
 
 
 def current() -> Person | None:

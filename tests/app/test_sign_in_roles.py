@@ -59,32 +59,37 @@ def test_a_signed_in_person_is_named_in_the_sidebar_with_their_role(home, roles)
     assert "Sign out" in [b.label for b in at.sidebar.button]
 
 
-def _decide_directly(item: dict) -> None:
-    """The Approvals card's Approve callback, called by a script of its own: what a
-    forged or stale click would reach."""
+def _decide_directly(item: dict, bulk: bool) -> None:
+    """The Approvals card's Approve callback (or its group's Approve all), called by a
+    script of its own: what a forged or stale click would reach."""
     import streamlit as st
 
-    from ui import approvals
+    from ui import approvals, inbox_actions
 
-    approvals._decide(item, "approve", "direct", "direct:flash")
+    if bulk:
+        inbox_actions.decide_group([item], "approve", "direct")
+    else:
+        approvals._decide(item, "approve", "direct", "direct:flash")
     kind, text, _ = st.session_state["direct:flash"]
     st.text(f"{kind}: {text}")
 
 
-def _direct_call(email: str, item: dict) -> AppTest:
+def _direct_call(email: str, item: dict, bulk: bool = False) -> AppTest:
     at = _signed_in(
-        AppTest.from_function(_decide_directly, args=(item,), default_timeout=TIMEOUT), email
+        AppTest.from_function(_decide_directly, args=(item, bulk), default_timeout=TIMEOUT),
+        email,
     )
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     return at
 
 
-def test_the_decision_action_called_directly_as_a_viewer_is_refused(home, roles, services):
+@pytest.mark.parametrize("bulk", [False, True], ids=["card", "approve-all"])
+def test_the_decision_action_called_directly_as_a_viewer_is_refused(home, roles, services, bulk):
     store, service = services
     run_id = waiting_run(store, service, REPORT)
     (item,) = service.pending_approvals()
-    at = _direct_call(VIEWER, item)
+    at = _direct_call(VIEWER, item, bulk)
     assert [t.value for t in at.text] == [
         f"error: {VIEWER} is signed in as a viewer: deciding approvals needs the operator "
         "role. An admin gives roles in the roles file."
