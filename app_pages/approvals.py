@@ -11,7 +11,7 @@ import time
 
 import streamlit as st
 
-from ui import approvals, inbox_actions, inbox_view, services, widgets
+from ui import access, approvals, inbox_actions, inbox_view, services, widgets
 from ui.run_view import WATCH_S
 
 st.title("Approvals")
@@ -80,7 +80,7 @@ for group in inbox.groups:
     group_key = f"approvals:group:{group.key}"
     with st.container(border=True, key=f"inbox-group-{group.key}"):
         st.subheader(group.title)
-        if waiting := group.pending:
+        if (waiting := group.pending) and access.may("decide"):
             reason_box, *buttons = st.columns([3, 1, 1, 1], vertical_alignment="bottom")
             reason_box.text_input(
                 "One reason for Reject all",

@@ -5,7 +5,8 @@ import streamlit as st
 
 from graph.kernel.design import Design, DesignError
 from graph.kernel.system import coordination_by_size, get_system, systems
-from ui import design_io, guardrail_design, services, settings_form, widgets
+from ui import access, design_io, guardrail_design, services, settings_form, widgets
+from ui.roles import Refused
 from ui.views import view_of
 
 SYSTEMS = systems()
@@ -30,7 +31,7 @@ def _import() -> None:
         return
     try:
         _, prompts = design_io.import_design_file(store, upload.getvalue())
-    except DesignError as exc:
+    except (DesignError, Refused) as exc:
         widgets.say("design:flash", "error", f"{upload.name} was not imported: {exc}")
         return
     for key in WIDGETS:  # redraw every widget from the imported design
@@ -45,6 +46,8 @@ def _switch_system() -> None:
     the user left it earlier in this session (agents unticked stay unticked on coming
     back); the run limits and timeouts the user set, and each system's own settings, are
     kept."""
+    if not (person := access.permitted("design", "design:flash")):
+        return
     old = services.current_design()
     left = st.session_state.setdefault("design:left", {})  # system -> its design, as left
     left[old.system] = old
@@ -62,7 +65,7 @@ def _switch_system() -> None:
             guardrail_classifier=old.guardrail_classifier,
         )
     )
-    store.save_design(new)
+    store.save_design(new, by=person.by)
     for key in WIDGETS:
         if key != "design:system":
             st.session_state.pop(key, None)
@@ -210,8 +213,8 @@ try:
 except DesignError as exc:  # a value its model refuses: said, and not saved
     st.error(f"Not saved: {exc}")
 else:
-    if design != saved:
-        store.save_design(design)
+    if design != saved and (person := access.permitted("design", "design:flash")):
+        store.save_design(design, by=person.by)
 
 guardrail_design.section(store, design)
 

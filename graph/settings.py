@@ -139,6 +139,10 @@ class Settings(BaseSettings):
     # The server's key, sent as ``x-api-key`` to that server only; unset for ``langgraph dev``.
     server_api_key: SecretStr | None = Field(None, alias="STEPWISE_SERVER_API_KEY")
 
+    # Who may do what once sign-in is on (.streamlit/secrets.toml [auth]): a TOML file giving
+    # roles by e-mail or OIDC group (README "Sign-in and roles"); relative to the working folder.
+    roles_file: Path = Field(Path(".streamlit/roles.toml"), alias="STEPWISE_ROLES_FILE")
+
     # Tools.
     tavily_api_key: SecretStr | None = Field(None, alias="TAVILY_API_KEY")
     sql_max_rows: int = Field(500, alias="STEPWISE_SQL_MAX_ROWS", ge=1, le=100_000)

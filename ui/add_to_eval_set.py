@@ -10,7 +10,9 @@ import streamlit as st
 from graph.service.eval_sets import CHECK_KINDS, EvalSetError
 from graph.service.run_to_eval import add_question, passes_on, proposal_from_run
 from graph.service.store import Store
+from ui import access
 from ui.evals import check_table as ct
+from ui.roles import Refused
 
 NEW_SET = "A new eval set…"
 COLUMNS = ["Keep", "Kind", "Value", "From the run"]
@@ -92,10 +94,11 @@ def control(store: Store, run_id: str, key: str) -> None:
         ):
             set_name = new_name if target == NEW_SET else target
             try:
+                access.require("eval_sets")
                 _, said = add_question(
                     store, set_name, draft, new_set=target == NEW_SET, run_id=run_id
                 )
-            except EvalSetError as exc:
+            except (EvalSetError, Refused) as exc:
                 st.error(f"Not saved: {exc}")
             else:
                 st.success(said + " Open it on the Evals page, Eval sets tab.")

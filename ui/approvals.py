@@ -14,7 +14,8 @@ import streamlit as st
 from pydantic import ValidationError
 
 from graph.kernel.design import Design
-from ui import inbox_view, services, widgets
+from ui import access, inbox_view, services, widgets
+from ui.roles import Refused
 from ui.run_view import ago
 
 DONE_WORDS = {
@@ -80,14 +81,16 @@ def _decide(item: dict, decision: str, key: str, flash_key: str) -> None:
         )
         return
     try:
+        person = access.require("decide")
         services.service().decide(
             item["run_id"],
             item["id"],
             decision,
             query=query if decision == "edit" else "",
             reason=reason,
+            by=person.by,
         )
-    except (ValueError, KeyError) as exc:
+    except (ValueError, KeyError, Refused) as exc:
         widgets.say(flash_key, "error", str(exc))
         return
     widgets.say(
@@ -178,6 +181,8 @@ def approval_card(
                     st.warning(line, icon=":material/timer_off:")
                 else:
                     st.success(line, icon=":material/check_circle:")
+        elif not access.may("decide"):
+            st.caption(f"Deciding needs the operator role; {access.role_words()}.")
         else:
             choices = BUTTONS if kind == "escalation" else BUTTONS[:-1]  # retry: escalations
             # Each button as wide as its label, on as many lines as the card needs: in

@@ -18,7 +18,7 @@ from typing import Any
 
 import streamlit as st
 
-from ui import services, widgets
+from ui import access, services, widgets
 from ui.model_text import model_markdown
 
 # what each turn status means, as the user reads it: (badge colour, words)
@@ -135,6 +135,7 @@ def _send(run_id: str, key: str) -> None:
         widgets.say(f"{key}:chat-flash", "warning", "This message was just sent; it is sent once.")
         return
     try:
+        access.require("run")
         services.service().send_message(run_id, text)
     except (ValueError, KeyError) as exc:
         widgets.say(f"{key}:chat-flash", "error", str(exc))

@@ -18,7 +18,7 @@ from graph.kernel.system import get_system
 from graph.prompts import default_text, prompt_names
 from graph.service.import_checks import ImportProblem, check_design_file, load_json
 from graph.service.store import Store
-from ui import services
+from ui import access, services
 
 
 def design_file(store: Store, design: Design) -> str:
@@ -31,6 +31,7 @@ def import_design_file(store: Store, raw: bytes) -> tuple[Design, str]:
     """Make an uploaded file the saved design; DesignError says why a file is refused.
     Returns the design and sentences saying what became of the prompts and of anything
     left out of the file (a model server)."""
+    by = access.require("design").by
     try:  # the whole file checked first: nothing is saved from a refused one
         design, notes = check_design_file(load_json(raw), services.settings())
     except ImportProblem as exc:
@@ -47,13 +48,13 @@ def import_design_file(store: Store, raw: bytes) -> tuple[Design, str]:
         current = active[name].text if name in active else default_text(name)
         if text is None:
             if name in active:
-                store.set_active_prompt(name, None)
+                store.set_active_prompt(name, None, by=by)
                 changed.append(f"{name.rsplit('/', 1)[-1]} (shipped default)")
         elif text != current:
-            version = store.save_prompt_version(name, label, text)
-            store.set_active_prompt(name, version.id)
+            version = store.save_prompt_version(name, label, text, by=by)
+            store.set_active_prompt(name, version.id, by=by)
             changed.append(f"{name.rsplit('/', 1)[-1]} (version “{label}”)")
-    store.save_design(design.model_copy(update={"prompts": {}}))
+    store.save_design(design.model_copy(update={"prompts": {}}), by=by)
     prompts = (
         "Active prompts changed: " + ", ".join(changed) + "."
         if changed

@@ -15,7 +15,8 @@ from graph.kernel.design import Design
 from graph.kernel.guardrail import PATTERNS_FILE
 from graph.kernel.hooks import GUARDRAIL, HookError, HookRule
 from graph.service.store import Store
-from ui import services, widgets
+from ui import access, services, widgets
+from ui.roles import Refused
 
 GUARDRAIL_KEY = "design:guardrail"
 CLASSIFIER_KEY = "design:guardrail-classifier"
@@ -56,10 +57,11 @@ def design_agents(design: Design) -> list[str]:
 def _try_save(store: Store, design: Design) -> str | None:
     """Save ``design`` if its graph builds; else the reason it does not."""
     try:
+        person = access.require("design")
         services.compiled_graph(design)
-    except HookError as exc:
+    except (HookError, Refused) as exc:
         return str(exc)
-    store.save_design(design)
+    store.save_design(design, by=person.by)
     return None
 
 

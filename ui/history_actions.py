@@ -16,8 +16,9 @@ import streamlit as st
 
 from graph.kernel.design import Design
 from graph.service.import_checks import ImportProblem, load_json
+from ui import access, services, widgets
 from ui import history_view as hv
-from ui import services, widgets
+from ui.roles import Refused
 from ui.run_actions import pace_label
 
 FLASH = "history:flash"
@@ -49,8 +50,9 @@ def import_run() -> None:
     if upload is None:
         return
     try:  # ImportProblem names what is wrong; nothing of a refused file is stored
+        access.require("run")
         run_id, notes = services.store().import_run_noting(load_json(upload.getvalue()))
-    except ImportProblem as exc:
+    except (ImportProblem, Refused) as exc:
         flash("error", f"{upload.name} cannot be imported: {exc}")
         return
     flash(
@@ -66,6 +68,7 @@ def import_run() -> None:
 def delete(run_id: str) -> None:
     """Forget the run (its events and checkpoints), whatever its record holds."""
     try:
+        access.require("run")
         services.service().delete(run_id)
     except ValueError as exc:  # still in progress
         flash("error", str(exc))
@@ -83,6 +86,7 @@ def _pace_of(run_id: str) -> str:
 def replay(run_id: str) -> None:
     """A new run answered from ``run_id``'s recorded model calls, at the chosen pace."""
     try:
+        access.require("run")
         new_id = services.service().replay(
             run_id,
             pace_s=st.session_state.get("history:replay-pace", 0.0),
@@ -118,6 +122,7 @@ def fork(run_id: str, checkpoint_id: str, change: str, design: Design) -> None:
             flash("error", str(exc))
             return
     try:
+        access.require("run")
         new_id = services.service().fork(
             run_id,
             checkpoint_id,

@@ -14,7 +14,8 @@ import time
 import streamlit as st
 
 from graph.service.store import LIVE_STATUSES
-from ui import inbox_view, services, widgets
+from ui import access, inbox_view, services, widgets
+from ui.roles import Refused
 
 
 def live() -> bool:
@@ -29,8 +30,9 @@ def clear_decided() -> None:
 def decide_group(items: list[dict], decision: str, key: str) -> None:
     reason = st.session_state.get(f"{key}:reason") or ""
     try:
-        results = inbox_view.decide_all(services.service(), items, decision, reason)
-    except ValueError as exc:
+        person = access.require("decide")
+        results = inbox_view.decide_all(services.service(), items, decision, reason, person.by)
+    except (ValueError, Refused) as exc:
         widgets.say(f"{key}:flash", "error", str(exc))
         return
     for result in results:

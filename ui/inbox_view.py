@@ -80,7 +80,9 @@ def decided_line(decided: dict) -> str:
     if decided.get("by") == "timeout":
         words = BY_DEFAULT_WORDS.get(decision, f"{decision} by default")
         return f"Timed out at {at:%H:%M:%S}: {words}"
-    line = f"{DECIDED_WORDS.get(decision, decision.capitalize())} by you at {at:%H:%M}"
+    who = decided.get("by") or "human"
+    who = "you" if who == "human" else who
+    line = f"{DECIDED_WORDS.get(decision, decision.capitalize())} by {who} at {at:%H:%M}"
     reason = (decided.get("reason") or "").strip()
     return f"{line}: “{reason}”" if decision in ("reject", "retry") and reason else line
 
@@ -211,7 +213,13 @@ def build_inbox(pending: list[dict], decided: list[dict], filters: Filters | Non
 
 class Decides(Protocol):
     def decide(
-        self, run_id: str, interrupt_id: str, decision: str, query: str = "", reason: str = ""
+        self,
+        run_id: str,
+        interrupt_id: str,
+        decision: str,
+        query: str = "",
+        reason: str = "",
+        by: str = "human",
     ) -> None: ...
 
 
@@ -223,7 +231,7 @@ class CardResult:
 
 
 def decide_all(
-    service: Decides, items: list[dict], decision: str, reason: str = ""
+    service: Decides, items: list[dict], decision: str, reason: str = "", by: str = "human"
 ) -> list[CardResult]:
     """Answer each still-waiting question of a group the same way (one reason for all
     rejections); one answered elsewhere meanwhile is left as it is and said so."""
@@ -237,7 +245,7 @@ def decide_all(
         if item.get("decided"):
             continue
         try:
-            service.decide(item["run_id"], item["id"], decision, reason=reason)
+            service.decide(item["run_id"], item["id"], decision, reason=reason, by=by)
         except ValueError:
             results.append(CardResult(item, False, "already decided elsewhere: left as it was"))
         except KeyError:

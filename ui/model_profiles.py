@@ -7,7 +7,7 @@ import streamlit as st
 
 from graph.service.connection_checks import DEFAULT_BOUND_S, ConnectionCheck
 from graph.service.model_profiles import BUILT_IN, ProfileError
-from ui import model_view, services, widgets
+from ui import access, model_view, services, widgets
 
 FLASH = "model:flash"
 CHECK = "model:check-job"
@@ -161,6 +161,8 @@ def _running() -> bool:
 
 
 def _activate(name: str) -> None:
+    if not access.permitted("model_profiles", FLASH):
+        return
     try:
         services.service().profiles.activate(name)
     except ProfileError as exc:
@@ -188,6 +190,8 @@ def _test(name: str) -> None:
 
 
 def _delete(name: str) -> None:
+    if not access.permitted("model_profiles", FLASH):
+        return
     try:
         services.service().profiles.delete(name)
     except ProfileError as exc:
@@ -198,6 +202,8 @@ def _delete(name: str) -> None:
 
 
 def _retype(name: str) -> None:
+    if not access.permitted("model_profiles", FLASH):
+        return
     try:
         services.service().profiles.type_key(name, st.session_state.get("model:retype-key", ""))
     except ProfileError as exc:
@@ -208,6 +214,8 @@ def _retype(name: str) -> None:
 
 
 def _add() -> None:
+    if not access.permitted("model_profiles", FLASH):
+        return
     state = st.session_state
     try:
         profile = services.service().profiles.add(

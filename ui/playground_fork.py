@@ -19,7 +19,7 @@ import streamlit as st
 from graph.kernel.design import Design
 from graph.prompts import PromptError
 from graph.service.playground import Trial
-from ui import run_actions, services
+from ui import access, run_actions, services
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +67,7 @@ def button(trial: Trial, label: str, key: str) -> None:
     ):
         return
     try:
+        access.require("run")
         new_id = services.service().fork_with_prompt(
             trial.run_id,
             trial.fork_from or trial.checkpoint_id,

@@ -12,7 +12,7 @@ from __future__ import annotations
 import streamlit as st
 
 from graph.prompts import PromptError, default_text
-from ui import services, widgets
+from ui import access, services, widgets
 
 FLASH = "prompts:flash"
 
@@ -31,6 +31,8 @@ def set_editor(name: str, text: str) -> None:
 
 
 def save(name: str) -> None:
+    if not (person := access.permitted("prompts", FLASH)):
+        return
     store = services.store()
     make_active = st.session_state.get(f"prompts:activate:{name}", True)
     try:
@@ -38,9 +40,10 @@ def save(name: str) -> None:
             name,
             st.session_state.get(f"prompts:label:{name}", ""),
             st.session_state[editor_key(name)],
+            by=person.by,
         )
         if make_active:
-            store.set_active_prompt(name, version.id)
+            store.set_active_prompt(name, version.id, by=person.by)
     except PromptError as exc:
         widgets.say(FLASH, "error", f"Not saved: {exc}")
         return
@@ -53,12 +56,16 @@ def save(name: str) -> None:
 
 
 def activate(name: str, version_id: int, label: str, text: str) -> None:
-    services.store().set_active_prompt(name, version_id)
+    if not (person := access.permitted("prompts", FLASH)):
+        return
+    services.store().set_active_prompt(name, version_id, by=person.by)
     set_editor(name, text)
     widgets.say(FLASH, "success", f"Runs now use version “{label}”.")
 
 
 def reset(name: str) -> None:
-    services.store().set_active_prompt(name, None)
+    if not (person := access.permitted("prompts", FLASH)):
+        return
+    services.store().set_active_prompt(name, None, by=person.by)
     set_editor(name, default_text(name))
     widgets.say(FLASH, "success", "Back to the shipped default: runs use it from now on.")

@@ -11,9 +11,9 @@ import streamlit as st
 
 from graph.kernel.design import Design
 from graph.prompts import PromptError, default_text
+from ui import access, services
 from ui import history_actions as actions
 from ui import history_view as hv
-from ui import services
 
 TYPED = "typed"  # the choice of a typed text instead of a saved version
 
@@ -89,6 +89,7 @@ def fork(run_id: str, checkpoint_id: str, prompt: str) -> None:
     source = st.session_state.get(f"{keys['source']}:{prompt}", TYPED)
     typed = source == TYPED
     try:
+        access.require("run")
         new_id = services.service().fork_with_prompt(
             run_id,
             checkpoint_id,

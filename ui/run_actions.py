@@ -13,7 +13,7 @@ import logging
 import streamlit as st
 
 from graph.prompts import PromptError
-from ui import services
+from ui import access, services
 
 log = logging.getLogger(__name__)
 
@@ -24,6 +24,7 @@ def use_example(question: str) -> None:
 
 def start() -> None:
     try:
+        access.require("run")
         design = services.run_design()
         pace = st.session_state.get("run:pace", design.pace_s)
         run_id = services.service().start(

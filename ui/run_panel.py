@@ -21,6 +21,7 @@ from graph.kernel.design import Design
 from graph.kernel.system import systems
 from graph.service.store import Store
 from ui import (
+    access,
     add_to_eval_set,
     approvals,
     conversation_view,
@@ -100,12 +101,15 @@ def _checkpoint(compiled, run_id: str) -> tuple[tuple[str, ...] | None, dict, st
 
 
 def _stop(run_id: str, key: str) -> None:
+    if not access.permitted("run", f"{key}:flash"):
+        return
     if not services.service().cancel(run_id):
         widgets.say(f"{key}:flash", "error", "That run is not in progress any more.")
 
 
 def _resume(run_id: str, key: str, step_mode: bool = False) -> None:
     try:
+        access.require("run")
         services.service().resume(run_id, step_mode=step_mode)
     except (ValueError, KeyError) as exc:
         widgets.say(f"{key}:flash", "error", str(exc))

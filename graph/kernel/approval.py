@@ -24,7 +24,9 @@ class HumanDecision(BaseModel):
     decision: str = Field(pattern="^(" + "|".join(DECISIONS) + ")$")
     query: str = ""
     reason: str = ""
-    by: str = "human"  # "human", "timeout" when the default was applied, or "experiment"
+    # "human" (single-user, the CLI), a signed-in person's e-mail, "timeout" when the
+    # default was applied, or "experiment"
+    by: str = "human"
 
 
 # Config key (``configurable``) naming the side-effecting agents when an experiment
@@ -41,7 +43,7 @@ def decided_by_words(by: str) -> str:
         return "The approval timed out; applied the default"
     if by == "experiment":
         return "The experiment decided automatically"
-    return "Human"
+    return "Human" if by in ("human", "") else by  # a signed-in person: their e-mail
 
 
 def automatic_decision(request: dict) -> HumanDecision | None:

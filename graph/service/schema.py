@@ -268,6 +268,24 @@ def _run_counts(tx: Transaction) -> None:
     tx.execute(f"UPDATE runs SET counts_json = {_OLD_COUNTS} WHERE counts_json IS NULL")
 
 
+_AUDIT_LOG = """
+CREATE TABLE IF NOT EXISTS audit_log (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    at REAL NOT NULL,
+    by_whom TEXT NOT NULL,
+    action TEXT NOT NULL,
+    subject TEXT NOT NULL,
+    detail TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX IF NOT EXISTS audit_log_by_time ON audit_log (at)
+"""
+
+
+def _audit_log(tx: Transaction) -> None:
+    """Version 8: who saved or activated a prompt version and who changed the design."""
+    tx.script(_AUDIT_LOG)
+
+
 MIGRATIONS = [
     Migration(1, "designs, prompts, runs, events, experiments and the rest", _tables),
     Migration(2, "run leases, event keys, queued redirects", _leases),
@@ -276,5 +294,6 @@ MIGRATIONS = [
     Migration(5, "people's annotations and pairwise judgements", _human_reviews),
     Migration(6, "score scales of annotations; runs added to eval sets", _score_scales),
     Migration(7, "runs' counts as their system defines them", _run_counts),
+    Migration(8, "the audit log: who changed prompts and designs", _audit_log),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1].version

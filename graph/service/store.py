@@ -25,6 +25,7 @@ from graph.kernel.design import Design
 from graph.redaction import redact_data
 from graph.service.database import Database, open_database
 from graph.service.eval_sets import EvalSet
+from graph.service.repositories.audit import Audit, design_changes
 from graph.service.repositories.decisions import Decisions
 from graph.service.repositories.designs import Designs
 from graph.service.repositories.evals import Evals
@@ -82,6 +83,7 @@ class Store:
         self.event_log = Events(self._db, states)
         self.evals = Evals(self._db)
         self.decisions = Decisions(self._db)
+        self.audit = Audit(self._db)
         self.model_modes = ModelModes(self._db)
 
     @classmethod
@@ -154,14 +156,21 @@ class Store:
 
     # -- designs and prompt versions (``Designs``)
 
-    def save_design(self, design: Design, name: str = "current") -> None:
+    def save_design(self, design: Design, name: str = "current", by: str = "human") -> None:
+        before = self.designs.load(name)
         self.designs.save(design, name)
+        if changed := design_changes(before, design):
+            self.audit.record(by, "design changed", name, changed)
 
     def load_design(self, name: str = "current") -> Design | None:
         return self.designs.load(name)
 
-    def save_prompt_version(self, prompt_name: str, label: str, text: str) -> PromptVersion:
-        return self.designs.save_prompt_version(prompt_name, label, text)
+    def save_prompt_version(
+        self, prompt_name: str, label: str, text: str, by: str = "human"
+    ) -> PromptVersion:
+        version = self.designs.save_prompt_version(prompt_name, label, text)
+        self.audit.record(by, "prompt version saved", prompt_name, f"“{version.label}”")
+        return version
 
     def prompt_versions(self, prompt_name: str) -> list[PromptVersion]:
         return self.designs.prompt_versions(prompt_name)
@@ -169,8 +178,13 @@ class Store:
     def prompt_version(self, version_id: int) -> PromptVersion | None:
         return self.designs.prompt_version(version_id)
 
-    def set_active_prompt(self, prompt_name: str, version_id: int | None) -> None:
+    def set_active_prompt(
+        self, prompt_name: str, version_id: int | None, by: str = "human"
+    ) -> None:
         self.designs.set_active_prompt(prompt_name, version_id)
+        version = self.designs.prompt_version(version_id) if version_id is not None else None
+        detail = f"“{version.label}”" if version else "the shipped default"
+        self.audit.record(by, "prompt activated", prompt_name, detail)
 
     def active_prompts(self) -> dict[str, PromptVersion]:
         return self.designs.active_prompts()

@@ -9,7 +9,7 @@ from typing import Literal, Mapping
 import streamlit as st
 
 from graph.service.experiments import APPROVALS, ExperimentError, Variant
-from ui import services, widgets
+from ui import access, services, widgets
 from ui.evals import NEW, RESULTS, SETS, TAB, flash_key
 from ui.evals import view as ev
 from ui.evals.results_tab import SHOWN
@@ -198,6 +198,7 @@ def _start(set_name: str) -> None:
         update={"prompts": {n: t for n, t in design.prompts.items() if n not in tuned.values()}}
     )
     try:
+        access.require("run")
         if eval_set is None:
             raise ExperimentError(f"The eval set “{set_name}” is no longer stored.")
         variants = _variants(tuned)

@@ -19,7 +19,7 @@ from graph.service.experiments import (
     status_words,
 )
 from graph.service.store import LIVE_STATUSES
-from ui import offline_note, services, widgets
+from ui import access, offline_note, services, widgets
 from ui.evals import NEW, RESULTS, flash_key, two_runs
 from ui.evals import intervals as iv
 from ui.evals import prompt_changes as pc
@@ -287,6 +287,8 @@ def _runs(record, records: list[dict]) -> None:
 
 
 def _stop(experiment_id: str) -> None:
+    if not access.permitted("run", FLASH):
+        return
     cancelled = services.experiments().stop(experiment_id)
     widgets.say(
         FLASH,

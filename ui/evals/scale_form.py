@@ -11,7 +11,7 @@ import streamlit as st
 
 from graph.service.eval_sets import EvalSet
 from graph.service.score_scales import END_LIMIT, ScaleError, ScoreScale, scale_from
-from ui import services, widgets
+from ui import access, services, widgets
 
 NUMBERS, LABELS = "Numbers", "Labels"
 
@@ -93,6 +93,8 @@ def show(
 
 
 def _save(name: str, keys: dict[str, str], flash: str, saved: Callable[[str, str], None]) -> None:
+    if not access.permitted("eval_sets", flash):
+        return
     state, store = st.session_state, services.store()
     eval_set = store.load_eval_set(name)
     if eval_set is None:

@@ -16,7 +16,7 @@ from graph.service.eval_sets import (
     load_starter,
     with_kept_fields,
 )
-from ui import services, widgets
+from ui import access, services, widgets
 from ui.evals import SETS, flash_key, scale_form
 from ui.evals import check_table as ct
 from ui.evals import view as ev
@@ -179,6 +179,8 @@ def _tables(name: str, eval_set) -> None:
 def _save_tables(name: str, eval_set) -> None:
     """Reads the edits the tables keep in session state (the callback runs before the
     script hands back the edited tables); a bad edit is reported and stays as it is."""
+    if not access.permitted("eval_sets", FLASH):
+        return
     keys, state = _table_keys(name), st.session_state
     try:
         draft = ct.eval_set_from_tables(
@@ -248,12 +250,16 @@ def _picked_set() -> None:
 
 
 def _save_starter() -> None:
+    if not access.permitted("eval_sets", FLASH):
+        return
     starter = load_starter()
     services.store().save_eval_set(starter)
     _saved(starter.name, f"Saved the starter set “{starter.name}”: {ev.eval_set_facts(starter)}.")
 
 
 def _save_edit(name: str) -> None:
+    if not access.permitted("eval_sets", FLASH):
+        return
     try:
         eval_set = ev.parse_eval_set_text(st.session_state.get(_editor_key(name), ""))
     except EvalSetError as exc:
@@ -267,6 +273,8 @@ def _save_edit(name: str) -> None:
 
 
 def _delete(name: str) -> None:
+    if not access.permitted("eval_sets", FLASH):
+        return
     services.store().delete_eval_set(name)
     st.session_state.pop(_editor_key(name), None)
     st.session_state.pop(PICKED, None)
@@ -274,6 +282,8 @@ def _delete(name: str) -> None:
 
 
 def _import() -> None:
+    if not access.permitted("eval_sets", FLASH):
+        return
     upload = st.session_state.get("evals:import")
     if upload is None:
         return
