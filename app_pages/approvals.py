@@ -11,7 +11,7 @@ import time
 
 import streamlit as st
 
-from ui import approvals, inbox_actions, inbox_view, services, widgets
+from ui import approvals, inbox_actions, inbox_keys, inbox_view, services, widgets
 from ui.run_view import WATCH_S
 
 st.title("Approvals")
@@ -85,6 +85,11 @@ else:
         disabled=not inbox.decided,
     )
 
+cards = [card for group in inbox.groups for card in group.cards]
+current = inbox_keys.current_id(cards)
+if cards:
+    inbox_keys.bar(cards, current)
+
 designs = {}
 for group in inbox.groups:
     group_key = f"approvals:group:{group.key}"
@@ -124,7 +129,9 @@ for group in inbox.groups:
                     design=designs[run.run_id],
                     link_run=True,
                     show_flash=True,
+                    keys=inbox_keys.card_keys(item["id"], current),
                 )
+inbox_keys.script(current)
 
 
 if pending or live:

@@ -14,7 +14,7 @@ import streamlit as st
 from pydantic import ValidationError
 
 from graph.kernel.design import Design
-from ui import inbox_view, services, widgets
+from ui import inbox_keys, inbox_view, services, widgets
 from ui.run_view import ago
 
 DONE_WORDS = {
@@ -107,8 +107,11 @@ def _decide(item: dict, decision: str, key: str, flash_key: str, in_place: bool 
         widgets.say(
             flash_key,
             "error",
-            "Say why you reject it: your reason is recorded and passed on to the run.",
+            "Say why you reject it: your reason is recorded and passed on to the run."
+            + (" Type it in the reason box, then press Ctrl+Enter or Reject." if in_place else ""),
         )
+        if in_place:
+            inbox_keys.arm(item["id"])  # the cursor goes to the reason box
         return
     try:
         services.service().decide(
@@ -122,6 +125,7 @@ def _decide(item: dict, decision: str, key: str, flash_key: str, in_place: bool 
         widgets.say(flash_key, "error", str(exc))
         return
     if in_place:
+        st.session_state.pop(inbox_keys.ARMED, None)
         return
     widgets.say(
         flash_key,
@@ -166,11 +170,13 @@ def approval_card(
     design: dict | None = None,
     link_run: bool = False,
     show_flash: bool = False,
+    keys: dict[str, str] | None = None,
 ) -> None:
     """One question with its facts and the buttons that answer it. A decided question
     (``item["decided"]``) keeps its card, boxes greyed, and a line saying who decided
     what and when where the buttons were: nothing below moves up under the pointer.
-    ``show_flash``: the card shows its own messages, under its buttons."""
+    ``show_flash``: the card shows its own messages, under its buttons. ``keys``: the
+    keyboard shortcut of each decision's button (the inbox's current card)."""
     decided = item.get("decided")
     st.html(OUTCOME_STYLE)
     with st.container(border=True, key=f"approval-{item['id']}"):
@@ -208,6 +214,9 @@ def approval_card(
             key=f"{key}:reason",
             placeholder=view.placeholder,
             disabled=bool(decided),
+            # sent with the button that uses it: a reason typed, then Ctrl+Enter, is
+            # never a rerun of its own between the two
+            on_change="ignore",
         )
         # The outcome is written over the spent buttons, which stay (hidden) to hold the
         # card at exactly its height, however many lines they take at this width.
@@ -230,6 +239,7 @@ def approval_card(
                     wrap=True,
                     help=view.help.get(decision),
                     disabled=bool(decided),
+                    shortcut=None if decided else (keys or {}).get(decision),
                 )
             if decided:
                 kind_of_outcome = inbox_view.outcome_kind(decided)

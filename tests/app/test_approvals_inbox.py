@@ -185,3 +185,47 @@ def test_approve_all_answers_only_the_cards_on_screen_and_names_one_that_came_si
     assert service.wait(shown, timeout=60).status == "done"
     assert store.run(late).status == "waiting"
     assert button(at, "Approve all (1)", "approvals:group:runs")  # the newcomer, now on screen
+
+
+def _keys(at) -> dict[str, str]:
+    """{button key: its keyboard shortcut}, for the buttons that have one."""
+    return {b.key: b.proto.shortcut for b in at.button if b.proto.shortcut}
+
+
+def test_the_current_card_carries_the_keys_and_j_k_move_it(home, services):
+    store, service = services
+    first, second = (waiting_run(store, service, q) for q in (REPORT, IBM))
+    one, two = (f"approvals:{_item(service, r)['id']}" for r in (first, second))
+    at = open_page("app_pages/approvals.py")
+    assert "Keys: **J** next card · **K** previous card · **A** approve" in texts(at)
+    assert _keys(at) == {
+        "approvals:previous": "k",
+        "approvals:next": "j",
+        f"{one}:approve": "a",
+        f"{one}:reject": "x",
+        f"{one}:skip": "s",
+    }
+    assert f"Current card: step 2 (report_writer) of “{REPORT}”" in texts(at)
+    button(at, "Next card", "approvals").click().run()
+    assert {k for k in _keys(at) if k.startswith("approvals:") and k.count(":") == 2} == {
+        f"{two}:approve",
+        f"{two}:reject",
+        f"{two}:skip",
+    }
+    button(at, "Next card", "approvals").click().run()  # round to the first again
+    assert f"{one}:approve" in _keys(at)
+
+    # Reject with no reason: the reason box is asked for, and Ctrl+Enter then sends it
+    button(at, "Reject", one).click().run()
+    assert any("Type it in the reason box, then press Ctrl+Enter" in e.value for e in at.error)
+    assert _keys(at)[f"{one}:reject"] == "ctrl+enter"
+    assert store.run(first).status == "waiting"
+    at.text_input(key=f"{one}:reason").input("not before the lawyers read it")
+    button(at, "Reject", one).click().run()
+    (line,) = _outcomes(at)
+    assert line.startswith(":material/block: Rejected by you at ")
+    # the decided card hands the keys on to the next one waiting under it (the second
+    # run's, or the question the first run asks again after its replan)
+    (approve,) = [k for k, v in _keys(at).items() if v == "a"]
+    assert approve != f"{one}:approve"
+    assert _card_order(at).index(approve.split(":")[1]) > _card_order(at).index(one.split(":")[1])
