@@ -86,6 +86,7 @@ else:
     )
 
 cards = [card for group in inbox.groups for card in group.cards]
+inbox_keys.follow_link(st.query_params.get("card"))
 current = inbox_keys.current_id(cards)
 if cards:
     inbox_keys.bar(cards, current)

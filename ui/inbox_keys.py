@@ -60,6 +60,15 @@ def _move(cards: list[dict], step: int) -> None:
     st.session_state.pop(ARMED, None)
 
 
+def follow_link(card: str | None) -> None:
+    """A webhook's link (``/approvals?card=<id>``) makes that card current and brings it
+    into view, once per link followed."""
+    if card and st.session_state.get("approvals:linked") != card:
+        st.session_state["approvals:linked"] = card
+        st.session_state[CURRENT] = card
+        st.session_state[MOVED] = st.session_state.get(MOVED, 0) + 1
+
+
 def arm(item_id: str) -> None:
     """Reject was asked with no reason: the cursor goes to the card's reason box."""
     st.session_state[CURRENT] = item_id

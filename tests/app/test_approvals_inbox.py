@@ -229,3 +229,12 @@ def test_the_current_card_carries_the_keys_and_j_k_move_it(home, services):
     (approve,) = [k for k, v in _keys(at).items() if v == "a"]
     assert approve != f"{one}:approve"
     assert _card_order(at).index(approve.split(":")[1]) > _card_order(at).index(one.split(":")[1])
+
+
+def test_a_webhooks_link_opens_the_inbox_on_its_card(home, services):
+    store, service = services
+    first, second = (waiting_run(store, service, q) for q in (REPORT, IBM))
+    linked = _item(service, second)["id"]
+    at = open_page("app_pages/approvals.py", card=linked)
+    assert f"Current card: step 2 (report_writer) of “{IBM}”" in texts(at)
+    assert _keys(at)[f"approvals:{linked}:approve"] == "a"
