@@ -89,7 +89,7 @@ cards = [card for group in inbox.groups for card in group.cards]
 inbox_keys.follow_link(st.query_params.get("card"))
 current = inbox_keys.current_id(cards)
 if cards:
-    inbox_keys.bar(cards, current)
+    current = inbox_keys.bar(cards, current)
 
 designs = {}
 for group in inbox.groups:

@@ -7,6 +7,7 @@ worker; the card only reports what happened.
 
 from __future__ import annotations
 
+import logging
 import time
 from datetime import datetime
 
@@ -16,6 +17,8 @@ from pydantic import ValidationError
 from graph.kernel.design import Design
 from ui import inbox_keys, inbox_view, services, widgets
 from ui.run_view import ago
+
+log = logging.getLogger(__name__)
 
 DONE_WORDS = {
     "approve": "Approved",
@@ -60,7 +63,7 @@ OUTCOME_ICONS = {
 }
 OUTCOME_STYLE = """<style>
 [class*="st-key-oneline-"] p { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
-[class*="st-key-actions-"] { position: relative; }
+[class*="st-key-actions-"] { position: relative; gap: 0; }
 [class*="st-key-spent-"] { visibility: hidden; }
 [class*="st-key-decided-"] { position: absolute; inset: 0; overflow: hidden; }
 [class*="st-key-outcome-"] {
@@ -113,6 +116,12 @@ def _decide(item: dict, decision: str, key: str, flash_key: str, in_place: bool 
         if in_place:
             inbox_keys.arm(item["id"])  # the cursor goes to the reason box
         return
+    answered = st.session_state.setdefault("approvals:answered", [])
+    if item["id"] in answered:
+        # The same press handled twice (a card's countdown redrawn by itself ran the
+        # button's callback again): answered already, by this very press. Nothing to say.
+        log.info("question %s: one decision handled twice, sent once", item["id"])
+        return
     try:
         services.service().decide(
             item["run_id"],
@@ -124,6 +133,7 @@ def _decide(item: dict, decision: str, key: str, flash_key: str, in_place: bool 
     except (ValueError, KeyError) as exc:
         widgets.say(flash_key, "error", str(exc))
         return
+    answered[:] = [*answered[-199:], item["id"]]
     if in_place:
         st.session_state.pop(inbox_keys.ARMED, None)
         return

@@ -50,14 +50,15 @@ def current_id(cards: list[dict]) -> str | None:
     return waiting[0]
 
 
-def _move(cards: list[dict], step: int) -> None:
+def _moved(cards: list[dict], now: str | None, step: int) -> str | None:
     waiting = [c["id"] for c in cards if not c.get("decided")]
-    now = current_id(cards)
     if not waiting or now is None:
-        return
-    st.session_state[CURRENT] = waiting[(waiting.index(now) + step) % len(waiting)]
+        return now
+    chosen = waiting[(waiting.index(now) + step) % len(waiting)]
+    st.session_state[CURRENT] = chosen
     st.session_state[MOVED] = st.session_state.get(MOVED, 0) + 1
     st.session_state.pop(ARMED, None)
+    return chosen
 
 
 def follow_link(card: str | None) -> None:
@@ -85,28 +86,26 @@ def card_keys(item_id: str, current: str | None) -> dict[str, str]:
     return dict(CARD_KEYS)
 
 
-def bar(cards: list[dict], current: str | None) -> None:
-    """The keys, where they are read: previous and next, and which card is current. One
-    line whatever the card's words, so nothing under it moves when it changes."""
+def bar(cards: list[dict], current: str | None) -> str | None:
+    """The keys, where they are read: previous and next, and which card is current (one
+    line whatever the card's words, so nothing under it moves when it changes); the
+    current card, once a key moved it.
+
+    The buttons' return values, not callbacks: a card's countdown, redrawn alone each
+    second, ran a callback again for the same press, and J moved five cards at once."""
     with st.container(horizontal=True, vertical_alignment="center", key="inbox-keys"):
-        st.button(
-            "Previous card",
-            key="approvals:previous",
-            shortcut=PREVIOUS_KEY,
-            on_click=_move,
-            args=(cards, -1),
-            disabled=current is None,
-            icon=":material/keyboard_arrow_up:",
-        )
-        st.button(
-            "Next card",
-            key="approvals:next",
-            shortcut=NEXT_KEY,
-            on_click=_move,
-            args=(cards, 1),
-            disabled=current is None,
-            icon=":material/keyboard_arrow_down:",
-        )
+        for label, step, shortcut, icon in (
+            ("Previous card", -1, PREVIOUS_KEY, ":material/keyboard_arrow_up:"),
+            ("Next card", 1, NEXT_KEY, ":material/keyboard_arrow_down:"),
+        ):
+            if st.button(
+                label,
+                key=f"approvals:{label.split()[0].lower()}",
+                shortcut=shortcut,
+                disabled=current is None,
+                icon=icon,
+            ):
+                current = _moved(cards, current, step)
         with st.container(key="oneline-keys"):
             found = [c for c in cards if c["id"] == current]
             st.caption(
@@ -114,6 +113,7 @@ def bar(cards: list[dict], current: str | None) -> None:
             )
     with st.container(key="oneline-keys-help"):
         st.caption(HELP)
+    return current
 
 
 def script(current: str | None) -> None:

@@ -82,7 +82,9 @@ def test_a_flagged_step_is_approved_with_an_edited_query_on_the_approvals_page(
     _shoot(page, "approvals.png", height=900)
 
     card.get_by_role("button", name="Approve edited query").click()
-    expect(page.get_by_text("Approved with your query step 1 (web_researcher)")).to_be_visible()
+    expect(card.locator(f".st-key-outcome-edited-{pending['id']}")).to_contain_text(
+        "Approved with your edited query by you at"
+    )
     expect(page.get_by_text("Nothing is waiting for a decision")).to_be_visible(timeout=30_000)
     assert _wait_status(store, run_id, "done").status == "done"
 
