@@ -132,7 +132,12 @@ class Webhooks:
     def drain(self, timeout: float = 30.0) -> bool:
         """Wait until every note queued so far is sent or given up; whether it was."""
         done = threading.Event()
-        threading.Thread(target=lambda: (self._notes.join(), done.set()), daemon=True).start()
+
+        def join() -> None:
+            self._notes.join()
+            done.set()
+
+        threading.Thread(target=join, daemon=True).start()
         return done.wait(timeout)
 
     def close(self, wait: bool = True, cancel: bool = True) -> None:
