@@ -88,6 +88,19 @@ def _service(store, tmp_path, url: str, **more) -> tuple[RunService, Webhooks]:
     return service, hooks
 
 
+def _one_waiting_run(store, tmp_path, url: str, **more) -> str:
+    """A run that reaches its approval with the webhook at ``url``, once every note is
+    sent or given up."""
+    service, hooks = _service(store, tmp_path, url, **more)
+    try:
+        run_id = service.start(REPORT, Design())
+        wait_waiting(store, run_id)
+        assert hooks.drain()
+    finally:
+        service.shutdown()
+    return run_id
+
+
 def _leaks(text: str) -> bool:
     return TOKEN in text or "9f8e7d6c5b4a" in text
 
@@ -131,13 +144,7 @@ def test_one_post_per_new_waiting_question_and_one_per_timeout(store, tmp_path, 
 
 def test_a_slack_payload_is_one_text_with_the_link(store, tmp_path, receiver):
     hook = receiver()
-    service, hooks = _service(store, tmp_path, hook.url, webhook_format="slack")
-    try:
-        run_id = service.start(REPORT, Design())
-        wait_waiting(store, run_id)
-        assert hooks.drain()
-    finally:
-        service.shutdown()
+    run_id = _one_waiting_run(store, tmp_path, hook.url, webhook_format="slack")
     ((key, text),) = [(k, v) for post in hook.posts for k, v in post.items()]
     (item,) = store.pending_interrupts(run_id)
     assert key == "text"
@@ -150,13 +157,7 @@ def test_failed_posts_are_retried_a_bounded_number_of_times_and_never_show_the_t
 ):
     caplog.set_level(logging.WARNING)
     hook = receiver(fail_first=100)
-    service, hooks = _service(store, tmp_path, hook.url, webhook_retries=2)
-    try:
-        run_id = service.start(REPORT, Design())
-        wait_waiting(store, run_id)
-        assert hooks.drain()
-    finally:
-        service.shutdown()
+    _one_waiting_run(store, tmp_path, hook.url, webhook_retries=2)
     assert hook.attempts == 3 and hook.posts == []  # the first and two retries
     lines = [r.getMessage() for r in caplog.records if r.name == "graph.service.webhooks"]
     assert len([line for line in lines if "failed (attempt" in line]) == 3
@@ -186,14 +187,8 @@ def test_a_receiver_that_hangs_or_is_down_holds_no_run(store, tmp_path, receiver
     with socket.socket() as spare:  # a port nothing listens on
         spare.bind(("127.0.0.1", 0))
         down = f"http://127.0.0.1:{spare.getsockname()[1]}/hooks/{TOKEN}"
-    service, hooks = _service(store, tmp_path, down, webhook_retries=1)
-    try:
-        run_id = service.start(REPORT, Design())
-        wait_waiting(store, run_id)
-        assert hooks.drain()  # tried, failed, given up: the run waits for its human
-        assert store.run(run_id).status == "waiting"
-    finally:
-        service.shutdown()
+    run_id = _one_waiting_run(store, tmp_path, down, webhook_retries=1)  # tried, given up
+    assert store.run(run_id).status == "waiting"  # and the run waits for its human
 
 
 def test_the_app_and_the_command_line_get_the_webhook_from_the_settings(store, tmp_path, receiver):
