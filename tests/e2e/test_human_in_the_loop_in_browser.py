@@ -271,7 +271,8 @@ def test_three_quick_clicks_on_the_top_approve_decide_one_card_and_leave_a_line(
     top = asked[0]
     page.goto(app_url + "/approvals")
     card = page.locator(f".st-key-approval-{top['id']}")
-    approve = card.get_by_role("button", name="Approve", exact=True)
+    # the top card is the keyboard's current one: its button is named "Approve Shortcut A"
+    approve = card.locator(f".st-key-approvals-{top['id']}-approve button")
     expect(approve).to_be_visible()
     clock = card.get_by_text(re.compile(r"deadline in \d+ min \d+ s \(then rejected by default\)"))
     shown_first = clock.inner_text()
