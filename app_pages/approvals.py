@@ -11,7 +11,7 @@ import time
 
 import streamlit as st
 
-from ui import access, approvals, inbox_actions, inbox_view, services, widgets
+from ui import access, approvals, inbox_actions, inbox_keys, inbox_view, services, widgets
 from ui.run_view import WATCH_S
 
 st.title("Approvals")
@@ -57,35 +57,53 @@ if shown:
         setattr(filters, name, set(st.session_state.get(f"approvals:filter:{name}") or []))
 inbox = inbox_view.build_inbox(pending, decided, filters)
 
-if not pending:
+# The lines above the cards keep their kind and height while cards are listed: one that
+# appeared (or went) with the first (or last) decision would move every card under it.
+if not shown:
     st.info(
         "Nothing is waiting for a decision."
         + (" A run is in progress: if it reaches a flagged step, it appears here." if live else "")
     )
 else:
-    summary = f"{inbox.waiting} decision(s) waiting, oldest first, by experiment and run."
+    summary = (
+        f"{inbox.waiting} decision(s) waiting, oldest first, by experiment and run."
+        if inbox.waiting
+        else "Nothing is waiting for a decision."
+    )
     if inbox.hidden:
         summary += f" {inbox.hidden} more hidden by the filters."
     st.caption(summary)
-if inbox.decided:
     left, right = st.columns([4, 1])
     left.caption(
         f"{inbox.decided} decided here or by a timeout since you opened this page (or in the "
         "last 10 min): each stays in its place as a line."
     )
-    right.button("Clear decided", on_click=inbox_actions.clear_decided, key="approvals:clear")
+    right.button(
+        "Clear decided",
+        on_click=inbox_actions.clear_decided,
+        key="approvals:clear",
+        disabled=not inbox.decided,
+    )
+
+cards = [card for group in inbox.groups for card in group.cards]
+inbox_keys.follow_link(st.query_params.get("card"))
+current = inbox_keys.current_id(cards)
+if cards:
+    current = inbox_keys.bar(cards, current)
 
 designs = {}
 for group in inbox.groups:
     group_key = f"approvals:group:{group.key}"
     with st.container(border=True, key=f"inbox-group-{group.key}"):
         st.subheader(group.title)
-        if (waiting := group.pending) and access.may("decide"):
+        waiting = group.pending  # the row stays, greyed, once none waits: nothing moves
+        if access.may("decide"):  # a viewer gets no decision controls
             reason_box, *buttons = st.columns([3, 1, 1, 1], vertical_alignment="bottom")
             reason_box.text_input(
                 "One reason for Reject all",
                 key=f"{group_key}:reason",
                 placeholder="e.g. not now: the data is being rebuilt",
+                disabled=not waiting,
             )
             for column, (label, decision) in zip(
                 buttons,
@@ -95,8 +113,9 @@ for group in inbox.groups:
                     f"{label} ({len(waiting)})",
                     key=f"{group_key}:{decision}",
                     on_click=inbox_actions.decide_group,
-                    args=(waiting, decision, group_key),
+                    args=(waiting, decision, group_key, group.key, filters),
                     width="stretch",
+                    disabled=not waiting,
                 )
         widgets.flash(f"{group_key}:flash", keep_s=120)
         for run in group.runs:
@@ -112,7 +131,9 @@ for group in inbox.groups:
                     design=designs[run.run_id],
                     link_run=True,
                     show_flash=True,
+                    keys=inbox_keys.card_keys(item["id"], current),
                 )
+inbox_keys.script(current)
 
 
 if pending or live:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
+from urllib.parse import parse_qsl, urlsplit
 
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -39,7 +40,11 @@ class Settings(BaseSettings):
     """Stepwise configuration. Each field reads the environment variable in its alias."""
 
     # case_sensitive: only the STEPWISE_* aliases are read, never e.g. $HOME for `home`.
-    model_config = SettingsConfigDict(populate_by_name=True, extra="ignore", case_sensitive=True)
+    # hide_input_in_errors: a refused value may be a secret (a webhook's token, a database
+    # password), and pydantic would quote it whole in its message.
+    model_config = SettingsConfigDict(
+        populate_by_name=True, extra="ignore", case_sensitive=True, hide_input_in_errors=True
+    )
 
     # Where the store, checkpoints and indexes live.
     home: Path = Field(Path(".stepwise"), alias="STEPWISE_HOME")
@@ -160,6 +165,18 @@ class Settings(BaseSettings):
     data_dir: Path = Field(REPO_ROOT / "data", alias="STEPWISE_DATA_DIR")
     prompts_dir: Path = Field(REPO_ROOT / "prompts", alias="STEPWISE_PROMPTS_DIR")
 
+    # Word of approvals outside the app: each new question a run waits on, and each one a
+    # timeout answered, is POSTed here as JSON (graph/service/webhooks.py); unset: none.
+    # A secret (its path or query often is the token): logs and pages show its host only.
+    webhook_url: SecretStr | None = Field(None, alias="STEPWISE_WEBHOOK_URL")
+    # json: Stepwise's own fields; slack: {"text": ...}, which Slack, Mattermost, Rocket.Chat
+    # and Discord's /slack endpoints take.
+    webhook_format: Literal["json", "slack"] = Field("json", alias="STEPWISE_WEBHOOK_FORMAT")
+    # Attempts after the first when a POST fails (1 s, 2 s, 4 s... apart), on its own thread.
+    webhook_retries: int = Field(3, alias="STEPWISE_WEBHOOK_RETRIES", ge=0, le=10)
+    # Where people open the app: the start of the links a webhook sends to a card.
+    app_url: str = Field("http://localhost:8501", alias="STEPWISE_APP_URL")
+
     # How much the engine and the service log on stderr (graph/logs.py): DEBUG, INFO,
     # WARNING or ERROR. Each record names its run.
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
@@ -183,6 +200,20 @@ class Settings(BaseSettings):
         """An empty STEPWISE_DATABASE_URL means unset: SQLite."""
         return value if value is not None and value.get_secret_value().strip() else None
 
+    @field_validator("webhook_url", mode="after")
+    @classmethod
+    def _webhook_is_http(cls, value: SecretStr | None) -> SecretStr | None:
+        """Empty means unset; anything else must be an http(s) address, said without it."""
+        if value is None or not value.get_secret_value().strip():
+            return None
+        parts = urlsplit(value.get_secret_value().strip())
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(
+                "STEPWISE_WEBHOOK_URL must be an http:// or https:// address with a host "
+                f"(it starts {parts.scheme or 'with no scheme'!r})"
+            )
+        return SecretStr(value.get_secret_value().strip())
+
     def secret_values(self) -> list[str]:
         """The configured secrets (API keys, the database URL and its password), in
         clear: only for ``redact``."""
@@ -193,6 +224,16 @@ class Settings(BaseSettings):
         ]
         if self.database_url is not None:
             values.append(url_password(self.database_url.get_secret_value()) or "")
+        if self.webhook_url is not None:  # its token, wherever a text quotes part of it
+            parts = urlsplit(self.webhook_url.get_secret_value())
+            path = parts.path.strip("/")
+            values += [path, parts.query, *(v for _, v in parse_qsl(parts.query))]
+            # a segment shaped like a token (a word like "services" is left alone)
+            values += [
+                s
+                for s in path.split("/")
+                if len(s) >= 20 or (len(s) >= 8 and any(c.isdigit() for c in s))
+            ]
         return [v for v in values if v]
 
     @property
@@ -227,7 +268,7 @@ class Settings(BaseSettings):
     def public_dict(self) -> dict:
         """Settings safe to store with a run or an export: secrets reduced to 'set'/'unset'."""
         data = self.model_dump(mode="json")
-        for key in ("openai_api_key", "tavily_api_key", "server_api_key"):
+        for key in ("openai_api_key", "tavily_api_key", "server_api_key", "webhook_url"):
             data[key] = "set" if getattr(self, key) else "unset"
         data["database_url"] = self.database_location if self.database_url else None
         return data

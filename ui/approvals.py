@@ -7,6 +7,7 @@ worker; the card only reports what happened.
 
 from __future__ import annotations
 
+import logging
 import time
 from datetime import datetime
 
@@ -14,9 +15,11 @@ import streamlit as st
 from pydantic import ValidationError
 
 from graph.kernel.design import Design
-from ui import access, inbox_view, services, widgets
+from ui import access, inbox_keys, inbox_view, services, widgets
 from ui.roles import Refused
 from ui.run_view import ago
+
+log = logging.getLogger(__name__)
 
 DONE_WORDS = {
     "approve": "Approved",
@@ -50,6 +53,35 @@ def timeout_note(item: dict, design: dict | None) -> str:
     )
 
 
+# How each outcome looks where its card's buttons were: a rejection is no success.
+OUTCOME_ICONS = {
+    "approved": ":material/check_circle:",
+    "edited": ":material/edit_note:",
+    "rejected": ":material/block:",
+    "skipped": ":material/skip_next:",
+    "retried": ":material/replay:",
+    "timed-out": ":material/timer_off:",
+}
+OUTCOME_STYLE = """<style>
+[class*="st-key-oneline-"] p { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+[class*="st-key-actions-"] { position: relative; gap: 0; }
+[class*="st-key-spent-"] { visibility: hidden; }
+[class*="st-key-decided-"] { position: absolute; inset: 0; overflow: hidden; }
+[class*="st-key-outcome-"] {
+  height: 100%; justify-content: center; padding: 0 0.75rem; border-radius: 0.5rem;
+}
+[class*="st-key-outcome-"] p { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+[class*="st-key-outcome-approved-"], [class*="st-key-outcome-edited-"] {
+  background: rgba(33, 195, 84, 0.12); color: rgb(23, 114, 51);
+}
+[class*="st-key-outcome-rejected-"] { background: rgba(255, 43, 43, 0.10); color: rgb(158, 22, 22); }
+[class*="st-key-outcome-skipped-"] { background: rgba(128, 132, 149, 0.14); color: rgb(74, 76, 86); }
+[class*="st-key-outcome-retried-"] { background: rgba(28, 131, 225, 0.10); color: rgb(0, 66, 128); }
+[class*="st-key-outcome-timed-out-"] {
+  background: rgba(255, 164, 33, 0.16); color: rgb(146, 84, 0);
+}
+</style>"""
+
 # (label, decision, icon), in the order the card shows them.
 BUTTONS = (
     ("Approve", "approve", ":material/check:"),
@@ -60,7 +92,9 @@ BUTTONS = (
 )
 
 
-def _decide(item: dict, decision: str, key: str, flash_key: str) -> None:
+def _decide(item: dict, decision: str, key: str, flash_key: str, in_place: bool = False) -> None:
+    """``in_place``: the card shows its own outcome where its buttons were (the inbox), so
+    success says nothing more under it: a message there would push every card below down."""
     query = (st.session_state.get(f"{key}:query") or "").strip()
     reason = (st.session_state.get(f"{key}:reason") or "").strip()
     if decision == "edit" and query == (item.get("query") or "").strip():
@@ -77,8 +111,17 @@ def _decide(item: dict, decision: str, key: str, flash_key: str) -> None:
         widgets.say(
             flash_key,
             "error",
-            "Say why you reject it: your reason is recorded and passed on to the run.",
+            "Say why you reject it: your reason is recorded and passed on to the run."
+            + (" Type it in the reason box, then press Ctrl+Enter or Reject." if in_place else ""),
         )
+        if in_place:
+            inbox_keys.arm(item["id"])  # the cursor goes to the reason box
+        return
+    answered = st.session_state.setdefault("approvals:answered", [])
+    if item["id"] in answered:
+        # The same press handled twice (a card's countdown redrawn by itself ran the
+        # button's callback again): answered already, by this very press. Nothing to say.
+        log.info("question %s: one decision handled twice, sent once", item["id"])
         return
     try:
         person = access.require("decide")
@@ -92,6 +135,10 @@ def _decide(item: dict, decision: str, key: str, flash_key: str) -> None:
         )
     except (ValueError, KeyError, Refused) as exc:
         widgets.say(flash_key, "error", str(exc))
+        return
+    answered[:] = [*answered[-199:], item["id"]]
+    if in_place:
+        st.session_state.pop(inbox_keys.ARMED, None)
         return
     widgets.say(
         flash_key,
@@ -136,12 +183,15 @@ def approval_card(
     design: dict | None = None,
     link_run: bool = False,
     show_flash: bool = False,
+    keys: dict[str, str] | None = None,
 ) -> None:
     """One question with its facts and the buttons that answer it. A decided question
     (``item["decided"]``) keeps its card, boxes greyed, and a line saying who decided
     what and when where the buttons were: nothing below moves up under the pointer.
-    ``show_flash``: the card shows its own messages, under its buttons."""
+    ``show_flash``: the card shows its own messages, under its buttons. ``keys``: the
+    keyboard shortcut of each decision's button (the inbox's current card)."""
     decided = item.get("decided")
+    st.html(OUTCOME_STYLE)
     with st.container(border=True, key=f"approval-{item['id']}"):
         kind = item.get("kind") or "approval"
         view = services.view_of_design(design).approval_view(item)
@@ -151,15 +201,19 @@ def approval_card(
         if view.note:
             st.caption(view.note)
         prefix = f"Run: “{item.get('question', '')}” · " if link_run else ""
-        if decided:
-            st.caption(f"{prefix}Asked at {waiting_since(item.get('asked_at'))}")
-        else:
-            _clock(_with_timeout(item, design), prefix)
+        # The lines a decision rewrites, one line each whatever their length: a clock
+        # line wrapping where its decided line does not would move every card below.
+        with st.container(key=f"oneline-when-{item['id']}"):
+            if decided:
+                st.caption(f"{prefix}Asked at {waiting_since(item.get('asked_at'))}")
+            else:
+                _clock(_with_timeout(item, design), prefix)
         st.markdown(f"**Why it asks:** {item.get('reason') or 'no reason recorded'}")
-        if decided:  # one line in the note's place, so the card keeps its height
-            st.caption("Answered: the deadline no longer applies.")
-        elif note := timeout_note(item, design):
-            st.caption(note)
+        with st.container(key=f"oneline-note-{item['id']}"):
+            if decided:  # one line in the note's place, so the card keeps its height
+                st.caption("Answered: the deadline no longer applies.")
+            elif note := timeout_note(item, design):
+                st.caption(note)
         query_box, reason_box = st.columns([3, 2])
         query_box.text_area(
             view.query_label,
@@ -173,33 +227,45 @@ def approval_card(
             key=f"{key}:reason",
             placeholder=view.placeholder,
             disabled=bool(decided),
+            # sent with the button that uses it: a reason typed, then Ctrl+Enter, is
+            # never a rerun of its own between the two
+            on_change="ignore",
         )
-        if decided:
-            with st.container(key=f"decided-{item['id']}"):
-                line = inbox_view.decided_line(decided)
-                if decided.get("by") == "timeout":
-                    st.warning(line, icon=":material/timer_off:")
-                else:
-                    st.success(line, icon=":material/check_circle:")
-        elif not access.may("decide"):
+        if not decided and not access.may("decide"):
             st.caption(f"Deciding needs the operator role; {access.role_words()}.")
         else:
-            choices = BUTTONS if kind == "escalation" else BUTTONS[:-1]  # retry: escalations
-            # Each button as wide as its label, on as many lines as the card needs: in
-            # equal columns "Approve edited query" was cut to "A…" at 1280 px.
-            row = st.container(horizontal=True)
-            for label, decision, icon in choices:
-                row.button(
-                    label,
-                    key=f"{key}:{decision}",
-                    type="primary" if decision == "approve" else "secondary",
-                    on_click=_decide,
-                    args=(item, decision, key, flash_key),
-                    icon=icon,
-                    width="content",
-                    wrap=True,
-                    help=view.help.get(decision),
+            # The outcome is written over the spent buttons, which stay (hidden) to hold
+            # the card at exactly its height, however many lines they take at this width.
+            with st.container(key=f"actions-{item['id']}"):
+                choices = BUTTONS if kind == "escalation" else BUTTONS[:-1]  # retry: escalations
+                # Each button as wide as its label, on as many lines as the card needs: in
+                # equal columns "Approve edited query" was cut to "A…" at 1280 px.
+                row = st.container(
+                    horizontal=True, key=f"{'spent' if decided else 'buttons'}-{item['id']}"
                 )
+                for label, decision, icon in choices:
+                    row.button(
+                        label,
+                        key=f"{key}:{decision}",
+                        type="primary" if decision == "approve" else "secondary",
+                        on_click=None if decided else _decide,
+                        args=None if decided else (item, decision, key, flash_key, show_flash),
+                        icon=icon,
+                        width="content",
+                        wrap=True,
+                        help=view.help.get(decision),
+                        disabled=bool(decided),
+                        shortcut=None if decided else (keys or {}).get(decision),
+                    )
+                if decided:
+                    kind_of_outcome = inbox_view.outcome_kind(decided)
+                    with (
+                        st.container(key=f"decided-{item['id']}"),
+                        st.container(key=f"outcome-{kind_of_outcome}-{item['id']}"),
+                    ):
+                        st.markdown(
+                            f"{OUTCOME_ICONS[kind_of_outcome]} {inbox_view.decided_line(decided)}"
+                        )
         if show_flash:
             widgets.flash(flash_key, keep_s=120)
         if link_run:

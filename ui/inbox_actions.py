@@ -27,18 +27,34 @@ def clear_decided() -> None:
     st.session_state["approvals:cleared"] = time.time()
 
 
-def decide_group(items: list[dict], decision: str, key: str) -> None:
+def decide_group(
+    items: list[dict],
+    decision: str,
+    key: str,
+    group: str = inbox_view.OUTSIDE_GROUP,
+    filters: inbox_view.Filters | None = None,
+) -> None:
+    """Answer the group's questions that were on screen (``items``, bound when the page
+    was drawn), never one that arrived since: that one is named and left waiting. The one
+    reason is cleared once used, so a later card is never rejected with it unread."""
+    answered = st.session_state.setdefault("approvals:answered", [])
+    if items and all(item["id"] in answered for item in items):
+        return  # the same press handled again (by a card's countdown redrawn alone)
     reason = st.session_state.get(f"{key}:reason") or ""
+    service = services.service()
+    arrived = inbox_view.arrived_since(service.pending_approvals(), items, group, filters)
     try:
         person = access.require("decide")
-        results = inbox_view.decide_all(services.service(), items, decision, reason, person.by)
+        results = inbox_view.decide_all(service, items, decision, reason, person.by)
     except (ValueError, Refused) as exc:
         widgets.say(f"{key}:flash", "error", str(exc))
         return
+    st.session_state[f"{key}:reason"] = ""
+    answered[:] = [*answered, *(r.item["id"] for r in results if r.ok)][-200:]
     for result in results:
         if not result.ok:
             widgets.say(f"approvals:{result.item['id']}:flash", "warning", result.text.capitalize())
-    widgets.say(f"{key}:flash", *inbox_view.bulk_summary(decision, results))
+    widgets.say(f"{key}:flash", *inbox_view.bulk_summary(decision, results, arrived))
 
 
 def listed(decided_since: float) -> tuple:

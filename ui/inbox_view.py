@@ -87,6 +87,23 @@ def decided_line(decided: dict) -> str:
     return f"{line}: “{reason}”" if decision in ("reject", "retry") and reason else line
 
 
+OUTCOME_KINDS = {
+    "approve": "approved",
+    "edit": "edited",
+    "reject": "rejected",
+    "skip": "skipped",
+    "retry": "retried",
+}
+
+
+def outcome_kind(decided: dict) -> str:
+    """What a decided card is styled as: a rejection, a skip and a timeout each look like
+    what they are, never like a success. An unknown decision looks neutral, as a skip."""
+    if decided.get("by") == "timeout":
+        return "timed-out"
+    return OUTCOME_KINDS.get(decided.get("decision") or "", "skipped")
+
+
 def card_label(item: dict) -> str:
     """Which question, in a sentence: step 2 (report_writer) of “the run's question”."""
     return f"step {item.get('step')} ({item.get('agent')}) of “{item.get('question', 'the run')}”"
@@ -194,7 +211,7 @@ def build_inbox(pending: list[dict], decided: list[dict], filters: Filters | Non
     runs: dict[str, RunGroup] = {}
     for item in shown:  # already in order, so groups and runs come in order of first item
         place = item.get("experiment")
-        key = place["experiment_id"] if place else OUTSIDE_GROUP
+        key = group_key(item)
         if key not in groups:
             title = f"Experiment “{place['experiment']}”" if place else "Runs outside experiments"
             groups[key] = Group(key, title, [])
@@ -255,15 +272,44 @@ def decide_all(
     return results
 
 
-def bulk_summary(decision: str, results: list[CardResult]) -> tuple[str, str]:
-    """(kind, text) for the group's message: how many were answered, and which not."""
+def group_key(item: dict) -> str:
+    """The key of the group a question is listed in: its experiment's id, or the runs'."""
+    place = item.get("experiment")
+    return place["experiment_id"] if place else OUTSIDE_GROUP
+
+
+def arrived_since(
+    pending: list[dict], shown: list[dict], key: str, filters: Filters | None = None
+) -> list[dict]:
+    """The questions of group ``key`` now waiting that were not among ``shown`` (the cards
+    on screen when a bulk button was pressed): a bulk action leaves them waiting."""
+    seen = {item["id"] for item in shown}
+    filters = filters or Filters()
+    return sorted(
+        (p for p in pending if p["id"] not in seen and group_key(p) == key and filters.matches(p)),
+        key=order_key,
+    )
+
+
+def bulk_summary(
+    decision: str, results: list[CardResult], arrived: list[dict] | None = None
+) -> tuple[str, str]:
+    """(kind, text) for the group's message: how many were answered, which not, and which
+    arrived after the page showed the group (left waiting: nobody saw them)."""
     done = sum(r.ok for r in results)
+    left = (
+        " Left waiting, as they arrived after the page showed this group: "
+        + "; ".join(card_label(item) for item in arrived)
+        + "."
+        if arrived
+        else ""
+    )
     if not results:
-        return "warning", "Nothing in this group is waiting any more."
+        return "warning", "Nothing in this group is waiting any more." + left
     text = f"{BULK_WORDS[decision]} {done} of {len(results)}" + (
         ": their runs go on." if done else "."
     )
     missed = [f"{card_label(r.item)}: {r.text}" for r in results if not r.ok]
     if missed:
-        return "warning", text + " Not answered here: " + "; ".join(missed) + "."
-    return "success", text
+        return "warning", text + " Not answered here: " + "; ".join(missed) + "." + left
+    return ("warning", text + left) if left else ("success", text)

@@ -167,6 +167,7 @@ class RunService:
         self._stop = threading.Event()
         self.timeout_tick_s = timeout_tick_s
         self._shutdown_hooks: list[Callable[..., None]] = []
+        self._approval_hooks: list[Callable[[str, str, dict | None], None]] = []
         if timeout_tick_s:
             threading.Thread(
                 target=self._watch_timeouts, name="stepwise-approval-timeouts", daemon=True
@@ -462,6 +463,8 @@ class RunService:
                 self._write_despite_full(
                     lambda: self._set_status(run_id, outcome.status, outcome.reason)
                 )
+            if outcome.status == "waiting":  # its end event made it so: a human is asked
+                self._tell_approval("waiting", run_id)
             self._live.pop(run_id, None)
             self._release(run_id)
             return None
@@ -990,6 +993,7 @@ class RunService:
                         by="timeout",
                     )
                     applied += 1
+                    self._tell_approval("timeout", item["run_id"], item)
                 except ValueError:
                     pass  # answered meanwhile
         return applied
@@ -1214,6 +1218,21 @@ class RunService:
             raise ValueError("The run is still in progress; cancel it first.")
         self.store.delete_run(run_id)
         self.checkpointer.delete_thread(run_id)
+
+    def on_approval(self, callback: Callable[[str, str, dict | None], None]) -> None:
+        """Have ``callback(kind, run_id, item)`` told when a run of this process starts
+        waiting for a human (``"waiting"``, no item) or a timeout answered a question
+        (``"timeout"``, the question): word outside the app (graph/service/webhooks.py).
+        Called on a run's worker thread: it must return at once."""
+        with self._lock:
+            self._approval_hooks.append(callback)
+
+    def _tell_approval(self, kind: str, run_id: str, item: dict | None = None) -> None:
+        for hook in list(self._approval_hooks):
+            try:
+                hook(kind, run_id, item)
+            except Exception:  # word outside the app never stops a run
+                log.exception("run %s: telling of %s failed", run_id, kind)
 
     def on_shutdown(self, callback: Callable[..., None]) -> None:
         """Have ``callback(wait=, cancel=)`` called first when this service shuts down (an

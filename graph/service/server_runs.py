@@ -41,6 +41,7 @@ from graph.service.run_service import RunService
 from graph.service.runs import RunEvent, StopSignal, event_record, is_pseudo_node, update_key
 from graph.service.server_client import sdk_client, sends_key_to
 from graph.service.store import LIVE_STATUSES, SETTLED_STATUSES, TERMINAL_STATUSES, Store
+from graph.service.webhooks import Webhooks
 from graph.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -336,6 +337,8 @@ class ServerRunService(RunService):
         record = self.store.run(run_id)
         if record is not None and record.status not in (*TERMINAL_STATUSES, *SETTLED_STATUSES):
             self.store.set_run_status(run_id, status, reason)
+        if status == "waiting":  # its mirrored end event made it so: a human is asked
+            self._tell_approval("waiting", run_id)
 
     def _stream(
         self, run_id: str, design: Design, run_input: Any, step_mode: bool, join: str | None
@@ -816,6 +819,11 @@ def open_run_service(store: Store, settings: Settings, **kwargs: Any) -> RunServ
     """The run service ``settings`` ask for: on the LangGraph Server at
     ``STEPWISE_SERVER_URL`` when it is set, else threads in this process (the default).
     The one place the app and the command line pick their runtime."""
-    if settings.server_url:
-        return ServerRunService(store, settings, **kwargs)
-    return RunService(store, settings, **kwargs)
+    service = (
+        ServerRunService(store, settings, **kwargs)
+        if settings.server_url
+        else RunService(store, settings, **kwargs)
+    )
+    if settings.webhook_url is not None:
+        Webhooks.attach(service)
+    return service

@@ -20,6 +20,11 @@ def _card_order(at) -> list[str]:
     return [t.key.split(":")[1] for t in at.text_area if (t.key or "").endswith(":query")]
 
 
+def _outcomes(at) -> list[str]:
+    """The decided cards' outcome lines, each with the icon that says its kind."""
+    return [m.value for m in at.markdown if m.value.startswith(":material/")]
+
+
 def _item(service, run_id) -> dict:
     (item,) = [p for p in service.pending_approvals() if p["run_id"] == run_id]
     return item
@@ -65,9 +70,13 @@ def test_approve_all_of_a_group_resumes_every_run_of_the_experiment(home, servic
     assert [p["run_id"] for p in service.pending_approvals()] == [by_hand]
     at.run()
     assert _card_order(at) == order  # decided cards stay, in place
-    lines = [s.value for s in at.success if " by you at " in s.value]
-    assert len(lines) == 4 and all(line.startswith("Approved by you at ") for line in lines)
-    assert not [b for b in at.button if b.key.startswith(f"approvals:group:{experiment_id}")]
+    lines = _outcomes(at)
+    assert len(lines) == 4
+    assert all(line.startswith(":material/check_circle: Approved by you at ") for line in lines)
+    # the group's row stays where it was, greyed: nothing under it moves up
+    group_buttons = [b for b in at.button if b.key.startswith(f"approvals:group:{experiment_id}")]
+    assert [b.label for b in group_buttons] == ["Approve all (0)", "Reject all (0)", "Skip all (0)"]
+    assert all(b.disabled for b in group_buttons)
     assert button(at, "Approve all (1)", "approvals:group:runs")
 
 
@@ -82,8 +91,11 @@ def test_reject_all_needs_one_reason_and_passes_it_to_each_run(home, services):
     at.text_input(key=f"{group}:reason").input("not before the lawyers read it")
     button(at, "Reject all (2)", group).click().run()
     assert any(s.value == "Rejected 2 of 2: their runs go on." for s in at.success)
-    lines = [s.value for s in at.success if " by you at " in s.value]
-    assert lines and all(line.endswith(": “not before the lawyers read it”") for line in lines)
+    lines = _outcomes(at)
+    assert len(lines) == 2
+    assert all(line.startswith(":material/block: Rejected by you at ") for line in lines)
+    assert all(line.endswith(": “not before the lawyers read it”") for line in lines)
+    assert at.text_input(key=f"{group}:reason").value == ""  # used once, then cleared
 
 
 def test_approving_the_middle_card_leaves_a_line_in_its_place_and_nothing_moves(home, services):
@@ -94,11 +106,12 @@ def test_approving_the_middle_card_leaves_a_line_in_its_place_and_nothing_moves(
     key = f"approvals:{_item(service, middle)['id']}"
     button(at, "Approve", key).click().run()
     assert _card_order(at) == order
-    assert not [b for b in at.button if b.key.startswith(f"{key}:")]  # no second click
+    spent = [b for b in at.button if b.key.startswith(f"{key}:")]  # kept, hidden: its height
+    assert spent and all(b.disabled for b in spent)  # no second click
     assert at.text_area(key=f"{key}:query").disabled
-    (line,) = [s.value for s in at.success if " by you at " in s.value]
-    assert line == f"Approved by you at {datetime.now():%H:%M}"
-    assert any(s.value.startswith("Approved step 2 (report_writer)") for s in at.success)
+    (line,) = _outcomes(at)
+    assert line == f":material/check_circle: Approved by you at {datetime.now():%H:%M}"
+    assert not at.success  # no message under the card: it would push the next one down
     assert service.wait(middle, timeout=60).status == "done"
     at.run()
     assert _card_order(at) == order  # still there once its run has finished
@@ -136,10 +149,11 @@ def test_a_timeout_shows_what_it_decided_in_the_cards_place(home, services):
     shown = _card_order(at)
     assert shown[: len(order)] == order
     assert len(shown) == len(order) + (status == "waiting")
-    (line,) = [w.value for w in at.warning if w.value.startswith("Timed out at ")]
+    (line,) = _outcomes(at)
     decided_at = service.recent_decisions(0)[0]["decided"]["at"]
-    assert (
-        line == f"Timed out at {datetime.fromtimestamp(decided_at):%H:%M:%S}: rejected by default"
+    assert line == (
+        f":material/timer_off: Timed out at {datetime.fromtimestamp(decided_at):%H:%M:%S}: "
+        "rejected by default"
     )
 
 
@@ -156,3 +170,71 @@ def test_an_http_call_card_asks_why_not_send_the_call(home, services):
         "e.g. not this source, look in the database"
     )
     assert at.multiselect(key="approvals:filter:kinds").options == ["HTTP call", "approval"]
+
+
+def test_approve_all_answers_only_the_cards_on_screen_and_names_one_that_came_since(home, services):
+    store, service = services
+    shown = waiting_run(store, service, REPORT)
+    at = open_page("app_pages/approvals.py")
+    late = waiting_run(store, service, IBM)  # the page has not been redrawn since
+    button(at, "Approve all (1)", "approvals:group:runs").click().run()
+    (message,) = [w.value for w in at.warning if w.value.startswith("Approved 1 of 1")]
+    assert f"arrived after the page showed this group: step 2 (report_writer) of “{IBM}”" in (
+        message
+    )
+    assert service.wait(shown, timeout=60).status == "done"
+    assert store.run(late).status == "waiting"
+    assert button(at, "Approve all (1)", "approvals:group:runs")  # the newcomer, now on screen
+
+
+def _keys(at) -> dict[str, str]:
+    """{button key: its keyboard shortcut}, for the buttons that have one."""
+    return {b.key: b.proto.shortcut for b in at.button if b.proto.shortcut}
+
+
+def test_the_current_card_carries_the_keys_and_j_k_move_it(home, services):
+    store, service = services
+    first, second = (waiting_run(store, service, q) for q in (REPORT, IBM))
+    one, two = (f"approvals:{_item(service, r)['id']}" for r in (first, second))
+    at = open_page("app_pages/approvals.py")
+    assert "Keys: **J** next card · **K** previous card · **A** approve" in texts(at)
+    assert _keys(at) == {
+        "approvals:previous": "k",
+        "approvals:next": "j",
+        f"{one}:approve": "a",
+        f"{one}:reject": "x",
+        f"{one}:skip": "s",
+    }
+    assert f"Current card: step 2 (report_writer) of “{REPORT}”" in texts(at)
+    button(at, "Next card", "approvals").click().run()
+    assert {k for k in _keys(at) if k.startswith("approvals:") and k.count(":") == 2} == {
+        f"{two}:approve",
+        f"{two}:reject",
+        f"{two}:skip",
+    }
+    button(at, "Next card", "approvals").click().run()  # round to the first again
+    assert f"{one}:approve" in _keys(at)
+
+    # Reject with no reason: the reason box is asked for, and Ctrl+Enter then sends it
+    button(at, "Reject", one).click().run()
+    assert any("Type it in the reason box, then press Ctrl+Enter" in e.value for e in at.error)
+    assert _keys(at)[f"{one}:reject"] == "ctrl+enter"
+    assert store.run(first).status == "waiting"
+    at.text_input(key=f"{one}:reason").input("not before the lawyers read it")
+    button(at, "Reject", one).click().run()
+    (line,) = _outcomes(at)
+    assert line.startswith(":material/block: Rejected by you at ")
+    # the decided card hands the keys on to the next one waiting under it (the second
+    # run's, or the question the first run asks again after its replan)
+    (approve,) = [k for k, v in _keys(at).items() if v == "a"]
+    assert approve != f"{one}:approve"
+    assert _card_order(at).index(approve.split(":")[1]) > _card_order(at).index(one.split(":")[1])
+
+
+def test_a_webhooks_link_opens_the_inbox_on_its_card(home, services):
+    store, service = services
+    first, second = (waiting_run(store, service, q) for q in (REPORT, IBM))
+    linked = _item(service, second)["id"]
+    at = open_page("app_pages/approvals.py", card=linked)
+    assert f"Current card: step 2 (report_writer) of “{IBM}”" in texts(at)
+    assert _keys(at)[f"approvals:{linked}:approve"] == "a"

@@ -53,13 +53,13 @@ def test_approve_runs_the_step_and_the_run_finishes_with_the_decision_recorded(h
     run_id = _waiting(services)
     at = open_page("app_pages/approvals.py")
     button(at, "Approve", _card_key(service, run_id)).click().run()
-    assert any("Approved step 2 (report_writer)" in s.value for s in at.success)
+    assert [m.value for m in at.markdown if m.value.startswith(":material/check_circle: ")]
     assert service.wait(run_id, timeout=60).status == "done"
     assert store.snapshot(run_id)["rows"][1]["result"].startswith("Report saved to")
     (decision,) = store.messages(run_id, agent="human")
     assert decision["content"] == "Human: approve step 2 (report_writer)."
     at.run()
-    assert any(i.value.startswith("Nothing is waiting") for i in at.info)
+    assert "Nothing is waiting for a decision." in texts(at)  # a caption: no box moves cards
 
 
 def test_an_edited_query_is_what_the_agent_gets(home, services):
@@ -99,7 +99,12 @@ def test_reject_needs_a_reason_then_the_planner_revises_the_step(home, services)
 
     at.text_input(key=f"{key}:reason").input("not before the lawyers read it")
     button(at, "Reject", key).click().run()
-    assert any(s.value.startswith("Rejected step 2") for s in at.success)
+    (outcome,) = [m.value for m in at.markdown if m.value.startswith(":material/block: ")]
+    assert outcome.startswith(
+        ":material/block: Rejected by you at "
+    )  # styled as a rejection, not a success
+    assert outcome.endswith(": “not before the lawyers read it”")
+    assert not at.success
     wait_status(store, run_id, "waiting")  # replanned, and report_writer asks again
     assert store.snapshot(run_id)["plan_history"][-1]["reason"] == (
         "A human rejected step 2 (report_writer): not before the lawyers read it"
@@ -113,6 +118,8 @@ def test_skip_moves_on_without_running_the_step(home, services):
     run_id = _waiting(services)
     at = open_page("app_pages/approvals.py")
     button(at, "Skip", _card_key(service, run_id)).click().run()
+    (outcome,) = [m.value for m in at.markdown if m.value.startswith(":material/")]
+    assert outcome.startswith(":material/skip_next: Skipped by you at ")
     assert service.wait(run_id, timeout=60).status == "done"
     rows = store.snapshot(run_id)["rows"]
     assert [r["status"] for r in rows] == ["done", "skipped", "done"]

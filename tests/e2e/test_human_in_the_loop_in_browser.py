@@ -82,7 +82,9 @@ def test_a_flagged_step_is_approved_with_an_edited_query_on_the_approvals_page(
     _shoot(page, "approvals.png", height=900)
 
     card.get_by_role("button", name="Approve edited query").click()
-    expect(page.get_by_text("Approved with your query step 1 (web_researcher)")).to_be_visible()
+    expect(card.locator(f".st-key-outcome-edited-{pending['id']}")).to_contain_text(
+        "Approved with your edited query by you at"
+    )
     expect(page.get_by_text("Nothing is waiting for a decision")).to_be_visible(timeout=30_000)
     assert _wait_status(store, run_id, "done").status == "done"
 
@@ -269,7 +271,8 @@ def test_three_quick_clicks_on_the_top_approve_decide_one_card_and_leave_a_line(
     top = asked[0]
     page.goto(app_url + "/approvals")
     card = page.locator(f".st-key-approval-{top['id']}")
-    approve = card.get_by_role("button", name="Approve", exact=True)
+    # the top card is the keyboard's current one: its button is named "Approve Shortcut A"
+    approve = card.locator(f".st-key-approvals-{top['id']}-approve button")
     expect(approve).to_be_visible()
     clock = card.get_by_text(re.compile(r"deadline in \d+ min \d+ s \(then rejected by default\)"))
     shown_first = clock.inner_text()

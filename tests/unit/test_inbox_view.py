@@ -164,3 +164,43 @@ def test_an_edited_query_is_kept_with_the_decision(store, service):
     assert inbox_view.decided_line(decided["decided"]).startswith(
         "Approved with your edited query by you at "
     )
+
+
+def test_each_outcome_is_styled_as_what_it_is_and_a_timeout_as_a_timeout():
+    kinds = {
+        decision: inbox_view.outcome_kind({"decision": decision, "by": "human"})
+        for decision in ("approve", "edit", "reject", "skip", "retry", "shrug")
+    }
+    assert kinds == {
+        "approve": "approved",
+        "edit": "edited",
+        "reject": "rejected",
+        "skip": "skipped",
+        "retry": "retried",
+        "shrug": "skipped",  # unknown: neutral, never a success
+    }
+    assert inbox_view.outcome_kind({"decision": "reject", "by": "timeout"}) == "timed-out"
+
+
+def test_a_bulk_action_leaves_a_question_that_arrived_since_waiting_and_names_it(store, service):
+    start = time.time()
+    first = waiting_run(store, service, REPORT)
+    (group,) = _inbox(service, start).groups
+    on_screen = group.pending
+    late = waiting_run(store, service, IBM)  # arrives after the page was drawn
+    _, other_runs = waiting_experiment(store, service, "elsewhere", [APPLE], variants=("A",))
+    arrived = inbox_view.arrived_since(service.pending_approvals(), on_screen, group.key)
+    assert [a["run_id"] for a in arrived] == [late]  # not the experiment's: another group
+    hidden = inbox_view.arrived_since(
+        service.pending_approvals(), on_screen, group.key, Filters(agents={"planner"})
+    )
+    assert hidden == []  # filtered out: not this view's to name
+    results = inbox_view.decide_all(service, on_screen, "approve")
+    kind, text = inbox_view.bulk_summary("approve", results, arrived)
+    assert kind == "warning"
+    assert text == (
+        "Approved 1 of 1: their runs go on. Left waiting, as they arrived after the page "
+        f"showed this group: step 2 (report_writer) of “{IBM}”."
+    )
+    assert service.wait(first, timeout=60).status == "done"
+    assert store.run(late).status == "waiting"
