@@ -10,6 +10,7 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
+from urllib.parse import unquote
 
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -156,6 +157,25 @@ class Settings(BaseSettings):
     data_dir: Path = Field(REPO_ROOT / "data", alias="STEPWISE_DATA_DIR")
     prompts_dir: Path = Field(REPO_ROOT / "prompts", alias="STEPWISE_PROMPTS_DIR")
 
+    # OpenTelemetry out (graph/service/otel_export.py): with an OTLP endpoint set, each run's
+    # spans go there over OTLP/HTTP as it ends; the SDK reads the rest of the OTEL_*
+    # variables itself (protocol http/protobuf, timeout, service name, resource). Headers
+    # carry a backend's key: secrets.
+    otel_endpoint: str | None = Field(None, alias="OTEL_EXPORTER_OTLP_ENDPOINT")
+    otel_traces_endpoint: str | None = Field(None, alias="OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+    otel_headers: SecretStr | None = Field(None, alias="OTEL_EXPORTER_OTLP_HEADERS")
+    otel_traces_headers: SecretStr | None = Field(None, alias="OTEL_EXPORTER_OTLP_TRACES_HEADERS")
+    otel_sdk_disabled: bool = Field(False, alias="OTEL_SDK_DISABLED")
+    otel_traces_exporter: str = Field("otlp", alias="OTEL_TRACES_EXPORTER")
+    # Message contents (questions, prompts, replies, tool arguments) in the spans: opt-in,
+    # as the GenAI conventions advise.
+    otel_capture_content: bool = Field(
+        False, alias="OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
+    )
+    # LangSmith's key, when its tracing is on (LANGSMITH_TRACING=true, read by LangChain
+    # itself): a secret here, taken out of everything Stepwise stores or sends.
+    langsmith_api_key: SecretStr | None = Field(None, alias="LANGSMITH_API_KEY")
+
     # How much the engine and the service log on stderr (graph/logs.py): DEBUG, INFO,
     # WARNING or ERROR. Each record names its run.
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
@@ -189,7 +209,20 @@ class Settings(BaseSettings):
         ]
         if self.database_url is not None:
             values.append(url_password(self.database_url.get_secret_value()) or "")
+        for headers in (self.otel_headers, self.otel_traces_headers):
+            if headers is not None:  # "name=value,name=value": each value is a secret
+                values += [
+                    unquote(h.partition("=")[2].strip())
+                    for h in headers.get_secret_value().split(",")
+                ]
         return [v for v in values if v]
+
+    @property
+    def otel_enabled(self) -> bool:
+        """Whether runs' spans are sent to an OTLP backend (an endpoint set, the SDK and
+        its trace exporter not switched off)."""
+        endpoint = self.otel_traces_endpoint or self.otel_endpoint
+        return bool(endpoint) and not self.otel_sdk_disabled and self.otel_traces_exporter != "none"
 
     @property
     def database_location(self) -> str:
@@ -223,7 +256,14 @@ class Settings(BaseSettings):
     def public_dict(self) -> dict:
         """Settings safe to store with a run or an export: secrets reduced to 'set'/'unset'."""
         data = self.model_dump(mode="json")
-        for key in ("openai_api_key", "tavily_api_key", "server_api_key"):
+        for key in (
+            "openai_api_key",
+            "tavily_api_key",
+            "server_api_key",
+            "otel_headers",
+            "otel_traces_headers",
+            "langsmith_api_key",
+        ):
             data[key] = "set" if getattr(self, key) else "unset"
         data["database_url"] = self.database_location if self.database_url else None
         return data

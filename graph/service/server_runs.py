@@ -293,6 +293,10 @@ class ServerRunService(RunService):
                 raise
         super()._submit(run_id, design, compiled, run_input, step_mode, pool=pool)
 
+    def thread_of(self, run_id: str) -> str:
+        """The run's thread on the server (a UUID made from its id)."""
+        return thread_of(run_id)
+
     def _question(self, run_id: str) -> str:
         record = self.store.run(run_id)
         return record.question[:200] if record else ""
@@ -331,6 +335,7 @@ class ServerRunService(RunService):
                     self._live.pop(run_id)
                     self._release(run_id)
                 self._server_runs.pop(run_id, None)
+            self._trace_out(run_id)
 
     def _finish(self, run_id: str, status: str, reason: str) -> None:
         record = self.store.run(run_id)
