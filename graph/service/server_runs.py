@@ -366,6 +366,7 @@ class ServerRunService(RunService):
             thread,
             design.system,
             config=run_config(design),
+            metadata=self.run_metadata(run_id, design),  # for the server's LangSmith tracing
             stream_mode=STREAM_MODES,
             stream_subgraphs=True,
             interrupt_before=interrupt,
