@@ -36,6 +36,13 @@ StructuredMode = Literal["auto", "json_schema", "json_object", "json_object_bare
 ToolMode = Literal["auto", "native", "prompted"]
 
 
+def header_pairs(text: str) -> dict[str, str]:
+    """OTLP headers as the OTEL_EXPORTER_OTLP_HEADERS variable gives them: "name=value,..."
+    URL-encoded."""
+    pairs = (h.partition("=") for h in text.split(",") if "=" in h)
+    return {unquote(k.strip()).lower(): unquote(v.strip()) for k, _, v in pairs}
+
+
 class Settings(BaseSettings):
     """Stepwise configuration. Each field reads the environment variable in its alias."""
 
@@ -210,12 +217,14 @@ class Settings(BaseSettings):
         if self.database_url is not None:
             values.append(url_password(self.database_url.get_secret_value()) or "")
         for headers in (self.otel_headers, self.otel_traces_headers):
-            if headers is not None:  # "name=value,name=value": each value is a secret
-                values += [
-                    unquote(h.partition("=")[2].strip())
-                    for h in headers.get_secret_value().split(",")
-                ]
+            if headers is not None:  # each header's value is a secret
+                values += header_pairs(headers.get_secret_value()).values()
         return [v for v in values if v]
+
+    def otlp_headers(self) -> dict[str, str] | None:
+        """The headers sent with spans (the traces' own, else the OTLP ones), or None."""
+        given = self.otel_traces_headers or self.otel_headers
+        return header_pairs(given.get_secret_value()) if given is not None else None
 
     @property
     def otel_enabled(self) -> bool:

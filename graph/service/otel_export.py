@@ -5,9 +5,10 @@ instrumenting the systems as they run, so a run in a worker process or on a Lang
 Server is traced the same way, nothing in the engine changes, and the History page's
 OTLP/JSON download holds exactly what was sent. The SDK is imported only here, and only
 when an endpoint is configured (``for_settings``): with tracing off nothing of
-OpenTelemetry is loaded. The OTLP exporter and the span processor read the standard
-``OTEL_*`` variables (endpoint, headers, timeout, batch sizes) themselves; spans leave on
-the processor's own thread, so a slow or absent backend never holds a run.
+OpenTelemetry is loaded. The endpoint and headers come from the settings (the standard
+``OTEL_EXPORTER_OTLP_*`` variables); the exporter and the span processor read the other
+``OTEL_*`` variables (timeout, batch sizes) themselves. Spans leave on the processor's
+own thread, so a slow or absent backend never holds a run.
 """
 
 from __future__ import annotations
@@ -42,7 +43,9 @@ class OtelExporter:
             OTELResourceDetector().detect()
         )
         self.scope = InstrumentationScope(SCOPE)
-        self.processor = processor or BatchSpanProcessor(OTLPSpanExporter())
+        self.processor = processor or BatchSpanProcessor(
+            OTLPSpanExporter(endpoint=traces_endpoint(settings), headers=settings.otlp_headers())
+        )
         atexit.register(self.shutdown)
 
     def export(self, trace: RunTrace) -> None:
@@ -85,6 +88,16 @@ class OtelExporter:
             end_time=span.end_ns,
             instrumentation_scope=self.scope,
         )
+
+
+def traces_endpoint(settings: Settings) -> str | None:
+    """Where spans are posted: the traces endpoint as given, or ``/v1/traces`` under the
+    OTLP endpoint (as the OTLP exporter specification says)."""
+    if settings.otel_traces_endpoint:
+        return settings.otel_traces_endpoint
+    if settings.otel_endpoint:
+        return settings.otel_endpoint.rstrip("/") + "/v1/traces"
+    return None
 
 
 def for_settings(settings: Settings) -> OtelExporter | None:

@@ -109,12 +109,18 @@ def _text(content: Any) -> str:
     return json.dumps(content, ensure_ascii=False, default=str)
 
 
+def _data(message: dict) -> dict:
+    """A message's fields: LangChain's dicts nest them under ``data``."""
+    inner = message.get("data")
+    return inner if isinstance(inner, dict) else message
+
+
 def genai_messages(messages: Iterable[dict]) -> list[dict]:
     """LangChain message dicts (``{"type", "data"}`` or flat) as the conventions' input
     messages: a role and parts (text, tool calls, tool results)."""
     out = []
     for message in messages:
-        data = message.get("data") if isinstance(message.get("data"), dict) else message
+        data = _data(message)
         kind = str(message.get("type") or data.get("type") or "")
         parts: list[dict] = []
         if kind == "tool":
@@ -147,9 +153,7 @@ def _json(value: Any) -> str:
 
 def finish_reason(call: dict) -> str | None:
     """Why the model stopped, as the server (or the scripted model) said in its reply."""
-    reply = call.get("reply") or {}
-    data = reply.get("data") if isinstance(reply.get("data"), dict) else reply
-    meta = data.get("response_metadata") or {}
+    meta = _data(call.get("reply") or {}).get("response_metadata") or {}
     reason = meta.get("finish_reason") or meta.get("stop_reason")
     return str(reason) if reason else None
 
@@ -174,6 +178,7 @@ class _Builder:
         self.pending: dict[str | None, list[Span]] = {}
         self.tool_args: dict[str, Any] = {}
         self.tool_results: dict[str, Any] = {}
+        self.tokens = (0, 0)  # the run's model calls' input and output tokens
 
     def provider(self, model: str) -> str:
         return SCRIPTED_PROVIDER if model == SCRIPTED_LABEL else "openai"
@@ -184,6 +189,8 @@ class _Builder:
         params = request.get("params") or {}
         end = _ns(event["ts"])
         reason = finish_reason(call)
+        used = (int(call.get("input_tokens") or 0), int(call.get("output_tokens") or 0))
+        self.tokens = (self.tokens[0] + used[0], self.tokens[1] + used[1])
         span = Span(
             name=f"chat {model}",
             span_id=_span_id(self.run_id, f"call:{event['seq']}"),
@@ -201,8 +208,8 @@ class _Builder:
                     gen_ai__response__id=call.get("message_id"),
                     gen_ai__request__max_tokens=params.get("max_tokens"),
                     gen_ai__request__temperature=params.get("temperature"),
-                    gen_ai__usage__input_tokens=int(call.get("input_tokens") or 0),
-                    gen_ai__usage__output_tokens=int(call.get("output_tokens") or 0),
+                    gen_ai__usage__input_tokens=used[0],
+                    gen_ai__usage__output_tokens=used[1],
                     gen_ai__response__finish_reasons=[reason] if reason else None,
                     gen_ai__output__type="json" if params.get("json_request") else None,
                     stepwise__node=call.get("node") or None,
@@ -320,7 +327,6 @@ class _Builder:
 
     def root(self, first: float, last: float, decisions: list[dict]) -> Span:
         record = self.record
-        calls = [s for s in self.spans if s.name.startswith("chat ")]
         end = record.finished_at if record.finished_at is not None else last
         span = Span(
             name=f"invoke_agent {record.system}",
@@ -334,12 +340,8 @@ class _Builder:
                     gen_ai__operation__name="invoke_agent",
                     gen_ai__agent__name=record.system,
                     gen_ai__provider__name=self.provider(record.model_label),
-                    gen_ai__usage__input_tokens=sum(
-                        int(s.attributes.get("gen_ai.usage.input_tokens", 0)) for s in calls
-                    ),
-                    gen_ai__usage__output_tokens=sum(
-                        int(s.attributes.get("gen_ai.usage.output_tokens", 0)) for s in calls
-                    ),
+                    gen_ai__usage__input_tokens=self.tokens[0],
+                    gen_ai__usage__output_tokens=self.tokens[1],
                     stepwise__system=record.system,
                     stepwise__run__status=record.status,
                     stepwise__model=record.model_label,
