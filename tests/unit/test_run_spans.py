@@ -161,21 +161,18 @@ def test_the_otlp_json_has_the_structure_an_otlp_backend_loads(store, approved_r
             assert len(attribute["value"]) == 1 and set(attribute["value"]) <= value_kinds
         for event in span["events"]:
             assert event["timeUnixNano"].isdigit() and event["name"]
-    tokens = next(
-        a["value"]
-        for s in spans
-        if s["name"].startswith("chat ")
-        for a in s["attributes"]
-        if a["key"] == "gen_ai.usage.input_tokens"
-    )
-    assert tokens["intValue"].isdigit()
-    reasons = next(
-        a["value"]
-        for s in spans
-        if s["name"].startswith("chat ")
-        for a in s["attributes"]
-        if a["key"] == "gen_ai.response.finish_reasons"
-    )
+
+    def first_chat_value(key: str) -> dict:
+        return next(
+            a["value"]
+            for s in spans
+            if s["name"].startswith("chat ")
+            for a in s["attributes"]
+            if a["key"] == key
+        )
+
+    assert first_chat_value("gen_ai.usage.input_tokens")["intValue"].isdigit()
+    reasons = first_chat_value("gen_ai.response.finish_reasons")
     assert reasons["arrayValue"]["values"][0]["stringValue"] in ("stop", "tool_calls")
 
 
