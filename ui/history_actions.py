@@ -16,7 +16,8 @@ import streamlit as st
 
 from graph.kernel.design import Design
 from graph.service.import_checks import ImportProblem, load_json
-from graph.service.run_spans import otlp_json, stored_trace
+from graph.service.otlp import otlp_json
+from graph.service.run_spans import stored_trace
 from ui import history_view as hv
 from ui import services, widgets
 from ui.run_actions import pace_label

@@ -17,7 +17,8 @@ import atexit
 import logging
 from typing import Any
 
-from graph.service.run_spans import SCOPE, SERVICE_NAME, RunTrace, Span, stored_trace
+from graph.service.otlp import SCOPE, SERVICE_NAME, RunTrace, Span
+from graph.service.run_spans import stored_trace
 from graph.service.store import Store
 from graph.settings import Settings
 

@@ -1,7 +1,7 @@
 """A run's trace as OpenTelemetry spans, built from what the run recorded: its event log
 and the decisions people made. One builder for the two ways a trace leaves Stepwise: sent
 to an OTLP backend as a run ends (``graph.service.otel_export``), and downloaded from the
-History page as OTLP/JSON (``otlp_json``), so the two carry the same spans and ids.
+History page as OTLP/JSON (``graph.service.otlp``), so the two carry the same spans and ids.
 
 The spans follow the OpenTelemetry GenAI semantic conventions (development status; the
 names of 2026: ``invoke_agent``, ``chat``, ``execute_tool``, ``gen_ai.*``), nested as the
@@ -23,55 +23,19 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from graph.kernel.system import get_system
 from graph.redaction import redact
+from graph.service.otlp import Attribute, RunTrace, Span, SpanEvent
 from graph.service.repositories.shared import RunRecord
 from graph.service.store import Store
 
-SCOPE = "stepwise"
-SERVICE_NAME = "stepwise"
 SCRIPTED_LABEL = "offline scripted model"
 # Not a provider of the conventions' list: a custom value, as they allow.
 SCRIPTED_PROVIDER = "stepwise.offline_scripted_model"
-KINDS = {"INTERNAL": 1, "CLIENT": 3}  # OTLP's SpanKind numbers
-STATUS_CODES = {"UNSET": 0, "OK": 1, "ERROR": 2}
 ROLES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool"}
 _HEX32 = re.compile(r"[0-9a-f]{32}")
-
-Attribute = str | int | float | bool | list[str]
-
-
-@dataclass
-class SpanEvent:
-    name: str
-    time_ns: int
-    attributes: dict[str, Attribute] = field(default_factory=dict)
-
-
-@dataclass
-class Span:
-    name: str
-    span_id: str  # 16 hex digits
-    parent_id: str | None
-    start_ns: int
-    end_ns: int
-    kind: str = "INTERNAL"
-    attributes: dict[str, Attribute] = field(default_factory=dict)
-    events: list[SpanEvent] = field(default_factory=list)
-    status: str = "UNSET"
-    status_message: str = ""
-
-
-@dataclass
-class RunTrace:
-    trace_id: str  # 32 hex digits
-    spans: list[Span]
-
-    def named(self, name: str) -> list[Span]:
-        return [s for s in self.spans if s.name == name]
 
 
 def trace_id_of(run_id: str) -> str:
@@ -398,58 +362,6 @@ def run_trace(
     ``Decisions.of_run`` gives them); ``thread_id``: its LangGraph thread when not the run
     id (a LangGraph Server's); ``content``: message contents included (opt-in)."""
     return _Builder(record, thread_id or record.id, content).build(events, list(decisions))
-
-
-def _any_value(value: Attribute) -> dict:
-    if isinstance(value, bool):
-        return {"boolValue": value}
-    if isinstance(value, int):
-        return {"intValue": str(value)}  # int64 as a string, as proto3's JSON mapping says
-    if isinstance(value, float):
-        return {"doubleValue": value}
-    if isinstance(value, list):
-        return {"arrayValue": {"values": [_any_value(v) for v in value]}}
-    return {"stringValue": value}
-
-
-def _key_values(attributes: dict[str, Attribute]) -> list[dict]:
-    return [{"key": k, "value": _any_value(v)} for k, v in attributes.items()]
-
-
-def otlp_json(trace: RunTrace, resource: dict[str, Attribute] | None = None) -> dict:
-    """The trace as OTLP/JSON (an ``ExportTraceServiceRequest``): what an OTLP/HTTP
-    backend accepts with ``Content-Type: application/json``, and what a file of traces
-    holds. Ids are hex, times nanoseconds since the epoch as strings."""
-    spans = [
-        {
-            "traceId": trace.trace_id,
-            "spanId": s.span_id,
-            "parentSpanId": s.parent_id or "",
-            "name": s.name,
-            "kind": KINDS[s.kind],
-            "startTimeUnixNano": str(s.start_ns),
-            "endTimeUnixNano": str(s.end_ns),
-            "attributes": _key_values(s.attributes),
-            "events": [
-                {
-                    "timeUnixNano": str(e.time_ns),
-                    "name": e.name,
-                    "attributes": _key_values(e.attributes),
-                }
-                for e in s.events
-            ],
-            "status": {"code": STATUS_CODES[s.status], "message": s.status_message},
-        }
-        for s in trace.spans
-    ]
-    return {
-        "resourceSpans": [
-            {
-                "resource": {"attributes": _key_values(resource or {"service.name": SERVICE_NAME})},
-                "scopeSpans": [{"scope": {"name": SCOPE}, "spans": spans}],
-            }
-        ]
-    }
 
 
 def stored_trace(

@@ -10,7 +10,8 @@ import re
 import pytest
 
 from graph.kernel.design import Design
-from graph.service.run_spans import otlp_json, stored_trace
+from graph.service.otlp import otlp_json
+from graph.service.run_spans import stored_trace
 from graph.settings import Settings
 from tests.unit.conftest import wait_status
 
