@@ -194,6 +194,16 @@ class Settings(BaseSettings):
     def _upper_level(cls, value: object) -> object:
         return value.upper() if isinstance(value, str) else value
 
+    @field_validator("otel_sdk_disabled", "otel_capture_content", mode="before")
+    @classmethod
+    def _otel_flag(cls, value: object) -> object:
+        """OpenTelemetry's own reading of its switches: anything but "true" is off (never
+        an error that stops the app); the content switch also takes the GenAI
+        instrumentations' modes that put contents on spans."""
+        if not isinstance(value, str):
+            return value
+        return value.strip().lower() in ("true", "1", "span_only", "span_and_event")
+
     @model_validator(mode="after")
     def _remember_secrets(self) -> "Settings":
         """Every configured secret is taken out of any text stored or shown later."""

@@ -253,3 +253,16 @@ def test_a_failed_run_is_an_error_span_saying_why_without_the_key(tmp_path):
     finally:
         service.shutdown()
         store.close()
+
+
+def test_opentelemetry_switches_are_read_as_the_sdk_reads_them_never_failing_the_app(
+    tmp_path, monkeypatch
+):
+    for value, on in (("true", True), ("SPAN_ONLY", True), ("no_content", False), ("?", False)):
+        monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", value)
+        assert Settings(home=tmp_path).otel_capture_content is on
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318")
+    monkeypatch.setenv("OTEL_SDK_DISABLED", "TRUE")
+    assert not Settings(home=tmp_path).otel_enabled
+    monkeypatch.setenv("OTEL_SDK_DISABLED", "yes please")  # not "true": the SDK stays on
+    assert Settings(home=tmp_path).otel_enabled
