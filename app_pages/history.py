@@ -358,3 +358,18 @@ with export_tab:
         file_name=f"stepwise-run-{hv.short_id(run_id)}.json",
         mime="application/json",
     )
+    st.caption(
+        "The run's trace as OpenTelemetry spans (GenAI conventions) in OTLP/JSON, to load "
+        "into Phoenix, Jaeger, Grafana Tempo or any OTel backend. No API key is in it; "
+        "messages only if you tick the box."
+    )
+    with_content = st.checkbox("With message contents", key="history:trace-content")
+    st.download_button(
+        "Export trace (OTLP JSON)",
+        key="history:export-trace",
+        icon=":material/timeline:",
+        on_click="ignore",
+        data=actions.trace_file(run_id, with_content),
+        file_name=f"stepwise-trace-{hv.short_id(run_id)}.otlp.json",
+        mime="application/json",
+    )

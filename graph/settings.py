@@ -10,7 +10,7 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -34,6 +34,13 @@ StructuredMode = Literal["auto", "json_schema", "json_object", "json_object_bare
 # How tools are offered: auto (native, prompted where the server or model cannot), native,
 # prompted (the tools and a JSON action shape in the prompt).
 ToolMode = Literal["auto", "native", "prompted"]
+
+
+def header_pairs(text: str) -> dict[str, str]:
+    """OTLP headers as the OTEL_EXPORTER_OTLP_HEADERS variable gives them: "name=value,..."
+    URL-encoded."""
+    pairs = (h.partition("=") for h in text.split(",") if "=" in h)
+    return {unquote(k.strip()).lower(): unquote(v.strip()) for k, _, v in pairs}
 
 
 class Settings(BaseSettings):
@@ -176,6 +183,24 @@ class Settings(BaseSettings):
     webhook_retries: int = Field(3, alias="STEPWISE_WEBHOOK_RETRIES", ge=0, le=10)
     # Where people open the app: the start of the links a webhook sends to a card.
     app_url: str = Field("http://localhost:8501", alias="STEPWISE_APP_URL")
+    # OpenTelemetry out (graph/service/otel_export.py): with an OTLP endpoint set, each run's
+    # spans go there over OTLP/HTTP as it ends; the SDK reads the rest of the OTEL_*
+    # variables itself (protocol http/protobuf, timeout, service name, resource). Headers
+    # carry a backend's key: secrets.
+    otel_endpoint: str | None = Field(None, alias="OTEL_EXPORTER_OTLP_ENDPOINT")
+    otel_traces_endpoint: str | None = Field(None, alias="OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+    otel_headers: SecretStr | None = Field(None, alias="OTEL_EXPORTER_OTLP_HEADERS")
+    otel_traces_headers: SecretStr | None = Field(None, alias="OTEL_EXPORTER_OTLP_TRACES_HEADERS")
+    otel_sdk_disabled: bool = Field(False, alias="OTEL_SDK_DISABLED")
+    otel_traces_exporter: str = Field("otlp", alias="OTEL_TRACES_EXPORTER")
+    # Message contents (questions, prompts, replies, tool arguments) in the spans: opt-in,
+    # as the GenAI conventions advise.
+    otel_capture_content: bool = Field(
+        False, alias="OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
+    )
+    # LangSmith's key, when its tracing is on (LANGSMITH_TRACING=true, read by LangChain
+    # itself): a secret here, taken out of everything Stepwise stores or sends.
+    langsmith_api_key: SecretStr | None = Field(None, alias="LANGSMITH_API_KEY")
 
     # How much the engine and the service log on stderr (graph/logs.py): DEBUG, INFO,
     # WARNING or ERROR. Each record names its run.
@@ -187,6 +212,16 @@ class Settings(BaseSettings):
     @classmethod
     def _upper_level(cls, value: object) -> object:
         return value.upper() if isinstance(value, str) else value
+
+    @field_validator("otel_sdk_disabled", "otel_capture_content", mode="before")
+    @classmethod
+    def _otel_flag(cls, value: object) -> object:
+        """OpenTelemetry's own reading of its switches: anything but "true" is off (never
+        an error that stops the app); the content switch also takes the GenAI
+        instrumentations' modes that put contents on spans."""
+        if not isinstance(value, str):
+            return value
+        return value.strip().lower() in ("true", "1", "span_only", "span_and_event")
 
     @model_validator(mode="after")
     def _remember_secrets(self) -> "Settings":
@@ -234,7 +269,22 @@ class Settings(BaseSettings):
                 for s in path.split("/")
                 if len(s) >= 20 or (len(s) >= 8 and any(c.isdigit() for c in s))
             ]
+        for headers in (self.otel_headers, self.otel_traces_headers):
+            if headers is not None:  # each header's value is a secret
+                values += header_pairs(headers.get_secret_value()).values()
         return [v for v in values if v]
+
+    def otlp_headers(self) -> dict[str, str] | None:
+        """The headers sent with spans (the traces' own, else the OTLP ones), or None."""
+        given = self.otel_traces_headers or self.otel_headers
+        return header_pairs(given.get_secret_value()) if given is not None else None
+
+    @property
+    def otel_enabled(self) -> bool:
+        """Whether runs' spans are sent to an OTLP backend (an endpoint set, the SDK and
+        its trace exporter not switched off)."""
+        endpoint = self.otel_traces_endpoint or self.otel_endpoint
+        return bool(endpoint) and not self.otel_sdk_disabled and self.otel_traces_exporter != "none"
 
     @property
     def database_location(self) -> str:
@@ -268,7 +318,15 @@ class Settings(BaseSettings):
     def public_dict(self) -> dict:
         """Settings safe to store with a run or an export: secrets reduced to 'set'/'unset'."""
         data = self.model_dump(mode="json")
-        for key in ("openai_api_key", "tavily_api_key", "server_api_key", "webhook_url"):
+        for key in (
+            "openai_api_key",
+            "tavily_api_key",
+            "server_api_key",
+            "webhook_url",
+            "otel_headers",
+            "otel_traces_headers",
+            "langsmith_api_key",
+        ):
             data[key] = "set" if getattr(self, key) else "unset"
         data["database_url"] = self.database_location if self.database_url else None
         return data

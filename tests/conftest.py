@@ -24,6 +24,12 @@ for _var in (
     "TAVILY_API_KEY",
     "STEPWISE_PROVIDER",
     "STEPWISE_STRUCTURED_OUTPUT",
+    # no trace leaves a test unless the test asks (OpenTelemetry, LangSmith)
+    "OTEL_EXPORTER_OTLP_ENDPOINT",
+    "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+    "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT",
+    "LANGSMITH_TRACING",
+    "LANGCHAIN_TRACING_V2",
 ):
     os.environ.pop(_var, None)
 
@@ -62,6 +68,7 @@ TIER_FIXTURES = {
     "postgres_url": "postgres",
     "own_postgres": "postgres",  # a server of the test's own (tests/unit/test_database_restart)
     "langgraph_server": "server",
+    "phoenix": "server",
     "foreign_graphs_server": "server",
     "llama": "realmodel",
     "slow_llama": "realmodel",
@@ -168,5 +175,16 @@ def langgraph_server(tmp_path_factory):
     from tests.support_procs import langgraph_server
 
     server = langgraph_server.start(tmp_path_factory.mktemp("langgraph-dev"))
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def phoenix():
+    """Arize Phoenix, a real OpenTelemetry backend taking OTLP/HTTP, on loopback for the
+    whole session (started on first use): ``tests/support_procs/phoenix_server.py``."""
+    from tests.support_procs import phoenix_server
+
+    server = phoenix_server.start()
     yield server
     server.stop()

@@ -1,5 +1,5 @@
 """What the History page's controls do: open a run, clear the filter, import a run, delete
-one, fork or replay one, and the export file it offers.
+one, fork or replay one, and the export files it offers (the run, its trace).
 
 Kept out of the page file on purpose: Streamlit keeps a session's callbacks (and each
 ``format_func``) while the session lives, even for a while after its tab closed, and a
@@ -17,6 +17,8 @@ import streamlit as st
 from graph.kernel.design import Design
 from graph.service.import_checks import ImportProblem, load_json
 from ui import access, services, widgets
+from graph.service.otlp import otlp_json
+from graph.service.run_spans import stored_trace
 from ui import history_view as hv
 from ui.roles import Refused
 from ui.run_actions import pace_label
@@ -153,3 +155,11 @@ def fork(run_id: str, checkpoint_id: str, change: str, design: Design) -> None:
 def export_file(run_id: str) -> str:
     """The run's export as the file the Export tab offers."""
     return json.dumps(services.store().export_run(run_id), ensure_ascii=False, indent=1)
+
+
+def trace_file(run_id: str, content: bool) -> str:
+    """The run's trace as the OTLP/JSON file the Export tab offers: the spans an OTLP
+    backend is sent as the run ends, message contents only when ``content``."""
+    thread = services.service().thread_of(run_id)
+    trace = stored_trace(services.store(), run_id, thread_id=thread, content=content)
+    return json.dumps(otlp_json(trace), ensure_ascii=False, indent=1)

@@ -45,7 +45,7 @@ from graph.models.chat import describe_error, make_chat_model, model_label
 from graph.models.modes import ModeBook
 from graph.models.recorded import live_model
 from graph.prompts import PromptSet
-from graph.service import prompt_forks
+from graph.service import otel_export, prompt_forks
 from graph.service.database import database_lost, database_lost_reason
 from graph.service.disk_space import (
     DiskFull,
@@ -70,6 +70,7 @@ from graph.service.runs import (
     event_record,
     missed_updates,
     store_location,
+    run_metadata,
 )
 from graph.service.store import (
     LIVE_STATUSES,
@@ -168,6 +169,8 @@ class RunService:
         self.timeout_tick_s = timeout_tick_s
         self._shutdown_hooks: list[Callable[..., None]] = []
         self._approval_hooks: list[Callable[[str, str, dict | None], None]] = []
+        # Each ended run's spans to an OTLP backend, when one is configured (None: off).
+        self.otel = otel_export.for_settings(self.settings)
         if timeout_tick_s:
             threading.Thread(
                 target=self._watch_timeouts, name="stepwise-approval-timeouts", daemon=True
@@ -412,6 +415,8 @@ class RunService:
                 leftover = self._redirects.pop(run_id, [])
             if lost:  # recorded ones are in the store, for the process that has the run
                 leftover = []
+            else:
+                self._trace_out(run_id)
             for plan, note, redirect_id in leftover:  # left by a worker that failed: apply now
                 try:
                     self.redirect(run_id, plan=plan, note=note)
@@ -444,7 +449,13 @@ class RunService:
             step_mode=step_mode,
             first_seq=self.store.latest_seq(run_id),
             durability=self.durability,
+            metadata=self.run_metadata(run_id, design),
         )
+
+    def run_metadata(self, run_id: str, design: Design) -> dict[str, Any]:
+        """The run's id, system and prompt versions, for LangChain's tracers (LangSmith)."""
+        record = self.store.run(run_id)
+        return run_metadata(run_id, design.system, record.prompt_versions if record else {})
 
     def _redirect_or_finish(
         self, run_id: str, cancel: StopSignal, outcome: Ended | RunOutcome
@@ -468,6 +479,22 @@ class RunService:
             self._live.pop(run_id, None)
             self._release(run_id)
             return None
+
+    def thread_of(self, run_id: str) -> str:
+        """The LangGraph thread a run's state lives in: its id, here."""
+        return run_id
+
+    def _trace_out(self, run_id: str) -> None:
+        """A run that has ended, sent to the OTLP backend when one is configured (once:
+        a run waiting for a person is sent when it ends after the answer)."""
+        if self.otel is None:
+            return
+        try:
+            record = self.store.run(run_id)
+            if record is not None and record.status in otel_export.ENDED:
+                self.otel.export_run(self.store, run_id, self.thread_of(run_id))
+        except Exception as exc:  # a trace not sent never fails the run
+            log.warning("run %s: its trace could not be exported: %s", run_id, exc)
 
     # ------------------------------------------------------------- a worker's writes
 

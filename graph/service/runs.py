@@ -304,6 +304,7 @@ def continue_run(
     durability: Durability = "async",
     on_events: Callable[[list[RunEvent]], None] | None = None,
     before_node: Callable[[], None] | None = None,
+    metadata: dict[str, Any] | None = None,
 ) -> RunOutcome:
     """Drive a run: ``run_input`` is the initial state, a ``Command(resume=...)`` with a
     human's decision, or None to go on from the last checkpoint (resume after a crash,
@@ -320,6 +321,10 @@ def continue_run(
     ``before_node`` is called as each node starts (inner ones too); what it raises fails
     the node before it does anything (a run whose process lost its lease).
 
+    ``metadata`` goes into the run's config (with tags naming Stepwise and the system), as
+    LangChain's tracers read it: a run traced to LangSmith carries Stepwise's run id,
+    system and prompt versions (``run_metadata``).
+
     Log records made while the run is driven name ``thread_id`` (the run's id)."""
     with run_context(thread_id):
         return _drive(
@@ -335,7 +340,17 @@ def continue_run(
             durability=durability,
             on_events=on_events,
             before_node=before_node,
+            metadata=metadata,
         )
+
+
+def run_metadata(run_id: str, system: str, prompt_versions: dict[str, int]) -> dict[str, Any]:
+    """What a run's config says of it to LangChain's tracers (LangSmith's metadata)."""
+    return {
+        "stepwise_run_id": run_id,
+        "stepwise_system": system,
+        "stepwise_prompt_versions": dict(sorted(prompt_versions.items())),
+    }
 
 
 def _drive(
@@ -352,6 +367,7 @@ def _drive(
     durability: Durability,
     on_events: Callable[[list[RunEvent]], None] | None,
     before_node: Callable[[], None] | None,
+    metadata: dict[str, Any] | None,
 ) -> RunOutcome:
     started = time.time()
     seq = first_seq
@@ -423,6 +439,8 @@ def _drive(
     config: RunnableConfig = {
         "configurable": configurable,
         "recursion_limit": design.recursion_limit,
+        "metadata": {"stepwise_system": design.system, **(metadata or {})},
+        "tags": ["stepwise", design.system],
         # Every model call becomes an llm_call event, logged as the call ends: before the
         # node's writes can be checkpointed, so a crash cannot lose a call that happened.
         # Each tool run's latency is logged the same way (a tool_call event).

@@ -294,6 +294,10 @@ class ServerRunService(RunService):
                 raise
         super()._submit(run_id, design, compiled, run_input, step_mode, pool=pool)
 
+    def thread_of(self, run_id: str) -> str:
+        """The run's thread on the server (a UUID made from its id)."""
+        return thread_of(run_id)
+
     def _question(self, run_id: str) -> str:
         record = self.store.run(run_id)
         return record.question[:200] if record else ""
@@ -332,6 +336,7 @@ class ServerRunService(RunService):
                     self._live.pop(run_id)
                     self._release(run_id)
                 self._server_runs.pop(run_id, None)
+            self._trace_out(run_id)
 
     def _finish(self, run_id: str, status: str, reason: str) -> None:
         record = self.store.run(run_id)
@@ -364,6 +369,7 @@ class ServerRunService(RunService):
             thread,
             design.system,
             config=run_config(design),
+            metadata=self.run_metadata(run_id, design),  # for the server's LangSmith tracing
             stream_mode=STREAM_MODES,
             stream_subgraphs=True,
             interrupt_before=interrupt,

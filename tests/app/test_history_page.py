@@ -333,7 +333,10 @@ def test_an_exported_run_imports_back_as_a_listed_run_with_the_same_steps(home, 
     run_id = _tesla(services)
     exported = json.dumps(store.export_run(run_id))  # what "Export run JSON" downloads
     at = _history(run_id)
-    assert [b.label for b in at.get("download_button")] == ["Export run JSON"]
+    assert [b.label for b in at.get("download_button")] == [
+        "Export run JSON",
+        "Export trace (OTLP JSON)",
+    ]
     at.file_uploader(key="history:import").upload(
         "tesla.json", exported.encode(), "application/json"
     )

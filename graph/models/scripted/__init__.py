@@ -86,7 +86,7 @@ class ScriptedChatModel(BaseChatModel):
             message = AIMessage(
                 content=tool_prompting.encode_reply(reply),
                 usage_metadata=reply.usage_metadata,
-                response_metadata={"model_name": LABEL},
+                response_metadata={"model_name": LABEL, "finish_reason": "stop"},
             )
             return ChatResult(generations=[ChatGeneration(message=message)])
         tool_names = [t["function"]["name"] for t in tools or []]
@@ -110,7 +110,9 @@ class ScriptedChatModel(BaseChatModel):
             "output_tokens": wrote,
             "total_tokens": read + wrote,
         }
-        message.response_metadata = {"model_name": LABEL}
+        # Why it stopped, in the words OpenAI-compatible servers use (a trace shows it).
+        finished = "tool_calls" if message.tool_calls else "stop"
+        message.response_metadata = {"model_name": LABEL, "finish_reason": finished}
         return ChatResult(generations=[ChatGeneration(message=message)])
 
 

@@ -38,6 +38,18 @@ class Decisions:
             "SELECT * FROM decisions WHERE decided_at >= ? ORDER BY decided_at, interrupt_id",
             (since,),
         )
+        return self._answered(rows)
+
+    def of_run(self, run_id: str) -> list[dict]:
+        """The run's answered questions, as ``since`` gives them (its trace's events)."""
+        rows = self.db.query(
+            "SELECT * FROM decisions WHERE run_id = ? ORDER BY decided_at, interrupt_id",
+            (run_id,),
+        )
+        return self._answered(rows)
+
+    @staticmethod
+    def _answered(rows: list) -> list[dict]:
         return [
             {
                 **json.loads(r["item_json"]),
