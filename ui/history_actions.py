@@ -16,9 +16,9 @@ import streamlit as st
 
 from graph.kernel.design import Design
 from graph.service.import_checks import ImportProblem, load_json
-from ui import access, services, widgets
 from graph.service.otlp import otlp_json
 from graph.service.run_spans import stored_trace
+from ui import access, services, widgets
 from ui import history_view as hv
 from ui.roles import Refused
 from ui.run_actions import pace_label

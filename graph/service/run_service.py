@@ -69,8 +69,8 @@ from graph.service.runs import (
     database_url,
     event_record,
     missed_updates,
-    store_location,
     run_metadata,
+    store_location,
 )
 from graph.service.store import (
     LIVE_STATUSES,

@@ -134,7 +134,7 @@ class _Builder:
         )
         try:
             system = get_system(record.system)
-            self.agents = set(system.agents) | set(system.hubs)
+            self.agents = set(system.agents) | set(system.shape.hubs)
         except (KeyError, ValueError):  # a run imported from a system not hosted here
             self.agents = set()
         self.root_id = _span_id(self.run_id, "run")
