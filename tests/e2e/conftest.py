@@ -8,6 +8,7 @@ seconds: long enough to watch the table fill and to reload mid-run.
 from __future__ import annotations
 
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -19,6 +20,10 @@ from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
+
+# An approval card's Approve button: on the Approvals page the keyboard's current card
+# names it with its key ("Approve Shortcut A"); never "Approve edited query".
+APPROVE = re.compile(r"^Approve( Shortcut A)?$")
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = "/usr/bin/chromium"

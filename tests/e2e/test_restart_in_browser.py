@@ -14,6 +14,7 @@ import time
 
 from playwright.sync_api import expect
 
+from tests.e2e import conftest as e2e
 from tests.e2e.conftest import start_app, stop_app
 from tests.e2e.test_app_in_browser import CHART_QUESTION, _answer
 from tests.e2e.test_human_in_the_loop_in_browser import _ask, _store, _wait_status
@@ -50,8 +51,8 @@ def test_after_a_sigkill_the_approval_is_still_pending_and_the_killed_run_resume
         card = page.locator(f".st-key-approval-{pending['id']}")
         expect(card).to_contain_text("Step 2 · report_writer")
         expect(card).to_contain_text(REPORT)
-        card.get_by_role("button", name="Approve", exact=True).click()
-        expect(page.get_by_text("Approved step 2 (report_writer)")).to_be_visible()
+        card.get_by_role("button", name=e2e.APPROVE).click()
+        expect(card.get_by_text("Approved by you at ")).to_be_visible()  # in the buttons' place
         record = _wait_status(store, waiting, "done")
         assert store.snapshot(waiting)["rows"][1]["result"].startswith("Report saved to")
         assert record.status == "done"

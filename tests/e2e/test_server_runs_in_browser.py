@@ -12,6 +12,7 @@ import pytest
 from playwright.sync_api import expect
 
 from graph.service.server_runs import thread_of
+from tests.e2e import conftest as e2e
 from tests.e2e.conftest import SCRIPTED_DELAY_S, serve
 from tests.e2e.test_app_in_browser import _answer, _shoot
 from tests.e2e.test_human_in_the_loop_in_browser import ASK_EACH_STEP, _ask, _store, _wait_status
@@ -59,8 +60,8 @@ def test_a_step_approved_on_the_approvals_page_resumes_the_server_run_to_its_ans
     expect(card).to_contain_text("Step 1 · web_researcher")
     expect(card).to_contain_text(ASK_EACH_STEP)
     _shoot(page, "server-approvals.png", height=900)
-    card.get_by_role("button", name="Approve", exact=True).click()
-    expect(page.get_by_text("Approved step 1 (web_researcher)")).to_be_visible()
+    card.get_by_role("button", name=e2e.APPROVE).click()
+    expect(card.get_by_text("Approved by you at ")).to_be_visible()  # in the buttons' place
     expect(page.get_by_text("Nothing is waiting for a decision")).to_be_visible(timeout=30_000)
     record = _wait_status(store, run_id, "done")
 

@@ -18,6 +18,7 @@ from playwright.sync_api import expect
 from graph.service.run_service import RunService
 from graph.service.store import FILE_NAME, Store
 from graph.settings import Settings
+from tests.e2e import conftest as e2e
 from tests.e2e.conftest import _free_port, start_app, stop_app
 from tests.e2e.test_human_in_the_loop_in_browser import _ask, _wait_status
 from tests.inbox_support import REPORT, waiting_run
@@ -84,7 +85,7 @@ def test_an_operator_approves_and_history_names_them_then_signs_out(page, signed
     page.goto(url + "/approvals")
     (pending,) = store.pending_interrupts(run_id)
     card = page.locator(f".st-key-approval-{pending['id']}")
-    card.get_by_role("button", name="Approve", exact=True).click()
+    card.get_by_role("button", name=e2e.APPROVE).click()
     expect(card.get_by_text(f"Approved by {OPERATOR} at ")).to_be_visible()
     assert _wait_status(store, run_id, "done").status == "done"
     (decided,) = [d for d in store.decisions.since(0) if d["run_id"] == run_id]
