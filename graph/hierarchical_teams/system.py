@@ -7,7 +7,6 @@ on when at least one of its workers is).
 
 from __future__ import annotations
 
-import logging
 import time
 import uuid
 from dataclasses import asdict, dataclass
@@ -38,14 +37,12 @@ from graph.kernel.design import Design
 from graph.kernel.ledger import side_effect_ledger
 from graph.kernel.node_asks import NodeAsk, NotTryable
 from graph.kernel.system import System
-from graph.kernel.system_parts import Ability, Forks, Prompts, Shape
+from graph.kernel.system_parts import Ability, Forks, Prompts, Shape, preview_or_sample
 from graph.kernel.wiring import SystemGraph, compile_graph
 from graph.models.chat import role_models
 from graph.models.structured import JsonAsk
-from graph.prompts import PromptError, PromptSet
+from graph.prompts import PromptSet
 from graph.settings import get_settings
-
-log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -205,13 +202,7 @@ class TeamsPrompts(Prompts):
     def preview_prompt(
         self, name: str, text: str, state: dict | None = None, design: Design | None = None
     ) -> str:
-        try:
-            return prompts.preview_prompt(name, text, state)
-        except PromptError:
-            raise
-        except Exception as exc:  # another system's state: the sample instead
-            log.debug("preview of %s on the given state failed, sample shown: %r", name, exc)
-            return prompts.preview_prompt(name, text, None)
+        return preview_or_sample(prompts.preview_prompt, name, text, state)
 
 
 class HierarchicalTeams(System):

@@ -13,17 +13,19 @@ the system fills (or subclasses, to override a method):
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from graph.kernel.node_asks import NodeAsk, NotTryable
-from graph.prompts import PromptSet, prompt_names
+from graph.prompts import PromptError, PromptSet, prompt_names
 
 if TYPE_CHECKING:
     from graph.kernel.design import Design
     from graph.settings import Settings
 
 CLASSIFIER_PROMPT = "guardrail/classifier"  # the guardrail classifier's, for any system
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -143,3 +145,18 @@ class Prompts:
         """Prompt ``name`` as a model receives it with ``text`` as its template, for
         ``state`` (a sample one when None); PromptError names a bad placeholder."""
         return PromptSet({name: text}).render(name)
+
+
+def preview_or_sample(
+    render: Callable[[str, str, dict | None], str], name: str, text: str, state: dict | None
+) -> str:
+    """``render(name, text, state)``, or on its sample state when ``state`` is not one it
+    can read (another system's, an older one's); a bad placeholder (PromptError) is still
+    the writer's to fix, so it is raised."""
+    try:
+        return render(name, text, state)
+    except PromptError:
+        raise
+    except Exception as exc:  # another system's state: the sample instead
+        log.debug("preview of %s on the given state failed, sample shown: %r", name, exc)
+        return render(name, text, None)

@@ -7,7 +7,6 @@ declaring where it may go.
 
 from __future__ import annotations
 
-import logging
 import time
 import uuid
 from dataclasses import asdict, dataclass
@@ -23,9 +22,8 @@ from graph.kernel.conversation import first_turn
 from graph.kernel.design import Design
 from graph.kernel.node_asks import NodeAsk, NotTryable
 from graph.kernel.system import System
-from graph.kernel.system_parts import Ability, Forks, Prompts, Shape
+from graph.kernel.system_parts import Ability, Forks, Prompts, Shape, preview_or_sample
 from graph.kernel.wiring import SystemGraph, compile_graph
-from graph.prompts import PromptError
 from graph.supervisor_bus import agents, offline_rules, prompts
 from graph.supervisor_bus.agents import AGENTS
 from graph.supervisor_bus.bus import ANSWER_TYPES, Outbox, answer_to, inbox, messages, preview
@@ -35,8 +33,6 @@ from graph.supervisor_bus.settings_model import BusSettings
 from graph.supervisor_bus.state import STATE_TYPES, BusState, consumed_field
 from graph.supervisor_bus.supervisor import supervisor_ask, supervisor_node
 from graph.supervisor_bus.workers import worker_node
-
-log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -99,13 +95,7 @@ class BusPrompts(Prompts):
     def preview_prompt(
         self, name: str, text: str, state: dict | None = None, design: Design | None = None
     ) -> str:
-        try:
-            return prompts.preview_prompt(name, text, state)
-        except PromptError:
-            raise
-        except Exception as exc:  # another system's state: the sample instead
-            log.debug("preview of %s on the given state failed, sample shown: %r", name, exc)
-            return prompts.preview_prompt(name, text, None)
+        return preview_or_sample(prompts.preview_prompt, name, text, state)
 
 
 class SupervisorBus(System):
