@@ -123,6 +123,9 @@ def _decide(item: dict, decision: str, key: str, flash_key: str, in_place: bool 
         # button's callback again): answered already, by this very press. Nothing to say.
         log.info("question %s: one decision handled twice, sent once", item["id"])
         return
+    # Marked before it is sent: a second run of this callback that starts while the first
+    # is cut short after sending finds it answered, instead of an error under the card.
+    answered[:] = [*answered[-199:], item["id"]]
     try:
         person = access.require("decide")
         services.service().decide(
@@ -134,9 +137,9 @@ def _decide(item: dict, decision: str, key: str, flash_key: str, in_place: bool 
             by=person.by,
         )
     except (ValueError, KeyError, Refused) as exc:
+        answered.remove(item["id"])
         widgets.say(flash_key, "error", str(exc))
         return
-    answered[:] = [*answered[-199:], item["id"]]
     if in_place:
         st.session_state.pop(inbox_keys.ARMED, None)
         return
