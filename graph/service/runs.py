@@ -157,10 +157,9 @@ def event_record(event: RunEvent, system: str) -> dict:
     system's snapshot, messages become records, anything else its text."""
     if event.kind == "state":
         snapshot = get_system(system).snapshot(event.data)
-        rows = snapshot.get("rows") or []
+        # a snapshot without ``counts`` is counted by its rows as the store keeps it
         data = {
             **snapshot,
-            "counts": snapshot.get("counts") or {"steps": len(rows)},
             "conversation": plain(conversation_snapshot(event.data)),
         }
     else:
