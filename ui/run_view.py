@@ -443,16 +443,20 @@ def modes_text(modes: dict) -> str:
 
 
 def run_label(record: RunRecord, place: dict | None = None) -> str:
-    """The run in a list: when, its question, and for an experiment's run which variant
-    and repeat (``place`` from ``Evals.experiment_places``): without it two variants' runs
-    of one question read the same."""
+    """The run in a list: when, its question, its short id, and for an experiment's run
+    which variant and repeat (``place`` from ``Evals.experiment_places``): without it two
+    variants' runs of one question read the same. The short id keeps two runs of one
+    question started in the same second apart (a fork and its parent, say): a select box
+    sends the label it shows, so two equal labels would choose the first of them."""
     when = (
         datetime.fromtimestamp(record.created_at).strftime("%H:%M:%S")
         if record.created_at > 0
         else "unknown time"  # a record that holds no time (see Store._run_record)
     )
     question = record.question if len(record.question) <= 70 else record.question[:69] + "…"
-    label = f"{when} · {question}"  # the status is shown beside the run, always fresh
+    label = (
+        f"{when} · {question} · {record.id[:8]}"  # the status is shown beside the run, always fresh
+    )
     if place:
         label += f" · {place['experiment']}: {place['variant']}"
         if place.get("repeats", 1) > 1:
