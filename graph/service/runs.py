@@ -32,7 +32,7 @@ from graph.kernel.accounting import UsageRecorder
 from graph.kernel.approval import AUTOMATIC
 from graph.kernel.checkpoints import open_checkpointer
 from graph.kernel.conversation import conversation_snapshot
-from graph.kernel.design import Design
+from graph.kernel.design import Design, limit_words, node_run_limit
 from graph.kernel.postgres_checkpoints import open_postgres_checkpointer
 from graph.kernel.records import plain
 from graph.kernel.system import get_system, systems
@@ -437,7 +437,7 @@ def _drive(
         configurable[AUTOMATIC] = sorted(a for a, spec in agents.items() if spec.side_effects)
     config: RunnableConfig = {
         "configurable": configurable,
-        "recursion_limit": design.recursion_limit,
+        "recursion_limit": node_run_limit(design),
         "metadata": {"stepwise_system": design.system, **(metadata or {})},
         "tags": ["stepwise", design.system],
         # Every model call becomes an llm_call event, logged as the call ends: before the
@@ -517,7 +517,7 @@ def _drive(
     except GraphRecursionError:
         status = "failed"
         reason = (
-            f"Stopped at the recursion limit ({design.recursion_limit} node runs) after "
+            f"Stopped at the recursion limit ({limit_words(design)}) after "
             f"{nodes_run} node run(s); the partial results are kept. Raise the limit or "
             "lower max replans."
         )
