@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Protocol, cast
 from uuid import UUID
 
-import psycopg
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -26,7 +25,6 @@ from langgraph.errors import GraphDrained, GraphRecursionError
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import RunControl
 from langgraph.types import Checkpointer, Durability
-from psycopg_pool import PoolTimeout
 
 from graph.kernel.accounting import UsageRecorder
 from graph.kernel.approval import AUTOMATIC
@@ -134,6 +132,9 @@ def checkpointer_for(settings: Settings | None = None) -> BaseCheckpointSaver:
     types = sorted({t for system in systems().values() for t in system.shape.state_types})
     if settings.database_url is not None:
         url = settings.database_url.get_secret_value()
+        import psycopg  # only a PostgreSQL store needs the driver (imported when used)
+        from psycopg_pool import PoolTimeout
+
         try:
             return open_postgres_checkpointer(url, types)
         except (psycopg.Error, PoolTimeout) as exc:
