@@ -287,7 +287,12 @@ def main(argv: list[str] | None = None) -> int:
     run = sub.add_parser("run", parents=[design_args], help="run a question")
     run.add_argument("question")
     run.add_argument("--max-replans", type=int, dest="max_replans")
-    run.add_argument("--recursion-limit", type=int, dest="recursion_limit")
+    run.add_argument(
+        "--recursion-limit",
+        type=int,
+        dest="recursion_limit",
+        help="steps (plan steps, subtasks, bus rounds) one invocation may take",
+    )
     run.add_argument("--bus-timeout", type=float, dest="bus_timeout_s")
     run.add_argument(
         "--set",

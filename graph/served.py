@@ -29,7 +29,8 @@ assistant's), built by ``run_config(design, prompt_texts, model)``:
 - ``config["configurable"]["stepwise_automatic_approvals"]``: set by ``run_config`` when
   ``approvals_by`` is ``"experiment"`` (the side-effecting agents): the gate answers
   itself and no run waits (``graph.kernel.approval.AUTOMATIC``).
-- ``config["recursion_limit"]``: the design's ``recursion_limit``.
+- ``config["recursion_limit"]``: the design's ``recursion_limit`` in node runs
+  (``graph.kernel.design.node_run_limit``: steps times the system's node runs per step).
 
 An assistant made with ``assistants.create(system, config=run_config(design))`` carries a
 design for every run it makes; a run's own ``stepwise_design`` replaces the assistant's
@@ -83,7 +84,7 @@ from pydantic import BaseModel, ValidationError
 import graph.registry  # noqa: F401  (registers the hosted systems)
 from graph.kernel.accounting import UsageRecorder
 from graph.kernel.approval import AUTOMATIC, HumanDecision
-from graph.kernel.design import Design, DesignError
+from graph.kernel.design import Design, DesignError, node_run_limit
 from graph.kernel.system import get_system, systems
 from graph.models.choice import ModelChoice
 from graph.prompts import PromptError, PromptSet
@@ -120,7 +121,7 @@ def run_config(
     if design.approvals_by == "experiment":
         agents = get_system(design.system).agents
         configurable[AUTOMATIC] = sorted(a for a, spec in agents.items() if spec.side_effects)
-    return {"configurable": configurable, "recursion_limit": design.recursion_limit}
+    return {"configurable": configurable, "recursion_limit": node_run_limit(design)}
 
 
 def run_input(system: str, question: str, design: Design | None = None) -> dict:

@@ -52,6 +52,7 @@ TIER_MODULES = {
     ROOT / "tests" / "unit" / f"{m}.py": "processes"
     for m in (
         "test_cli",
+        "test_cli_imports",
         "test_run_processes",
         "test_side_effects",
         "test_leases",

@@ -22,6 +22,6 @@ class Deps:
     enabled: list[str]  # enabled workers
     teams: list[str]  # teams that are on
     nodes: frozenset[str]  # the top graph's nodes: every goto is checked against it
-    max_dispatches: int  # lead dispatches before the run is stopped as stuck
+    max_dispatches: int  # lead dispatches beyond one per subtask before it stops as stuck
     approvals: dict[str, str] = field(default_factory=dict)  # worker -> always/never/planner
     built: BuiltOnce = field(default_factory=BuiltOnce)  # workers' tools (they hold no run data)

@@ -36,6 +36,7 @@ from graph.hierarchical_teams.lead_asks import (
     RoutingDecision,
     SubtaskPlan,
     close_unanswered,
+    dispatch_limit,
     fold_results,
     plan_ask,
     ready,
@@ -301,7 +302,7 @@ def _dispatch(turn: _Turn) -> Command:
         for s in pending:
             s["reason"] = f"Blocked: {reasons[s['id']]}."
         return turn.finish("failed", "blocked: " + "; ".join(reasons.values()) + ".")
-    if turn.step >= deps.max_dispatches:
+    if turn.step >= dispatch_limit(deps.max_dispatches, turn.subtasks):
         return turn.finish(
             "failed",
             f"the lead supervisor dispatched {turn.step} subtasks, its limit, without finishing.",

@@ -216,6 +216,13 @@ def close_unanswered(subtasks: list[dict]) -> None:
             )
 
 
+def dispatch_limit(max_dispatches: int, subtasks: Sequence[dict]) -> int:
+    """Dispatches the lead may make before it stops as stuck: one per subtask of the plan
+    as it stands (a replan that lengthens the plan raises it), plus ``max_dispatches`` for
+    redispatches and retries. A loop that keeps adding subtasks meets the recursion limit."""
+    return max_dispatches + len(subtasks)
+
+
 def first_ask(
     state: dict, prompts: PromptSet, enabled: list[str], teams: list[str], max_dispatches: int
 ) -> JsonAsk | str:
@@ -238,7 +245,7 @@ def first_ask(
             "Here the lead supervisor finds pending work that cannot run and ends the run "
             "as blocked, without asking its model."
         )
-    if int(state.get("current_step") or 0) >= max_dispatches:
+    if int(state.get("current_step") or 0) >= dispatch_limit(max_dispatches, subtasks):
         return "Here the lead supervisor stops at its limit of dispatches, asking no model."
     if len(choices) > 1:
         return route_ask(choices, prompts)

@@ -43,6 +43,7 @@ def _all_agents(data: dict) -> list[str]:
 class Design(BaseModel):
     system: str = Field(default_factory=default_system)  # the first hosted system
     enabled_agents: list[str] = Field(default_factory=_all_agents)  # default: every agent
+    # Steps (plan steps, subtasks, bus rounds) one invocation may take: ``node_run_limit``.
     recursion_limit: int = Field(default_factory=_default_recursion_limit, ge=5, le=10_000)
     prompts: dict[str, str] = Field(default_factory=dict)  # prompt name -> overriding text
     # Human approval, per agent: "always" ask, "never" ask, or ask when the "planner"
@@ -146,6 +147,19 @@ class Design(BaseModel):
                 model = hosted[name].settings_model
                 found[name] = _checked(name, model, data).model_dump(mode="json")
         return found
+
+
+def node_run_limit(design: Design) -> int:
+    """The recursion limit LangGraph is given for one invocation of ``design``'s graph:
+    the design's ``recursion_limit`` counts steps (plan steps, subtasks, bus rounds), each
+    worth its system's ``node_runs_per_step`` node runs. A plan of 60 steps fits the default
+    60; a loop that keeps adding work still meets the limit and ends the run with a reason."""
+    return design.recursion_limit * get_system(design.system).node_runs_per_step
+
+
+def limit_words(design: Design) -> str:
+    """The limit as a run's reason names it: "60 steps: 180 node runs"."""
+    return f"{design.recursion_limit} steps: {node_run_limit(design)} node runs"
 
 
 def _checked(name: str, model: type[M], data: Any) -> M:

@@ -28,7 +28,6 @@ from functools import lru_cache
 from typing import Any, Callable, Iterator, TypeVar
 
 import httpx2 as httpx  # the HTTP library of the openai client (its fork of httpx)
-import openai
 
 from graph.errors import StepwiseError
 from graph.models.call_progress import CallProgress
@@ -158,6 +157,8 @@ def traced_http_client() -> httpx.Client:
     deadline still end the call at once, only its socket is left to the read timeout, and
     a read timeout is retried as the openai client does (``STEPWISE_MAX_RETRIES=0`` there
     for a single-slot server)."""
+    import openai  # only a server model gets here (graph.models.lazy)
+
     if any(os.environ.get(v) or os.environ.get(v.lower()) for v in _PROXY_VARIABLES):
         return openai.DefaultHttpxClient()
     limits = httpx.Limits(max_connections=1000, max_keepalive_connections=0)
@@ -220,6 +221,8 @@ def bounded_call(
     error = outcome.get("error")
     if error is None:
         return outcome["value"]
+    import openai  # only a server model's calls are bounded (graph.models.lazy)
+
     if call.too_large:
         raise ModelCallError(
             f"The model server at {server} sent more than {REPLY_BYTES // 1_000_000} MB for "

@@ -7,20 +7,22 @@ refuse) for OpenAI or any OpenAI-compatible server.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-import openai
 from langchain_core.language_models import BaseChatModel
 
 from graph.models.calls import ModelCallError
 from graph.models.capped import capped
+from graph.models.lazy import openai_loaded
 from graph.models.modes import PROCESS_MODES, ModeBook
 from graph.models.scripted import ScriptedChatModel
-from graph.models.server import ServerChatModel
 from graph.prompts import PromptSet
 from graph.redaction import remember_secrets
 from graph.settings import Settings, get_settings
 from graph.stopping import Stopped
+
+if TYPE_CHECKING:
+    import openai
 
 Role = Literal["planner", "worker"]
 
@@ -46,6 +48,8 @@ def make_chat_model(
             seed=settings.scripted_seed,
         )
     remember_secrets(settings.secret_values())  # a key in use never reaches a stored text
+    from graph.models.server import ServerChatModel  # the OpenAI client: graph.models.lazy
+
     return ServerChatModel(
         model=settings.planner_model if role == "planner" else settings.worker_model,
         api_key=settings.openai_api_key or "not-needed",  # local servers accept any key
@@ -88,6 +92,10 @@ def _describe(exc: BaseException, settings: Settings) -> str:
         return str(exc)
     if isinstance(exc, RecursionError):
         return "The run stopped: something it read (a model's reply) was nested too deeply to read."
+    if not openai_loaded():  # no model server was used: the error is not the client's
+        return _first_line(exc)
+    import openai
+
     if isinstance(exc, openai.APITimeoutError):
         return (
             f"The model server at {server} did not answer within "
@@ -106,6 +114,10 @@ def _describe(exc: BaseException, settings: Settings) -> str:
             f"The model server at {server} answered HTTP {exc.status_code} {tries}: "
             f"{_api_message(exc)}"
         )
+    return _first_line(exc)
+
+
+def _first_line(exc: BaseException) -> str:
     return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
 
 

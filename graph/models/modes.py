@@ -17,7 +17,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Protocol
 
-import openai
+from graph.models.lazy import openai_loaded
 
 # Structured output, strongest first; each refusal moves one step down.
 STRUCTURED_MODES = ("json_schema", "json_object", "json_object_bare", "none")
@@ -54,6 +54,10 @@ def describe_tools(mode: str) -> str:
 def is_refusal(exc: BaseException, words: tuple[str, ...]) -> str | None:
     """The word a server's error names when it refused a feature (any HTTP status: llama.cpp
     answers 500, others 400 or 422), or None for any other error."""
+    if not openai_loaded():  # no model server was used: no error can be its refusal
+        return None
+    import openai
+
     if not isinstance(exc, openai.APIStatusError) or exc.status_code in (401, 403, 404, 429):
         return None
     text = f"{exc.message} {exc.body}".lower()

@@ -18,8 +18,7 @@ from __future__ import annotations
 
 import re
 
-import openai
-
+from graph.models.lazy import openai_loaded
 from graph.models.modes import OPENAI_API
 
 # Tokens each kind of call may write (a call of no kind: the cap).
@@ -98,6 +97,10 @@ def refused_field(exc: BaseException) -> str | None:
     """The limit field a server's error refuses by name, or None for any other error. The
     field named first: a refusal may go on to name the other ("Use 'max_completion_tokens'
     instead"), and OpenAI's refusal of both at once names ``max_tokens`` first."""
+    if not openai_loaded():  # no model server was used: no error can be its refusal
+        return None
+    import openai
+
     if not isinstance(exc, openai.APIStatusError) or exc.status_code in (401, 403, 404, 429):
         return None
     text = f"{exc.message} {exc.body}".lower()

@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Protocol, cast
 from uuid import UUID
 
-import psycopg
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -26,13 +25,12 @@ from langgraph.errors import GraphDrained, GraphRecursionError
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import RunControl
 from langgraph.types import Checkpointer, Durability
-from psycopg_pool import PoolTimeout
 
 from graph.kernel.accounting import UsageRecorder
 from graph.kernel.approval import AUTOMATIC
 from graph.kernel.checkpoints import open_checkpointer
 from graph.kernel.conversation import conversation_snapshot
-from graph.kernel.design import Design
+from graph.kernel.design import Design, limit_words, node_run_limit
 from graph.kernel.postgres_checkpoints import open_postgres_checkpointer
 from graph.kernel.records import plain
 from graph.kernel.system import get_system, systems
@@ -134,6 +132,9 @@ def checkpointer_for(settings: Settings | None = None) -> BaseCheckpointSaver:
     types = sorted({t for system in systems().values() for t in system.shape.state_types})
     if settings.database_url is not None:
         url = settings.database_url.get_secret_value()
+        import psycopg  # only a PostgreSQL store needs the driver (imported when used)
+        from psycopg_pool import PoolTimeout
+
         try:
             return open_postgres_checkpointer(url, types)
         except (psycopg.Error, PoolTimeout) as exc:
@@ -437,7 +438,7 @@ def _drive(
         configurable[AUTOMATIC] = sorted(a for a, spec in agents.items() if spec.side_effects)
     config: RunnableConfig = {
         "configurable": configurable,
-        "recursion_limit": design.recursion_limit,
+        "recursion_limit": node_run_limit(design),
         "metadata": {"stepwise_system": design.system, **(metadata or {})},
         "tags": ["stepwise", design.system],
         # Every model call becomes an llm_call event, logged as the call ends: before the
@@ -517,7 +518,7 @@ def _drive(
     except GraphRecursionError:
         status = "failed"
         reason = (
-            f"Stopped at the recursion limit ({design.recursion_limit} node runs) after "
+            f"Stopped at the recursion limit ({limit_words(design)}) after "
             f"{nodes_run} node run(s); the partial results are kept. Raise the limit or "
             "lower max replans."
         )

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
-import altair as alt
 from langchain_core.tools import StructuredTool
 
 from graph.errors import StepwiseError
@@ -34,6 +33,8 @@ def chart_spec(
             )
     if not dataset.get("rows"):
         raise ChartRefused(f"Dataset {dataset.get('id')} has no rows to chart.")
+    import altair as alt  # ~0.7 s to import: only a run that charts pays for it
+
     records = [dict(zip(columns, row)) for row in dataset["rows"]]
     x_type: Literal["temporal", "nominal"] = (
         "temporal" if x.lower() in ("date", "month", "day", "time") else "nominal"

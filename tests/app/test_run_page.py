@@ -170,13 +170,15 @@ def test_an_empty_question_is_refused_in_words(home):
 
 def test_a_failed_run_says_why_in_words_without_a_traceback(home, services):
     store, service = services
-    store.save_design(Design(recursion_limit=5))
+    store.save_design(Design(recursion_limit=5))  # 15 node runs: fewer than 8 steps need
     at = open_page("app_pages/run.py")
-    run_id = _start(at, CHART_QUESTION)
+    run_id = _start(
+        at, " ".join(f"What was the highest price of AAPL in {y}?" for y in range(2001, 2009))
+    )
     assert service.wait(run_id, timeout=60).status == "failed"
     at.run()
     assert any(
-        e.value.startswith("The run failed: Stopped at the recursion limit (5 node runs)")
+        e.value.startswith("The run failed: Stopped at the recursion limit (5 steps: 15 node runs)")
         for e in at.error
     )
     assert not at.exception

@@ -276,12 +276,12 @@ def test_a_run_whose_design_is_wrong_fails_saying_which_field(client):
 
 
 def test_the_recursion_limit_of_the_design_reaches_the_served_run(client):
-    question = "How did Tesla's stock do in 2008?"
-    design = _unattended("plan_execute", recursion_limit=5)
+    question = " ".join(f"What was the highest price of AAPL in {y}?" for y in range(2001, 2009))
+    design = _unattended("plan_execute", recursion_limit=5)  # steps: 15 node runs
     thread_id, values = _run(client, "plan_execute", question, design, raise_error=False)
 
     assert values["__error__"]["error"] == "GraphRecursionError"
-    assert "Recursion limit of 5" in values["__error__"]["message"]
+    assert "Recursion limit of 15" in values["__error__"]["message"]
     _, enough = _run(client, "plan_execute", question, _unattended("plan_execute"))
     assert enough["outcome"] == "done"
 

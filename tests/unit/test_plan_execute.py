@@ -386,11 +386,13 @@ def test_recursion_limit_ends_the_run_with_a_reason_and_keeps_partial_results(tm
     from graph.plan_execute import SYSTEM
 
     saver = open_checkpointer(tmp_path / "cp.sqlite", SYSTEM.shape.state_types)
-    design = Design(recursion_limit=6)
+    design = Design(recursion_limit=5)  # 15 node runs: fewer than eight steps need
     graph = build_graph(design, checkpointer=saver)
-    outcome = run_question(EXAMPLE, design, graph=graph)
+    years = range(2001, 2009)
+    question = " ".join(f"What was the highest price of AAPL in {y}?" for y in years)
+    outcome = run_question(question, design, graph=graph)
     assert outcome.status == "failed"
-    assert "recursion limit (6 node runs)" in outcome.reason
+    assert "recursion limit (5 steps: 15 node runs)" in outcome.reason
     assert outcome.state["plan"] and outcome.state["datasets"]  # kept from the checkpoints
     assert step_rows(outcome.state)[0].status == "done"
 

@@ -32,7 +32,8 @@ def test_a_design_comes_back_from_its_run_config_with_prompts_and_model_applied(
     assert json.loads(json.dumps(config)) == config  # plain JSON, as the SDK sends it
     back = design_of("plan_execute", config)
     assert back == design.model_copy(update={"prompts": texts, "model": model})
-    assert config["recursion_limit"] == design.recursion_limit
+    # The design counts steps; LangGraph is given node runs: three per plan_execute step.
+    assert config["recursion_limit"] == 3 * design.recursion_limit
     assert AUTOMATIC not in config["configurable"]
     assert set(config["configurable"][DESIGN_KEY]["model"]) == {"endpoint", "model"}  # no key
 
