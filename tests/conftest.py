@@ -59,6 +59,7 @@ TIER_MODULES = {
         "test_restart",
         "test_frozen_owner",
         "test_disk_full",
+        "test_mcp_stdio",  # starts MCP servers over stdio
     )
 }
 TIER_FIXTURES = {
