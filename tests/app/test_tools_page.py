@@ -77,3 +77,79 @@ def test_a_server_that_is_down_says_so_in_a_sentence(home, services):
     assert len(errors) == 1 and errors[0].startswith(
         f"The MCP server “gone” is down: nothing answers at {url}"
     )
+
+
+EDITOR, ADMIN = "eda@example.org", "ada@example.org"
+
+
+@pytest.fixture
+def roles(home, tmp_path, monkeypatch):
+    from graph.settings import get_settings
+
+    path = tmp_path / "roles.toml"
+    path.write_text(f'[emails]\n"{EDITOR}" = "editor"\n"{ADMIN}" = "admin"\n')
+    monkeypatch.setenv("STEPWISE_ROLES_FILE", str(path))
+    get_settings.cache_clear()
+    return path
+
+
+def _as(email: str):
+    from streamlit.testing.v1 import AppTest
+
+    from tests.app.support import APP, TIMEOUT
+    from tests.app.test_sign_in_roles import AUTH
+
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.secrets["auth"] = dict(AUTH)
+    at.user = {"is_logged_in": True, "email": email}
+    at.run()
+    at.switch_page(PAGE).run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def _add_stdio_directly() -> None:
+    """The page's Add callback with a stdio server filled in, called by a script of its
+    own: what a forged or stale click would reach."""
+    import streamlit as st
+
+    from ui import tools_view
+
+    st.session_state.update(
+        {
+            "tools:add:transport": "stdio",
+            "tools:add:name": "sneaky",
+            "tools:add:command": "sh",
+            "tools:add:args": "-c 'echo owned'",
+        }
+    )
+    tools_view._add()
+    kind, text, _ = st.session_state[tools_view.FLASH]
+    st.text(f"{kind}: {text}")
+
+
+def test_adding_a_stdio_server_is_an_admins_action(home, services, roles):
+    from streamlit.testing.v1 import AppTest
+
+    from tests.app.support import TIMEOUT
+    from tests.app.test_sign_in_roles import AUTH
+
+    editor = _as(EDITOR)
+    editor.radio(key="tools:add:transport").set_value("stdio").run()
+    assert "an admin's action, and eda@example.org is a editor" in texts(editor)
+    assert not [t for t in editor.text_input if t.key == "tools:add:command"]
+
+    direct = AppTest.from_function(_add_stdio_directly, default_timeout=TIMEOUT)
+    direct.secrets["auth"] = dict(AUTH)
+    direct.user = {"is_logged_in": True, "email": EDITOR}
+    direct.run()
+    assert [t.value for t in direct.text] == [
+        f"error: {EDITOR} is signed in as a editor: adding a stdio MCP server (a program run "
+        "on the app's machine) needs the admin role. An admin gives roles in the roles file."
+    ]
+    store, _ = services
+    assert store.mcp_servers.all() == []
+
+    admin = _as(ADMIN)
+    admin.radio(key="tools:add:transport").set_value("stdio").run()
+    assert [t for t in admin.text_input if t.key == "tools:add:command"]
