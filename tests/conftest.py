@@ -62,6 +62,8 @@ TIER_MODULES = {
         "test_mcp_stdio",  # starts MCP servers over stdio
     )
 }
+# the Tools page's test with a stdio MCP server: the page starts it
+TIER_MODULES[ROOT / "tests" / "app" / "test_tools_stdio_page.py"] = "processes"
 TIER_FIXTURES = {
     "browser": "browser",
     "page": "browser",

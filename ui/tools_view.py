@@ -128,6 +128,9 @@ def _server(config: McpServerConfig, missing: list[str]) -> None:
     st.markdown(f"**{config.name}** · {kind} · `{config.described()}`")
     for line in missing:
         st.warning(f"Not set for this server: {line}.")
+    gone = [line.split(" ", 1)[0] for line in missing if "(typed," in line]
+    if gone and access.may(_action(config)):
+        _type_again(config.name, gone)
     left, right = st.columns(2)
     left.button(
         "List tools",
@@ -165,6 +168,34 @@ def _server(config: McpServerConfig, missing: list[str]) -> None:
                     + ", ".join(f"{k}={v}" for k, v in sorted(tool["annotations"].items()))
                 )
     _tester(config.name, [t["name"] for t in listed])
+
+
+def _type_again(server: str, names: list[str]) -> None:
+    """Fields for the typed values a restart took away (kept in memory only, again)."""
+    for name in names:
+        st.text_input(name, type="password", key=f"tools:env:{server}:{name}")
+    st.button(
+        "Keep these values",
+        key=f"tools:env:{server}",
+        on_click=_keep_values,
+        args=(server, names),
+        help="Kept in this app's memory only, as when the server was added.",
+    )
+
+
+def _keep_values(server: str, names: list[str]) -> None:
+    config = _config(server)
+    if config is None or access.permitted(_action(config), FLASH) is None:
+        return
+    values = {n: st.session_state.get(f"tools:env:{server}:{n}", "") for n in names}
+    try:
+        services.store().mcp_servers.type_env(server, values)
+    except StepwiseError as exc:
+        widgets.say(FLASH, "error", str(exc))
+        return
+    for name in names:
+        st.session_state.pop(f"tools:env:{server}:{name}", None)
+    widgets.say(FLASH, "success", f"Kept the typed values of “{server}” in memory.")
 
 
 def _tester(server: str, tools: list[str]) -> None:

@@ -196,6 +196,14 @@ def keep_typed_env(config: McpServerConfig) -> None:
         _typed[config.name] = typed
 
 
+def type_env_again(server: str, values: dict[str, str]) -> None:
+    """Keep typed values again for ``server`` (after a restart), beside any still kept."""
+    values = {k: v for k, v in values.items() if v.strip()}
+    remember_secrets(values.values())
+    with _lock:
+        _typed.setdefault(server, {}).update({k: SecretStr(v) for k, v in values.items()})
+
+
 def forget_typed_env(server: str) -> None:
     with _lock:
         _typed.pop(server, None)

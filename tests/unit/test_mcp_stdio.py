@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 import sys
 import time
+import uuid
+from pathlib import Path
 
 import pytest
 
@@ -61,9 +63,25 @@ def test_a_program_that_is_no_mcp_server_is_one_sentence():
         list_tools(config, deadline_s=10)
 
 
-def test_a_server_that_never_answers_is_cut_by_the_deadline():
+def _running(marker: str) -> list[str]:
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            text = cmdline.read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:  # the process ended while being read
+            continue
+        if marker in text:
+            found.append(text)
+    return found
+
+
+def test_a_server_that_never_answers_is_cut_by_the_deadline_and_stopped():
+    marker = f"stepwise-stuck-{uuid.uuid4().hex}"
     config = make_config(
-        "stuck", "stdio", command=sys.executable, args=["-c", "import time; time.sleep(60)"]
+        "stuck",
+        "stdio",
+        command=sys.executable,
+        args=["-c", f"import time; time.sleep(60)  # {marker}"],
     )
     started = time.monotonic()
     with pytest.raises(McpServerError) as caught:
@@ -73,6 +91,10 @@ def test_a_server_that_never_answers_is_cut_by_the_deadline():
         "stopped; it may be slow or stuck."
     )
     assert time.monotonic() - started < 8
+    deadline = time.monotonic() + 10
+    while _running(marker) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _running(marker) == [], "the stuck server was left running"
 
 
 def test_a_reference_in_the_environment_is_read_from_the_apps_and_reaches_the_program(

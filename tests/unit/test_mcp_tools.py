@@ -223,3 +223,8 @@ def test_a_typed_value_gone_after_a_restart_is_named(store):
     assert store.mcp_servers.missing("t") == [
         "TOKEN (typed, gone since the app restarted: type it again)"
     ]
+    with pytest.raises(McpConfigError, match="has no typed environment variable OTHER"):
+        store.mcp_servers.type_env("t", {"OTHER": "x"})
+    store.mcp_servers.type_env("t", {"TOKEN": "s3cret-again"})
+    assert store.mcp_servers.missing("t") == []
+    assert store.mcp_servers.get("t").env == {"TOKEN": "s3cret-again"}

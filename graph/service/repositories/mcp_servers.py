@@ -19,6 +19,7 @@ from graph.tools.mcp_config import (
     McpServerConfig,
     forget_typed_env,
     missing_env,
+    type_env_again,
     with_typed_env,
 )
 from graph.tools.mcp_servers import McpToolInfo
@@ -63,6 +64,21 @@ class McpServers:
         if not rows:
             return []
         return missing_env(_config(rows[0]), json.loads(rows[0]["env_json"]))
+
+    def type_env(self, name: str, values: dict[str, str]) -> None:
+        """Keep again, in memory, the typed values of ``name``'s environment (gone since
+        the app restarted); a variable that is not a typed one of that server is refused."""
+        rows = self.db.query("SELECT env_json FROM mcp_servers WHERE name = ?", (name,))
+        if not rows:
+            raise McpConfigError(f"There is no MCP server named “{name}”.")
+        typed = {k for k, v in json.loads(rows[0]["env_json"]).items() if v is None}
+        if unknown := sorted(set(values) - typed):
+            raise McpConfigError(
+                f"The MCP server “{name}” has no typed environment variable {', '.join(unknown)}."
+            )
+        if not any(v.strip() for v in values.values()):
+            raise McpConfigError("Type at least one value.")
+        type_env_again(name, values)
 
     def delete(self, name: str) -> None:
         with self.db.transaction() as tx:
