@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 import uvicorn
 from mcp.server.fastmcp import FastMCP
 from mcp.types import ToolAnnotations
+from starlette.responses import RedirectResponse
+from starlette.routing import Route
 
 TIME_COMMAND = (sys.executable, ("-m", "mcp_server_time", "--local-timezone", "UTC"))
 
@@ -73,7 +75,16 @@ class CountingServer:
             calls["fail"] += 1
             raise ValueError(why)
 
-        return mcp.streamable_http_app()
+        app = mcp.streamable_http_app()
+        # an old address of the endpoint, moved on the same host
+        app.router.routes.append(
+            Route(
+                "/moved",
+                lambda request: RedirectResponse("/mcp", 307),
+                methods=["GET", "POST", "DELETE"],
+            )
+        )
+        return app
 
     def start(self) -> CountingServer:
         config = uvicorn.Config(self.app(), host="127.0.0.1", port=self.port, log_level="warning")

@@ -176,7 +176,7 @@ def http_client_factory(url: str) -> Callable[..., httpx.AsyncClient]:
             headers=headers,
             timeout=timeout if timeout is not None else httpx.Timeout(30),
             auth=auth,
-            follow_redirects=True,
+            follow_redirects=False,  # the MCP transports follow same-origin ones
             event_hooks={"request": [on_request]},
         )
 

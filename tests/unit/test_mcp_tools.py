@@ -133,6 +133,11 @@ def test_urls_are_checked_like_the_teams_allowlist(url, words):
     assert "pw@" not in str(caught.value) and "tok@" not in str(caught.value)
 
 
+def test_a_redirect_on_the_same_host_is_followed(server):
+    moved = make_config("moved", "streamable_http", url=server.url.replace("/mcp", "/moved"))
+    assert call_tool(moved, "count_words", {"text": "still here"}) == "2"
+
+
 def test_a_redirect_off_the_host_is_refused(server):
     """A server on 127.0.0.1 that redirects to localhost (another host): refused, and the
     counting server behind it is never called."""
