@@ -1,5 +1,6 @@
 """MCP tool servers' tools, loaded with ``langchain-mcp-adapters``: list them (description,
-input schema, annotations, default policy) and call one with JSON arguments.
+input schema, annotations, default policy), call one with JSON arguments, or hand them to an
+agent (``agent_tools``: a failed call answers the agent with its sentence).
 
 Each listing or call opens one session to the server (a stdio server is started for it and
 stopped after) under one total deadline, so a slow server is cut, not waited for. Every
@@ -24,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import httpx
-from langchain_core.tools import BaseTool, ToolException
+from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from langchain_mcp_adapters.client import MultiServerMCPClient
 from langchain_mcp_adapters.tools import load_mcp_tools
 from mcp import ClientSession
@@ -80,6 +81,30 @@ def call_tool(
     text."""
     args = parse_arguments(arguments)
     return _run(config, _called(config, tool, args, deadline_s), deadline_s, tool)
+
+
+def agent_tools(config: McpServerConfig, deadline_s: float = DEADLINE_S) -> list[BaseTool]:
+    """The server's tools as LangChain tools an agent can bind (their metadata carries the
+    server and the default policy). Each call opens its own session under the deadline; a
+    failed call answers the agent with its sentence (a tool error) and fails nothing else."""
+    return [_agent_tool(config, info, deadline_s) for info in list_tools(config, deadline_s)]
+
+
+def _agent_tool(config: McpServerConfig, info: McpToolInfo, deadline_s: float) -> BaseTool:
+    def call(**arguments: Any) -> str:
+        try:
+            return call_tool(config, info.name, arguments, deadline_s)
+        except McpServerError as exc:
+            raise ToolException(str(exc)) from None
+
+    return StructuredTool(
+        name=info.name,
+        description=info.description,
+        args_schema=info.input_schema,
+        func=call,
+        handle_tool_error=True,
+        metadata={"mcp_server": config.name, "policy": info.policy, **info.annotations},
+    )
 
 
 def parse_arguments(arguments: str | dict) -> dict:

@@ -20,6 +20,7 @@ from graph.tools.mcp_servers import (
     READ_ONLY,
     SIDE_EFFECTING,
     McpServerError,
+    agent_tools,
     call_tool,
     default_policy,
     list_tools,
@@ -91,6 +92,23 @@ def test_an_error_the_tool_returns_is_a_sentence_naming_tool_and_server(config):
 def test_an_unknown_tool_is_named_with_the_tools_there_are(config):
     with pytest.raises(McpServerError, match="has no tool “nope” \\(its tools: count_words"):
         call_tool(config, "nope", {})
+
+
+def test_an_agents_tool_answers_and_a_failed_call_answers_its_sentence(config, server):
+    """The tools an agent binds: a call reaches the server; a call that fails (too slow)
+    is a tool error whose text is the sentence, not an exception that would end a run."""
+    tools = {t.name: t for t in agent_tools(config, deadline_s=1.5)}
+    assert tools["send_note"].metadata["policy"] == SIDE_EFFECTING
+    assert tools["count_words"].metadata["mcp_server"] == "counting"
+    message = tools["count_words"].invoke(
+        {"type": "tool_call", "id": "c1", "name": "count_words", "args": {"text": "a b"}}
+    )
+    assert message.content == "2" and message.status == "success"
+    message = tools["slow"].invoke(
+        {"type": "tool_call", "id": "c2", "name": "slow", "args": {"seconds": 30}}
+    )
+    assert message.status == "error"
+    assert message.content.startswith("The MCP server “counting” did not answer within 1.5 s")
 
 
 def test_a_slow_tool_is_cut_by_the_deadline(config, server):
