@@ -76,7 +76,7 @@ def make_config(
 ) -> McpServerConfig:
     """A checked configuration; ``McpConfigError`` says what is wrong. Typed environment
     values are remembered as secrets (and for this server, in memory) before anything
-    else can see them."""
+    else can see them; they are kept for the server once it is stored (``keep_typed_env``)."""
     name = (name or "").strip()
     if not NAME.match(name):
         raise McpConfigError(
@@ -103,11 +103,7 @@ def make_config(
                 "not starting with a digit."
             )
     remember_secrets(v for v in env.values() if not REFERENCE.match(v))
-    config = McpServerConfig(
-        name=name, transport="stdio", command=command, args=tuple(args), env=env
-    )
-    keep_typed_env(config)
-    return config
+    return McpServerConfig(name=name, transport="stdio", command=command, args=tuple(args), env=env)
 
 
 def check_url(url: str) -> str:

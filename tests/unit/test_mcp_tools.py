@@ -234,6 +234,12 @@ def test_no_typed_environment_value_reaches_the_store(tmp_path, store):
             assert secret.encode() not in path.read_bytes(), path
     # this process still has it, for the server's start
     assert store.mcp_servers.get("tokened").env["API_TOKEN"] == secret
+    # a second server of the same name is refused, and leaves the first one's values be
+    with pytest.raises(McpConfigError, match="already an MCP server named “tokened”"):
+        store.mcp_servers.add(
+            make_config("tokened", "stdio", command="x", env={"API_TOKEN": "other-value"})
+        )
+    assert store.mcp_servers.get("tokened").env["API_TOKEN"] == secret
     assert store.mcp_servers.missing("tokened") == []
     assert secret not in store.mcp_servers.get("tokened").described()
 

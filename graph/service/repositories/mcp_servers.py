@@ -18,6 +18,7 @@ from graph.tools.mcp_config import (
     McpConfigError,
     McpServerConfig,
     forget_typed_env,
+    keep_typed_env,
     missing_env,
     type_env_again,
     with_typed_env,
@@ -49,6 +50,7 @@ class McpServers:
                 time.time(),
             ),
         )
+        keep_typed_env(config)
 
     def all(self) -> list[McpServerConfig]:
         """Every server by name, with the typed values this process still holds."""
