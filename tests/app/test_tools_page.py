@@ -44,6 +44,10 @@ def test_an_http_server_is_added_its_tools_listed_and_one_tested(home, services,
     assert any('"required": ["to", "body"]' in str(s).replace("'", '"') for s in schemas)
     store, _ = services
     assert store.mcp_servers.policies("counting")["send_note"] == "side_effecting"
+    added = [e for e in store.audit.entries() if e["action"] == "MCP server added"]
+    assert [(e["by"], e["subject"], e["detail"]) for e in added] == [
+        ("human", "counting", server.url)
+    ]
 
     before = server.calls["count_words"]
     at.selectbox(key="tools:test:tool:counting").set_value("count_words")
