@@ -35,6 +35,7 @@ page = st.navigation(
         st.Page("app_pages/audit.py", title="Audit", icon=":material/policy:"),
         st.Page("app_pages/evals.py", title="Evals", icon=":material/fact_check:"),
         st.Page("app_pages/model.py", title="Model", icon=":material/memory:"),
+        st.Page("app_pages/tools.py", title="Tools", icon=":material/build:"),
         st.Page("app_pages/server.py", title="Server", icon=":material/dns:"),
     ]
 )

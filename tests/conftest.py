@@ -60,8 +60,11 @@ TIER_MODULES = {
         "test_restart",
         "test_frozen_owner",
         "test_disk_full",
+        "test_mcp_stdio",  # starts MCP servers over stdio
     )
 }
+# the Tools page's test with a stdio MCP server: the page starts it
+TIER_MODULES[ROOT / "tests" / "app" / "test_tools_stdio_page.py"] = "processes"
 TIER_FIXTURES = {
     "browser": "browser",
     "page": "browser",

@@ -40,6 +40,8 @@ ACTIONS: dict[str, tuple[str, str]] = {
     "eval_sets": ("editor", "changing eval sets"),
     "model_profiles": ("editor", "changing model profiles"),
     "settings": ("admin", "changing settings"),
+    "mcp_http": ("editor", "connecting or removing MCP servers"),
+    "mcp_stdio": ("admin", "adding a stdio MCP server (a program run on the app's machine)"),
 }
 
 

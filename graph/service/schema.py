@@ -286,6 +286,35 @@ def _audit_log(tx: Transaction) -> None:
     tx.script(_AUDIT_LOG)
 
 
+_MCP_SERVERS = """
+CREATE TABLE IF NOT EXISTS mcp_servers (
+    name TEXT PRIMARY KEY,
+    transport TEXT NOT NULL,
+    command TEXT NOT NULL DEFAULT '',
+    args_json TEXT NOT NULL DEFAULT '[]',
+    env_json TEXT NOT NULL DEFAULT '{}',
+    url TEXT NOT NULL DEFAULT '',
+    added_by TEXT NOT NULL DEFAULT '',
+    created_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS mcp_tool_policies (
+    server TEXT NOT NULL,
+    tool TEXT NOT NULL,
+    policy TEXT NOT NULL,
+    annotations_json TEXT NOT NULL DEFAULT '{}',
+    updated_at REAL NOT NULL,
+    PRIMARY KEY (server, tool)
+)
+"""
+
+
+def _mcp_servers(tx: Transaction) -> None:
+    """Version 9: the Tools page's MCP servers and each tool's policy (its default from
+    the tool's annotations). ``env_json`` maps each variable to a ``${VAR}`` reference or
+    to null: a typed value is kept in the app's memory only, like a typed API key."""
+    tx.script(_MCP_SERVERS)
+
+
 MIGRATIONS = [
     Migration(1, "designs, prompts, runs, events, experiments and the rest", _tables),
     Migration(2, "run leases, event keys, queued redirects", _leases),
@@ -295,5 +324,6 @@ MIGRATIONS = [
     Migration(6, "score scales of annotations; runs added to eval sets", _score_scales),
     Migration(7, "runs' counts as their system defines them", _run_counts),
     Migration(8, "the audit log: who changed prompts and designs", _audit_log),
+    Migration(9, "MCP tool servers and their tools' policies", _mcp_servers),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1].version

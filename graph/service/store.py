@@ -30,6 +30,7 @@ from graph.service.repositories.decisions import Decisions
 from graph.service.repositories.designs import Designs
 from graph.service.repositories.evals import Evals
 from graph.service.repositories.events import Events
+from graph.service.repositories.mcp_servers import McpServers
 from graph.service.repositories.model_modes import ModelModes
 from graph.service.repositories.runs import Runs
 from graph.service.repositories.shared import (
@@ -85,6 +86,7 @@ class Store:
         self.decisions = Decisions(self._db)
         self.audit = Audit(self._db)
         self.model_modes = ModelModes(self._db)
+        self.mcp_servers = McpServers(self._db)
 
     @classmethod
     def open(cls, settings: Settings | None = None) -> Store:

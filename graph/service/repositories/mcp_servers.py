@@ -1,0 +1,125 @@
+"""The MCP tool servers the Tools page connected, and each of their tools' policy.
+
+What is stored of a server's environment: each variable's name, with its ``${VAR}``
+reference when it is one, else null. A typed value never reaches this table (nor a log or
+an export): it lives in the app's memory (``graph.tools.mcp_config``) and must be typed
+again after a restart, which ``missing`` says.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from graph.service.database import Database
+from graph.service.repositories.shared import dumps
+from graph.tools.mcp_config import (
+    McpConfigError,
+    McpServerConfig,
+    forget_typed_env,
+    keep_typed_env,
+    missing_env,
+    type_env_again,
+    with_typed_env,
+)
+from graph.tools.mcp_servers import McpToolInfo
+
+
+class McpServers:
+    """The ``mcp_servers`` and ``mcp_tool_policies`` tables."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    def add(self, config: McpServerConfig, added_by: str = "") -> None:
+        """Store a new server (its typed environment values stay in memory)."""
+        if self.get(config.name) is not None:
+            raise McpConfigError(f"There is already an MCP server named “{config.name}”.")
+        self.db.execute(
+            "INSERT INTO mcp_servers (name, transport, command, args_json, env_json, url, "
+            "added_by, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                config.name,
+                config.transport,
+                config.command,
+                dumps(list(config.args)),
+                dumps(config.stored_env()),
+                config.url,
+                added_by,
+                time.time(),
+            ),
+        )
+        keep_typed_env(config)
+
+    def all(self) -> list[McpServerConfig]:
+        """Every server by name, with the typed values this process still holds."""
+        return [_config(r) for r in self.db.query("SELECT * FROM mcp_servers ORDER BY name")]
+
+    def get(self, name: str) -> McpServerConfig | None:
+        rows = self.db.query("SELECT * FROM mcp_servers WHERE name = ?", (name,))
+        return _config(rows[0]) if rows else None
+
+    def missing(self, name: str) -> list[str]:
+        """The server's environment variables that cannot be given to it now, in words."""
+        rows = self.db.query("SELECT * FROM mcp_servers WHERE name = ?", (name,))
+        if not rows:
+            return []
+        return missing_env(_config(rows[0]), json.loads(rows[0]["env_json"]))
+
+    def type_env(self, name: str, values: dict[str, str]) -> None:
+        """Keep again, in memory, the typed values of ``name``'s environment (gone since
+        the app restarted); a variable that is not a typed one of that server is refused."""
+        rows = self.db.query("SELECT env_json FROM mcp_servers WHERE name = ?", (name,))
+        if not rows:
+            raise McpConfigError(f"There is no MCP server named “{name}”.")
+        typed = {k for k, v in json.loads(rows[0]["env_json"]).items() if v is None}
+        if unknown := sorted(set(values) - typed):
+            raise McpConfigError(
+                f"The MCP server “{name}” has no typed environment variable {', '.join(unknown)}."
+            )
+        if not any(v.strip() for v in values.values()):
+            raise McpConfigError("Type at least one value.")
+        type_env_again(name, values)
+
+    def delete(self, name: str) -> None:
+        with self.db.transaction() as tx:
+            tx.execute("DELETE FROM mcp_servers WHERE name = ?", (name,))
+            tx.execute("DELETE FROM mcp_tool_policies WHERE server = ?", (name,))
+        forget_typed_env(name)
+
+    # ------------------------------------------------------------------ tools' policies
+
+    def remember_tools(self, server: str, tools: list[McpToolInfo]) -> None:
+        """Record each listed tool's default policy (from its annotations); a policy
+        already recorded (perhaps chosen by a person) is kept, its annotations refreshed."""
+        now = time.time()
+        with self.db.transaction() as tx:
+            for tool in tools:
+                tx.execute(
+                    "INSERT INTO mcp_tool_policies (server, tool, policy, annotations_json, "
+                    "updated_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT(server, tool) DO UPDATE "
+                    "SET annotations_json = excluded.annotations_json, "
+                    "updated_at = excluded.updated_at",
+                    (server, tool.name, tool.policy, dumps(tool.annotations), now),
+                )
+
+    def policies(self, server: str) -> dict[str, str]:
+        """Each recorded tool of ``server`` and its policy."""
+        rows = self.db.query(
+            "SELECT tool, policy FROM mcp_tool_policies WHERE server = ? ORDER BY tool",
+            (server,),
+        )
+        return {r["tool"]: r["policy"] for r in rows}
+
+
+def _config(row: Any) -> McpServerConfig:  # a database row
+    stored = json.loads(row["env_json"])
+    config = McpServerConfig(
+        name=row["name"],
+        transport=row["transport"],
+        command=row["command"],
+        args=tuple(json.loads(row["args_json"])),
+        url=row["url"],
+    )
+    return with_typed_env(config, stored)

@@ -1,0 +1,275 @@
+"""The Tools page's parts: the MCP servers connected, their tools (description, input
+schema, policy), adding a server, and testing a tool with JSON arguments.
+
+Adding a stdio server runs a program on the app's machine: it is an admin's action where
+sign-in is on (``mcp_stdio``), an HTTP one an editor's (``mcp_http``). Each listing or call
+is bounded by ``graph.tools.mcp_servers.DEADLINE_S`` and ends as a result or one sentence.
+"""
+
+from __future__ import annotations
+
+import shlex
+
+import streamlit as st
+
+from graph.errors import StepwiseError
+from graph.tools.mcp_config import McpServerConfig, make_config
+from graph.tools.mcp_servers import DEADLINE_S, READ_ONLY, call_tool, list_tools
+from ui import access, services, widgets
+
+FLASH = "tools:flash"
+TRANSPORTS = {"streamable_http": "Streamable HTTP (a URL)", "stdio": "stdio (a command run here)"}
+POLICY_WORDS = {
+    READ_ONLY: "read-only: runs freely",
+    "side_effecting": "side-effecting: asks a person first",
+}
+ENV_NOTE = (
+    "One NAME=value a line. A value written as ${VAR} is read from the app's own "
+    "environment variable VAR when the server starts, and only that reference is stored. "
+    "Any other value is treated as a secret: it is kept in this app's memory only (never in "
+    "the store, a log or an export) and must be typed again after a restart."
+)
+
+
+def _action(config: McpServerConfig) -> str:
+    return "mcp_stdio" if config.transport == "stdio" else "mcp_http"
+
+
+def _env_lines(text: str) -> dict[str, str]:
+    env = {}
+    for number, line in enumerate((text or "").splitlines(), 1):
+        if not line.strip():
+            continue
+        name, sep, value = line.partition("=")
+        if not sep or not name.strip():
+            raise ValueError(f"Environment line {number} is not NAME=value.")
+        env[name.strip()] = value.strip()
+    return env
+
+
+def add_form() -> None:
+    """Add a server: a URL, or (admins) a command with arguments and environment."""
+    transport = st.radio(
+        "Transport",
+        list(TRANSPORTS),
+        format_func=TRANSPORTS.get,
+        key="tools:add:transport",
+        horizontal=True,
+    )
+    st.text_input("Name", key="tools:add:name", placeholder="e.g. time")
+    if transport == "stdio":
+        if not access.may("mcp_stdio"):
+            st.info(
+                f"Adding a stdio server runs a program on the app's machine: an admin's "
+                f"action, and {access.role_words()}."
+            )
+            return
+        st.text_input("Command", key="tools:add:command", placeholder="e.g. uvx or python")
+        st.text_input(
+            "Arguments",
+            key="tools:add:args",
+            placeholder="e.g. -m mcp_server_time --local-timezone UTC",
+            help="Split as a shell would; quote an argument with spaces.",
+        )
+        st.text_area("Environment", key="tools:add:env", help=ENV_NOTE, height=80)
+        st.caption(ENV_NOTE)
+    else:
+        st.text_input(
+            "URL",
+            key="tools:add:url",
+            placeholder="e.g. http://127.0.0.1:8000/mcp",
+            help="http or https, no user name or password in it; redirects off its host "
+            "are refused.",
+        )
+    st.button("Add server", key="tools:add", icon=":material/add_link:", on_click=_add)
+
+
+def _add() -> None:
+    state = st.session_state
+    transport = state.get("tools:add:transport", "streamable_http")
+    action = "mcp_stdio" if transport == "stdio" else "mcp_http"
+    person = access.permitted(action, FLASH)
+    if person is None:
+        return
+    try:
+        config = make_config(
+            state.get("tools:add:name", ""),
+            transport,
+            command=state.get("tools:add:command", "") if transport == "stdio" else "",
+            args=shlex.split(state.get("tools:add:args", "")) if transport == "stdio" else (),
+            env=_env_lines(state.get("tools:add:env", "")) if transport == "stdio" else None,
+            url=state.get("tools:add:url", "") if transport != "stdio" else "",
+        )
+        store = services.store()
+        store.mcp_servers.add(config, added_by=person.by)
+        store.audit.record(person.by, "MCP server added", config.name, config.described())
+    except (StepwiseError, ValueError) as exc:
+        widgets.say(FLASH, "error", str(exc))
+        return
+    for key in ("name", "command", "args", "env", "url"):
+        state.pop(f"tools:add:{key}", None)
+    widgets.say(FLASH, "success", f"Added the MCP server “{config.name}”: list its tools below.")
+
+
+def server_list() -> None:
+    """Each server: what it is, what it lacks, its tools once listed, and a tool test."""
+    store = services.store()
+    servers = store.mcp_servers.all()
+    if not servers:
+        st.caption("No MCP server yet: add one below.")
+        return
+    for config in servers:
+        with st.container(border=True):
+            _server(config, store.mcp_servers.missing(config.name))
+
+
+def _server(config: McpServerConfig, missing: list[str]) -> None:
+    kind = "stdio" if config.transport == "stdio" else "HTTP"
+    st.markdown(f"**{config.name}** · {kind} · `{config.described()}`")
+    for line in missing:
+        st.warning(f"Not set for this server: {line}.")
+    gone = [line.split(" ", 1)[0] for line in missing if "(typed," in line]
+    if gone and access.may(_action(config)):
+        _type_again(config.name, gone)
+    left, right = st.columns(2)
+    left.button(
+        "List tools",
+        key=f"tools:list:{config.name}",
+        icon=":material/list:",
+        on_click=_list,
+        args=(config.name,),
+        help=f"Connects to the server (at most {DEADLINE_S:g} s) and lists its tools.",
+    )
+    right.button(
+        "Remove",
+        key=f"tools:remove:{config.name}",
+        icon=":material/delete:",
+        on_click=_remove,
+        args=(config.name,),
+        disabled=not access.may(_action(config)),
+    )
+    listed = st.session_state.get(f"tools:listed:{config.name}")
+    if listed is None:
+        return
+    if isinstance(listed, str):
+        st.error(listed)
+        return
+    if not listed:
+        st.caption("The server lists no tools.")
+        return
+    for tool in listed:
+        with st.expander(f"{tool['name']} · {POLICY_WORDS[tool['policy']]}"):
+            st.markdown(tool["description"] or "_No description._")
+            st.caption("Input schema")
+            st.json(tool["input_schema"], expanded=True)
+            if tool["annotations"]:
+                st.caption(
+                    "Annotations: "
+                    + ", ".join(f"{k}={v}" for k, v in sorted(tool["annotations"].items()))
+                )
+    _tester(config.name, [t["name"] for t in listed])
+
+
+def _type_again(server: str, names: list[str]) -> None:
+    """Fields for the typed values a restart took away (kept in memory only, again)."""
+    for name in names:
+        st.text_input(name, type="password", key=f"tools:env:{server}:{name}")
+    st.button(
+        "Keep these values",
+        key=f"tools:env:{server}",
+        on_click=_keep_values,
+        args=(server, names),
+        help="Kept in this app's memory only, as when the server was added.",
+    )
+
+
+def _keep_values(server: str, names: list[str]) -> None:
+    config = _config(server)
+    if config is None or access.permitted(_action(config), FLASH) is None:
+        return
+    values = {n: st.session_state.get(f"tools:env:{server}:{n}", "") for n in names}
+    try:
+        services.store().mcp_servers.type_env(server, values)
+    except StepwiseError as exc:
+        widgets.say(FLASH, "error", str(exc))
+        return
+    for name in names:
+        st.session_state.pop(f"tools:env:{server}:{name}", None)
+    widgets.say(FLASH, "success", f"Kept the typed values of “{server}” in memory.")
+
+
+def _tester(server: str, tools: list[str]) -> None:
+    st.selectbox("Tool to test", tools, key=f"tools:test:tool:{server}")
+    st.text_area("Arguments (JSON)", value="{}", key=f"tools:test:args:{server}", height=80)
+    st.button(
+        "Call the tool",
+        key=f"tools:test:{server}",
+        icon=":material/play_arrow:",
+        on_click=_call,
+        args=(server,),
+        help="Calls the tool for real: a side-effecting tool does what it says.",
+    )
+    outcome = st.session_state.get(f"tools:result:{server}")
+    if outcome is not None:
+        kind, text = outcome
+        if kind == "ok":
+            st.success("The tool answered:")
+            st.code(text, language=None)
+        else:
+            st.error(text)
+
+
+def _config(name: str) -> McpServerConfig | None:
+    config = services.store().mcp_servers.get(name)
+    if config is None:
+        widgets.say(FLASH, "error", f"The MCP server “{name}” was removed meanwhile.")
+    return config
+
+
+def _list(name: str) -> None:
+    config = _config(name)
+    if config is None:
+        return
+    try:
+        tools = list_tools(config)
+    except StepwiseError as exc:
+        st.session_state[f"tools:listed:{name}"] = str(exc)
+        return
+    services.store().mcp_servers.remember_tools(name, tools)
+    st.session_state[f"tools:listed:{name}"] = [
+        {
+            "name": t.name,
+            "description": t.description,
+            "input_schema": t.input_schema,
+            "annotations": t.annotations,
+            "policy": t.policy,
+        }
+        for t in tools
+    ]
+
+
+def _call(name: str) -> None:
+    config = _config(name)
+    if config is None or access.permitted("run", FLASH) is None:
+        return
+    tool = st.session_state.get(f"tools:test:tool:{name}", "")
+    args = st.session_state.get(f"tools:test:args:{name}", "{}")
+    try:
+        st.session_state[f"tools:result:{name}"] = ("ok", call_tool(config, tool, args))
+    except StepwiseError as exc:
+        st.session_state[f"tools:result:{name}"] = ("error", str(exc))
+
+
+def _remove(name: str) -> None:
+    store = services.store()
+    config = store.mcp_servers.get(name)
+    if config is None:
+        return
+    person = access.permitted(_action(config), FLASH)
+    if person is None:
+        return
+    store.mcp_servers.delete(name)
+    store.audit.record(person.by, "MCP server removed", name, config.described())
+    for key in ("listed", "result"):
+        st.session_state.pop(f"tools:{key}:{name}", None)
+    widgets.say(FLASH, "success", f"Removed the MCP server “{name}”.")
