@@ -2,6 +2,7 @@
 it from any of them, export it as JSON or import one, delete it."""
 
 import json
+import logging
 
 import pandas as pd
 import streamlit as st
@@ -21,6 +22,8 @@ from ui import (
     widgets,
 )
 from ui import history_view as hv
+
+log = logging.getLogger(__name__)
 
 st.title("History")
 st.markdown(
@@ -163,6 +166,7 @@ run_tab, timeline_tab, fork_tab, export_tab = st.tabs(  # keyed, tracked: a fork
 try:
     timeline = hv.name_fork_origin(service.timeline(run_id), record.parent_run)
 except Exception as exc:  # a design this build cannot compile
+    log.warning("run %s: no timeline, its design cannot be built here: %s", run_id, exc)
     timeline, timeline_problem = [], str(exc)
 else:
     timeline_problem = ""

@@ -126,6 +126,7 @@ def _panel(store: Store, run_id: str, mode: str, key: str) -> None:
     try:
         compiled = services.compiled_graph(Design.model_validate(view.record.design))
     except Exception as exc:  # a design this version of the app cannot build
+        log.warning("run %s: its design cannot be built here: %s", run_id, exc)
         compiled, graph_problem = None, str(exc)
     else:
         graph_problem = ""

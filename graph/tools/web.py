@@ -7,10 +7,13 @@ Wrapped so its output has the same shape as the knowledge-base search: blocks he
 from __future__ import annotations
 
 import hashlib
+import logging
 
 from langchain_core.tools import StructuredTool
 
 from graph.tools.knowledge import NO_RESULTS
+
+log = logging.getLogger(__name__)
 
 
 def format_results(query: str, results: list[dict]) -> tuple[str, list[dict]]:
@@ -44,6 +47,7 @@ def web_search_tool(api_key: str, max_results: int = 4) -> StructuredTool:
         try:
             raw = tavily.invoke({"query": query})
         except Exception as exc:  # the network or the service: say so, let the executor replan
+            log.warning("web search failed: %s", exc)
             return f"ERROR: web search failed: {exc}", []
         return format_results(query, raw.get("results", []) if isinstance(raw, dict) else [])
 

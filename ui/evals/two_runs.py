@@ -3,6 +3,7 @@ decisions, the answers), and the judge's scores of an experiment's runs."""
 
 from __future__ import annotations
 
+import logging
 from dataclasses import replace
 
 import streamlit as st
@@ -14,6 +15,8 @@ from ui.evals import RESULTS, flash_key
 from ui.evals import view as ev
 from ui.model_text import model_markdown
 from ui.views import panels_of
+
+log = logging.getLogger(__name__)
 
 FLASH = flash_key(RESULTS)
 
@@ -155,6 +158,7 @@ def _judge(run_ids: list[str]) -> None:
         for run_id in run_ids:
             judge_run(services.store(), run_id, settings=services.model_settings())
     except Exception as exc:  # JudgeUnavailable, a server that is down, a reply that is no JSON
+        log.warning("the judge could not score runs %s: %s", run_ids, exc)
         widgets.say(FLASH, "error", f"The judge could not score the run: {exc}")
         return
     widgets.say(FLASH, "success", f"Judged {len(run_ids)} run(s).")
