@@ -36,6 +36,11 @@ only the standard reaches the nearest one with a standard decision:
   same task to the same agent again) and to ``reject`` in plan_execute (a replan).
 - reassign (supervisor_bus) is an ``edit`` whose ``args["agent"]`` names another agent.
 
+Agent-inbox's older ``HumanResponse`` (``{"type": "accept" | "edit" | "ignore" |
+"response", "args": ...}``, alone or a list of one, as older agent-chat-ui sends it) is
+taken too: ``accept`` -> approve, ``edit`` (``args.args``) -> edit, ``ignore`` -> skip,
+``response`` (text feedback) -> reject with the text as its reason.
+
 Any decision may carry ``by`` (who decided; "human" when absent). A resume value that is
 not a decision, or a decision this question does not allow, never crashes the run and is
 never taken for one: the node asks again, with a notice. Runs that began waiting in the
@@ -59,6 +64,8 @@ from pydantic import BaseModel, Field, ValidationError
 
 DECISIONS = ("approve", "edit", "reject", "skip", "retry")
 ALLOWED = ["approve", "edit", "reject"]  # the standard decisions every Stepwise gate takes
+# agent-inbox's HumanResponse types -> the decision each is taken for (edit stays edit)
+INBOX_TYPES = {"accept": "approve", "edit": "edit", "ignore": "skip", "response": "reject"}
 
 
 class HumanDecision(BaseModel):
@@ -139,9 +146,26 @@ def _edited_query(request: dict, args: Any) -> str:
     return str(args.get("query") or "")
 
 
+def _inbox_response(answer: Any) -> dict | None:
+    """Agent-inbox's ``HumanResponse`` (alone or a list of one, as older agent-chat-ui and
+    deep-agents-ui send it) as a standard decision; None when ``answer`` is not one."""
+    one = answer[0] if isinstance(answer, list) and len(answer) == 1 else answer
+    if not isinstance(one, dict) or one.get("type") not in INBOX_TYPES or "decision" in one:
+        return None
+    args = one.get("args")
+    if one["type"] == "edit":
+        edited = args.get("args") if isinstance(args, dict) else None
+        return {"type": "edit", "edited_action": {"args": edited}}
+    message = args if isinstance(args, str) else ""
+    return {"type": INBOX_TYPES[one["type"]], "message": message}
+
+
 def decision_of(answer: Any, request: dict) -> HumanDecision:
-    """The decision ``answer`` (a standard ``HITLResponse`` or Stepwise's own) carries;
-    ValueError (or ValidationError) when it carries none this question allows."""
+    """The decision ``answer`` (a standard ``HITLResponse``, agent-inbox's older
+    ``HumanResponse``, or Stepwise's own) carries; ValueError (or ValidationError) when
+    it carries none this question allows."""
+    if (inbox := _inbox_response(answer)) is not None:
+        answer = {"decisions": [inbox]}
     if not (isinstance(answer, dict) and "decisions" in answer):
         return HumanDecision.model_validate(answer)
     decisions = answer["decisions"]

@@ -135,3 +135,26 @@ def test_hierarchical_teams_asks_about_the_http_call_and_takes_its_edited_args(s
     first = outcome.state["approvals"][0]
     assert first["decision"] == "edit"
     assert first["query"].startswith(f"{edited['method']} {edited['url']}")
+
+
+@pytest.mark.parametrize(
+    ("response", "decided"),
+    [
+        ([{"type": "accept", "args": None}], ("approve", "", "")),
+        ({"type": "ignore", "args": None}, ("skip", "", "")),
+        ([{"type": "response", "args": "Too long."}], ("reject", "", "Too long.")),
+        (
+            [{"type": "edit", "args": {"action": "report_writer", "args": {"query": "Brief"}}}],
+            ("edit", "Brief", ""),
+        ),
+    ],
+)
+def test_agent_inbox_responses_are_taken_as_their_nearest_decision(settings, response, decided):
+    graph, design, outcome = _start("plan_execute", REPORT, settings)
+    outcome = _answer(graph, design, outcome, settings, response)
+    assert not any("Unusable" in n for n in outcome.state.get("notices") or [])  # taken
+    outcome = _finish(graph, design, outcome, settings)
+    first = outcome.state["approvals"][0]
+    assert (first["decision"], first["query"] if decided[0] == "edit" else "", first["reason"]) == (
+        decided
+    )
