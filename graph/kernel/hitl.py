@@ -70,8 +70,8 @@ def asked_actions(value: Any) -> list[Asked]:
         }
         found = []
         for action in value["action_requests"]:
-            if not isinstance(action, dict):
-                return []
+            if not isinstance(action, dict) or not isinstance(action.get("args") or {}, dict):
+                return []  # not the standard after all: answered as JSON
             name = str(action.get("name") or "")
             allowed = (configs.get(name) or {}).get("allowed_decisions")
             found.append(
@@ -90,7 +90,11 @@ def asked_actions(value: Any) -> list[Asked]:
         return found
     listed = isinstance(value, list) and len(value) == 1
     inbox = value[0] if listed else value
-    if isinstance(inbox, dict) and isinstance(inbox.get("action_request"), dict):
+    if (
+        isinstance(inbox, dict)
+        and isinstance(inbox.get("action_request"), dict)
+        and isinstance(inbox["action_request"].get("args") or {}, dict)
+    ):
         config = inbox.get("config") or {}
         allowed = [
             decision

@@ -244,3 +244,10 @@ def test_agent_inbox_requests_map_to_standard_decisions_in_their_own_shape():
     assert decisions_answer(form, "reject") == [{"type": "ignore", "args": None}]
     with pytest.raises(ServerError, match="does not allow 'respond'"):
         decisions_answer(form, "respond", "no")
+
+
+def test_a_request_whose_args_are_not_an_object_is_answered_as_json():
+    odd = {"action_requests": [{"name": "x", "args": [1, 2]}], "review_configs": []}
+    assert not answer_form(odd).simple and answer_form(odd).asked == []
+    inbox = {"action_request": {"action": "x", "args": "text"}, "config": {}}
+    assert not answer_form(inbox).simple
