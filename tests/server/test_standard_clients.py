@@ -16,6 +16,7 @@ from langgraph_sdk import get_sync_client
 from graph.kernel.design import Design
 from graph.models.choice import ModelChoice
 from graph.served import run_config, run_input
+from tests.support_procs import langgraph_server
 from ui.views import view_of
 
 QUESTIONS = {
@@ -26,8 +27,13 @@ QUESTIONS = {
 
 
 @pytest.fixture(scope="module")
-def client(langgraph_server):
-    return get_sync_client(url=langgraph_server.url)
+def client(tmp_path_factory):
+    """A server of this module's own: the teams' approved calls store sites in its demo
+    API, which the session's server must not see (its runs compare answers that count
+    them)."""
+    served = langgraph_server.start(tmp_path_factory.mktemp("langgraph-dev"))
+    yield get_sync_client(url=served.url)
+    served.stop()
 
 
 @pytest.fixture(scope="module")
