@@ -48,12 +48,15 @@ Build it with the run's design: the guardrail and the hooks shape the first turn
 **Approvals**: a step that needs a person pauses at LangGraph's ``interrupt()``; the
 thread's status becomes ``interrupted`` and ``threads.get_state(thread)["interrupts"]``
 (also each task's ``interrupts``) holds ``{"id": ..., "value": request}``, where
-``request`` is what the Approvals page lists: ``kind`` (``approval``, ``escalation``...),
-``step``, ``agent``, ``query``, ``reason``... (the system's own fields). It is answered
-by a new run on the same thread with ``command={"resume": decision}`` (and the same
-config), ``decision`` being ``resume_value(...)``: ``{"decision": "approve" | "edit" |
+``request`` is a LangChain ``HITLRequest`` (``action_requests``, ``review_configs``
+allowing approve / edit / reject) with what the Approvals page lists alongside: ``kind``
+(``approval``, ``escalation``...), ``step``, ``agent``, ``query``, ``reason``... (the
+system's own fields). It is answered by a new run on the same thread with
+``command={"resume": decision}`` (and the same config, or an assistant carrying it),
+``decision`` being LangChain's ``{"decisions": [{"type": "approve" | "edit" | "reject",
+...}]}`` or Stepwise's own ``resume_value(...)``: ``{"decision": "approve" | "edit" |
 "reject" | "skip" | "retry", "query": "...", "reason": "...", "by": "human"}``
-(``graph.kernel.approval.HumanDecision``). Several pending interrupts are answered at
+(``graph.kernel.approval``: the mapping between the two). Several pending interrupts are answered at
 once with LangGraph's map ``{"resume": {interrupt_id: decision, ...}}``. A malformed decision is never
 taken for one: the node asks again.
 

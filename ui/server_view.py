@@ -13,6 +13,7 @@ from typing import Any, Callable, TypeVar
 
 import streamlit as st
 
+from graph.service.server_answers import answer_form
 from graph.service.server_client import configured_server, sends_key_to
 from graph.service.server_console import (
     Assistant,
@@ -23,11 +24,10 @@ from graph.service.server_console import (
     ServerError,
     ThreadState,
     ThreadSummary,
-    answer_form,
-    decisions_answer,
     parse_json,
 )
 from ui import services, widgets
+from ui.server_review import review_form
 from ui.widgets import GRAPH_NATURAL_SIZE
 
 T = TypeVar("T")
@@ -254,7 +254,8 @@ def interrupt_form(
     console: ServerConsole, assistant: Assistant, state: ThreadState, item: Interrupt
 ) -> None:
     """The question a thread waits on, and the ways to answer it: a text box for a simple
-    question, buttons for its choices or for approve / reject, free JSON always."""
+    question, buttons for its choices, a standard human-in-the-loop request's actions and
+    decisions (``ui.server_review``), free JSON always."""
     form = answer_form(item.value)
     key = f"server:answer:{item.interrupt_id or state.thread_id}"
     node = f" in **{item.node}**" if item.node else ""
@@ -262,10 +263,6 @@ def interrupt_form(
         st.markdown(f":material/front_hand: The thread waits on a person{node}.")
         if form.question is not None:
             st.markdown(f"**{_escaped(form.question)}**")
-        if form.actions:
-            for action in form.actions:
-                st.markdown(f"Action **{action.get('name', '?')}**")
-                st.json(action.get("args") or {}, expanded=True)
         if not form.simple:
             st.json(item.value, expanded=True)
 
@@ -275,17 +272,8 @@ def interrupt_form(
         if form.choices:
             for column, choice in zip(st.columns(len(form.choices)), form.choices):
                 column.button(choice, key=f"{key}:choice:{choice}", on_click=send, args=(choice,))
-        if form.decisions:
-            st.text_input("Reason (sent with a rejection)", key=f"{key}:reason")
-            for column, decision in zip(st.columns(len(form.decisions)), form.decisions):
-                column.button(
-                    decision.capitalize(),
-                    key=f"{key}:{decision}",
-                    type="primary" if decision == "approve" else "secondary",
-                    on_click=lambda d=decision: send(
-                        decisions_answer(form, d, st.session_state.get(f"{key}:reason") or "")
-                    ),
-                )
+        if form.asked:
+            review_form(form, key, send)
         if form.question is not None:
             st.text_input("Answer", key=f"{key}:text")
             st.button(

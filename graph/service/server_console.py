@@ -29,10 +29,6 @@ T = TypeVar("T")
 
 # Run statuses after which a run no longer moves.
 RUN_DONE = {"success", "error", "timeout", "interrupted"}
-# Keys of a simple interrupt value that hold its question, in the order looked for.
-QUESTION_KEYS = ("question", "prompt", "message", "text", "query")
-# Keys of a simple interrupt value that list the answers it takes.
-CHOICE_KEYS = ("options", "choices")
 # The most one answer of a server may hold: a thread's state or history with long texts
 # fits many times over; a hostile server's 100 MB reply is not read.
 REPLY_CAP_BYTES = 20_000_000
@@ -145,63 +141,6 @@ class Stop:
         if self.state.next:
             return f"The run paused before {', '.join(self.state.next)}; continue it below."
         return "The run finished."
-
-
-@dataclass(frozen=True)
-class AnswerForm:
-    """How an interrupt can be answered: a question in words and, when the value says
-    so, the answers it takes as buttons; ``decisions`` is set for LangChain's
-    human-in-the-loop requests (approve / reject each action)."""
-
-    question: str | None
-    choices: list[str]
-    actions: list[dict]
-    decisions: list[str]
-
-    @property
-    def simple(self) -> bool:
-        return self.question is not None or bool(self.actions)
-
-
-def answer_form(value: Any) -> AnswerForm:
-    """Reads an interrupt's value: a string is a question; a mapping with a question key
-    (``question``, ``prompt``...) and maybe ``options`` is a question with choices; a
-    LangChain ``HITLRequest`` (``action_requests`` + ``review_configs``) asks to approve or
-    reject actions. Anything else is answered as JSON."""
-    if isinstance(value, str):
-        return AnswerForm(value, [], [], [])
-    if isinstance(value, list) and len(value) == 1:
-        return answer_form(value[0])
-    if not isinstance(value, dict):
-        return AnswerForm(None, [], [], [])
-    if isinstance(value.get("action_requests"), list):
-        allowed = [
-            set(config.get("allowed_decisions") or [])
-            for config in value.get("review_configs") or []
-            if isinstance(config, dict)
-        ]
-        common = set.intersection(*allowed) if allowed else {"approve", "reject"}
-        decisions = [d for d in ("approve", "reject") if d in common]
-        actions = [a for a in value["action_requests"] if isinstance(a, dict)]
-        return AnswerForm(None, [], actions, decisions)
-    question = next((value[k] for k in QUESTION_KEYS if isinstance(value.get(k), str)), None)
-    choices = next(
-        (
-            [str(c) for c in value[k]]
-            for k in CHOICE_KEYS
-            if isinstance(value.get(k), list) and all(isinstance(c, (str, int)) for c in value[k])
-        ),
-        [],
-    )
-    return AnswerForm(question, choices, [], [])
-
-
-def decisions_answer(form: AnswerForm, decision: str, message: str = "") -> dict:
-    """The resume value of a LangChain human-in-the-loop request: one decision per action."""
-    one: dict[str, Any] = {"type": decision}
-    if decision == "reject" and message:
-        one["message"] = message
-    return {"decisions": [dict(one) for _ in form.actions]}
 
 
 def parse_json(text: str, what: str = "The input") -> Any:

@@ -37,6 +37,7 @@ from graph.kernel.design import Design
 from graph.kernel.system import System, get_system
 from graph.models.chat import describe_error
 from graph.served import as_json, run_config
+from graph.service import answered_elsewhere
 from graph.service.run_service import RunService
 from graph.service.runs import RunEvent, StopSignal, event_record, is_pseudo_node, update_key
 from graph.service.server_client import sdk_client, sends_key_to
@@ -203,6 +204,7 @@ class ServerRunService(RunService):
         )
         self._schemas: dict[str, type] = {}
         self._server_runs: dict[str, str] = {}  # our run id -> the server's run in progress
+        self.elsewhere_checked_at = 0.0  # answered_elsewhere.notice's last look
         if claim_orphans:
             self.followed_at_start = self._follow_again()
 
@@ -587,6 +589,12 @@ class ServerRunService(RunService):
             return False
         self._cancel_on_server(run_id)
         return True
+
+    def pending_approvals(self) -> list[dict]:
+        """As a local service's, after noticing the questions another client answered on
+        the server (``answered_elsewhere``): those show as decided, their runs go on."""
+        answered_elsewhere.notice(self)
+        return super().pending_approvals()
 
     def _pending_ids(self, run_id: str) -> set[str]:
         return {i["id"] for i in self.server_state(run_id).get("interrupts") or []}

@@ -46,7 +46,10 @@ def human_node(state: dict, deps: Deps) -> Command:
         return Command(goto="supervisor")
     asked = pending[0]
     request = dict(asked.payload)
-    decision = ask_human(request, node="human")
+    edits = {"query": request.get("query", "")}
+    if request.get("kind") == "escalation":  # an edit may reassign it to another agent
+        edits = {"agent": request.get("agent", ""), **edits}
+    decision = ask_human(request, node="human", args=edits)
     if isinstance(decision, Command):
         return decision
     kind, agent, task = request["kind"], request["agent"], request.get("query", "")

@@ -4,7 +4,10 @@ question answered from the page, and a server that is down said in one sentence.
 
 from __future__ import annotations
 
+import json
 import socket
+
+import pytest
 
 from graph.service.server_console import ServerConsole
 from graph.settings import get_settings
@@ -42,6 +45,8 @@ def test_the_page_draws_the_foreign_graph_and_lists_its_threads(
         "ask_and_write",
         "review_send",
         "two_questions",
+        "review_edit",
+        "inbox_review",
     }
     [dot] = graph_dots(at)
     assert "ask -> write" in dot and "▶ waiting" not in dot
@@ -114,11 +119,93 @@ def test_a_review_request_is_approved_or_rejected_with_buttons(
     button(at, "Approve").click().run()
     assert "**sent**: true" in texts(at) and "**decision**: approve" in texts(at)
     at.selectbox(key="server:thread").set_value(rejected).run()
-    key = next(t.key for t in at.text_input if t.key.endswith(":reason"))
-    at.text_input(key=key).set_value("wrong person")
+    key = next(t.key for t in at.text_area if t.key.endswith(":message"))
+    at.text_area(key=key).set_value("wrong person")
     button(at, "Reject").click().run()
     shown = texts(at)
     assert "**sent**: false" in shown and "**reason**: wrong person" in shown
+
+
+def _opened(monkeypatch, url: str, graph: str):
+    """The page on a new thread of ``graph`` waiting at its review, and that thread."""
+    thread_id = _waiting_thread(url, "", graph, email=EMAIL)
+    at = _at(monkeypatch, url, graph)
+    at.selectbox(key="server:thread").set_value(thread_id).run()
+    return at, thread_id
+
+
+def _state(url: str, thread_id: str) -> dict:
+    return ServerConsole(url).client.threads.get_state(thread_id)["values"]
+
+
+EMAIL = {"to": "ann@example.org", "subject": "Hi", "urgent": False, "cc": ["bo@example.org"]}
+
+
+@pytest.mark.parametrize("graph", ["review_edit", "inbox_review"])
+def test_a_standard_request_is_edited_in_a_form_from_its_args(
+    home, monkeypatch, foreign_graphs_server, graph
+):
+    url = foreign_graphs_server.url
+    at, thread_id = _opened(monkeypatch, url, graph)
+    labels = [b.label for b in at.button]
+    assert {"Approve", "Send edited", "Reject", "Respond"} <= set(labels)
+    to = next(t for t in at.text_input if t.key.endswith(":arg:to"))
+    assert to.value == "ann@example.org"
+    to.set_value("cy@example.org")
+    next(c for c in at.checkbox if c.key.endswith(":arg:urgent")).check()
+    cc = next(t for t in at.text_area if t.key.endswith(":arg:cc"))
+    cc.set_value('["di@example.org"]')
+    button(at, "Send edited").click().run()
+    values = _state(url, thread_id)
+    assert values["decision"] == "edit"
+    assert values["sent"] == {
+        "to": "cy@example.org",
+        "subject": "Hi",
+        "urgent": True,
+        "cc": ["di@example.org"],
+    }
+
+
+def test_the_args_are_edited_as_json_one_click_away(home, monkeypatch, foreign_graphs_server):
+    url = foreign_graphs_server.url
+    at, thread_id = _opened(monkeypatch, url, "review_edit")
+    next(t for t in at.toggle if t.label == "Edit as JSON").set_value(True).run()
+    box = next(t for t in at.text_area if t.label == "Arguments (JSON)")
+    assert json.loads(box.value) == EMAIL
+    box.set_value("{not json")
+    button(at, "Send edited").click().run()
+    assert "The arguments is not JSON" in at.error[0].value
+    assert _state(url, thread_id).get("decision") is None  # nothing was sent
+    box = next(t for t in at.text_area if t.label == "Arguments (JSON)")
+    box.set_value('{"to": "ed@example.org"}')
+    button(at, "Send edited").click().run()
+    assert _state(url, thread_id)["sent"] == {"to": "ed@example.org"}
+
+
+@pytest.mark.parametrize(
+    ("graph", "said"), [("review_edit", "respond"), ("inbox_review", "response")]
+)
+def test_a_standard_request_is_responded_to_with_text_or_rejected_with_a_message(
+    home, monkeypatch, foreign_graphs_server, graph, said
+):
+    url = foreign_graphs_server.url
+    at, thread_id = _opened(monkeypatch, url, graph)
+    button(at, "Respond").click().run()  # no text yet: said, nothing sent
+    assert "Write the response first" in at.error[0].value
+    message = next(t for t in at.text_area if t.key.endswith(":message"))
+    message.set_value("She is on leave; write next week.")
+    button(at, "Respond").click().run()
+    values = _state(url, thread_id)
+    assert (values["decision"], values["message"], values["sent"]) == (
+        said,
+        "She is on leave; write next week.",
+        None,
+    )
+    at, thread_id = _opened(monkeypatch, url, graph)
+    button(at, "Reject").click().run()
+    values = _state(url, thread_id)
+    assert values["decision"] == ("reject" if graph == "review_edit" else "ignore")
+    assert values["sent"] is None
 
 
 def test_a_thread_paused_at_a_breakpoint_continues_from_the_page(

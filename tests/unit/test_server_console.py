@@ -9,12 +9,11 @@ import time
 
 import pytest
 
+from graph.service.server_answers import answer_form, decisions_answer
 from graph.service.server_console import (
     ServerConsole,
     ServerError,
-    answer_form,
     checkpoints_of,
-    decisions_answer,
     drawing_to_dot,
     parse_json,
 )
@@ -34,7 +33,13 @@ def assistant(console):
 
 def test_lists_the_graphs_a_foreign_server_serves(console):
     graphs = {a.graph_id for a in console.assistants()}
-    assert graphs == {"ask_and_write", "review_send", "two_questions"}
+    assert graphs == {
+        "ask_and_write",
+        "review_send",
+        "two_questions",
+        "review_edit",
+        "inbox_review",
+    }
 
 
 def test_draws_the_servers_graph_with_stepwise_conventions(console, assistant):
@@ -213,3 +218,36 @@ def test_a_drawing_without_nodes_is_refused_and_subgraphs_become_clusters():
 def test_history_of_a_state_that_is_not_a_mapping():
     [first, second] = checkpoints_of([{"values": [1]}, {"values": [1, 2]}])
     assert second.changed == {"value": [1, 2]}
+
+
+def test_agent_inbox_requests_map_to_standard_decisions_in_their_own_shape():
+    form = answer_form(
+        [
+            {
+                "action_request": {"action": "post", "args": {"text": "hi"}},
+                "config": {
+                    "allow_ignore": True,
+                    "allow_respond": False,
+                    "allow_edit": True,
+                    "allow_accept": True,
+                },
+                "description": "Post it?",
+            }
+        ]
+    )
+    assert form.decisions == ["approve", "edit", "reject"]
+    assert form.actions == [{"name": "post", "args": {"text": "hi"}, "description": "Post it?"}]
+    assert decisions_answer(form, "approve") == [{"type": "accept", "args": None}]
+    assert decisions_answer(form, "edit", edited=[{"text": "bye"}]) == [
+        {"type": "edit", "args": {"action": "post", "args": {"text": "bye"}}}
+    ]
+    assert decisions_answer(form, "reject") == [{"type": "ignore", "args": None}]
+    with pytest.raises(ServerError, match="does not allow 'respond'"):
+        decisions_answer(form, "respond", "no")
+
+
+def test_a_request_whose_args_are_not_an_object_is_answered_as_json():
+    odd = {"action_requests": [{"name": "x", "args": [1, 2]}], "review_configs": []}
+    assert not answer_form(odd).simple and answer_form(odd).asked == []
+    inbox = {"action_request": {"action": "x", "args": "text"}, "config": {}}
+    assert not answer_form(inbox).simple

@@ -431,7 +431,11 @@ def test_a_request_past_its_timeout_is_escalated_once_and_a_retry_finishes_the_r
 
 @pytest.mark.parametrize(
     "decision, query, expect",
-    [("skip", "", "dropped"), ("edit", "reviewer", "reassigned to reviewer")],
+    [
+        ("skip", "", "dropped"),
+        ("edit", "reviewer", "reassigned to reviewer"),
+        ("edit", "standard", "reassigned to reviewer"),  # LangChain's edit, args.agent
+    ],
 )
 def test_an_escalation_can_be_dropped_or_reassigned_and_is_never_asked_twice(
     settings, slow_writer, decision, query, expect
@@ -448,9 +452,15 @@ def test_an_escalation_can_be_dropped_or_reassigned_and_is_never_asked_twice(
     outcome = run_question(QUESTION, d, settings=settings, graph=graph)
     assert outcome.status == "waiting"
     (asked,) = outcome.interrupts
+    answer: dict = {"decision": decision, "query": query}
+    if query == "standard":  # a client that knows only the standard: edit the agent
+        (action,) = asked["action_requests"]
+        assert action["args"] == {"agent": "writer", "query": asked["query"]}
+        edited = {"name": action["name"], "args": {**action["args"], "agent": "reviewer"}}
+        answer = {"decisions": [{"type": "edit", "edited_action": edited}]}
     done = continue_run(
         graph,
-        Command(resume={asked["id"]: {"decision": decision, "query": query}}),
+        Command(resume={asked["id"]: answer}),
         outcome.thread_id,
         d,
         settings=settings,
