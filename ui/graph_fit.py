@@ -89,11 +89,12 @@ _fitter = st.components.v2.component(
 )
 
 
-def size_choice(key: str) -> str:
-    """The "Graph size" control; kept for the session, on every page that draws a graph."""
+def size_choice(key: str, place=None) -> str:
+    """The "Graph size" control; kept for the session, on every page that draws a graph.
+    ``place``: the container to draw it in (the page's flow when None)."""
     choice = f"{key}:graph-size"
     widgets.restore(choice, list(SIZES))
-    picked = st.radio(
+    picked = (place or st).radio(
         "Graph size",
         SIZES,
         key=choice,
