@@ -25,6 +25,7 @@ from ui import (
     add_to_eval_set,
     approvals,
     conversation_view,
+    graph_fit,
     model_calls,
     playground_view,
     run_annotation,
@@ -185,7 +186,8 @@ def _panel(store: Store, run_id: str, mode: str, key: str) -> None:
         head.subheader(
             "Graph",
             help="▶ marks the node running now (or next, when the run waits or is paused); "
-            "bold orange edges are the way taken so far, the thickest one just now.",
+            "bold orange edges are the way taken so far, the thickest one just now. "
+            f"Graph size: {graph_fit.SIZE_HELP}",
         )
         if compiled is None:
             st.caption(f"The graph of this run cannot be drawn: {graph_problem}")
