@@ -46,6 +46,7 @@ from graph.models.modes import ModeBook
 from graph.models.recorded import live_model
 from graph.prompts import PromptSet
 from graph.service import otel_export, prompt_forks
+from graph.service.approval_timeouts import ApprovalTimeouts
 from graph.service.database import database_lost, database_lost_reason
 from graph.service.disk_space import (
     DiskFull,
@@ -171,9 +172,11 @@ class RunService:
         self._approval_hooks: list[Callable[[str, str, dict | None], None]] = []
         # Each ended run's spans to an OTLP backend, when one is configured (None: off).
         self.otel = otel_export.for_settings(self.settings)
+        # When nobody decides in time: the design's default, applied by a thread of its own.
+        self.timeouts = ApprovalTimeouts(self)
         if timeout_tick_s:
             threading.Thread(
-                target=self._watch_timeouts, name="stepwise-approval-timeouts", daemon=True
+                target=self.timeouts.watch, name="stepwise-approval-timeouts", daemon=True
             ).start()
         threading.Thread(target=self._keep_leases, name="stepwise-run-leases", daemon=True).start()
 
@@ -900,11 +903,13 @@ class RunService:
     def pending_approvals(self) -> list[dict]:
         """Every decision waiting for a human, across runs, oldest first; each with its
         run's question, system, design timeout (``timeout_s``, ``timeout_action``) and
-        place in an experiment (``experiment``: None when the run is in none)."""
+        place in an experiment (``experiment``: None when the run is in none) and, when
+        its timeout is due but the store could not take it yet, why (``timeout_held``)."""
         pending = []
         for record in self.store.runs(status="waiting", limit=1000):
             for item in self.store.pending_interrupts(record.id):
-                pending.append({**item, **self._run_facts(record)})
+                held = self.timeouts.held(record.id, item["id"])
+                pending.append({**item, **self._run_facts(record), "timeout_held": held})
         places = self.store.evals.experiment_places(p["run_id"] for p in pending)
         for item in pending:
             item["experiment"] = places.get(item["run_id"])
@@ -967,9 +972,17 @@ class RunService:
                 try:
                     self.store.decisions.record(run_id, item, decision, by, reason)
                 except DiskFull:  # not recorded: the run waits for it as before
-                    self._write_despite_full(
-                        lambda: self.store.set_run_status(run_id, record.status, record.reason)
-                    )
+                    try:
+                        self._write_despite_full(
+                            lambda: self.store.set_run_status(run_id, record.status, record.reason)
+                        )
+                    except Exception:  # left queued and let go: marked interrupted later
+                        log.exception(
+                            "Run %s: its decision could not be recorded, nor its status put "
+                            "back to %s",
+                            run_id,
+                            record.status,
+                        )
                     raise
                 resume = {
                     interrupt_id: {
@@ -1004,34 +1017,9 @@ class RunService:
             self._submit(run_id, design, compiled, None, step_mode)
 
     def apply_timeouts(self, now: float | None = None) -> int:
-        """Apply each design's default to approvals older than its timeout; how many."""
-        now = now or time.time()
-        applied = 0
-        for item in self.pending_approvals():
-            _, design = self._stored(item["run_id"])
-            limit = design.approval_timeout_s
-            if limit and now - (item.get("asked_at") or now) >= limit:
-                try:
-                    self.decide(
-                        item["run_id"],
-                        item["id"],
-                        design.timeout_action,
-                        reason=f"no decision within {limit:g} s",
-                        by="timeout",
-                    )
-                    applied += 1
-                    self._tell_approval("timeout", item["run_id"], item)
-                except ValueError:
-                    pass  # answered meanwhile
-        return applied
-
-    def _watch_timeouts(self) -> None:
-        while not self._closed:
-            try:
-                self.apply_timeouts()
-            except Exception:
-                pass  # the store may be closing; try again next tick
-            self._stop.wait(self.timeout_tick_s)
+        """Apply each design's default to approvals older than its timeout; how many
+        (one held by a store that cannot take it is tried again next time)."""
+        return self.timeouts.apply(now)
 
     # ------------------------------------------------------------- time travel
 
