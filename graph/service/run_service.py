@@ -578,10 +578,19 @@ class RunService:
         for run_id, (status, reason) in pending.items():
             try:
                 self.store.set_run_status(run_id, status, reason, owner=self.owner)
-            except LeaseLost:
-                pass  # lapsed and taken over meanwhile: its holder says how it went
-            except Exception:
-                continue  # still away: next time
+            except LeaseLost:  # lapsed and taken over meanwhile: its holder says how it went
+                log.warning(
+                    "Run %s: how it ended here (%s) not written: another app process has it now.",
+                    run_id,
+                    status,
+                )
+            except Exception as exc:  # still away (said when it was kept): next time
+                log.debug("Run %s: its end (%s) still not written: %s", run_id, status, exc)
+                continue
+            else:
+                log.warning(
+                    "Run %s: its end (%s) written now that the store answers.", run_id, status
+                )
             with self._lock:
                 self._unwritten.pop(run_id, None)
                 if run_id not in self._live:
@@ -603,8 +612,8 @@ class RunService:
         """Let go of a run this process no longer runs (called under ``_lock``)."""
         try:
             self.store.release_run(run_id, self.owner)
-        except Exception:
-            pass  # the store is gone; the lease runs out by itself
+        except Exception as exc:  # the store is gone: the lease runs out by itself
+            log.warning("Run %s: its lease not given back (it runs out by itself): %s", run_id, exc)
 
     def _held_elsewhere(self, run_id: str) -> str:
         _, until = self.store.run_lease(run_id)
@@ -647,6 +656,7 @@ class RunService:
         """The heartbeat: renew the hold on this process's live runs every few seconds;
         with ``claim_orphans``, also mark runs whose owner stopped renewing interrupted."""
         tick = min(self.lease_s / 3, 5.0)
+        failing = ""  # why the last beat failed: said once, and when it works again
         while True:
             with self._lock:
                 live = list(self._live)
@@ -658,8 +668,20 @@ class RunService:
                 self.leases.renew(live)
                 if self.claim_orphans and not self._closed:
                     self._mark_orphans()
-            except Exception:  # the store may be closing or away; try again next tick
+            except Exception as exc:  # the store may be closing or away; try again next tick
                 self.leases.unconfirm()
+                if str(exc) != failing and not self._closed:
+                    log.warning(
+                        "Leases of runs %s not renewed, tried again each %g s: %s",
+                        ", ".join(live) or "(none live)",
+                        tick,
+                        exc,
+                    )
+                failing = str(exc)
+            else:
+                if failing:
+                    log.warning("Leases renewed again (runs %s).", ", ".join(live) or "(none)")
+                failing = ""
             if self._closed:
                 time.sleep(tick)  # _stop is set: keep renewing until the last run ends
             else:
@@ -706,6 +728,7 @@ class RunService:
         except (Stopped, LeaseLost):
             raise
         except Exception as exc:
+            log.warning("Run %s: a change asked of it was refused: %r", run_id, exc)
             self._log(
                 run_id,
                 {
