@@ -672,7 +672,8 @@ class RunService:
                 self.leases.unconfirm()
                 if str(exc) != failing and not self._closed:
                     log.warning(
-                        "Leases of runs %s not renewed, tried again each %g s: %s",
+                        "The runs' heartbeat (leases of %s) could not reach the store, "
+                        "tried again each %g s: %s",
                         ", ".join(live) or "(none live)",
                         tick,
                         exc,
@@ -680,7 +681,7 @@ class RunService:
                 failing = str(exc)
             else:
                 if failing:
-                    log.warning("Leases renewed again (runs %s).", ", ".join(live) or "(none)")
+                    log.warning("The runs' heartbeat reaches the store again.")
                 failing = ""
             if self._closed:
                 time.sleep(tick)  # _stop is set: keep renewing until the last run ends
