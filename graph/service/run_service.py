@@ -12,6 +12,7 @@ files.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import os
@@ -1249,6 +1250,8 @@ class RunService:
         record = self.store.run(run_id)
         if record is None:
             raise KeyError(f"No run {run_id!r}.")
+        if unwritten := self.unwritten_end(run_id):  # ended here; the store cannot say so yet
+            record = dataclasses.replace(record, status=unwritten[0], reason=unwritten[1])
         return record
 
     def delete(self, run_id: str) -> None:

@@ -59,7 +59,9 @@ def test_postgresql_on_a_full_disk_says_so_and_leaves_no_run_running(tmp_path, o
         run_id = service.start(QUESTION, Design())
         wait_for(lambda: len(store.events(run_id)) >= 4, timeout=120, what="the run mid-way")
         own_postgres.fill()
-        wait_for(lambda: not service.is_live(run_id), timeout=120, what="the run cut off")
+        ended = service.wait(run_id, timeout=120)  # the disk still full: how it ended, held
+        assert ended.status == "interrupted", (ended.status, ended.reason)
+        assert ended.reason.startswith(f"{FULL}: "), ended.reason
         own_postgres.free()
         # Written at once, or (no room even for that) once the store takes it again.
         record = wait_for(
