@@ -52,6 +52,12 @@ def _design_cases() -> list[tuple[str, str]]:
         data["design"].update(changes)
         return json.dumps(data)
 
+    def _older_shape(**changes: Any) -> str:  # before systems owned their settings
+        data = export_design(Design())
+        data["design"].pop("settings")
+        data["design"].update(changes)
+        return json.dumps(data)
+
     return [
         ("not an object", "[1, 2]"),
         ("not JSON", "{design"),
@@ -61,7 +67,11 @@ def _design_cases() -> list[tuple[str, str]]:
         ("no agent", with_design(enabled_agents=[])),
         ("unknown agent", with_design(enabled_agents=["hal"])),
         ("unknown system", with_design(system="skynet")),
-        ("replans text", with_design(max_replans="many")),
+        # A system's setting lives in its settings now; a file giving one also at the top,
+        # where older designs kept it, has the new place win (by design: see
+        # test_a_setting_given_in_its_new_place_wins_over_an_old_field).
+        ("replans text", with_design(settings={"plan_execute": {"max_replans": "many"}})),
+        ("replans text, older shape", _older_shape(max_replans="many")),
         ("canary in a field", with_design(system=CANARY)),
     ]
 
