@@ -52,7 +52,11 @@ class ApprovalTimeouts:
 
     def _apply_one(self, item: dict, now: float) -> bool:
         run_id, interrupt_id = item["run_id"], item["id"]
-        _, design = self.service._stored(run_id)
+        try:
+            _, design = self.service._stored(run_id)
+        except Exception as exc:  # deleted meanwhile, or a design this build cannot read
+            self._hold(run_id, interrupt_id, describe_error(exc, self.service.settings), now, exc)
+            return False
         limit = design.approval_timeout_s
         if not limit or now - (item.get("asked_at") or now) < limit:
             return False
