@@ -11,7 +11,9 @@ full disk. Called by ``bench/chaos.py``.
    (``unshare -Urm``: no loop device, no root needed where user namespaces are allowed),
    filled to leave 0 KB to 1 MB free; a run is started there (the service, as the app
    does) and the CLI is run there. Counted: an exception or traceback out of either, a raw
-   reason, and a run left ``queued`` or ``running`` once its worker has ended.
+   reason, and a run left ``queued`` or ``running`` once its worker has ended. Then, as
+   root, the same on PostgreSQL: its database's tablespace on a small tmpfs that fills
+   (``tests/support_procs/postgres_small_disk.py``), at a run's start and mid-run.
 """
 
 from __future__ import annotations
@@ -50,6 +52,12 @@ def _design_cases() -> list[tuple[str, str]]:
         data["design"].update(changes)
         return json.dumps(data)
 
+    def _older_shape(**changes: Any) -> str:  # before systems owned their settings
+        data = export_design(Design())
+        data["design"].pop("settings")
+        data["design"].update(changes)
+        return json.dumps(data)
+
     return [
         ("not an object", "[1, 2]"),
         ("not JSON", "{design"),
@@ -59,7 +67,11 @@ def _design_cases() -> list[tuple[str, str]]:
         ("no agent", with_design(enabled_agents=[])),
         ("unknown agent", with_design(enabled_agents=["hal"])),
         ("unknown system", with_design(system="skynet")),
-        ("replans text", with_design(max_replans="many")),
+        # A system's setting lives in its settings now; a file giving one also at the top,
+        # where older designs kept it, has the new place win (by design: see
+        # test_a_setting_given_in_its_new_place_wins_over_an_old_field).
+        ("replans text", with_design(settings={"plan_execute": {"max_replans": "many"}})),
+        ("replans text, older shape", _older_shape(max_replans="many")),
         ("canary in a field", with_design(system=CANARY)),
     ]
 
@@ -209,7 +221,76 @@ def disk_full(work: Path) -> None:
             found.lost += o["left_running"]
             found.keys += o["keys"]
             found.note(f"{free_kb} KB free, {o['what']}: {o['said'][:150]}", limit=12)
+    _postgres_disk_full(found, work)
     show(found)
+
+
+def _postgres_disk_full(found: Tally, work: Path) -> None:
+    """A PostgreSQL store whose tablespace fills (``tests/support_procs/postgres_small_disk``,
+    root only): a run started on the full disk, then one the disk fills under."""
+    from tests.support_procs import postgres_small_disk
+
+    if why := postgres_small_disk.unusable():
+        found.note(f"PostgreSQL part skipped: {why}", limit=14)
+        return
+    from graph.kernel.design import Design
+    from graph.models.scripted import ScriptedChatModel
+    from graph.service.run_service import RunService
+    from graph.service.store import Store
+
+    server = postgres_small_disk.start()
+    try:
+        settings = Settings(
+            home=work / "pg-full-home",  # the tools' files: on the ordinary disk
+            provider="scripted",
+            openai_api_key=CANARY,
+            database_url=server.create_database(),
+        )
+        service = RunService(
+            Store.open(settings),
+            settings,
+            timeout_tick_s=0,
+            model_factory=lambda r: ScriptedChatModel(delay_s=0.2),
+        )
+        question = "What caused the dot-com crash?"
+        for what, fill_first in (("PostgreSQL, start", True), ("PostgreSQL, mid-run", False)):
+            found.tried += 1
+            said, run_id = "", ""
+            try:
+                if fill_first:
+                    server.fill()
+                run_id = service.start(question, Design())
+                if not fill_first:
+                    _until(lambda rid=run_id: len(service.store.events(rid)) >= 4)
+                    server.fill()
+                record = service.wait(run_id, timeout=120)
+                said = f"run {record.status}: {record.reason}"
+            except StepwiseError as exc:
+                said = f"start refused: {exc}"
+            except Exception as exc:  # what the bench looks for
+                said, found.uncaught = f"raised {type(exc).__name__}: {exc}", found.uncaught + 1
+            server.free()
+            if run_id:  # once there is room: how the store says it ended
+                _until(
+                    lambda rid=run_id: service.store.run(rid).status not in ("queued", "running")
+                )
+                record = service.store.run(run_id)
+                found.lost += record.status in ("queued", "running")
+                said += f" (then {record.status})"
+            found.uncaught += is_raw(said)
+            found.keys += CANARY in said
+            found.note(f"{what}: {said[:150]}", limit=14)
+        service.shutdown(wait=False)
+    finally:
+        server.stop()
+
+
+def _until(predicate: Any, timeout: float = 60.0) -> None:
+    import time
+
+    deadline = time.time() + timeout
+    while time.time() < deadline and not predicate():
+        time.sleep(0.05)
 
 
 def _text(out: bytes | str | None) -> str:

@@ -68,6 +68,8 @@ def countdown(item: dict, now: float | None = None) -> str:
     now = time.time() if now is None else now
     then = BY_DEFAULT_WORDS.get(item.get("timeout_action") or "reject", "the default applies")
     left = (item.get("asked_at") or now) + limit - now
+    if left <= 0 and item.get("timeout_held"):  # the store could not take it: said why
+        return f"deadline passed, not {then} yet: {item['timeout_held']}"
     if left <= 0:
         return f"deadline passed: {then} any moment now"
     return f"deadline in {duration(left)} (then {then})"

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import logging
 import operator
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -51,6 +52,8 @@ from graph.kernel.system import System
 from graph.models.chat import describe_error
 from graph.prompts import PromptSet
 from graph.settings import Settings
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from graph.kernel.design import Design
@@ -273,6 +276,7 @@ def guardrail_node(state: dict, *, ctx: Context) -> Command:
         )
         passed, reason, checks = result.passed, result.reason, result.checks
     except Exception as exc:  # fail closed: a message nobody could check does not pass
+        log.warning("the guardrail could not check turn %s: %r", turn_id, exc)
         passed, reason, checks = (
             False,
             f"The classifier could not check it: {describe_error(exc, ctx.settings)}",

@@ -24,6 +24,7 @@ file or the command line: the API keys in them are never written to disk.
 from __future__ import annotations
 
 import itertools
+import logging
 import os
 import socket
 import subprocess
@@ -40,6 +41,8 @@ from graph.models.keys import put_typed_key, typed_keys
 from graph.redaction import remember_secrets
 from graph.settings import REPO_ROOT, Settings
 from graph.stopping import Stopped
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from langgraph.graph.state import CompiledStateGraph
@@ -364,6 +367,7 @@ def worker_main(fd: int) -> None:
             from graph.service.disk_space import disk_full, run_cut_off_reason
             from graph.service.runs import database_url, store_location
 
+            log.warning("Run %s ended in its worker process: %r", run_id, exc, exc_info=exc)
             if database_lost(exc):  # cut off, as a crash: the owner marks it interrupted
                 reply(("ended", job, "interrupted", database_lost_reason(database_url(settings))))
             elif disk_full(exc):

@@ -12,6 +12,7 @@ files.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import os
@@ -46,6 +47,7 @@ from graph.models.modes import ModeBook
 from graph.models.recorded import live_model
 from graph.prompts import PromptSet
 from graph.service import otel_export, prompt_forks
+from graph.service.approval_timeouts import ApprovalTimeouts
 from graph.service.database import database_lost, database_lost_reason
 from graph.service.disk_space import (
     DiskFull,
@@ -171,9 +173,11 @@ class RunService:
         self._approval_hooks: list[Callable[[str, str, dict | None], None]] = []
         # Each ended run's spans to an OTLP backend, when one is configured (None: off).
         self.otel = otel_export.for_settings(self.settings)
+        # When nobody decides in time: the design's default, applied by a thread of its own.
+        self.timeouts = ApprovalTimeouts(self)
         if timeout_tick_s:
             threading.Thread(
-                target=self._watch_timeouts, name="stepwise-approval-timeouts", daemon=True
+                target=self.timeouts.watch, name="stepwise-approval-timeouts", daemon=True
             ).start()
         threading.Thread(target=self._keep_leases, name="stepwise-run-leases", daemon=True).start()
 
@@ -575,10 +579,19 @@ class RunService:
         for run_id, (status, reason) in pending.items():
             try:
                 self.store.set_run_status(run_id, status, reason, owner=self.owner)
-            except LeaseLost:
-                pass  # lapsed and taken over meanwhile: its holder says how it went
-            except Exception:
-                continue  # still away: next time
+            except LeaseLost:  # lapsed and taken over meanwhile: its holder says how it went
+                log.warning(
+                    "Run %s: how it ended here (%s) not written: another app process has it now.",
+                    run_id,
+                    status,
+                )
+            except Exception as exc:  # still away (said when it was kept): next time
+                log.debug("Run %s: its end (%s) still not written: %s", run_id, status, exc)
+                continue
+            else:
+                log.warning(
+                    "Run %s: its end (%s) written now that the store answers.", run_id, status
+                )
             with self._lock:
                 self._unwritten.pop(run_id, None)
                 if run_id not in self._live:
@@ -600,8 +613,8 @@ class RunService:
         """Let go of a run this process no longer runs (called under ``_lock``)."""
         try:
             self.store.release_run(run_id, self.owner)
-        except Exception:
-            pass  # the store is gone; the lease runs out by itself
+        except Exception as exc:  # the store is gone: the lease runs out by itself
+            log.warning("Run %s: its lease not given back (it runs out by itself): %s", run_id, exc)
 
     def _held_elsewhere(self, run_id: str) -> str:
         _, until = self.store.run_lease(run_id)
@@ -644,6 +657,7 @@ class RunService:
         """The heartbeat: renew the hold on this process's live runs every few seconds;
         with ``claim_orphans``, also mark runs whose owner stopped renewing interrupted."""
         tick = min(self.lease_s / 3, 5.0)
+        failing = ""  # why the last beat failed: said once, and when it works again
         while True:
             with self._lock:
                 live = list(self._live)
@@ -655,8 +669,21 @@ class RunService:
                 self.leases.renew(live)
                 if self.claim_orphans and not self._closed:
                     self._mark_orphans()
-            except Exception:  # the store may be closing or away; try again next tick
+            except Exception as exc:  # the store may be closing or away; try again next tick
                 self.leases.unconfirm()
+                if str(exc) != failing and not self._closed:
+                    log.warning(
+                        "The runs' heartbeat (leases of %s) could not reach the store, "
+                        "tried again each %g s: %s",
+                        ", ".join(live) or "(none live)",
+                        tick,
+                        exc,
+                    )
+                failing = str(exc)
+            else:
+                if failing:
+                    log.warning("The runs' heartbeat reaches the store again.")
+                failing = ""
             if self._closed:
                 time.sleep(tick)  # _stop is set: keep renewing until the last run ends
             else:
@@ -703,6 +730,7 @@ class RunService:
         except (Stopped, LeaseLost):
             raise
         except Exception as exc:
+            log.warning("Run %s: a change asked of it was refused: %r", run_id, exc)
             self._log(
                 run_id,
                 {
@@ -900,11 +928,13 @@ class RunService:
     def pending_approvals(self) -> list[dict]:
         """Every decision waiting for a human, across runs, oldest first; each with its
         run's question, system, design timeout (``timeout_s``, ``timeout_action``) and
-        place in an experiment (``experiment``: None when the run is in none)."""
+        place in an experiment (``experiment``: None when the run is in none) and, when
+        its timeout is due but the store could not take it yet, why (``timeout_held``)."""
         pending = []
         for record in self.store.runs(status="waiting", limit=1000):
             for item in self.store.pending_interrupts(record.id):
-                pending.append({**item, **self._run_facts(record)})
+                held = self.timeouts.held(record.id, item["id"])
+                pending.append({**item, **self._run_facts(record), "timeout_held": held})
         places = self.store.evals.experiment_places(p["run_id"] for p in pending)
         for item in pending:
             item["experiment"] = places.get(item["run_id"])
@@ -967,9 +997,17 @@ class RunService:
                 try:
                     self.store.decisions.record(run_id, item, decision, by, reason)
                 except DiskFull:  # not recorded: the run waits for it as before
-                    self._write_despite_full(
-                        lambda: self.store.set_run_status(run_id, record.status, record.reason)
-                    )
+                    try:
+                        self._write_despite_full(
+                            lambda: self.store.set_run_status(run_id, record.status, record.reason)
+                        )
+                    except Exception:  # left queued and let go: marked interrupted later
+                        log.exception(
+                            "Run %s: its decision could not be recorded, nor its status put "
+                            "back to %s",
+                            run_id,
+                            record.status,
+                        )
                     raise
                 resume = {
                     interrupt_id: {
@@ -1004,34 +1042,9 @@ class RunService:
             self._submit(run_id, design, compiled, None, step_mode)
 
     def apply_timeouts(self, now: float | None = None) -> int:
-        """Apply each design's default to approvals older than its timeout; how many."""
-        now = now or time.time()
-        applied = 0
-        for item in self.pending_approvals():
-            _, design = self._stored(item["run_id"])
-            limit = design.approval_timeout_s
-            if limit and now - (item.get("asked_at") or now) >= limit:
-                try:
-                    self.decide(
-                        item["run_id"],
-                        item["id"],
-                        design.timeout_action,
-                        reason=f"no decision within {limit:g} s",
-                        by="timeout",
-                    )
-                    applied += 1
-                    self._tell_approval("timeout", item["run_id"], item)
-                except ValueError:
-                    pass  # answered meanwhile
-        return applied
-
-    def _watch_timeouts(self) -> None:
-        while not self._closed:
-            try:
-                self.apply_timeouts()
-            except Exception:
-                pass  # the store may be closing; try again next tick
-            self._stop.wait(self.timeout_tick_s)
+        """Apply each design's default to approvals older than its timeout; how many
+        (one held by a store that cannot take it is tried again next time)."""
+        return self.timeouts.apply(now)
 
     # ------------------------------------------------------------- time travel
 
@@ -1237,6 +1250,8 @@ class RunService:
         record = self.store.run(run_id)
         if record is None:
             raise KeyError(f"No run {run_id!r}.")
+        if unwritten := self.unwritten_end(run_id):  # ended here; the store cannot say so yet
+            record = dataclasses.replace(record, status=unwritten[0], reason=unwritten[1])
         return record
 
     def delete(self, run_id: str) -> None:

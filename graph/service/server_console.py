@@ -10,6 +10,7 @@ configured, goes in a header to the server and nowhere else.
 from __future__ import annotations
 
 import json
+import logging
 import time
 from dataclasses import dataclass, field
 from types import SimpleNamespace
@@ -24,6 +25,8 @@ from graph.models.http_bounds import PastBounds, bounded
 from graph.redaction import shown_text
 from graph.service.server_client import DEV_SERVER_URL, sdk_client, sends_key_to
 from graph.settings import Settings, get_settings
+
+log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
@@ -394,7 +397,8 @@ def _detail(exc: APIStatusError) -> str:
     try:
         body = exc.response.json()
         text = body.get("detail") or body.get("message") or json.dumps(body)
-    except Exception:  # noqa: BLE001 - any body, even not JSON, still gives a message
+    except Exception as unread:  # noqa: BLE001 - any body, even not JSON, still gives a message
+        log.debug("a server's error body read as text: %r", unread)
         text = exc.response.text if exc.response is not None else str(exc)
     return shown_text(text, 200).rstrip(".") + "."  # the key it was sent, echoed: redacted
 

@@ -557,6 +557,7 @@ class ServerRunService(RunService):
                 )
             self._finish(run_id, status, reason)
         except Exception as exc:
+            log.warning("run %s interrupted: %r", run_id, exc, exc_info=exc)
             self.store.set_run_status(run_id, "interrupted", describe_error(exc, self.settings))
         finally:
             with self._lock:

@@ -330,7 +330,7 @@ def test_hierarchical_teams_takes_a_follow_up_and_the_guardrail_checks_it(servic
     assert store.snapshot(run_id)["conversation"]["turns"][-1]["status"] == "refused"
 
 
-def test_a_classifier_reply_that_is_not_json_refuses_the_message_saying_why(settings):
+def test_a_classifier_reply_that_is_not_json_refuses_the_message_saying_why(settings, caplog):
     from tests.support import RewritingModel
 
     garbled = RewritingModel(
@@ -348,6 +348,8 @@ def test_a_classifier_reply_that_is_not_json_refuses_the_message_saying_why(sett
     assert turn["reason"].startswith("The classifier could not check it")
     assert "unusable output twice" in turn["reason"]
     assert "plan_execute" not in outcome.state["agent_memory"]  # the main agent never ran
+    (logged,) = [r for r in caplog.records if "guardrail could not check" in r.getMessage()]
+    assert logged.levelname == "WARNING" and logged.run_id not in ("-", None)  # names its run
     assert outcome.state["agent_memory"]["guardrail"]["last_node"] == "guardrail"
 
 

@@ -28,7 +28,7 @@ HERE = "tests.unit.test_disk_full"  # as the child imports it (pytest names it b
 WAIT_S = 120  # a scripted run takes seconds; this only ends a test that would hang
 
 
-def _service(disk: Disk, delay_s: float = 0.0) -> tuple[Any, Any]:
+def _service(disk: Disk, delay_s: float = 0.0, tick_s: float = 0) -> tuple[Any, Any]:
     from graph.models.scripted import ScriptedChatModel
     from graph.service.run_service import RunService
     from graph.service.store import Store
@@ -39,7 +39,7 @@ def _service(disk: Disk, delay_s: float = 0.0) -> tuple[Any, Any]:
     service = RunService(
         store,
         settings,
-        timeout_tick_s=0,
+        timeout_tick_s=tick_s,
         model_factory=lambda role: ScriptedChatModel(delay_s=delay_s),
     )
     return store, service
@@ -179,6 +179,52 @@ def test_a_decision_on_a_full_disk_says_so_and_the_run_still_waits_for_it(tmp_pa
     assert found["status_after"] == "waiting" and found["reason_kept"]
     assert found["still_pending"] and found["decided"] == []
     assert found["then"] == "done"  # decided again once there is room
+
+
+# ------------------------------------------------------------------ a timeout
+
+
+def _timeout(disk: Disk) -> dict:
+    import logging
+
+    from graph.kernel.design import Design
+
+    said: list[str] = []
+    handler = logging.Handler(logging.WARNING)
+    handler.emit = lambda record: said.append(record.getMessage())  # type: ignore[method-assign]
+    logging.getLogger("graph").addHandler(handler)
+    store, service = _service(disk, tick_s=0.1)
+    run_id = service.start(REPORT_QUESTION, Design(approval_timeout_s=1.5, timeout_action="skip"))
+    waiting = service.wait(run_id, timeout=WAIT_S)
+    disk.fill()
+    time.sleep(3)  # the deadline passes, and a dozen of the watcher's ticks
+    during = store.run(run_id)
+    held = [i.get("timeout_held") for i in service.pending_approvals()]
+    disk.free()
+    deadline = time.time() + WAIT_S
+    while store.run(run_id).status == "waiting" and time.time() < deadline:
+        time.sleep(0.1)
+    ended = service.wait(run_id, timeout=WAIT_S) if service.is_live(run_id) else store.run(run_id)
+    return {
+        "waiting": waiting.status,
+        "during": [during.status, during.reason == waiting.reason],
+        "held": held,
+        "logged": [line for line in said if run_id in line],
+        "then": ended.status,
+        "decided": [(d["decided"]["by"], d["decided"]["reason"]) for d in store.decisions_since(0)],
+    }
+
+
+def test_a_timeout_due_on_a_full_disk_is_logged_shown_and_applied_once_there_is_room(tmp_path):
+    found = in_full_disk(f"{HERE}:_timeout", tmp_path)
+    assert found["waiting"] == "waiting"
+    assert found["during"] == ["waiting", True], found  # never queued or running unanswered
+    assert len(found["held"]) == 1 and found["held"][0].startswith(f"{FULL}: "), found["held"]
+    assert any(FULL in line for line in found["logged"]), found["logged"]
+    assert len(found["logged"]) <= 3, found["logged"]  # said once, not on every tick
+    assert found["then"] == "done", found
+    ((by, reason),) = found["decided"]
+    assert by == "timeout" and "late" in reason, reason
 
 
 # ------------------------------------------------------------------ the command line

@@ -125,6 +125,11 @@ def test_countdown_words():
     )
     assert inbox_view.countdown(item, now=1700.0).startswith("deadline passed: rejected by default")
     assert inbox_view.countdown({**item, "timeout_s": 0}, now=1528.0).startswith("no deadline")
+    held = {**item, "timeout_held": "The disk holding the store is full: x could not be written."}
+    assert inbox_view.countdown(held, now=1700.0) == (
+        "deadline passed, not rejected by default yet: "
+        "The disk holding the store is full: x could not be written."
+    )
 
 
 def test_bulk_approve_answers_each_card_and_names_the_one_decided_elsewhere(store, service):

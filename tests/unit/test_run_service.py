@@ -201,3 +201,28 @@ def test_a_node_whose_writes_were_saved_but_not_applied_still_counts_as_work_to_
     assert snapshot.next == () and pending_nodes(snapshot)  # the trap the Run page fell in
     outcome = continue_run(graph, None, "t-pending", design(), settings=settings)
     assert outcome.status == "done" and outcome.state["final_answer"]
+
+
+def test_a_heartbeat_that_cannot_reach_the_store_says_so_once_then_when_it_can(tmp_path, caplog):
+    from graph.service.store import Store
+    from graph.settings import Settings
+    from tests.unit.conftest import wait_for
+
+    settings = Settings(home=tmp_path, provider="scripted", run_lease_s=0.3)  # a beat each 0.1 s
+    store = Store.open(settings)
+    service = RunService(
+        store, settings, timeout_tick_s=0, model_factory=lambda r: ScriptedChatModel()
+    )
+
+    def said() -> list[str]:
+        return [r.getMessage() for r in caplog.records if "heartbeat" in r.getMessage()]
+
+    store.close()  # the store gone from under the service: each beat fails
+    wait_for(said, timeout=10, what="the heartbeat's failure to be logged")
+    time.sleep(1.0)  # ten more beats, failing the same way
+    (failed,) = said()
+    assert "could not reach the store" in failed and "tried again each 0.1 s" in failed
+    service.store = Store.open(settings)
+    wait_for(lambda: len(said()) == 2, timeout=10, what="the heartbeat to say it works again")
+    assert said()[1] == "The runs' heartbeat reaches the store again."
+    service.shutdown()
