@@ -54,7 +54,7 @@ class ApprovalTimeouts:
         run_id, interrupt_id = item["run_id"], item["id"]
         try:
             _, design = self.service._stored(run_id)
-        except Exception as exc:  # deleted meanwhile, or a design this build cannot read
+        except Exception as exc:  # deleted, or a design this build cannot read: logged by _hold
             self._hold(run_id, interrupt_id, describe_error(exc, self.service.settings), now, exc)
             return False
         limit = design.approval_timeout_s
@@ -74,7 +74,7 @@ class ApprovalTimeouts:
             return False
         except ValueError:
             return False  # answered meanwhile
-        except Exception as exc:  # the database away, or anything else: held, said, retried
+        except Exception as exc:  # the database away, or else: held, logged by _hold, retried
             self._hold(run_id, interrupt_id, describe_error(exc, self.service.settings), now, exc)
             return False
         with self._lock:

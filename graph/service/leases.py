@@ -163,7 +163,7 @@ class Leases:
             self._lost.add(run_id)
         try:
             holder = self.store.run_lease(run_id)[0]
-        except Exception as exc:  # only for the log line
+        except Exception as exc:  # only for the log line below: logged there
             holder = f"unknown ({exc})"
         log.warning(
             "Run %s: this app process (%s) lost its lease on it (now held by %s): it was "
