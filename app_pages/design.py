@@ -124,7 +124,7 @@ with left:
         value=saved.recursion_limit,
         key="recursion_limit",
         help="The most steps (plan steps, subtasks or bus rounds) one stretch of a run "
-        f"may take: LangGraph is given {system.node_runs_per_step} node runs per step of "
+        f"may take: LangGraph is given {system.shape.node_runs_per_step} node runs per step of "
         "this system. A run that reaches it stops and says so, keeping what it found.",
     )
     pace = st.number_input(

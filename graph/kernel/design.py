@@ -154,7 +154,7 @@ def node_run_limit(design: Design) -> int:
     the design's ``recursion_limit`` counts steps (plan steps, subtasks, bus rounds), each
     worth its system's ``node_runs_per_step`` node runs. A plan of 60 steps fits the default
     60; a loop that keeps adding work still meets the limit and ends the run with a reason."""
-    return design.recursion_limit * get_system(design.system).node_runs_per_step
+    return design.recursion_limit * get_system(design.system).shape.node_runs_per_step
 
 
 def limit_words(design: Design) -> str:

@@ -72,10 +72,6 @@ class System(ABC):
     shape: ClassVar[Shape]  # its entry, hubs, teams, abilities, state classes, drawing
     forks: ClassVar[Forks] = Forks()  # its timeline, and what a fork may change
     prompts: ClassVar[Prompts]  # which prompts it tunes, tries and previews
-    # LangGraph node runs one step of its work may take (a plan step, a subtask, a bus
-    # round), with room for a replan or a chained agent: a design's recursion limit counts
-    # steps, and LangGraph is given that many times this in node runs (``node_run_limit``).
-    node_runs_per_step: ClassVar[int] = 3
 
     @abstractmethod
     def build_graph(

@@ -46,6 +46,10 @@ class Shape:
     teams: Mapping[str, str] = field(default_factory=dict)  # team -> what it does
     abilities: tuple[Ability, ...] = ()
     state_types: tuple[tuple[str, str], ...] = ()  # (module, class) in its state
+    # LangGraph node runs one step of its work may take (a plan step, a subtask, a bus
+    # round), with room for a replan or a chained agent: a design's recursion limit counts
+    # steps, and LangGraph is given that many times this in node runs (``node_run_limit``).
+    node_runs_per_step: int = 3
 
     def node_style(self, node: str) -> dict[str, str]:
         """Graphviz attributes of one of its nodes (its hubs are shaded)."""

@@ -102,9 +102,6 @@ class SupervisorBus(System):
     name = "supervisor_bus"
     title = "Supervisor + message bus"
     offline_rules: ClassVar[ModuleType] = offline_rules
-    # A bus round is the supervisor's decision and the run of the agent it addressed. Its
-    # own bound comes first: ``Deps.max_rounds`` decisions end a run as stuck, with a reason.
-    node_runs_per_step: ClassVar[int] = 2
     # its researcher reads the bundled documents (no database tool): questions about events
     agents = AGENTS
     shape = BusShape(
@@ -119,6 +116,9 @@ class SupervisorBus(System):
             ),
         ),
         state_types=STATE_TYPES,
+        # A bus round is the supervisor's decision and the run of the agent it addressed.
+        # Its own bound comes first: ``Deps.max_rounds`` decisions end a run as stuck.
+        node_runs_per_step=2,
     )
     # The registry and every inbox on the timeline, so a replay from a stale checkpoint
     # shows which messages it will handle again.

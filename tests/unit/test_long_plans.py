@@ -39,7 +39,7 @@ def test_a_plan_of_sixty_steps_completes_on_the_default_design(service, store, s
 def test_the_limit_given_to_langgraph_is_steps_times_each_systems_node_runs_per_step():
     for name in ("plan_execute", "hierarchical_teams", "supervisor_bus"):
         design = Design(system=name, recursion_limit=60)
-        per_step = get_system(name).node_runs_per_step
+        per_step = get_system(name).shape.node_runs_per_step
         assert per_step >= 2  # a step is at least a router's run and a worker's
         assert node_run_limit(design) == 60 * per_step
 
