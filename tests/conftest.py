@@ -65,6 +65,12 @@ TIER_MODULES = {
 }
 # the Tools page's test with a stdio MCP server: the page starts it
 TIER_MODULES[ROOT / "tests" / "app" / "test_tools_stdio_page.py"] = "processes"
+# Single tests that start processes in modules that otherwise do not (node ids): a run
+# in an app-like process SIGKILLed mid-step (tests/app/support.py killed_mid_run), 9 s.
+TIER_TESTS = {
+    "tests/app/test_run_page.py::"
+    "test_a_run_killed_mid_step_shows_interrupted_and_resume_finishes_it": "processes",
+}
 TIER_FIXTURES = {
     "browser": "browser",
     "page": "browser",
@@ -84,6 +90,8 @@ def tiers(item: pytest.Item) -> set[str]:
     folders = Path(item.path).resolve().parents
     found = {tier for folder, tier in TIER_FOLDERS.items() if folder in folders}
     if tier := TIER_MODULES.get(Path(item.path).resolve()):
+        found.add(tier)
+    if tier := TIER_TESTS.get(item.nodeid.split("[")[0]):
         found.add(tier)
     found.update(TIER_FIXTURES[f] for f in getattr(item, "fixturenames", ()) if f in TIER_FIXTURES)
     callspec = getattr(item, "callspec", None)
