@@ -61,10 +61,26 @@ TIER_MODULES = {
         "test_frozen_owner",
         "test_disk_full",
         "test_mcp_stdio",  # starts MCP servers over stdio
+        "test_bind_address",  # starts the Streamlit app (5 s)
     )
 }
 # the Tools page's test with a stdio MCP server: the page starts it
 TIER_MODULES[ROOT / "tests" / "app" / "test_tools_stdio_page.py"] = "processes"
+# Single tests that start processes importing the engine, in modules whose other tests do
+# not (node ids; seconds measured alone on the loaded 2-core machine, 2026-12-03).
+TIER_TESTS = {
+    test: "processes"
+    for test in (
+        # a run in an app-like process SIGKILLed mid-step (killed_mid_run), 9 s
+        "tests/app/test_run_page.py::"
+        "test_a_run_killed_mid_step_shows_interrupted_and_resume_finishes_it",
+        # a second process opens the store after a "restart", 22 s
+        "tests/unit/test_model_profiles.py::"
+        "test_a_typed_key_is_kept_in_memory_only_and_gone_after_a_restart",
+        # the fake server's command line, 12 s
+        "tests/unit/test_local_server.py::test_cli_serves_echo_model",
+    )
+}
 TIER_FIXTURES = {
     "browser": "browser",
     "page": "browser",
@@ -84,6 +100,8 @@ def tiers(item: pytest.Item) -> set[str]:
     folders = Path(item.path).resolve().parents
     found = {tier for folder, tier in TIER_FOLDERS.items() if folder in folders}
     if tier := TIER_MODULES.get(Path(item.path).resolve()):
+        found.add(tier)
+    if tier := TIER_TESTS.get(item.nodeid.split("[")[0]):
         found.add(tier)
     found.update(TIER_FIXTURES[f] for f in getattr(item, "fixturenames", ()) if f in TIER_FIXTURES)
     callspec = getattr(item, "callspec", None)
