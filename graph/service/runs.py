@@ -205,8 +205,11 @@ def missed_updates(graph: StateHistory, thread_id: str, known_keys: set[str]) ->
 
 
 class NodeGuard(BaseCallbackHandler):
-    """Calls ``check`` as each graph node starts; what it raises stops the node there
-    (``raise_error``: LangChain would otherwise log it and run the node)."""
+    """Calls ``check`` as each graph node starts, and as each model call inside a node
+    starts; what it raises stops the node or the call there (``raise_error``: LangChain
+    would otherwise log it and go on). A worker frozen between two calls of one node (a
+    ReAct worker asks its model, runs a tool, asks again) learns it lost its lease before
+    its next call, not only before its next node."""
 
     raise_error = True
 
@@ -224,6 +227,21 @@ class NodeGuard(BaseCallbackHandler):
     ) -> None:
         if metadata and "langgraph_node" in metadata:
             self.check()
+
+    def on_chat_model_start(
+        self,
+        serialized: dict[str, Any],
+        messages: list[list[Any]],
+        *,
+        run_id: UUID,
+        **kwargs: Any,
+    ) -> None:
+        self.check()
+
+    def on_llm_start(
+        self, serialized: dict[str, Any], prompts: list[str], *, run_id: UUID, **kwargs: Any
+    ) -> None:
+        self.check()
 
 
 def _repeat(every_s: float, action: Callable[[], None], name: str) -> Callable[[], None]:

@@ -69,7 +69,7 @@ def test_a_store_test_is_fast_on_sqlite_and_postgres_on_postgresql(tiers):
 
 def test_tests_needing_a_langgraph_server_are_server_wherever_they_live(tiers):
     on_page = _of(tiers, "tests/app/test_server_page.py")
-    assert on_page.count({"server"}) == 5 and on_page.count({"fast"}) == 2, on_page
+    assert on_page.count({"server"}) == 10 and on_page.count({"fast"}) == 2, on_page
     assert all(t == {"server"} for t in _of(tiers, "tests/app/test_server_history_page.py"))
     assert all(t == {"server"} for t in _of(tiers, "tests/server/"))
 
