@@ -8,9 +8,10 @@ from ui import tools_view, widgets
 
 st.title("Tools")
 st.markdown(
-    "Connect **MCP servers** (Model Context Protocol) and see their tools. Each tool has a "
-    "policy from its annotations: **read-only** tools run freely; **side-effecting** ones "
-    "(and any the server says nothing about) ask a person first."
+    "Connect **MCP servers** (Model Context Protocol), see their tools and call one to test "
+    "it. Each tool's policy is read from its annotations: **read-only**, or "
+    "**side-effecting** (also when the server says nothing). Runs do not use these tools "
+    "yet: agents that call them, behind approvals for the side-effecting ones, are to come."
 )
 widgets.store_or_stop()
 widgets.flash(tools_view.FLASH)
