@@ -123,12 +123,18 @@ def server_list() -> None:
             _server(config, store.mcp_servers.missing(config.name))
 
 
-def _server(config: McpServerConfig, missing: list[str]) -> None:
+def _missing_words(name: str, variable: str | None) -> str:
+    if variable is None:
+        return f"{name} (typed, gone since the app restarted: type it again)"
+    return f"{name} (${{{variable}}} is not set in the app's environment)"
+
+
+def _server(config: McpServerConfig, missing: list[tuple[str, str | None]]) -> None:
     kind = "stdio" if config.transport == "stdio" else "HTTP"
     st.markdown(f"**{config.name}** · {kind} · `{config.described()}`")
-    for line in missing:
-        st.warning(f"Not set for this server: {line}.")
-    gone = [line.split(" ", 1)[0] for line in missing if "(typed," in line]
+    for name, variable in missing:
+        st.warning(f"Not set for this server: {_missing_words(name, variable)}.")
+    gone = [name for name, variable in missing if variable is None]
     if gone and access.may(_action(config)):
         _type_again(config.name, gone)
     left, right = st.columns(2)

@@ -219,15 +219,18 @@ def with_typed_env(config: McpServerConfig, stored: dict[str, str | None]) -> Mc
     return config.model_copy(update={"env": env})
 
 
-def missing_env(config: McpServerConfig, stored: dict[str, str | None]) -> list[str]:
-    """The variables whose typed value is gone (the app restarted) or whose ``${VAR}``
-    reference names a variable the app's environment lacks, in words."""
-    missing = []
+def missing_env(
+    config: McpServerConfig, stored: dict[str, str | None]
+) -> list[tuple[str, str | None]]:
+    """The variables that cannot be given to the server now, each with the app's
+    variable its ``${VAR}`` reference names when that one is not set, or None when it
+    was a typed value, gone since the app restarted (the page words them)."""
+    missing: list[tuple[str, str | None]] = []
     for key, value in stored.items():
         if value is None and key not in config.env:
-            missing.append(f"{key} (typed, gone since the app restarted: type it again)")
+            missing.append((key, None))
         elif value is not None and (m := REFERENCE.match(value)) and not os.environ.get(m[1]):
-            missing.append(f"{key} (${{{m[1]}}} is not set in the app's environment)")
+            missing.append((key, m[1]))
     return missing
 
 

@@ -249,11 +249,19 @@ def test_a_typed_value_gone_after_a_restart_is_named(store):
 
     store.mcp_servers.add(make_config("t", "stdio", command="python", env={"TOKEN": "s3cret-xyz"}))
     forget_typed_env("t")  # as a restart of the app would
-    assert store.mcp_servers.missing("t") == [
-        "TOKEN (typed, gone since the app restarted: type it again)"
-    ]
+    assert store.mcp_servers.missing("t") == [("TOKEN", None)]  # typed, gone
     with pytest.raises(McpConfigError, match="has no typed environment variable OTHER"):
         store.mcp_servers.type_env("t", {"OTHER": "x"})
     store.mcp_servers.type_env("t", {"TOKEN": "s3cret-again"})
     assert store.mcp_servers.missing("t") == []
     assert store.mcp_servers.get("t").env == {"TOKEN": "s3cret-again"}
+
+
+def test_a_reference_to_an_unset_variable_is_named_with_that_variable(store, monkeypatch):
+    monkeypatch.delenv("STEPWISE_TEST_UNSET_TOKEN", raising=False)
+    store.mcp_servers.add(
+        make_config("r", "stdio", command="python", env={"TOKEN": "${STEPWISE_TEST_UNSET_TOKEN}"})
+    )
+    assert store.mcp_servers.missing("r") == [("TOKEN", "STEPWISE_TEST_UNSET_TOKEN")]
+    monkeypatch.setenv("STEPWISE_TEST_UNSET_TOKEN", "set-now")
+    assert store.mcp_servers.missing("r") == []

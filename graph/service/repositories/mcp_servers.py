@@ -60,8 +60,9 @@ class McpServers:
         rows = self.db.query("SELECT * FROM mcp_servers WHERE name = ?", (name,))
         return _config(rows[0]) if rows else None
 
-    def missing(self, name: str) -> list[str]:
-        """The server's environment variables that cannot be given to it now, in words."""
+    def missing(self, name: str) -> list[tuple[str, str | None]]:
+        """The server's environment variables that cannot be given to it now
+        (``missing_env``: a typed value gone, or an unset variable its reference names)."""
         rows = self.db.query("SELECT * FROM mcp_servers WHERE name = ?", (name,))
         if not rows:
             return []
