@@ -45,7 +45,8 @@ def silent_handlers(*folders: str) -> list[str]:
             for node in ast.walk(ast.parse(text)):
                 if not isinstance(node, ast.ExceptHandler) or not _broad(node):
                     continue
-                if _seen(node) or "logged" in lines[node.lineno - 1].split("#", 1)[-1]:
+                _, hash_, comment = lines[node.lineno - 1].partition("#")
+                if _seen(node) or (hash_ and "logged" in comment):
                     continue
                 found.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     return found
