@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
+import os
 import re
 import sys
 import time
@@ -65,9 +67,23 @@ def terminal_safe(text: object) -> str:
     return text.encode("utf-8", "replace").decode("utf-8")
 
 
-def _print(*parts: object, file: TextIO | None = None, flush: bool = False) -> None:
+def _print(*parts: object, file: TextIO | None = None) -> None:
     """``print`` of text that may come from a question, a model or a server."""
-    print(*(terminal_safe(p) for p in parts), file=file or sys.stdout, flush=flush)
+    _emit(" ".join(terminal_safe(p) for p in parts), file or sys.stdout)
+
+
+def _emit(text: str, file: TextIO) -> None:
+    """One line out. A reader that went away (``python -m graph run Q | head -1``) is not
+    an error: the rest of the output goes nowhere and the run goes on to its end in the
+    store, as it would with the terminal closed, instead of stopping on a traceback.
+    Each line is flushed, so none is left for the interpreter's last flush to fail on."""
+    try:
+        print(text, file=file, flush=True)
+    except BrokenPipeError:
+        logging.getLogger(__name__).info("the reader of the output went away")
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, file.fileno())  # the interpreter's last flush must not fail either
+        os.close(devnull)
 
 
 def _design(args: argparse.Namespace) -> Design:
@@ -115,7 +131,7 @@ def _follow(service: RunService, run_id: str, out: TextIO) -> None:
         for event in service.store.events(run_id, after_seq=seq, kinds=("state",)):
             seq = event["seq"]
             for line in lines.progress(shown, event["data"] or {}):
-                _print(line, file=out, flush=True)
+                _print(line, file=out)
             shown = event["data"] or {}
         if not service.is_live(run_id) and (
             record.status not in LIVE_STATUSES or service.unwritten_end(run_id)
@@ -133,7 +149,7 @@ def _finish(service: RunService, run_id: str, json_out: bool) -> int:
         return FAILED
     snapshot = service.store.snapshot(run_id) or {}
     if json_out:  # JSON escapes every control character (ensure_ascii)
-        print(
+        _emit(
             json.dumps(
                 {
                     "run_id": run_id,
@@ -145,7 +161,8 @@ def _finish(service: RunService, run_id: str, json_out: bool) -> int:
                 },
                 indent=2,
                 default=str,
-            )
+            ),
+            sys.stdout,
         )
     else:
         for line in lines_of(record.system).outcome_lines(snapshot):
@@ -252,7 +269,7 @@ def cmd_export(args: argparse.Namespace) -> int:
             out.write(text)
         _print(f"exported run {args.run_id} to {args.output}", file=sys.stderr)
     else:  # valid JSON still, with the C1 controls JSON leaves raw escaped
-        print(_C1.sub(lambda m: f"\\u{ord(m.group()):04x}", text))
+        _emit(_C1.sub(lambda m: f"\\u{ord(m.group()):04x}", text), sys.stdout)
     return 0
 
 

@@ -206,3 +206,25 @@ def test_a_question_past_the_cap_is_refused_in_one_line_giving_the_cap(tmp_path)
         "error: The question is 501 characters long; a question may have at most 500 "
         "(STEPWISE_MAX_QUESTION_CHARS).\n"
     )
+
+
+def test_a_reader_that_goes_away_after_the_first_line_leaves_no_traceback_and_the_run_ends_done(
+    tmp_path,
+):
+    """`python -m graph run Q | head -1`: the pipe closes after one line; the CLI must not
+    die on a BrokenPipeError traceback, and the run goes on to its end in the store."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "graph", "run", "Who founded Apple?"],
+        cwd=ROOT,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "STEPWISE_HOME": str(tmp_path)},
+    )
+    assert process.stdout.readline().startswith("model: ")
+    process.stdout.close()  # as `head -1` does
+    stderr = process.stderr.read()
+    assert process.wait(timeout=120) == 0, stderr
+    assert "Traceback" not in stderr and "BrokenPipe" not in stderr, stderr
+    [record] = Store.open(Settings(home=tmp_path)).runs()
+    assert record.status == "done"
