@@ -45,7 +45,21 @@ _CLEANUP_S = 10.0  # after the deadline, for the session to close (a stdio serve
 
 
 class McpServerError(StepwiseError, RuntimeError):
-    """A listing or a call that failed; the message is one sentence for a person."""
+    """A listing or a call that failed; the message is one sentence for a person.
+    ``outcome_unknown``: the call went out and was cut before its answer (the deadline), so
+    whether the tool acted is unknown."""
+
+    def __init__(self, message: str, outcome_unknown: bool = False) -> None:
+        super().__init__(message)
+        self.outcome_unknown = outcome_unknown
+
+
+class McpToolFailed(ToolException):
+    """An agent's MCP tool call that failed, in its sentence (``McpServerError``'s)."""
+
+    def __init__(self, message: str, outcome_unknown: bool = False) -> None:
+        super().__init__(message)
+        self.outcome_unknown = outcome_unknown
 
 
 @dataclass(frozen=True)
@@ -95,7 +109,7 @@ def _agent_tool(config: McpServerConfig, info: McpToolInfo, deadline_s: float) -
         try:
             return call_tool(config, info.name, arguments, deadline_s)
         except McpServerError as exc:
-            raise ToolException(str(exc)) from None
+            raise McpToolFailed(str(exc), exc.outcome_unknown) from None
 
     return StructuredTool(
         name=info.name,
@@ -212,7 +226,8 @@ def _run(
     except BaseException as exc:
         sentence = explain(config, exc, deadline_s, tool)
         log.warning("MCP server %s: %s", config.name, sentence, exc_info=exc)
-        raise McpServerError(sentence) from None
+        cut = bool(tool) and any(isinstance(leaf, TimeoutError) for leaf in _leaves(exc))
+        raise McpServerError(sentence, outcome_unknown=cut) from None
 
 
 def _leaves(exc: BaseException) -> list[BaseException]:

@@ -92,8 +92,8 @@ class McpServers:
     # ------------------------------------------------------------------ tools' policies
 
     def remember_tools(self, server: str, tools: list[McpToolInfo]) -> None:
-        """Record each listed tool's default policy (from its annotations); a policy
-        already recorded (perhaps chosen by a person) is kept, its annotations refreshed."""
+        """Record each listed tool's default policy (from its annotations); a policy a
+        person chose is kept, a default one follows the annotations as they are now."""
         now = time.time()
         with self.db.transaction() as tx:
             for tool in tools:
@@ -101,9 +101,34 @@ class McpServers:
                     "INSERT INTO mcp_tool_policies (server, tool, policy, annotations_json, "
                     "updated_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT(server, tool) DO UPDATE "
                     "SET annotations_json = excluded.annotations_json, "
-                    "updated_at = excluded.updated_at",
+                    "updated_at = excluded.updated_at, policy = CASE "
+                    "WHEN mcp_tool_policies.chosen_by = '' THEN excluded.policy "
+                    "ELSE mcp_tool_policies.policy END",
                     (server, tool.name, tool.policy, dumps(tool.annotations), now),
                 )
+
+    def set_policy(self, server: str, tool: str, policy: str, chosen_by: str) -> None:
+        """A person's choice of ``tool``'s policy (``read_only`` or ``side_effecting``),
+        kept over its annotations' default from now on."""
+        if policy not in ("read_only", "side_effecting"):
+            raise McpConfigError("A tool's policy is read_only or side_effecting.")
+        if self.get(server) is None:
+            raise McpConfigError(f"There is no MCP server named “{server}”.")
+        self.db.execute(
+            "INSERT INTO mcp_tool_policies (server, tool, policy, updated_at, chosen_by) "
+            "VALUES (?, ?, ?, ?, ?) ON CONFLICT(server, tool) DO UPDATE SET "
+            "policy = excluded.policy, updated_at = excluded.updated_at, "
+            "chosen_by = excluded.chosen_by",
+            (server, tool, policy, time.time(), chosen_by or "human"),
+        )
+
+    def chosen(self, server: str) -> dict[str, str]:
+        """Each tool of ``server`` whose policy a person chose, and who."""
+        rows = self.db.query(
+            "SELECT tool, chosen_by FROM mcp_tool_policies WHERE server = ? AND chosen_by != ''",
+            (server,),
+        )
+        return {r["tool"]: r["chosen_by"] for r in rows}
 
     def policies(self, server: str) -> dict[str, str]:
         """Each recorded tool of ``server`` and its policy."""
