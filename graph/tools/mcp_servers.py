@@ -32,8 +32,8 @@ from mcp import ClientSession
 from mcp.shared.exceptions import McpError
 
 from graph.errors import StepwiseError
-from graph.redaction import shown_text
-from graph.tools.mcp_config import McpServerConfig, OffHostRequest, connection
+from graph.redaction import redact, shown_text
+from graph.tools.mcp_config import McpConfigError, McpServerConfig, OffHostRequest, connection
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +54,7 @@ class McpServerError(StepwiseError, RuntimeError):
         self.outcome_unknown = outcome_unknown
 
 
-class McpToolFailed(ToolException):
+class McpToolFailed(StepwiseError, ToolException):
     """An agent's MCP tool call that failed, in its sentence (``McpServerError``'s)."""
 
     def __init__(self, message: str, outcome_unknown: bool = False) -> None:
@@ -92,9 +92,10 @@ def call_tool(
     config: McpServerConfig, tool: str, arguments: str | dict, deadline_s: float = DEADLINE_S
 ) -> str:
     """Call ``tool`` with ``arguments`` (a JSON object, as text or parsed); its result as
-    text."""
+    text, with every remembered secret taken out."""
     args = parse_arguments(arguments)
-    return _run(config, _called(config, tool, args, deadline_s), deadline_s, tool)
+    # a tool may echo what it was given (a token in its environment): never kept or shown
+    return redact(_run(config, _called(config, tool, args, deadline_s), deadline_s, tool))
 
 
 def agent_tools(config: McpServerConfig, deadline_s: float = DEADLINE_S) -> list[BaseTool]:
@@ -242,7 +243,7 @@ def explain(config: McpServerConfig, exc: BaseException, deadline_s: float, tool
     what = f"the call to the tool “{tool}”" if tool else "the listing of its tools"
     leaves = _leaves(exc)
     for leaf in leaves:
-        if isinstance(leaf, (McpServerError, OffHostRequest)):
+        if isinstance(leaf, (McpServerError, OffHostRequest, McpConfigError)):
             return str(leaf)
     for leaf in leaves:
         if isinstance(leaf, TimeoutError):

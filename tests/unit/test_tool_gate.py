@@ -160,6 +160,19 @@ def test_a_read_only_tool_set_side_effecting_on_the_tools_page_asks(
     assert pending["tool_call"]["tool"] == "count_words"
 
 
+def test_a_chosen_policy_is_kept_when_the_tools_are_listed_again(store, stored, server):
+    """A default follows the annotations; a person's choice stays, and says who."""
+    from graph.tools.mcp_servers import list_tools
+
+    mcp = store.mcp_servers
+    assert mcp.policies(GATE_SERVER)["send_note"] == SIDE_EFFECTING
+    mcp.set_policy(GATE_SERVER, "send_note", READ_ONLY, "ops@x.org")
+    mcp.remember_tools(GATE_SERVER, list_tools(stored))
+    assert mcp.policies(GATE_SERVER)["send_note"] == READ_ONLY
+    assert mcp.chosen(GATE_SERVER) == {"send_note": "ops@x.org"}
+    assert mcp.policies(GATE_SERVER)["count_words"] == READ_ONLY  # its default
+
+
 def test_an_experiment_deciding_itself_skips_the_call(store, stored, server, design):
     """An experiment's runs are given ``AUTOMATIC``: the gate answers at once, and a
     gated call (side-effecting by definition) is skipped, not made."""
