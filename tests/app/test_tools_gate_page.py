@@ -76,3 +76,46 @@ def test_an_imported_stdio_server_waits_for_an_admin_with_its_command_shown(
     assert mark.exists()
     confirmed = [e for e in store.audit.entries() if e["action"] == "MCP server confirmed"]
     assert [(e["by"], e["subject"]) for e in confirmed] == [(ADMIN, "echo")]
+
+
+def test_the_inbox_shows_a_gated_call_and_its_edited_arguments_reach_the_server(
+    home, services, server
+):
+    """A run of the gated-tools test system waits on its side-effecting call: the Approvals
+    inbox shows the tool and its exact arguments, and the arguments edited there are what
+    the MCP server receives."""
+    import json
+
+    from graph.kernel.design import Design
+    from graph.kernel.system import register, unregister
+    from graph.tools.mcp_config import make_config
+    from tests.gate_system import GATE_SERVER, SYSTEM, question
+    from tests.unit.conftest import wait_status
+
+    store, service = services
+    store.mcp_servers.add(make_config(GATE_SERVER, "streamable_http", url=server.url))
+    register(SYSTEM)
+    try:
+        before = server.calls["send_note"]
+        run_id = service.start(
+            question("send_note", to="ada@example.org", body="minutes"),
+            Design(system=SYSTEM.name),
+        )
+        wait_status(service, run_id, "waiting")
+        at = open_page("app_pages/approvals.py")
+        assert not at.exception, [e.value for e in at.exception]
+        page = texts(at)
+        assert "approval before the tool **send_note** of the MCP server notes" in page
+        (shown,) = [c.value for c in at.code if "ada@example.org" in c.value]
+        assert json.loads(shown) == {"to": "ada@example.org", "body": "minutes"}
+        (item,) = service.pending_approvals()
+        key = f"approvals:{item['id']}"
+        edited = json.dumps({"to": "grace@example.org", "body": "minutes"})
+        at.text_area(key=f"{key}:query").set_value(edited)
+        button(at, "Approve edited query", key).click().run()
+        assert not at.exception, [e.value for e in at.exception]
+        assert service.wait(run_id, timeout=60).status == "done"
+        assert server.calls["send_note"] == before + 1
+        assert "sent to grace@example.org" in store.snapshot(run_id)["final_answer"]
+    finally:
+        unregister(SYSTEM.name)
