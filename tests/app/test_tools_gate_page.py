@@ -119,3 +119,37 @@ def test_the_inbox_shows_a_gated_call_and_its_edited_arguments_reach_the_server(
         assert "sent to grace@example.org" in store.snapshot(run_id)["final_answer"]
     finally:
         unregister(SYSTEM.name)
+
+
+def test_a_design_imported_on_the_design_page_names_a_stdio_server_and_starts_nothing(
+    home, services, tmp_path
+):
+    import json
+
+    from graph.kernel.design import Design, export_design
+
+    mark = tmp_path / "started"
+    document = {
+        **export_design(Design()),
+        "mcp_servers": [
+            {
+                "name": "echo",
+                "transport": "stdio",
+                "command": sys.executable,
+                "args": [ECHO, str(mark)],
+            }
+        ],
+    }
+    at = open_page()
+    at.file_uploader(key="design:import").upload(
+        "with-tools.json", json.dumps(document).encode(), "application/json"
+    )
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    said = " ".join(s.value for s in at.success)
+    assert "Imported with-tools.json" in said
+    assert f"runs a command on this machine ({sys.executable} {ECHO} {mark})" in said
+    assert "stored pending" in said
+    store, _ = services
+    assert store.mcp_servers.get("echo").pending
+    assert not mark.exists()
