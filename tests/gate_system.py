@@ -96,7 +96,7 @@ class GateSystem(System):
             server = store.mcp_servers.get(GATE_SERVER)
             assert server is not None, "the test stores the MCP server first"
             tools = gate_tools(
-                agent_tools(server, deadline_s=5),
+                agent_tools(server),
                 ledger,
                 agent=AGENT,
                 policies=store.mcp_servers.policies(GATE_SERVER),

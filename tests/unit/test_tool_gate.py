@@ -198,22 +198,40 @@ def test_a_server_that_is_down_fails_the_one_call_with_a_sentence(tmp_path):
     tools = agent_tools(make_config("notes", "streamable_http", url=down.url))
     down.stop()
     ledger = SideEffectLedger(tmp_path / "ledger.sqlite")
-    (send_note,) = [t for t in gate_tools(tools, ledger, agent="clerk") if t.name == "send_note"]
+    said = _one_gated_call(tools, ledger, "send_note", NOTE)
+    assert said.startswith("The MCP server “notes” is down: nothing answers at")
+    assert "Traceback" not in said
+    assert ledger.count("tools/") == 0  # failed before acting: it may be tried again
+
+
+def _one_gated_call(tools, ledger, name: str, args: dict, policies=None):
+    """``name`` gated in a one-node graph on a checkpointer, asked, approved; what it said."""
+    (tool,) = [
+        t for t in gate_tools(tools, ledger, agent="clerk", policies=policies) if t.name == name
+    ]
 
     def node(state: dict) -> dict:
-        return {"messages": [("ai", str(send_note.invoke(NOTE)))]}
+        return {"messages": [("ai", str(tool.invoke(args)))]}
 
     builder = StateGraph(MessagesState)
     builder.add_node("clerk", node)
     builder.add_edge(START, "clerk")
     graph = builder.compile(checkpointer=InMemorySaver())
-    config = {"configurable": {"thread_id": "down"}}
+    config = {"configurable": {"thread_id": name}}
     graph.invoke({"messages": []}, config)
+    assert graph.get_state(config).interrupts, "the gated call asks first"
     graph.invoke(Command(resume={"decisions": [{"type": "approve"}]}), config)
-    said = graph.get_state(config).values["messages"][-1].content
-    assert said.startswith("The MCP server “notes” is down: nothing answers at")
-    assert "Traceback" not in said
-    assert ledger.count("tools/") == 0  # failed before acting: it may be tried again
+    return graph.get_state(config).values["messages"][-1].content
+
+
+def test_a_call_cut_by_its_deadline_stays_unknown_in_the_ledger(tmp_path, server):
+    """Sent, then no answer in time: whether the tool acted is unknown, so the ledger keeps
+    it "sending" (a later run asks a person before calling again), never forgets it."""
+    tools = agent_tools(make_config("notes", "streamable_http", url=server.url), deadline_s=1)
+    ledger = SideEffectLedger(tmp_path / "ledger.sqlite")
+    said = _one_gated_call(tools, ledger, "slow", {"seconds": 3}, {"slow": SIDE_EFFECTING})
+    assert "did not answer within 1 s" in said
+    assert ledger.count("tools/") == 1 and ledger.count("tools/", finished_only=True) == 0
 
 
 def test_a_standard_hitl_edit_from_any_client_is_what_the_server_receives(tmp_path, server):
@@ -247,3 +265,16 @@ def test_a_standard_hitl_edit_from_any_client_is_what_the_server_receives(tmp_pa
         said = graph.get_state(config).values["messages"][-1].content
     assert "sent to linus@example.org" in said
     assert ledger.count("tools/", finished_only=True) == 1
+
+
+def test_a_run_whose_server_is_down_ends_with_its_sentence_not_a_traceback(
+    service, store, gate_system, design
+):
+    down = counting_server()
+    store.mcp_servers.add(make_config(GATE_SERVER, "streamable_http", url=down.url))
+    down.stop()
+    run_id = service.start(question("send_note", **NOTE), design)
+    done = service.wait(run_id, timeout=60)
+    assert done.status == "failed"
+    assert f"The MCP server “notes” is down: nothing answers at {down.url}" in done.reason
+    assert "Traceback" not in done.reason
