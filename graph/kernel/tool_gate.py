@@ -45,6 +45,7 @@ from langgraph.config import get_config
 from langgraph.types import Command
 
 from graph.kernel.approval import HumanDecision, ask_human, decided_by_words
+from graph.redaction import redact
 from graph.tools.effects import Effect, Ledger, key_digest
 
 log = logging.getLogger(__name__)
@@ -201,7 +202,7 @@ def gated_tool(
             if not getattr(exc, "outcome_unknown", False):
                 ledger.forget(key)  # it failed before acting: it may be tried again
             raise ToolException(str(exc)) from None
-        text = result if isinstance(result, str) else json.dumps(result, default=str)
+        text = redact(result if isinstance(result, str) else json.dumps(result, default=str))
         ledger.finish(key, text, "sent")
         return text
 
