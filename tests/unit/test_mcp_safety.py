@@ -151,3 +151,24 @@ def test_a_run_using_an_echoing_tool_keeps_the_typed_value_out_of_every_file_and
     for path in settings.home.rglob("*"):
         if path.is_file():
             assert CANARY.encode() not in path.read_bytes(), path
+
+
+def test_a_run_export_naming_a_stdio_server_adds_none(store, settings, tmp_path, echo):
+    """A run export carries no MCP server, and one that names a server (written by hand, or
+    by a newer build) adds nothing on import: only a design file's import takes servers,
+    pending."""
+    register(SYSTEM)
+    service = RunService(store, settings, timeout_tick_s=0)
+    try:
+        run_id = service.start(question("show_env", name="TOKEN"), Design(system=SYSTEM.name))
+        assert service.wait(run_id, timeout=60).status == "done"
+        exported = store.export_run(run_id)
+        assert "mcp_servers" not in json.dumps(exported)
+        item, mark = _imported_stdio(tmp_path)
+        store.mcp_servers.delete(GATE_SERVER)
+        store.delete_run(run_id)
+        store.import_run_noting({**exported, "mcp_servers": [item]})
+        assert store.mcp_servers.all() == [] and not mark.exists()
+    finally:
+        service.shutdown()
+        unregister(SYSTEM.name)
