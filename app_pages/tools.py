@@ -10,8 +10,9 @@ st.title("Tools")
 st.markdown(
     "Connect **MCP servers** (Model Context Protocol), see their tools and call one to test "
     "it. Each tool's policy is read from its annotations: **read-only**, or "
-    "**side-effecting** (also when the server says nothing). Runs do not use these tools "
-    "yet: agents that call them, behind approvals for the side-effecting ones, are to come."
+    "**side-effecting** (also when the server says nothing); you may choose it per tool. "
+    "A side-effecting tool an agent calls asks a person first, with its exact arguments. "
+    "Runs do not use these tools yet: agents that call them are to come."
 )
 widgets.store_or_stop()
 widgets.flash(tools_view.FLASH)

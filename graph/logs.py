@@ -55,13 +55,17 @@ logging.setLogRecordFactory(_record_with_run)
 
 
 class RedactingFilter(logging.Filter):
-    """Takes every remembered secret out of a record's message before it is written."""
+    """Takes every remembered secret out of a record's message, and its traceback, before
+    it is written."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         message = record.getMessage()
         cleaned = redact(message)
         if cleaned != message:
             record.msg, record.args = cleaned, None
+        if record.exc_info and not record.exc_text:  # a traceback's messages too (an MCP
+            # server's error may echo the environment it was given)
+            record.exc_text = redact(logging.Formatter().formatException(record.exc_info))
         return True
 
 

@@ -7,6 +7,7 @@ worker; the card only reports what happened.
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from datetime import datetime
@@ -18,6 +19,7 @@ from graph.kernel.design import Design
 from ui import access, inbox_keys, inbox_view, services, widgets
 from ui.roles import Refused
 from ui.run_view import ago
+from ui.view_models import ApprovalView
 
 log = logging.getLogger(__name__)
 
@@ -178,6 +180,28 @@ def _with_timeout(item: dict, design: dict | None) -> dict:
     }
 
 
+def tool_call_view(item: dict) -> ApprovalView:
+    """A gated tool's call (``graph.kernel.tool_gate``), in any system: the exact tool and
+    arguments, which an edit changes."""
+    call = item["tool_call"]
+    server = f" of the MCP server {call['server']}" if call.get("server") else ""
+    step = f"Step {item['step']} · " if item.get("step") is not None else ""
+    return ApprovalView(
+        f"**{step}{item.get('agent')}** · approval before the tool "
+        f"**{call.get('tool')}**{server} is called",
+        code=json.dumps(call.get("args") or {}, ensure_ascii=False, indent=2),
+        note="Approve calls the tool with exactly these arguments. To change them, edit the "
+        "JSON object below and press Approve edited query. Reject or Skip: the tool is not "
+        "called and the agent is told why.",
+        help={
+            "reject": "Do not call the tool: the agent is told your reason.",
+            "skip": "Do not call the tool.",
+        },
+        placeholder="e.g. why not call it",
+        query_label="The tool's arguments (a JSON object; edit them, then Approve edited query)",
+    )
+
+
 def approval_card(
     item: dict,
     *,
@@ -197,10 +221,16 @@ def approval_card(
     st.html(OUTCOME_STYLE)
     with st.container(border=True, key=f"approval-{item['id']}"):
         kind = item.get("kind") or "approval"
-        view = services.view_of_design(design).approval_view(item)
+        view = (
+            tool_call_view(item)
+            if isinstance(item.get("tool_call"), dict)
+            else services.view_of_design(design).approval_view(item)
+        )
         st.markdown(view.heading)
         if view.code:
-            st.code(view.code, language="http", wrap_lines=True)
+            st.code(
+                view.code, language="json" if item.get("tool_call") else "http", wrap_lines=True
+            )
         if view.note:
             st.caption(view.note)
         prefix = f"Run: “{item.get('question', '')}” · " if link_run else ""

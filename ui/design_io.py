@@ -4,6 +4,8 @@ A design file carries the prompts too, but runs read prompts from the active pro
 versions (the Prompts page). So the export writes the active texts into the file, and
 an import makes the file's texts the active versions again (saved as new versions,
 nothing overwritten) and the shipped defaults active for the prompts the file leaves out.
+The MCP servers travel with it (no typed environment value); an imported one that runs a
+command is stored pending, started only once an admin has seen the command and confirmed.
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ from ui import access, services
 def design_file(store: Store, design: Design) -> str:
     """The JSON text of ``design`` with the prompt texts runs use now."""
     with_prompts = design.model_copy(update={"prompts": store.active_prompt_texts()})
-    return json.dumps(export_design(with_prompts), ensure_ascii=False, indent=2)
+    document = {**export_design(with_prompts), "mcp_servers": store.mcp_servers.exported()}
+    return json.dumps(document, ensure_ascii=False, indent=2)
 
 
 def import_design_file(store: Store, raw: bytes) -> tuple[Design, str]:
@@ -33,7 +36,8 @@ def import_design_file(store: Store, raw: bytes) -> tuple[Design, str]:
     left out of the file (a model server)."""
     by = access.require("design").by
     try:  # the whole file checked first: nothing is saved from a refused one
-        design, notes = check_design_file(load_json(raw), services.settings())
+        data = load_json(raw)
+        design, notes = check_design_file(data, services.settings())
     except ImportProblem as exc:
         raise DesignError(str(exc)) from None
     try:  # hooks name nodes and agents: only building the graph tells if they exist
@@ -55,6 +59,8 @@ def import_design_file(store: Store, raw: bytes) -> tuple[Design, str]:
             store.set_active_prompt(name, version.id, by=by)
             changed.append(f"{name.rsplit('/', 1)[-1]} (version “{label}”)")
     store.save_design(design.model_copy(update={"prompts": {}}), by=by)
+    # a stdio server is stored pending: its command runs once an admin confirms it
+    notes = [*notes, *store.mcp_servers.take_imported(data.get("mcp_servers"), by)]
     prompts = (
         "Active prompts changed: " + ", ".join(changed) + "."
         if changed

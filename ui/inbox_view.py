@@ -37,10 +37,12 @@ def order_key(item: dict) -> tuple:
 
 
 def kind_of(item: dict) -> str:
-    """The kind of question, as the filter lists it: an HTTP call, an escalation, or an
-    approval before a step or request."""
+    """The kind of question, as the filter lists it: an HTTP call, a gated tool's call,
+    an escalation, or an approval before a step or request."""
     if item.get("call"):
         return "HTTP call"
+    if item.get("tool_call"):
+        return "tool call"
     return item.get("kind") or "approval"
 
 

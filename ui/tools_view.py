@@ -2,7 +2,9 @@
 schema, policy), adding a server, and testing a tool with JSON arguments.
 
 Adding a stdio server runs a program on the app's machine: it is an admin's action where
-sign-in is on (``mcp_stdio``), an HTTP one an editor's (``mcp_http``). Each listing or call
+sign-in is on (``mcp_stdio``), an HTTP one an editor's (``mcp_http``); so is confirming a
+stdio server an imported design brought (stored pending, its command shown, never started
+before), and choosing a tool's policy (who may change the server). Each listing or call
 is bounded by ``graph.tools.mcp_servers.DEADLINE_S`` and ends as a result or one sentence.
 """
 
@@ -19,7 +21,7 @@ from ui import access, services, widgets
 
 FLASH = "tools:flash"
 TRANSPORTS = {"streamable_http": "Streamable HTTP (a URL)", "stdio": "stdio (a command run here)"}
-POLICY_WORDS = {
+POLICY_WORDS: dict[str, str] = {
     READ_ONLY: "read-only: runs freely",
     "side_effecting": "side-effecting: asks a person first",
 }
@@ -129,9 +131,51 @@ def _missing_words(name: str, variable: str | None) -> str:
     return f"{name} (${{{variable}}} is not set in the app's environment)"
 
 
+def _pending(config: McpServerConfig) -> None:
+    """A server an imported file brought: its command, shown, and nothing started."""
+    st.warning(
+        f"From an imported file, not confirmed: this server runs the command "
+        f"`{config.described()}` on the app's machine. Nothing is started until an admin "
+        "confirms it; remove it if you do not know it."
+    )
+    left, right = st.columns(2)
+    left.button(
+        "Confirm: let this command run",
+        key=f"tools:confirm:{config.name}",
+        icon=":material/verified_user:",
+        on_click=_confirm,
+        args=(config.name,),
+        disabled=not access.may("mcp_stdio"),
+        help="Confirming is an admin's action: the command runs when its tools are listed "
+        "or called.",
+    )
+    right.button(
+        "Remove",
+        key=f"tools:remove:{config.name}",
+        icon=":material/delete:",
+        on_click=_remove,
+        args=(config.name,),
+        disabled=not access.may(_action(config)),
+    )
+
+
+def _confirm(name: str) -> None:
+    config = _config(name)
+    person = access.permitted("mcp_stdio", FLASH)
+    if config is None or person is None:
+        return
+    store = services.store()
+    store.mcp_servers.confirm(name)
+    store.audit.record(person.by, "MCP server confirmed", name, config.described())
+    widgets.say(FLASH, "success", f"Confirmed the MCP server “{name}”: list its tools below.")
+
+
 def _server(config: McpServerConfig, missing: list[tuple[str, str | None]]) -> None:
     kind = "stdio" if config.transport == "stdio" else "HTTP"
     st.markdown(f"**{config.name}** · {kind} · `{config.described()}`")
+    if config.pending:
+        _pending(config)
+        return
     for name, variable in missing:
         st.warning(f"Not set for this server: {_missing_words(name, variable)}.")
     gone = [name for name, variable in missing if variable is None]
@@ -163,9 +207,12 @@ def _server(config: McpServerConfig, missing: list[tuple[str, str | None]]) -> N
     if not listed:
         st.caption("The server lists no tools.")
         return
+    policies = services.store().mcp_servers.policies(config.name)
     for tool in listed:
-        with st.expander(f"{tool['name']} · {POLICY_WORDS[tool['policy']]}"):
+        policy = policies.get(tool["name"], tool["policy"])
+        with st.expander(f"{tool['name']} · {POLICY_WORDS[policy]}"):
             st.markdown(tool["description"] or "_No description._")
+            _policy_choice(config, tool["name"], policy, tool["policy"])
             st.caption("Input schema")
             st.json(tool["input_schema"], expanded=True)
             if tool["annotations"]:
@@ -174,6 +221,39 @@ def _server(config: McpServerConfig, missing: list[tuple[str, str | None]]) -> N
                     + ", ".join(f"{k}={v}" for k, v in sorted(tool["annotations"].items()))
                 )
     _tester(config.name, [t["name"] for t in listed])
+
+
+def _policy_choice(config: McpServerConfig, tool: str, policy: str, default: str) -> None:
+    key = f"tools:policy:{config.name}:{tool}"
+    st.session_state[key] = policy  # the stored choice, whoever made it
+    st.radio(
+        "Policy",
+        list(POLICY_WORDS),
+        format_func=POLICY_WORDS.get,
+        key=key,
+        horizontal=True,
+        on_change=_set_policy,
+        args=(config.name, tool),
+        disabled=not access.may(_action(config)),
+        help=f"From the tool's annotations: {POLICY_WORDS[default]}. A side-effecting tool "
+        "asks a person, with its exact arguments, before each call an agent makes.",
+    )
+
+
+def _set_policy(server: str, tool: str) -> None:
+    config = _config(server)
+    person = None if config is None else access.permitted(_action(config), FLASH)
+    if config is None or person is None:
+        return
+    policy = st.session_state.get(f"tools:policy:{server}:{tool}", "side_effecting")
+    store = services.store()
+    try:
+        store.mcp_servers.set_policy(server, tool, policy, person.by)
+    except StepwiseError as exc:
+        widgets.say(FLASH, "error", str(exc))
+        return
+    store.audit.record(person.by, "MCP tool policy set", f"{server}/{tool}", policy)
+    widgets.say(FLASH, "success", f"“{tool}” is now {POLICY_WORDS[policy]}.")
 
 
 def _type_again(server: str, names: list[str]) -> None:

@@ -3,9 +3,9 @@ checkpointer, so it survives a restart) until a person, or the design's timeout,
 
 **What it asks.** The interrupt's value is LangChain's standard ``HITLRequest`` (the shape
 is quoted in ``graph.kernel.hitl``): one ``action_requests`` entry (``name``: the agent, or
-``http_request`` for a team's HTTP call; ``args``: what an edit may change, ``{"query":
-...}``, a bus escalation's ``{"agent", "query"}``, or the call's ``{"method", "url",
-"body"}``; ``description``: why it asks) and its ``review_configs`` entry allowing
+``http_request`` for a team's HTTP call, the tool's name for a gated tool's call; ``args``:
+what an edit may change, ``{"query": ...}``, a bus escalation's ``{"agent", "query"}``, the
+call's ``{"method", "url", "body"}``, or the tool's own arguments; ``description``: why it asks) and its ``review_configs`` entry allowing
 ``approve``, ``edit`` and ``reject``. ``respond`` is not allowed: every Stepwise gate
 guards a step with effects, and LangChain's docs keep ``respond`` for "ask user" tools,
 never for denying a side-effecting one. Stepwise's own fields stay alongside as extension
@@ -21,7 +21,8 @@ change send). The standard decisions map onto Stepwise's:
 - ``{"type": "approve"}`` -> ``approve``.
 - ``{"type": "edit", "edited_action": {"name", "args"}}`` -> ``edit``, its query read from
   the edited args: ``args["query"]``; a bus escalation whose ``args["agent"]`` names another
-  agent -> reassign to it; a team's call -> ``"METHOD URL [JSON body]"`` from the args.
+  agent -> reassign to it; a team's call -> ``"METHOD URL [JSON body]"`` from the args; a
+  gated tool's call (``tool_call`` in the request) -> the edited arguments as JSON text.
 - ``{"type": "reject", "message": m}`` -> ``reject`` with reason ``m``.
 - ``respond`` is refused (not allowed, see above): the node asks again.
 
@@ -49,8 +50,8 @@ new shape and the pending resume value answers it.
 
 An experiment may decide its runs' approvals itself, so none waits for a person: the run
 is given the side-effecting agents under ``AUTOMATIC`` in its LangGraph config, and the
-gate answers at once (read-only steps approved; side-effecting ones, and escalations,
-skipped), recording who decided and why like any decision.
+gate answers at once (read-only steps approved; side-effecting ones, gated tools' calls
+and escalations, skipped), recording who decided and why like any decision.
 """
 
 from __future__ import annotations
@@ -104,7 +105,8 @@ def automatic_decision(request: dict) -> HumanDecision | None:
         return None
     if request.get("kind") == "escalation":
         return HumanDecision(decision="skip", reason=MOVED_ON, by="experiment")
-    if request.get("agent") in side_effecting:
+    if request.get("agent") in side_effecting or isinstance(request.get("tool_call"), dict):
+        # a gated tool call is asked about only because it has side effects
         return HumanDecision(decision="skip", reason=NOT_PERFORMED, by="experiment")
     return HumanDecision(decision="approve", reason=APPROVED, by="experiment")
 
@@ -113,8 +115,12 @@ def standard_request(request: dict, args: dict | None = None) -> dict:
     """``request`` (Stepwise's fields) as a LangChain ``HITLRequest``, its own fields kept
     alongside. ``args``: what an edit may change (``{"query": request["query"]}`` unless
     given; a team's HTTP call when the request carries ``call``)."""
-    call = request.get("call")
+    call, tool_call = request.get("call"), request.get("tool_call")
     name = "http_request" if isinstance(call, dict) else str(request.get("agent") or "step")
+    if isinstance(tool_call, dict):  # a gated tool's call: the action is the tool itself
+        name = str(tool_call.get("tool") or name)
+        if args is None:
+            args = dict(tool_call.get("args") or {})
     if args is None:
         args = dict(call) if isinstance(call, dict) else {"query": request.get("query", "")}
     kind = request.get("kind") or "approval"
@@ -135,6 +141,8 @@ def _edited_query(request: dict, args: Any) -> str:
     """An edit's edited args as the query a Stepwise decision carries."""
     if not isinstance(args, dict):
         raise ValueError("an edit's edited_action.args must be an object")
+    if isinstance(request.get("tool_call"), dict):  # the tool's arguments, as JSON text
+        return json.dumps(args, ensure_ascii=False)
     if isinstance(request.get("call"), dict):
         text = f"{args.get('method') or ''} {args.get('url') or ''}".strip()
         if args.get("body") is not None:

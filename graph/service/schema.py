@@ -315,6 +315,15 @@ def _mcp_servers(tx: Transaction) -> None:
     tx.script(_MCP_SERVERS)
 
 
+def _mcp_choices(tx: Transaction) -> None:
+    """Version 10: who chose a tool's policy on the Tools page (empty: the default from its
+    annotations, refreshed when they change), and a server's status: ``pending`` when it
+    came from an imported design and nobody has confirmed its command yet (nothing is
+    started until then), else ``active``."""
+    tx.add_column("mcp_tool_policies", "chosen_by", "TEXT NOT NULL DEFAULT ''")
+    tx.add_column("mcp_servers", "status", "TEXT NOT NULL DEFAULT 'active'")
+
+
 MIGRATIONS = [
     Migration(1, "designs, prompts, runs, events, experiments and the rest", _tables),
     Migration(2, "run leases, event keys, queued redirects", _leases),
@@ -325,5 +334,6 @@ MIGRATIONS = [
     Migration(7, "runs' counts as their system defines them", _run_counts),
     Migration(8, "the audit log: who changed prompts and designs", _audit_log),
     Migration(9, "MCP tool servers and their tools' policies", _mcp_servers),
+    Migration(10, "MCP tools' chosen policies; pending imported servers", _mcp_choices),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1].version

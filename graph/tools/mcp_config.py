@@ -52,6 +52,8 @@ class McpServerConfig(BaseModel):
     args: tuple[str, ...] = ()
     env: dict[str, str] = Field(default_factory=dict)
     url: str = ""
+    # From an imported file, its command not yet confirmed by an admin: never started
+    pending: bool = False
 
     def stored_env(self) -> dict[str, str | None]:
         """The environment as the store keeps it: references as they are, any other
@@ -234,8 +236,19 @@ def missing_env(
     return missing
 
 
+class PendingServer(McpConfigError):
+    """A server from an imported file that nobody has confirmed: it is not started."""
+
+
 def connection(config: McpServerConfig, timeout_s: float) -> dict[str, Any]:
-    """The ``langchain-mcp-adapters`` connection of ``config``."""
+    """The ``langchain-mcp-adapters`` connection of ``config``; ``PendingServer`` for one
+    an import brought and nobody confirmed (nothing is started or called for it)."""
+    if config.pending:
+        raise PendingServer(
+            f"The MCP server “{config.name}” came from an imported file and is not confirmed: "
+            f"its command ({config.described()}) runs only once an admin confirms it on the "
+            "Tools page."
+        )
     if config.transport == "streamable_http":
         check_url(config.url)
         return {

@@ -32,8 +32,8 @@ from mcp import ClientSession
 from mcp.shared.exceptions import McpError
 
 from graph.errors import StepwiseError
-from graph.redaction import shown_text
-from graph.tools.mcp_config import McpServerConfig, OffHostRequest, connection
+from graph.redaction import redact, shown_text
+from graph.tools.mcp_config import McpConfigError, McpServerConfig, OffHostRequest, connection
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +45,21 @@ _CLEANUP_S = 10.0  # after the deadline, for the session to close (a stdio serve
 
 
 class McpServerError(StepwiseError, RuntimeError):
-    """A listing or a call that failed; the message is one sentence for a person."""
+    """A listing or a call that failed; the message is one sentence for a person.
+    ``outcome_unknown``: the call went out and was cut before its answer (the deadline), so
+    whether the tool acted is unknown."""
+
+    def __init__(self, message: str, outcome_unknown: bool = False) -> None:
+        super().__init__(message)
+        self.outcome_unknown = outcome_unknown
+
+
+class McpToolFailed(StepwiseError, ToolException):
+    """An agent's MCP tool call that failed, in its sentence (``McpServerError``'s)."""
+
+    def __init__(self, message: str, outcome_unknown: bool = False) -> None:
+        super().__init__(message)
+        self.outcome_unknown = outcome_unknown
 
 
 @dataclass(frozen=True)
@@ -78,9 +92,10 @@ def call_tool(
     config: McpServerConfig, tool: str, arguments: str | dict, deadline_s: float = DEADLINE_S
 ) -> str:
     """Call ``tool`` with ``arguments`` (a JSON object, as text or parsed); its result as
-    text."""
+    text, with every remembered secret taken out."""
     args = parse_arguments(arguments)
-    return _run(config, _called(config, tool, args, deadline_s), deadline_s, tool)
+    # a tool may echo what it was given (a token in its environment): never kept or shown
+    return redact(_run(config, _called(config, tool, args, deadline_s), deadline_s, tool))
 
 
 def agent_tools(config: McpServerConfig, deadline_s: float = DEADLINE_S) -> list[BaseTool]:
@@ -95,7 +110,7 @@ def _agent_tool(config: McpServerConfig, info: McpToolInfo, deadline_s: float) -
         try:
             return call_tool(config, info.name, arguments, deadline_s)
         except McpServerError as exc:
-            raise ToolException(str(exc)) from None
+            raise McpToolFailed(str(exc), exc.outcome_unknown) from None
 
     return StructuredTool(
         name=info.name,
@@ -212,7 +227,8 @@ def _run(
     except BaseException as exc:
         sentence = explain(config, exc, deadline_s, tool)
         log.warning("MCP server %s: %s", config.name, sentence, exc_info=exc)
-        raise McpServerError(sentence) from None
+        cut = bool(tool) and any(isinstance(leaf, TimeoutError) for leaf in _leaves(exc))
+        raise McpServerError(sentence, outcome_unknown=cut) from None
 
 
 def _leaves(exc: BaseException) -> list[BaseException]:
@@ -227,7 +243,7 @@ def explain(config: McpServerConfig, exc: BaseException, deadline_s: float, tool
     what = f"the call to the tool “{tool}”" if tool else "the listing of its tools"
     leaves = _leaves(exc)
     for leaf in leaves:
-        if isinstance(leaf, (McpServerError, OffHostRequest)):
+        if isinstance(leaf, (McpServerError, OffHostRequest, McpConfigError)):
             return str(leaf)
     for leaf in leaves:
         if isinstance(leaf, TimeoutError):
