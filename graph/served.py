@@ -208,11 +208,21 @@ def design_of(system: str, config: RunnableConfig | None) -> Design:
 def served_graph(system: str, config: RunnableConfig | None = None) -> CompiledStateGraph:
     """The compiled graph of the design in ``config``, without a checkpointer (the
     server's own is put in), built once per design."""
+    # The server calls the factory for every run (and for its state reads): a design
+    # seen before is found by the config's own text, before it is validated again
+    # (validation, the prompt check and the dump took ~5 ms a call).
+    raw = _raw_key(system, config)
+    with _lock:
+        if raw is not None and raw in _built:
+            _built.move_to_end(raw)
+            return _built[raw]
     design = design_of(system, config)
     key = design.model_dump_json()
     with _lock:
         if key in _built:
             _built.move_to_end(key)
+            if raw is not None:
+                _built[raw] = _built[key]
             return _built[key]
     spec = get_system(system)
     settings = design.model.settings(_settings()) if design.model is not None else None
@@ -223,9 +233,25 @@ def served_graph(system: str, config: RunnableConfig | None = None) -> CompiledS
     )
     with _lock:
         _built[key] = compiled
+        if raw is not None:
+            _built[raw] = compiled
         while len(_built) > _CACHE_SIZE:
             _built.popitem(last=False)
     return compiled
+
+
+def _raw_key(system: str, config: RunnableConfig | None) -> str | None:
+    """The design as the config carries it, as a cache key (None: none to key by). Only
+    a design already built under this key is found by it, so a bad one is still refused
+    by ``design_of``, every time."""
+    data = ((config or {}).get("configurable") or {}).get(DESIGN_KEY)
+    if data is None:
+        return None
+    try:
+        text = data if isinstance(data, str) else json.dumps(data, sort_keys=True)
+    except (TypeError, ValueError):
+        return None  # not JSON: design_of says why
+    return f"raw:{system}:{text}"
 
 
 def _settings() -> Settings:

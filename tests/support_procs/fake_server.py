@@ -1039,7 +1039,12 @@ def _model_factory(name: str) -> Callable[[], BaseChatModel]:
     if name == "echo":
         return EchoChatModel
     if name == "scripted":
-        from graph.models.scripted import ScriptedChatModel  # lazy: optional, heavier
+        # lazy: optional, heavier. The scripted model plays the rules of the systems
+        # registered in its process; a server process has run no app code that registers
+        # them, so it registers them here (else every Planner call is answered "I follow
+        # fixed rules and have none for this request", not JSON).
+        import graph.registry  # noqa: F401
+        from graph.models.scripted import ScriptedChatModel
 
         return ScriptedChatModel
     raise ValueError(f"unknown model {name!r}")

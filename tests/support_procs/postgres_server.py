@@ -41,6 +41,7 @@ class PostgresServer:
     data: Path
     port: int
     user: str
+    fsync: bool = False
 
     @property
     def admin_url(self) -> str:
@@ -90,15 +91,18 @@ def _run(server: PostgresServer, command: list[str], check: bool = True):
 
 def _pg_start(server: PostgresServer) -> None:
     root = server.data.parent
-    options = f"-c listen_addresses=127.0.0.1 -p {server.port} -k {root} -c fsync=off"
+    fsync = "on" if server.fsync else "off"
+    options = f"-c listen_addresses=127.0.0.1 -p {server.port} -k {root} -c fsync={fsync}"
     _run(
         server,
         ["pg_ctl", "-D", str(server.data), "-o", options, "-l", str(root / "log"), "-w", "start"],
     )
 
 
-def start() -> PostgresServer:
-    """Start a throwaway cluster; raises with initdb's or pg_ctl's own output on failure."""
+def start(fsync: bool = False) -> PostgresServer:
+    """Start a throwaway cluster; raises with initdb's or pg_ctl's own output on failure.
+    ``fsync``: sync each commit to disk as a production server does (a bench comparing
+    backends needs it; the tests do not)."""
     folder = binaries()
     if folder is None:
         raise RuntimeError(
@@ -111,7 +115,7 @@ def start() -> PostgresServer:
     if os.getuid() == 0:
         shutil.chown(root, "postgres")
         os.chmod(root, 0o700)
-    server = PostgresServer(folder, data, _free_port(), user)
+    server = PostgresServer(folder, data, _free_port(), user, fsync)
     try:
         _run(server, ["initdb", "-D", str(data), "-U", user, "-A", "trust", "-E", "UTF8"])
         _pg_start(server)

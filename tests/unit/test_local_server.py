@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -362,3 +363,47 @@ def test_cli_serves_echo_model():
         proc.terminate()
         proc.wait(5)
         proc.stdout.close()
+
+
+def test_cli_scripted_model_plays_the_systems_rules(tmp_path):
+    """The README's "no model at all" path: `python -m graph run` against the CLI server's
+    scripted model completes a run. The server process registered no system, so the
+    scripted model had no Planner rules and every run failed "not valid JSON"."""
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "tests.support_procs.fake_server",
+            "--model",
+            "scripted",
+            "--port",
+            "0",
+        ],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        base_url = server.stdout.readline().strip()
+        env = {
+            **os.environ,
+            "STEPWISE_HOME": str(tmp_path),
+            "OPENAI_BASE_URL": base_url,
+            "OPENAI_API_KEY": "test-key",
+        }
+        run = subprocess.run(
+            [sys.executable, "-m", "graph", "run", "How did Tesla's stock do in 2008?"],
+            cwd=REPO,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert "not valid JSON" not in run.stdout + run.stderr
+        assert run.returncode == 0, run.stdout + run.stderr
+        assert any(line.startswith("done: ") for line in run.stdout.splitlines()), run.stdout
+    finally:
+        server.terminate()
+        server.wait(5)
+        server.stdout.close()
