@@ -315,6 +315,22 @@ def _mcp_servers(tx: Transaction) -> None:
     tx.script(_MCP_SERVERS)
 
 
+_USER_AGENTS = """
+CREATE TABLE IF NOT EXISTS user_agents (
+    name TEXT PRIMARY KEY,
+    definition_json TEXT NOT NULL,
+    updated_by TEXT NOT NULL DEFAULT '',
+    updated_at REAL NOT NULL
+)
+"""
+
+
+def _user_agents(tx: Transaction) -> None:
+    """Version 10: the agents defined on the Design page (issue 30.1), each a
+    ``UserAgent`` as JSON: its MCP tools are named by server, never by command."""
+    tx.script(_USER_AGENTS)
+
+
 MIGRATIONS = [
     Migration(1, "designs, prompts, runs, events, experiments and the rest", _tables),
     Migration(2, "run leases, event keys, queued redirects", _leases),
@@ -325,5 +341,6 @@ MIGRATIONS = [
     Migration(7, "runs' counts as their system defines them", _run_counts),
     Migration(8, "the audit log: who changed prompts and designs", _audit_log),
     Migration(9, "MCP tool servers and their tools' policies", _mcp_servers),
+    Migration(10, "agents defined in the browser", _user_agents),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1].version
