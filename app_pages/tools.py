@@ -10,8 +10,9 @@ st.title("Tools")
 st.markdown(
     "Connect **MCP servers** (Model Context Protocol), see their tools and call one to test "
     "it. Each tool's policy is read from its annotations: **read-only**, or "
-    "**side-effecting** (also when the server says nothing). Runs do not use these tools "
-    "yet: agents that call them, behind approvals for the side-effecting ones, are to come."
+    "**side-effecting** (also when the server says nothing). An agent you define on the "
+    "Design page (*New agent*) can be given these tools once they are listed here; "
+    "side-effecting ones are not yet behind approvals."
 )
 widgets.store_or_stop()
 widgets.flash(tools_view.FLASH)
