@@ -14,7 +14,7 @@ from playwright.sync_api import expect
 from graph.service.store import Store
 from graph.settings import Settings
 from graph.tools.mcp_servers import list_tools
-from tests.e2e.conftest import serve
+from tests.e2e.conftest import SHOTS, serve
 from tests.user_agent_support import CLOCK_QUESTION, time_server
 
 
@@ -62,6 +62,10 @@ def test_clock_is_defined_ticked_drawn_and_answers_a_question_about_the_time(sma
         expect(_graph_node(page, "clock")).to_have_count(0)  # defined, not ticked yet
         tick.click()
         expect(_graph_node(page, "clock")).to_have_count(1)
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        tick.scroll_into_view_if_needed()
+        page.wait_for_timeout(600)  # let the graph finish drawing
+        page.screenshot(path=str(SHOTS / "user-agent.png"))
 
         page.goto(url + "/run")
         box = page.get_by_label("Question")
