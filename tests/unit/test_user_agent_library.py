@@ -61,3 +61,12 @@ def test_an_imported_designs_agents_join_the_library_and_a_clash_keeps_yours(sto
     design = clock_design().model_copy(update={"user_agents": [other]})
     assert "yours was kept" in keep_imported_agents(design, store.user_agents)[0]
     assert store.user_agents.get("clock") == clock()
+
+
+def test_an_exported_design_file_with_its_agent_passes_the_import_checks(store, settings):
+    from graph.kernel.design import export_design
+    from graph.service.import_checks import check_design_file
+
+    design, notes = check_design_file(export_design(clock_design()), settings)
+    assert design.user_agents == clock_design().user_agents and notes == []
+    assert "clock" in design.enabled_agents
