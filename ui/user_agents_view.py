@@ -21,7 +21,7 @@ from graph.agents.user_agents import (
     UserAgent,
     mcp_tool_ref,
 )
-from graph.kernel.design import TAKES_USER_AGENTS
+from graph.kernel.design import takes_user_agents
 from graph.service.repositories.user_agents import UserAgentError
 from graph.service.store import Store
 from ui import access, widgets
@@ -50,7 +50,7 @@ def ticks(store: Store, enabled: list[str], system: str) -> list[str]:
     """The checkboxes of the library's agents; the names ticked."""
     st.markdown("**Your agents**")
     st.caption(WHICH_SYSTEMS)
-    if system not in TAKES_USER_AGENTS:
+    if not takes_user_agents(system):
         return []
     ticked = []
     for agent in store.user_agents.all():

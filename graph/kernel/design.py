@@ -131,10 +131,10 @@ class Design(BaseModel):
             if problem := name_problem(agent.name, seen, reserved_names()):
                 raise ValueError(problem)
             seen.append(agent.name)
-        if value and info.data.get("system") not in TAKES_USER_AGENTS:
+        if value and not takes_user_agents(info.data.get("system") or ""):
+            those = ", ".join(takes_user_agents_list()) or "none"
             raise ValueError(
-                f"{info.data.get('system')} does not take user agents; those that do: "
-                f"{', '.join(TAKES_USER_AGENTS)}."
+                f"{info.data.get('system')} does not take user agents; those that do: {those}."
             )
         return value
 
@@ -204,8 +204,13 @@ def _catalog(info: ValidationInfo) -> Mapping[str, Any]:
     return {**own, **{a.name: a for a in info.data.get("user_agents") or []}}
 
 
-# The systems whose graphs take user agents as workers (README, "Your own agents").
-TAKES_USER_AGENTS = ("plan_execute",)
+def takes_user_agents(system: str) -> bool:
+    """Whether ``system``'s graph takes user agents as workers (README, "Your own agents")."""
+    return system in systems() and get_system(system).takes_user_agents
+
+
+def takes_user_agents_list() -> list[str]:
+    return [name for name, system in systems().items() if system.takes_user_agents]
 
 
 def reserved_names() -> set[str]:

@@ -151,6 +151,9 @@ class PlanExecute(System):
     title = "Planner / Executor"
     offline_rules: ClassVar[ModuleType] = offline_rules
     agents = AGENTS
+    # Its Planner picks any agent by its description; its Executor hands a step to any
+    # worker and takes it back: a user agent is one more such worker.
+    takes_user_agents = True
     shape = PlanShape(
         "planner",
         hubs=frozenset({"planner", "executor"}),

@@ -6,7 +6,7 @@ changed."""
 from __future__ import annotations
 
 from graph.agents.user_agents import UserAgent
-from graph.kernel.design import TAKES_USER_AGENTS, Design
+from graph.kernel.design import Design, takes_user_agents
 from graph.service.repositories.user_agents import UserAgentError, UserAgents
 
 
@@ -27,7 +27,7 @@ def with_library(
     mine = {a.name for a in design.user_agents}
     wanted = list(design.enabled_agents if ticked is None else ticked)
     notes = [deleted_words(n) for n in wanted if n in mine and n not in known]
-    if design.system not in TAKES_USER_AGENTS:
+    if not takes_user_agents(design.system):
         chosen: list[UserAgent] = []
     else:
         chosen = [known[n] for n in wanted if n in known]
