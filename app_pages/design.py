@@ -5,7 +5,16 @@ import streamlit as st
 
 from graph.kernel.design import Design, DesignError
 from graph.kernel.system import coordination_by_size, get_system, systems
-from ui import access, design_io, guardrail_design, services, settings_form, widgets
+from graph.service.user_agent_designs import with_library
+from ui import (
+    access,
+    design_io,
+    guardrail_design,
+    services,
+    settings_form,
+    user_agents_view,
+    widgets,
+)
 from ui.roles import Refused
 from ui.views import view_of
 
@@ -34,8 +43,8 @@ def _import() -> None:
     except (DesignError, Refused) as exc:
         widgets.say("design:flash", "error", f"{upload.name} was not imported: {exc}")
         return
-    for key in WIDGETS:  # redraw every widget from the imported design
-        st.session_state.pop(key, None)
+    for key in [*WIDGETS, *(k for k in st.session_state if str(k).startswith("agent:"))]:
+        st.session_state.pop(key, None)  # redraw every widget from the imported design
     widgets.say(
         "design:flash", "success", f"Imported {upload.name}: it is now the saved design. {prompts}"
     )
@@ -109,6 +118,8 @@ with left:
             if st.checkbox(name, value=name in saved.enabled_agents, key=f"agent:{name}"):
                 enabled.append(name)
             st.caption(view.agent_caption(name))
+    enabled += user_agents_view.ticks(store, saved.enabled_agents, system.name)
+    user_agents_view.editor(store)
     st.info(
         f"**Coordination by size** (guidance, not a rule): {coordination_by_size(len(enabled), system.name)}",
         icon=":material/hub:",
@@ -141,16 +152,23 @@ with left:
     st.caption("Model in use")
     st.markdown(f"**{services.model_settings().model_label}**")
 
-design = saved.model_copy(
-    update={
-        "enabled_agents": enabled,
-        "recursion_limit": int(recursion_limit),
-        "pace_s": float(pace),
-    }
+library = store.user_agents.all()
+deleted = with_library(saved, library)[1]  # a ticked agent deleted since: said
+design, _unused = with_library(
+    saved.model_copy(
+        update={
+            "enabled_agents": enabled,
+            "recursion_limit": int(recursion_limit),
+            "pace_s": float(pace),
+        }
+    ),
+    library,
 )
 
 with right:
     st.subheader("Compiled graph")
+    for note in deleted:
+        st.warning(note, icon=":material/person_remove:")
     for warning in system.shape.design_warnings(design.enabled_agents):
         st.warning(warning)
     compiled = services.compiled_graph(design)

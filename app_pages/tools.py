@@ -11,8 +11,8 @@ st.markdown(
     "Connect **MCP servers** (Model Context Protocol), see their tools and call one to test "
     "it. Each tool's policy is read from its annotations: **read-only**, or "
     "**side-effecting** (also when the server says nothing); you may choose it per tool. "
-    "A side-effecting tool an agent calls asks a person first, with its exact arguments. "
-    "Runs do not use these tools yet: agents that call them are to come."
+    "An agent you define on the Design page (*New agent*) can be given these tools once "
+    "they are listed here; a side-effecting one asks a person first, with its exact arguments."
 )
 widgets.store_or_stop()
 widgets.flash(tools_view.FLASH)

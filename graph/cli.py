@@ -1,6 +1,6 @@
 """The command line: the same runs as the app, in the same store, for every hosted system.
 
-    python -m graph run "QUESTION" [--system S] [--agents a,b,c] [--set NAME=VALUE] [--json]
+    python -m graph run "QUESTION" [--design FILE] [--system S] [--agents a,b,c] [--set NAME=VALUE] [--json]
     python -m graph resume RUN_ID [--decision approve|edit|reject|skip|retry] [--query Q] [--reason R]
     python -m graph send RUN_ID "FOLLOW-UP MESSAGE"
     python -m graph runs [--status S] [--limit N]
@@ -24,12 +24,13 @@ import os
 import re
 import sys
 import time
+from pathlib import Path
 from typing import TextIO
 
 from pydantic import ValidationError
 
 from graph.cli_lines import lines_of
-from graph.kernel.design import Design
+from graph.kernel.design import Design, DesignError, import_design
 from graph.kernel.records import plain
 from graph.kernel.render import to_dot
 from graph.kernel.system import default_system, get_system, systems
@@ -86,8 +87,25 @@ def _emit(text: str, file: TextIO) -> None:
         os.close(devnull)
 
 
+def _design_file(path: str) -> dict:
+    """The design in an exported design file (the Design page's *Export design JSON*), its
+    user agents included, as fields the flags may change."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ValueError(f"--design {path}: cannot be read ({exc.strerror}).") from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"--design {path}: not JSON ({exc.msg} at line {exc.lineno}).") from None
+    try:
+        return import_design(data).model_dump(mode="json")
+    except DesignError as exc:
+        raise ValueError(f"--design {path}: {exc}") from None
+
+
 def _design(args: argparse.Namespace) -> Design:
-    fields: dict = {"system": args.system} if getattr(args, "system", None) else {}
+    fields: dict = _design_file(args.design) if getattr(args, "design", None) else {}
+    if getattr(args, "system", None):
+        fields["system"] = args.system
     if getattr(args, "agents", None):
         fields["enabled_agents"] = [a.strip() for a in args.agents.split(",") if a.strip()]
     # --max-replans and --bus-timeout name old design fields: Design puts each in the
@@ -96,7 +114,14 @@ def _design(args: argparse.Namespace) -> Design:
         if getattr(args, name, None) is not None:
             fields[name] = getattr(args, name)
     if pairs := getattr(args, "set", None):
-        fields["settings"] = {args.system or default_system(): dict(map(_setting, pairs))}
+        system = fields.get("system") or default_system()
+        fields["settings"] = {
+            **(fields.get("settings") or {}),
+            system: {
+                **(fields.get("settings") or {}).get(system, {}),
+                **dict(map(_setting, pairs)),
+            },
+        }
     return Design(**fields)
 
 
@@ -295,6 +320,12 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     names = list(systems())
     design_args = argparse.ArgumentParser(add_help=False)
+    design_args.add_argument(
+        "--design",
+        metavar="FILE",
+        help="a design file exported from the Design page (its agents, your own ones "
+        "included, and settings); the other flags change it",
+    )
     design_args.add_argument("--system", choices=names, help=f"default: {names[0]}")
     design_args.add_argument(
         "--agents",

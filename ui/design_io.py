@@ -20,6 +20,7 @@ from graph.kernel.system import get_system
 from graph.prompts import default_text, prompt_names
 from graph.service.import_checks import ImportProblem, check_design_file, load_json
 from graph.service.store import Store
+from graph.service.user_agent_designs import keep_imported_agents
 from ui import access, services
 
 
@@ -44,6 +45,7 @@ def import_design_file(store: Store, raw: bytes) -> tuple[Design, str]:
         get_system(design.system).build_graph(design)
     except HookError as exc:
         raise DesignError(str(exc)) from None
+    notes = [*notes, *keep_imported_agents(design, store.user_agents, by)]
     label = f"imported {datetime.now():%Y-%m-%d %H:%M}"
     active = store.active_prompts()
     changed = []

@@ -16,9 +16,10 @@ from pydantic import (
     model_validator,
 )
 
+from graph.agents.user_agents import UserAgent, name_problem
 from graph.errors import StepwiseError
 from graph.kernel.hooks import HookRule
-from graph.kernel.system import AgentSpec, SystemSettings, default_system, get_system, systems
+from graph.kernel.system import SystemSettings, default_system, get_system, systems
 from graph.models.choice import ModelChoice
 from graph.settings import get_settings
 
@@ -42,6 +43,9 @@ def _all_agents(data: dict) -> list[str]:
 
 class Design(BaseModel):
     system: str = Field(default_factory=default_system)  # the first hosted system
+    # Agents defined in the browser that this design knows (ticked or not): their whole
+    # definitions, so an exported design or one run from the command line brings them.
+    user_agents: list[UserAgent] = Field(default_factory=list)
     enabled_agents: list[str] = Field(default_factory=_all_agents)  # default: every agent
     # Steps (plan steps, subtasks, bus rounds) one invocation may take: ``node_run_limit``.
     recursion_limit: int = Field(default_factory=_default_recursion_limit, ge=5, le=10_000)
@@ -118,6 +122,22 @@ class Design(BaseModel):
         get_system(value)  # ValueError naming the known systems
         return value
 
+    @field_validator("user_agents")
+    @classmethod
+    def _user_agent_names(cls, value: list[UserAgent], info: ValidationInfo) -> list[UserAgent]:
+        """Unique, and none named like a built-in agent or node of any system."""
+        seen: list[str] = []
+        for agent in value:
+            if problem := name_problem(agent.name, seen, reserved_names()):
+                raise ValueError(problem)
+            seen.append(agent.name)
+        if value and not takes_user_agents(info.data.get("system") or ""):
+            those = ", ".join(takes_user_agents_list()) or "none"
+            raise ValueError(
+                f"{info.data.get('system')} does not take user agents; those that do: {those}."
+            )
+        return value
+
     @field_validator("enabled_agents")
     @classmethod
     def _known_agents(cls, value: list[str], info: ValidationInfo) -> list[str]:
@@ -176,10 +196,29 @@ def _checked(name: str, model: type[M], data: Any) -> M:
         raise DesignError(f"{name} setting {shown}: {first['msg']}") from None
 
 
-def _catalog(info: ValidationInfo) -> Mapping[str, AgentSpec]:
-    """The agent catalog of the design's system (the first system's if it was invalid)."""
+def _catalog(info: ValidationInfo) -> Mapping[str, Any]:
+    """The agent catalog of the design's system (the first system's if it was invalid),
+    then the design's user agents."""
     name = info.data.get("system") or default_system()
-    return get_system(name if name in systems() else default_system()).agents
+    own: Mapping[str, Any] = get_system(name if name in systems() else default_system()).agents
+    return {**own, **{a.name: a for a in info.data.get("user_agents") or []}}
+
+
+def takes_user_agents(system: str) -> bool:
+    """Whether ``system``'s graph takes user agents as workers (README, "Your own agents")."""
+    return system in systems() and get_system(system).takes_user_agents
+
+
+def takes_user_agents_list() -> list[str]:
+    return [name for name, system in systems().items() if system.takes_user_agents]
+
+
+def reserved_names() -> set[str]:
+    """Names a user agent cannot take: every system's agents, hubs and entry nodes."""
+    found = {"human", "end", "planner", "executor", "supervisor", "__end__", "__start__"}
+    for system in systems().values():
+        found |= set(system.agents) | set(system.shape.hubs) | {system.shape.entry}
+    return found
 
 
 DESIGN_FORMAT = "stepwise-design"

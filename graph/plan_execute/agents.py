@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from graph.agents.user_agents import UserAgent, defined
 from graph.kernel.system import AgentSpec as BaseAgentSpec
 
 Routing = Literal["executor", "chain", "end"]
@@ -115,10 +116,39 @@ AGENTS: dict[str, AgentSpec] = {
 AGENT_NAMES: tuple[str, ...] = tuple(AGENTS)
 
 
+def user_spec(agent: UserAgent) -> AgentSpec:
+    """A user agent as the Planner and the Executor read it: a ReAct worker that goes back
+    to the executor."""
+    tools = ", ".join(agent.tool_names) or "none"
+    return AgentSpec(
+        name=agent.name,
+        description=agent.description,
+        use_when="The step asks for what its description says.",
+        limits=f"Only its own tools ({tools}).",
+        output_format="What its tools returned, in a few sentences.",
+        tools=agent.tool_names,
+        routing="executor",
+        example=f"Ask {agent.name} for what its description says, for the question.",
+    )
+
+
+def spec_of(name: str) -> AgentSpec | None:
+    """A built-in agent's record, or a defined user agent's (``graph.agents``)."""
+    if name in AGENTS:
+        return AGENTS[name]
+    agent = defined(name)
+    return user_spec(agent) if agent is not None else None
+
+
 def enabled_specs(enabled: list[str] | None) -> list[AgentSpec]:
-    """The enabled agents, in catalog order; ``None`` means all of them."""
+    """The enabled agents, in catalog order, then the enabled user agents in the order
+    given; ``None`` means all the built-in ones."""
     chosen = set(AGENT_NAMES if enabled is None else enabled)
-    return [spec for name, spec in AGENTS.items() if name in chosen]
+    found = [spec for name, spec in AGENTS.items() if name in chosen]
+    for name in enabled or ():
+        if name not in AGENTS and (spec := spec_of(name)) is not None:
+            found.append(spec)
+    return found
 
 
 def plannable(enabled: list[str] | None) -> list[str]:
@@ -127,7 +157,7 @@ def plannable(enabled: list[str] | None) -> list[str]:
 
 
 def unknown_agents(names: list[str]) -> list[str]:
-    return [n for n in names if n not in AGENTS]
+    return [n for n in names if spec_of(n) is None]
 
 
 def format_agent_list(enabled: list[str] | None) -> str:
@@ -165,6 +195,6 @@ def design_warnings(enabled: list[str]) -> list[str]:
         warnings.append("chart_summarizer is enabled without chart_generator: it will never run.")
     if "chart_generator" in on and "data_researcher" not in on:
         warnings.append("chart_generator without data_researcher: there is no data to chart.")
-    if not on & {"web_researcher", "data_researcher"}:
+    if not on & {"web_researcher", "data_researcher"} and not on - set(AGENTS):
         warnings.append("No researcher enabled: answers can only restate the question.")
     return warnings

@@ -33,6 +33,45 @@ def _agents_offered(prompt: str) -> list[str]:
     return re.findall(r"^- ([a-z]+_[a-z_]+):", prompt, re.M)
 
 
+_BUILT_IN = frozenset(
+    {
+        "web_researcher",
+        "data_researcher",
+        "chart_generator",
+        "chart_summarizer",
+        "report_writer",
+        "synthesizer",
+    }
+)
+_COMMON = frozenset(
+    "about after also answer asks does each find from gives have into just like make more "
+    "most only over same says some step tells than that their them then there these they "
+    "this tool tools using what when which with your".split()
+)
+
+
+def _words(text: str) -> set[str]:
+    return {w.rstrip("s") for w in re.findall(r"[a-z]{4,}", text.lower()) if w not in _COMMON}
+
+
+def _user_agents(prompt: str, agents: list[str]) -> dict[str, set[str]]:
+    """Agents offered that are not plan_execute's own (user agents), with the words of
+    their descriptions as the agent list gives them."""
+    found = {}
+    for name, description in re.findall(r"^- ([a-z][a-z0-9_]*): (.*?) Use when:", prompt, re.M):
+        if name in agents and name not in _BUILT_IN:
+            found[name] = _words(description)
+    return found
+
+
+def _user_agent_for(clause: str, users: dict[str, set[str]]) -> str | None:
+    """The user agent whose description shares the most words with the clause."""
+    said = _words(clause)
+    scored = [(len(words & said), name) for name, words in users.items()]
+    best = max(scored, default=(0, ""))
+    return best[1] if best[0] else None
+
+
 def _clauses(question: str) -> list[str]:
     parts = re.split(
         r"(?<=[.?!;])\s+|,\s*and\s+|\s+and then\s+|\s+and\s+(?=(?:how|what|why|"
@@ -91,11 +130,14 @@ def plan_for(prompt: str) -> dict:
 
     have_series = False
     wants_report = False
+    users = _user_agents(prompt, agents)
     for clause in _clauses(question):
         hints = _hints(clause, question)
         if _ASKS_APPROVAL.search(clause) and not _is_data(clause):
             continue  # an instruction about approvals, not something to research
-        if _is_report(clause):
+        if user := _user_agent_for(clause, users):
+            add(user, f"{clause}.")
+        elif _is_report(clause):
             wants_report = True
         elif _is_chart(clause):
             if not have_series:

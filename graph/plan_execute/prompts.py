@@ -17,6 +17,7 @@ from graph.plan_execute.agents import (
     format_agent_guidelines,
     format_agent_list,
     plannable,
+    spec_of,
 )
 from graph.plan_execute.state import State
 from graph.prompts import PromptSet, PromptSpec, register
@@ -158,6 +159,11 @@ def _example_agent(enabled: list[str] | None) -> str:
     )
 
 
+def _example(agent: str) -> str:
+    spec = spec_of(agent)
+    return spec.example if spec is not None else ""
+
+
 def plan_example(enabled: list[str] | None) -> str:
     """A concrete, valid plan for the prompt's example question, with enabled agents only:
     small models copy an example's literal text, so it is never ``a | b`` or "string"."""
@@ -168,7 +174,7 @@ def plan_example(enabled: list[str] | None) -> str:
     return json.dumps(
         {
             "steps": [
-                {"agent": a, "action": AGENTS[a].example, "approval": False, "approval_reason": ""}
+                {"agent": a, "action": _example(a), "approval": False, "approval_reason": ""}
                 for a in steps
                 if a
             ]
@@ -189,7 +195,7 @@ def executor_example(enabled: list[str] | None) -> str:
             "replan": False,
             "goto": agent or "end",
             "reason": "Step 1 has not run yet, so its agent goes first.",
-            "query": AGENTS[agent].example if agent else "",
+            "query": _example(agent) if agent else "",
         }
     )
 

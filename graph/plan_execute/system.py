@@ -17,6 +17,7 @@ from langchain_core.messages import HumanMessage
 from langgraph.graph import END
 from langgraph.graph.state import CompiledStateGraph
 
+from graph.agents.user_agents import define
 from graph.kernel.conversation import first_turn
 from graph.kernel.design import Design
 from graph.kernel.ledger import side_effect_ledger
@@ -26,7 +27,7 @@ from graph.kernel.system_parts import Ability, Forks, Prompts, Shape
 from graph.kernel.wiring import SystemGraph, compile_graph
 from graph.models.chat import role_models
 from graph.plan_execute import agents, offline_rules, prompts
-from graph.plan_execute.agents import AGENTS, enabled_specs
+from graph.plan_execute.agents import AGENTS, enabled_specs, spec_of
 from graph.plan_execute.deps import Deps
 from graph.plan_execute.executor import executor_ask, executor_node
 from graph.plan_execute.fork_plan import read_plan
@@ -34,7 +35,7 @@ from graph.plan_execute.human import human_node
 from graph.plan_execute.planner import planner_ask, planner_node
 from graph.plan_execute.settings_model import PlanSettings
 from graph.plan_execute.state import RESET, State
-from graph.plan_execute.workers import WORKER_NODES
+from graph.plan_execute.workers import WORKER_NODES, user_agent_node
 from graph.prompts import PromptSet
 from graph.settings import get_settings
 from graph.tools.database import open_database
@@ -69,7 +70,9 @@ class StepRow:
 
 
 def _worker_destinations(name: str, nodes: AbstractSet[str]) -> tuple[str, ...]:
-    spec = AGENTS[name]
+    spec = spec_of(name)
+    if spec is None:
+        return ("executor",)
     if spec.routing == "end":
         return (END,)
     if spec.routing == "chain" and spec.chain_to is not None and spec.chain_to in nodes:
@@ -79,7 +82,7 @@ def _worker_destinations(name: str, nodes: AbstractSet[str]) -> tuple[str, ...]:
 
 class PlanShape(Shape):
     def edge_style(self, source: str, target: str) -> dict[str, str]:
-        spec = AGENTS.get(source)
+        spec = spec_of(source)
         if spec is None:
             return {}
         if target == "__end__":
@@ -148,6 +151,9 @@ class PlanExecute(System):
     title = "Planner / Executor"
     offline_rules: ClassVar[ModuleType] = offline_rules
     agents = AGENTS
+    # Its Planner picks any agent by its description; its Executor hands a step to any
+    # worker and takes it back: a user agent is one more such worker.
+    takes_user_agents = True
     shape = PlanShape(
         "planner",
         hubs=frozenset({"planner", "executor"}),
@@ -200,6 +206,8 @@ class PlanExecute(System):
     ) -> CompiledStateGraph:
         design = design or Design(system=self.name)
         settings = settings or get_settings()
+        define(design.user_agents)
+        own_agents = {a.name: a for a in design.user_agents}
         enabled = [s.name for s in enabled_specs(design.enabled_agents)]
         nodes = frozenset({"planner", "executor", "human", *enabled})
         texts = PromptSet(design.prompts)
@@ -236,9 +244,14 @@ class PlanExecute(System):
             destinations=(*planned, "planner", "human", END),
         )
         for name in enabled:
+            node = (
+                partial(user_agent_node, deps=deps, agent=own_agents[name])
+                if name in own_agents
+                else partial(WORKER_NODES[name], deps=deps)
+            )
             builder.add_node(
                 name,
-                partial(WORKER_NODES[name], deps=deps),
+                node,
                 destinations=_worker_destinations(name, nodes),
             )
         return compile_graph(

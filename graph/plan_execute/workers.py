@@ -21,6 +21,9 @@ from langgraph.graph import END
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command
 
+from graph.agents.user_agent_tools import tools_for
+from graph.agents.user_agent_worker import run_user_agent
+from graph.agents.user_agents import UserAgent
 from graph.kernel.messages import tag_messages
 from graph.models.replies import reply_text
 from graph.plan_execute.deps import Deps
@@ -250,6 +253,20 @@ def report_writer_node(state: State, config: RunnableConfig, deps: Deps) -> Comm
     return Command(
         update={
             "messages": tag_messages(messages, step, "report_writer"),
+            "step_results": {str(step): _final_text(messages)},
+        },
+        goto="executor",
+    )
+
+
+def user_agent_node(state: State, config: RunnableConfig, deps: Deps, agent: UserAgent) -> Command:
+    """A user agent's step: its ReAct worker over exactly its tools, back to the executor."""
+    step, query = _step(state)
+    tools = tools_for(agent, deps.settings, knowledge=deps.knowledge, database=deps.database)
+    messages = run_user_agent(agent, deps.worker_model, tools, query, config)
+    return Command(
+        update={
+            "messages": tag_messages(messages, step, agent.name),
             "step_results": {str(step): _final_text(messages)},
         },
         goto="executor",

@@ -30,6 +30,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, Durability
 
+from graph.agents.user_agent_tools import use_mcp_servers
 from graph.kernel.checkpoints import (
     checkpoint_timeline,
     fork_point,
@@ -173,6 +174,8 @@ class RunService:
         self._approval_hooks: list[Callable[[str, str, dict | None], None]] = []
         # Each ended run's spans to an OTLP backend, when one is configured (None: off).
         self.otel = otel_export.for_settings(self.settings)
+        # User agents' MCP tools come from this store's Tools page servers.
+        use_mcp_servers(store.mcp_servers.get)
         # When nobody decides in time: the design's default, applied by a thread of its own.
         self.timeouts = ApprovalTimeouts(self)
         if timeout_tick_s:

@@ -322,6 +322,20 @@ def _mcp_choices(tx: Transaction) -> None:
     started until then), else ``active``."""
     tx.add_column("mcp_tool_policies", "chosen_by", "TEXT NOT NULL DEFAULT ''")
     tx.add_column("mcp_servers", "status", "TEXT NOT NULL DEFAULT 'active'")
+_USER_AGENTS = """
+CREATE TABLE IF NOT EXISTS user_agents (
+    name TEXT PRIMARY KEY,
+    definition_json TEXT NOT NULL,
+    updated_by TEXT NOT NULL DEFAULT '',
+    updated_at REAL NOT NULL
+)
+"""
+
+
+def _user_agents(tx: Transaction) -> None:
+    """Version 11: the agents defined on the Design page (issue 30.1), each a
+    ``UserAgent`` as JSON: its MCP tools are named by server, never by command."""
+    tx.script(_USER_AGENTS)
 
 
 MIGRATIONS = [
@@ -335,5 +349,6 @@ MIGRATIONS = [
     Migration(8, "the audit log: who changed prompts and designs", _audit_log),
     Migration(9, "MCP tool servers and their tools' policies", _mcp_servers),
     Migration(10, "MCP tools' chosen policies; pending imported servers", _mcp_choices),
+    Migration(11, "agents defined in the browser", _user_agents),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1].version

@@ -45,6 +45,7 @@ from graph.service.repositories.shared import (
     PromptVersion,
     RunRecord,
 )
+from graph.service.repositories.user_agents import UserAgents
 from graph.service.schema import MIGRATIONS, SCHEMA_VERSION
 from graph.service.state_deltas import StateLog
 from graph.settings import Settings, get_settings
@@ -87,6 +88,7 @@ class Store:
         self.audit = Audit(self._db)
         self.model_modes = ModelModes(self._db)
         self.mcp_servers = McpServers(self._db)
+        self.user_agents = UserAgents(self._db)
 
     @classmethod
     def open(cls, settings: Settings | None = None) -> Store:

@@ -31,6 +31,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from graph.models import tool_prompting
 from graph.models.scripted import rules as offline_rules
+from graph.models.scripted.any_tool import CALLED, is_tool_listing, use_any_tool
 from graph.models.scripted.common import (
     LABEL,
     count_tokens,
@@ -96,7 +97,7 @@ class ScriptedChatModel(BaseChatModel):
             args = json.loads(_answer_text(messages))
             message = AIMessage(content="", tool_calls=[tool_call(tool_names[0], args)])
         elif tool_names and not isinstance(messages[-1], ToolMessage):
-            message = _use_tool(messages, tool_names)
+            message = _use_tool(messages, tool_names, tools or [])
         elif tool_names and (follow := _follow_up(messages, tool_names)) is not None:
             message = follow
         else:
@@ -143,7 +144,7 @@ def _answer_text(messages: list[BaseMessage]) -> str:
     )
 
 
-def _use_tool(messages: list[BaseMessage], tool_names: list[str]) -> AIMessage:
+def _use_tool(messages: list[BaseMessage], tool_names: list[str], tools: list[dict]) -> AIMessage:
     """Call the first tool we have a rule for, with arguments drawn from the request."""
     request = message_text(
         next(
@@ -157,6 +158,8 @@ def _use_tool(messages: list[BaseMessage], tool_names: list[str]) -> AIMessage:
             if isinstance(args, str):  # the rule explains why it cannot call the tool
                 return AIMessage(content=args)
             return AIMessage(content="", tool_calls=[tool_call(name, args)])
+    if is_tool_listing(system):
+        return use_any_tool(request, system, tools)  # a user agent's tools
     return AIMessage(
         content=f"No usable results: the {LABEL} has no rule for the tools {', '.join(tool_names)}."
     )
@@ -171,7 +174,12 @@ def _summarise_tool_result(messages: list[BaseMessage]) -> str:
     if content.startswith(("NO RESULTS", "ERROR")):
         return f"No usable results: {content.splitlines()[0]}"
     read = offline_rules.summaries().get(name)
-    return read(messages, content) if read else content
+    if read:
+        return read(messages, content)
+    called = CALLED.format(tool=name)
+    if any(isinstance(m, AIMessage) and message_text(m).startswith(called) for m in messages):
+        return f"{called}; it returned: {content}"
+    return content
 
 
 def _follow_up(messages: list[BaseMessage], tool_names: list[str]) -> AIMessage | None:

@@ -1,0 +1,84 @@
+"""An agent defined in the browser (issue 30.1 and 30.5), in Chromium at 1280×720: on the
+Design page *New agent* defines "clock" with mcp-server-time's ``get_current_time`` (the
+server connected and its tools listed beforehand, as the Tools page does), the agent is
+ticked and drawn in the compiled graph, and a question about the time runs on the offline
+scripted model, which routes the step to clock and really calls the tool."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from graph.service.store import Store
+from graph.settings import Settings
+from graph.tools.mcp_servers import list_tools
+from tests.e2e.conftest import SHOTS, serve
+from tests.user_agent_support import CLOCK_QUESTION, time_server
+
+
+@pytest.fixture
+def small_page(browser):
+    context = browser.new_context(viewport={"width": 1280, "height": 720})
+    page = context.new_page()
+    page.set_default_timeout(30_000)
+    expect.set_options(timeout=30_000)
+    yield page
+    context.close()
+
+
+def _graph_node(page, name: str):
+    titles = page.locator('[data-testid="stGraphVizChart"] svg g.node title')
+    return titles.filter(has_text=re.compile(rf"^{name}$"))
+
+
+def test_clock_is_defined_ticked_drawn_and_answers_a_question_about_the_time(small_page, tmp_path):
+    page = small_page
+    store = Store.open(Settings(home=tmp_path))
+    server = time_server()
+    store.mcp_servers.add(server)
+    store.mcp_servers.remember_tools("time", list_tools(server))  # the Tools page's listing
+    store.close()
+    with serve(tmp_path) as url:
+        page.goto(url)
+        expect(_graph_node(page, "web_researcher")).to_have_count(1)
+        page.get_by_text("New agent").click()
+        page.get_by_label("Name", exact=True).fill("clock")
+        page.get_by_label("Description (what the Planner reads to choose it)").fill(
+            "Tells the current time in a timezone."
+        )
+        tools = page.get_by_label("Tools", exact=True)
+        tools.click()
+        tools.press_sequentially("get_current_time")
+        expect(
+            page.get_by_role("option", name="time · get_current_time (read-only)")
+        ).to_be_visible()
+        tools.press("Enter")
+        page.get_by_label("Name", exact=True).click()  # closes the tool list
+        page.get_by_role("button", name="Create agent").click()
+        tick = page.locator('[data-testid="stCheckbox"]').filter(has_text=re.compile("^clock$"))
+        expect(tick).to_have_count(1)
+        expect(_graph_node(page, "clock")).to_have_count(0)  # defined, not ticked yet
+        tick.click()
+        expect(_graph_node(page, "clock")).to_have_count(1)
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        tick.scroll_into_view_if_needed()
+        page.wait_for_timeout(600)  # let the graph finish drawing
+        page.screenshot(path=str(SHOTS / "user-agent.png"))
+
+        page.goto(url + "/run")
+        box = page.get_by_label("Question")
+        box.fill(CLOCK_QUESTION)
+        box.press("Control+Enter")
+        expect(box).to_have_value(CLOCK_QUESTION)
+        page.get_by_role("button", name="Run", exact=True).click()
+        table = page.locator('[data-testid="stTable"]').first
+        expect(table).to_contain_text("clock", timeout=60_000)
+        statuses = table.locator("tbody tr td:nth-child(4)")
+        expect(statuses).to_have_text(["done", "done"], timeout=60_000)
+        answer = page.locator(".st-key-run-answer")
+        expect(answer).to_contain_text(  # Markdown shows the backticks as code
+            "offline scripted model: called get_current_time with arguments from the step"
+        )
+        expect(answer).to_contain_text('"timezone": "Europe/Rome"')  # the tool's own reply

@@ -1,0 +1,148 @@
+"""The Design page's own agents (issue 30.1): tick the agents defined in the browser, define
+a new one (*New agent*), edit or delete one. Definitions live in the store's library
+(``store.user_agents``); the design carries the ticked ones (``with_library``).
+
+Which systems take them, and why, is said here and in the README: plan_execute, whose
+Planner reads each agent's description and whose Executor sends a step to any worker and
+takes it back; not supervisor_bus (each worker there has its own inbox in the state and
+tools by role, declared with the system) nor hierarchical_teams (a team is a subgraph with
+its own supervisor, declared with the system).
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+from pydantic import ValidationError
+
+from graph.agents.user_agents import (
+    BUILTIN_PREFIX,
+    BUILTIN_TOOLS,
+    DEFAULT_PROMPT,
+    UserAgent,
+    mcp_tool_ref,
+)
+from graph.kernel.design import takes_user_agents
+from graph.service.repositories.user_agents import UserAgentError
+from graph.service.store import Store
+from ui import access, widgets
+
+FLASH = "design:flash"
+WHICH_SYSTEMS = (
+    "Your own agents join **plan_execute**: its Planner reads each agent's description to "
+    "choose it, and its Executor sends it a step and takes the result back. supervisor_bus "
+    "and hierarchical_teams do not take them: their workers' inboxes, roles and teams are "
+    "declared with the system."
+)
+
+
+def tool_choices(store: Store) -> dict[str, str]:
+    """Every tool an agent may be given (reference -> label): the built-in read-only ones,
+    and each connected MCP server's tools as its Tools page listing recorded them."""
+    found = {f"{BUILTIN_PREFIX}{name}": f"built-in · {name}" for name in BUILTIN_TOOLS}
+    for server in store.mcp_servers.all():
+        for tool, policy in store.mcp_servers.policies(server.name).items():
+            words = "read-only" if policy == "read_only" else "side-effecting"
+            found[mcp_tool_ref(server.name, tool)] = f"{server.name} · {tool} ({words})"
+    return found
+
+
+def ticks(store: Store, enabled: list[str], system: str) -> list[str]:
+    """The checkboxes of the library's agents; the names ticked."""
+    st.markdown("**Your agents**")
+    st.caption(WHICH_SYSTEMS)
+    if not takes_user_agents(system):
+        return []
+    ticked = []
+    for agent in store.user_agents.all():
+        if st.checkbox(agent.name, value=agent.name in enabled, key=f"agent:{agent.name}"):
+            ticked.append(agent.name)
+        tools = ", ".join(agent.tool_names) or "no tools"
+        st.caption(f"{agent.description} Tools: {tools}. After it: back to the executor.")
+    return ticked
+
+
+def editor(store: Store) -> None:
+    """*New agent*, and edit or delete each defined one."""
+    choices = tool_choices(store)
+    with st.expander("New agent", icon=":material/add:"):
+        _form(store, None, choices)
+    for agent in store.user_agents.all():
+        with st.expander(f"Edit {agent.name}", icon=":material/edit:"):
+            _form(store, agent, choices)
+            st.button(
+                f"Delete {agent.name}",
+                key=f"user_agent:delete:{agent.name}",
+                on_click=_delete,
+                args=(store, agent.name),
+                icon=":material/delete:",
+            )
+
+
+def _form(store: Store, agent: UserAgent | None, choices: dict[str, str]) -> None:
+    key = f"user_agent:{agent.name if agent else 'new'}"
+    with st.form(key):
+        if agent is None:
+            st.text_input(
+                "Name",
+                key=f"{key}:name",
+                help="2 to 40 lower-case letters, digits or underscores, starting with a "
+                "letter; not the name of a built-in agent.",
+            )
+        st.text_area(
+            "Description (what the Planner reads to choose it)",
+            value=agent.description if agent else "",
+            key=f"{key}:description",
+        )
+        st.multiselect(
+            "Tools",
+            list(choices),
+            default=[t for t in (agent.tools if agent else ()) if t in choices],
+            format_func=lambda ref: choices.get(ref, ref),
+            key=f"{key}:tools",
+            help="Built-in tools, and the tools of the MCP servers on the Tools page (list "
+            "a server's tools there first).",
+        )
+        st.text_area(
+            "Prompt ({name}, {description} and {tools} are filled in)",
+            value=agent.prompt if agent else DEFAULT_PROMPT,
+            key=f"{key}:prompt",
+            height=160,
+        )
+        st.form_submit_button(
+            "Save agent" if agent else "Create agent", on_click=_save, args=(store, agent, key)
+        )
+
+
+def _save(store: Store, agent: UserAgent | None, key: str) -> None:
+    if not (person := access.permitted("design", FLASH)):
+        return
+    state = st.session_state
+    name = agent.name if agent else (state.get(f"{key}:name") or "").strip()
+    try:
+        new = UserAgent(
+            name=name,
+            description=(state.get(f"{key}:description") or "").strip(),
+            prompt=state.get(f"{key}:prompt") or DEFAULT_PROMPT,
+            tools=tuple(state.get(f"{key}:tools") or ()),
+        )
+        if agent is None:
+            store.user_agents.add(new, by=person.by)
+        else:
+            store.user_agents.update(new, by=person.by)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "agent"
+        widgets.say(
+            FLASH, "error", f"Not saved: {where}: {first['msg'].removeprefix('Value error, ')}"
+        )
+        return
+    except UserAgentError as exc:
+        widgets.say(FLASH, "error", f"Not saved: {exc}")
+        return
+    widgets.say(FLASH, "success", f"Agent “{name}” saved: tick it to use it.")
+
+
+def _delete(store: Store, name: str) -> None:
+    if access.permitted("design", FLASH):
+        store.user_agents.delete(name)
+        widgets.say(FLASH, "success", f"Agent “{name}” deleted.")
