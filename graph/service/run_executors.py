@@ -1,0 +1,213 @@
+"""Where a run's work happens: the ``RunExecutor`` protocol and its local implementations.
+
+``RunService`` orchestrates (records runs, claims them, queues redirects, answers
+approvals, keeps leases) and hands each piece of running work to one executor, chosen
+once when the service is made:
+
+- ``ThreadExecutor``: the run's stream is driven on a worker thread of this process (the
+  default);
+- ``ProcessExecutor``: a worker thread here waits while a worker process drives the stream
+  (``graph/service/run_processes.py``: CPU-bound runs in parallel);
+- ``ServerExecutor`` (``graph/service/server_executor.py``): the run is a thread on a
+  LangGraph Server and a worker thread here mirrors its stream into the store.
+
+The two local executors share the service's worker loop (leases, queued redirects, how
+a run ends: ``LocalRuns.work_here``) and differ only in who drives one leg of the stream.
+No executor imports another, nor the service (``pyproject.toml``'s import contracts).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Protocol
+
+from graph.kernel.design import Design
+
+if TYPE_CHECKING:
+    from langgraph.graph.state import CompiledStateGraph
+
+    from graph.service.run_processes import RunProcesses
+    from graph.service.runs import StopSignal
+
+
+class Outcome(NamedTuple):
+    """How one leg of a run's stream ended: its status and the reason in words."""
+
+    status: str
+    reason: str
+
+
+# One leg of a local run: drive its stream from ``run_input`` until it stops.
+Drive = Callable[
+    [str, Design, "CompiledStateGraph", Any, bool, "StopSignal"],
+    Any,  # RunOutcome or run_processes.Ended: both carry .status and .reason
+]
+
+
+class RunExecutor(Protocol):
+    """How the run service's runs execute. Every method but ``work`` is called in the
+    caller's thread; ``work`` is the body of a run's worker thread."""
+
+    # Whether a run this process lost to another (its lease taken over) is stopped here:
+    # a local run is (its writes are refused anyway); a server run goes on on the server,
+    # for the process that holds it now.
+    stops_when_lost: bool
+
+    def admit(self, run_id: str, design: Design, run_input: Any) -> None:
+        """Before a run (new, answered, resumed, redirected) is handed to a worker: what
+        must be refused in the caller, not in the worker (the server's thread is made)."""
+        ...
+
+    def work(
+        self,
+        run_id: str,
+        design: Design,
+        compiled: CompiledStateGraph | None,
+        run_input: Any,
+        step_mode: bool,
+        cancel: StopSignal,
+    ) -> None:
+        """Run it until it stops (ends, waits, pauses, is cancelled); write its events and
+        end to the store. Never raises: a run ends in words."""
+        ...
+
+    def stop(self, run_id: str) -> None:
+        """After ``cancel`` was set for a live run: what else stops it (the server run)."""
+        ...
+
+    def thread_of(self, run_id: str) -> str:
+        """The LangGraph thread the run's state lives in."""
+        ...
+
+    def forget(self, run_id: str) -> None:
+        """Delete the run's checkpoints (its store records are deleted by the service)."""
+        ...
+
+    def shutdown(self, wait: bool) -> None:
+        """Stop what the executor owns besides the service's worker threads."""
+        ...
+
+
+class LocalRuns(Protocol):
+    """What the local executors use of the run service."""
+
+    def work_here(
+        self,
+        run_id: str,
+        design: Design,
+        compiled: CompiledStateGraph | None,
+        run_input: Any,
+        step_mode: bool,
+        cancel: StopSignal,
+        drive: Drive,
+    ) -> None: ...
+
+    def continue_here(
+        self,
+        run_id: str,
+        design: Design,
+        compiled: CompiledStateGraph,
+        run_input: Any,
+        step_mode: bool,
+        cancel: StopSignal,
+    ) -> Any: ...
+
+    def computes_without_pause(self, design: Design) -> bool: ...
+
+    def forget_checkpoints(self, thread_id: str) -> None: ...
+
+    @property
+    def owner(self) -> str: ...
+
+
+class ThreadExecutor:
+    """Each run's stream is driven on the service's worker thread itself."""
+
+    stops_when_lost = True
+
+    def __init__(self, runs: LocalRuns) -> None:
+        self.runs = runs
+
+    def admit(self, run_id: str, design: Design, run_input: Any) -> None:
+        """Nothing to refuse here: the graph was built by the caller."""
+
+    def work(
+        self,
+        run_id: str,
+        design: Design,
+        compiled: CompiledStateGraph | None,
+        run_input: Any,
+        step_mode: bool,
+        cancel: StopSignal,
+    ) -> None:
+        self.runs.work_here(
+            run_id, design, compiled, run_input, step_mode, cancel, self.runs.continue_here
+        )
+
+    def stop(self, run_id: str) -> None:
+        """The stop signal reaches the stream directly."""
+
+    def thread_of(self, run_id: str) -> str:
+        return run_id
+
+    def forget(self, run_id: str) -> None:
+        self.runs.forget_checkpoints(run_id)
+
+    def shutdown(self, wait: bool) -> None:
+        """Nothing of its own: the service's worker threads are the service's."""
+
+
+class ProcessExecutor:
+    """Each run's stream is driven by a worker process while the service's worker thread
+    waits for it (leases, redirects and the run's end stay in this process)."""
+
+    stops_when_lost = True
+
+    def __init__(self, runs: LocalRuns, processes: RunProcesses) -> None:
+        self.runs = runs
+        self.processes = processes
+
+    def admit(self, run_id: str, design: Design, run_input: Any) -> None:
+        """Nothing to refuse here: the graph was built by the caller."""
+
+    def drive(
+        self,
+        run_id: str,
+        design: Design,
+        compiled: CompiledStateGraph,
+        run_input: Any,
+        step_mode: bool,
+        cancel: StopSignal,
+    ) -> Any:
+        """One leg in a worker process (raises ``WorkerDied`` / ``RunFailed``)."""
+        return self.processes.run(
+            run_id,
+            design,
+            run_input,
+            step_mode,
+            cancel,
+            alone=self.runs.computes_without_pause(design),
+            owner=self.runs.owner,
+        )
+
+    def work(
+        self,
+        run_id: str,
+        design: Design,
+        compiled: CompiledStateGraph | None,
+        run_input: Any,
+        step_mode: bool,
+        cancel: StopSignal,
+    ) -> None:
+        self.runs.work_here(run_id, design, compiled, run_input, step_mode, cancel, self.drive)
+
+    def stop(self, run_id: str) -> None:
+        """The stop signal is forwarded to the worker process by ``RunProcesses.run``."""
+
+    def thread_of(self, run_id: str) -> str:
+        return run_id
+
+    def forget(self, run_id: str) -> None:
+        self.runs.forget_checkpoints(run_id)
+
+    def shutdown(self, wait: bool) -> None:
+        self.processes.shutdown(wait=wait)
