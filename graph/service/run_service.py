@@ -4,6 +4,8 @@ A click reruns the page script, which would kill a run living inside it; so runs
 here, in background threads that write every event to the store and never touch
 Streamlit. Pages only start, cancel and read. All runs share one LangGraph
 checkpointer (the state, for resume, replay and forks); the store holds what happened.
+Who drives a run's stream is the service's ``RunExecutor`` (``run_executors.py``: this
+process's threads, worker processes, or a LangGraph Server's ``server_executor.py``).
 
 Over 400 lines: start, resume, redirect, cancel, crash recovery and run leases share
 one lock and one table of live runs; split, that discipline would be spread over several

@@ -4,11 +4,15 @@ With ``STEPWISE_SERVER_URL`` set, the app's run service is a ``ServerRunService`
 same public interface the pages and the command line use (start, decide, cancel, resume,
 fork, timeline, state, wait, live_runs...), but each run is a thread on the server
 (``langgraph.json`` serves the hosted systems, ``graph/served.py``), driven through
-``langgraph-sdk``. A worker thread here follows the run's stream and MIRRORS it into the
-local store exactly as a local run writes it (node updates keyed by task id, custom
-events, whole states, the pending interrupts and the end), so the pages keep reading
-the store. The server's workers do the work and bound how many runs go at once; this
-process only waits on streams. The thread on the server has the run's id (as a UUID).
+``langgraph-sdk``. Its executor (``ServerExecutor``, ``server_executor.py``) follows each
+run's stream on a worker thread here and MIRRORS it into the local store exactly as a
+local run writes it, so the pages keep reading the store. The server's workers do the
+work and bound how many runs go at once; this process only waits on streams. The thread
+on the server has the run's id (as a UUID).
+
+Still a subclass of ``RunService`` (issue 32.3, open): the running is its executor's, but
+the methods that read or write a run's checkpoints (start, decide, resume, redirect, fork,
+timeline, state, pending_approvals) are overridden here, their state being on the server.
 """
 
 from __future__ import annotations
