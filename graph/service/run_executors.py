@@ -18,22 +18,18 @@ No executor imports another, nor the service (``pyproject.toml``'s import contra
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
+from graph.kernel.checkpoints import checkpoint_timeline
 from graph.kernel.design import Design
+from graph.kernel.inner_checkpoints import inner_timeline, interleave
+from graph.kernel.system import get_system
 
 if TYPE_CHECKING:
     from langgraph.graph.state import CompiledStateGraph
 
     from graph.service.run_processes import RunProcesses
     from graph.service.runs import StopSignal
-
-
-class Outcome(NamedTuple):
-    """How one leg of a run's stream ended: its status and the reason in words."""
-
-    status: str
-    reason: str
 
 
 # One leg of a local run: drive its stream from ``run_input`` until it stops.
@@ -51,6 +47,11 @@ class RunExecutor(Protocol):
     # a local run is (its writes are refused anyway); a server run goes on on the server,
     # for the process that holds it now.
     stops_when_lost: bool
+
+    def refuse_start(self, design: Design) -> None:
+        """Before a new run of ``design`` is recorded: raise, in words, when this executor
+        cannot run it now (a replay on a server, a server that does not answer)."""
+        ...
 
     def admit(self, run_id: str, design: Design, run_input: Any) -> None:
         """Before a run (new, answered, resumed, redirected) is handed to a worker: what
@@ -76,6 +77,24 @@ class RunExecutor(Protocol):
 
     def thread_of(self, run_id: str) -> str:
         """The LangGraph thread the run's state lives in."""
+        ...
+
+    def state(self, run_id: str, design: Design) -> dict:
+        """The run's state now, from its last checkpoint."""
+        ...
+
+    def timeline(self, run_id: str, design: Design, inner: bool) -> list[dict]:
+        """Each checkpoint of the run, oldest first, projected for teaching (``inner``:
+        with its subgraphs' checkpoints interleaved, where they are kept)."""
+        ...
+
+    def inner_checkpoints(self, run_id: str, design: Design) -> list[dict]:
+        """The checkpoints saved inside the run's subgraphs (none where not kept)."""
+        ...
+
+    def notice_answers(self) -> None:
+        """Before the service lists the questions waiting: learn of those answered
+        somewhere else (another client of a server)."""
         ...
 
     def forget(self, run_id: str) -> None:
@@ -113,10 +132,36 @@ class LocalRuns(Protocol):
 
     def computes_without_pause(self, design: Design) -> bool: ...
 
+    def compiled_of(self, design: Design) -> CompiledStateGraph: ...
+
     def forget_checkpoints(self, thread_id: str) -> None: ...
 
     @property
     def owner(self) -> str: ...
+
+
+class LocalCheckpoints:
+    """What both local executors read of a run's checkpoints: this process's checkpointer,
+    through the design's compiled graph (shared by composition, not inheritance)."""
+
+    def __init__(self, runs: LocalRuns) -> None:
+        self.runs = runs
+
+    def state(self, run_id: str, design: Design) -> dict:
+        compiled = self.runs.compiled_of(design)
+        return dict(compiled.get_state({"configurable": {"thread_id": run_id}}).values or {})
+
+    def timeline(self, run_id: str, design: Design, inner: bool) -> list[dict]:
+        compiled = self.runs.compiled_of(design)
+        system = get_system(design.system)
+        root = checkpoint_timeline(compiled, run_id, system.forks.timeline_fields)
+        if not inner:
+            return root
+        return interleave(root, inner_timeline(compiled, run_id, system.forks.inner_fields))
+
+    def inner_checkpoints(self, run_id: str, design: Design) -> list[dict]:
+        compiled = self.runs.compiled_of(design)
+        return inner_timeline(compiled, run_id, get_system(design.system).forks.inner_fields)
 
 
 class ThreadExecutor:
@@ -126,6 +171,22 @@ class ThreadExecutor:
 
     def __init__(self, runs: LocalRuns) -> None:
         self.runs = runs
+        self.checkpoints = LocalCheckpoints(runs)
+
+    def refuse_start(self, design: Design) -> None:
+        """Nothing to refuse: the caller builds and checks the design's graph."""
+
+    def state(self, run_id: str, design: Design) -> dict:
+        return self.checkpoints.state(run_id, design)
+
+    def timeline(self, run_id: str, design: Design, inner: bool) -> list[dict]:
+        return self.checkpoints.timeline(run_id, design, inner)
+
+    def inner_checkpoints(self, run_id: str, design: Design) -> list[dict]:
+        return self.checkpoints.inner_checkpoints(run_id, design)
+
+    def notice_answers(self) -> None:
+        """Nobody else answers a local run's questions."""
 
     def admit(self, run_id: str, design: Design, run_input: Any) -> None:
         """Nothing to refuse here: the graph was built by the caller."""
@@ -165,6 +226,22 @@ class ProcessExecutor:
     def __init__(self, runs: LocalRuns, processes: RunProcesses) -> None:
         self.runs = runs
         self.processes = processes
+        self.checkpoints = LocalCheckpoints(runs)
+
+    def refuse_start(self, design: Design) -> None:
+        """Nothing to refuse: the caller builds and checks the design's graph."""
+
+    def state(self, run_id: str, design: Design) -> dict:
+        return self.checkpoints.state(run_id, design)
+
+    def timeline(self, run_id: str, design: Design, inner: bool) -> list[dict]:
+        return self.checkpoints.timeline(run_id, design, inner)
+
+    def inner_checkpoints(self, run_id: str, design: Design) -> list[dict]:
+        return self.checkpoints.inner_checkpoints(run_id, design)
+
+    def notice_answers(self) -> None:
+        """Nobody else answers a local run's questions."""
 
     def admit(self, run_id: str, design: Design, run_input: Any) -> None:
         """Nothing to refuse here: the graph was built by the caller."""

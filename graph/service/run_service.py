@@ -33,7 +33,6 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, Durability
 
 from graph.kernel.checkpoints import (
-    checkpoint_timeline,
     fork_point,
     fork_state,
     history,
@@ -42,7 +41,6 @@ from graph.kernel.checkpoints import (
 )
 from graph.kernel.conversation import follow_up_plan
 from graph.kernel.design import Design
-from graph.kernel.inner_checkpoints import inner_timeline, interleave
 from graph.kernel.system import get_system
 from graph.models.chat import describe_error, make_chat_model, model_label
 from graph.models.modes import ModeBook
@@ -294,6 +292,7 @@ class RunService:
         worker), record the run as queued and hand it to a worker; returns the run id.
         ``pool``: other workers than the service's own (an experiment's bounded pool);
         ``prepared``: ``prepare(design)`` of this same design, built once for many runs."""
+        self.executor.refuse_start(design)
         if self._closed:
             raise RuntimeError("The run service has been shut down.")
         self._check_room()
@@ -339,6 +338,10 @@ class RunService:
             owner=self.owner,
             lease_s=self.lease_s,
         )
+
+    def compiled_of(self, design: Design) -> CompiledStateGraph:
+        """The design's compiled graph on this process's checkpointer."""
+        return self._graph(design)[0]
 
     def prepare(self, design: Design) -> tuple[CompiledStateGraph, BaseChatModel, BaseChatModel]:
         """Validate a design and build its graph once, for many runs of it (a compiled
@@ -951,6 +954,7 @@ class RunService:
         run's question, system, design timeout (``timeout_s``, ``timeout_action``) and
         place in an experiment (``experiment``: None when the run is in none) and, when
         its timeout is due but the store could not take it yet, why (``timeout_held``)."""
+        self.executor.notice_answers()
         pending = []
         for record in self.store.runs(status="waiting", limit=1000):
             for item in self.store.pending_interrupts(record.id):
@@ -1074,19 +1078,13 @@ class RunService:
         with the checkpoints saved inside its subgraphs (its teams) placed after the
         top-graph checkpoint each ran from, labelled with the team (``inside``)."""
         _, design = self.stored(run_id)
-        compiled, _, _ = self._graph(design)
-        system = get_system(design.system)
-        root = checkpoint_timeline(compiled, run_id, system.forks.timeline_fields)
-        if not inner:
-            return root
-        return interleave(root, inner_timeline(compiled, run_id, system.forks.inner_fields))
+        return self.executor.timeline(run_id, design, inner)
 
     def inner_checkpoints(self, run_id: str) -> list[dict]:
         """The checkpoints saved inside the run's subgraphs (``inner_timeline``), to be
         placed in a top-graph timeline with ``interleave``."""
         _, design = self.stored(run_id)
-        compiled, _, _ = self._graph(design)
-        return inner_timeline(compiled, run_id, get_system(design.system).forks.inner_fields)
+        return self.executor.inner_checkpoints(run_id, design)
 
     def fork(
         self,
@@ -1255,10 +1253,9 @@ class RunService:
             return list(self._live)
 
     def state(self, run_id: str) -> dict:
-        """The run's state now, from its last checkpoint."""
+        """The run's state now, from its last checkpoint (where its executor keeps it)."""
         _, design = self.stored(run_id)
-        compiled, _, _ = self._graph(design)
-        return dict(compiled.get_state({"configurable": {"thread_id": run_id}}).values or {})
+        return self.executor.state(run_id, design)
 
     def wait(self, run_id: str, timeout: float | None = None) -> RunRecord:
         """Block until the run has ended (TimeoutError if it has not within ``timeout``)."""

@@ -8,7 +8,7 @@ end), so the pages keep reading the store. The server's workers do the work; thi
 process only waits on streams.
 
 It is handed its service (``ServerRunService``) and knows it only as ``ServerSide``, the
-members it uses: it imports neither the service nor ``server_runs``.
+members it uses (``server_states.py``): it imports neither the service nor ``server_runs``.
 """
 
 from __future__ import annotations
@@ -16,23 +16,22 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import Any, Callable, Iterator, Literal, Protocol
+from typing import Any, Callable, Iterator, Literal
 
 import httpx
-from langchain_core.language_models import BaseChatModel
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command
-from langgraph_sdk.client import SyncLangGraphClient
 from langgraph_sdk.errors import APIError
 from langgraph_sdk.schema import StreamPart
 
+from graph.kernel.checkpoints import CONVERSATION_FIELDS, checkpoint_row
 from graph.kernel.design import Design
 from graph.kernel.system import System, get_system
 from graph.models.chat import describe_error
 from graph.served import as_json, run_config
+from graph.service import answered_elsewhere
 from graph.service.runs import (
     RunEvent,
-    StateHistory,
     StopSignal,
     event_record,
     is_pseudo_node,
@@ -41,43 +40,18 @@ from graph.service.runs import (
 from graph.service.server_states import (
     STREAM_MODES,
     ServerGraph,
+    ServerSide,
+    ServerSnapshot,
     ServerUnavailable,
     namespace_of,
     revive,
     revive_state,
+    snapshot_from,
     thread_of,
 )
-from graph.service.store import SETTLED_STATUSES, TERMINAL_STATUSES, Store
-from graph.settings import Settings
+from graph.service.store import SETTLED_STATUSES, TERMINAL_STATUSES
 
 log = logging.getLogger(__name__)
-
-
-class ServerSide(Protocol):
-    """What the executor uses of its service (``ServerRunService``)."""
-
-    store: Store
-    settings: Settings
-    url: str
-    client: SyncLangGraphClient  # requests that give up soon
-    streams: SyncLangGraphClient  # a run's stream, which waits as long as the run takes
-
-    def call(self, what: Callable[..., Any], *args: Any, **kwargs: Any) -> Any: ...
-    def unavailable(self, exc: Exception) -> ServerUnavailable: ...
-    def server_state(self, run_id: str, checkpoint_id: str | None = None) -> dict: ...
-    def state(self, run_id: str) -> dict: ...
-    def schema_of(self, design: Design) -> type | None: ...
-    def prepare(
-        self, design: Design
-    ) -> tuple[CompiledStateGraph, BaseChatModel, BaseChatModel]: ...
-    def run_metadata(self, run_id: str, design: Design) -> dict[str, Any]: ...
-    def reconcile_events(self, run_id: str, design: Design, compiled: StateHistory) -> None: ...
-    def release(self, run_id: str) -> None: ...
-    def done_with(self, run_id: str, cancel: StopSignal | None) -> None: ...
-    def trace_out(self, run_id: str) -> None: ...
-    def tell_approval(self, kind: str, run_id: str, item: dict | None = None) -> None: ...
-    def snapshot_of(self, run_id: str, checkpoint_id: str | None = None) -> Any: ...
-    def history_of(self, run_id: str) -> list[Any]: ...
 
 
 class ServerExecutor:
@@ -91,6 +65,53 @@ class ServerExecutor:
         self.service = service
         self._lock = threading.Lock()
         self._server_runs: dict[str, str] = {}  # our run id -> the server's run in progress
+
+    def refuse_start(self, design: Design) -> None:
+        """Refused in one sentence (nothing recorded, the question left with the caller):
+        a replay, which answers from recordings kept by this app, and any run while the
+        server does not answer."""
+        if design.model is not None and design.model.replay_of:
+            raise ValueError(
+                "A replay answers from a recording kept by this app, so it runs in this app's "
+                "process: runs on a LangGraph Server (STEPWISE_SERVER_URL) cannot be replayed."
+            )
+        problem = self.service.health()
+        if problem:
+            raise ServerUnavailable(problem)
+
+    def notice_answers(self) -> None:
+        """The questions another client answered on the server (``answered_elsewhere``):
+        they show as decided, their runs go on."""
+        answered_elsewhere.notice(self.service)
+
+    def history(self, run_id: str, design: Design) -> list[ServerSnapshot]:
+        """The thread's checkpoints on the server, oldest first."""
+        service = self.service
+        schema = service.schema_of(design)
+        states = service.call(service.client.threads.get_history, thread_of(run_id), limit=1000)
+        return [snapshot_from(s, schema) for s in reversed(states)]
+
+    def state(self, run_id: str, design: Design) -> dict:
+        """The run's state now, from the server's last checkpoint of its thread."""
+        values = self.service.server_state(run_id).get("values") or {}
+        return revive_state(values, self.service.schema_of(design))
+
+    def timeline(self, run_id: str, design: Design, inner: bool) -> list[dict]:
+        """Each checkpoint of the run's server thread, oldest first (top graph only)."""
+        fields = get_system(design.system).forks.timeline_fields
+        shown = (*fields, *(f for f in CONVERSATION_FIELDS if f not in fields))
+        snaps = self.history(run_id, design)
+        rows: list[dict] = []
+        previous: dict = {}
+        for i in range(len(snaps)):
+            row = checkpoint_row(snaps, i, shown, previous)
+            row["index"] = i
+            rows.append(row)
+            previous = row["fields"]
+        return rows
+
+    def inner_checkpoints(self, run_id: str, design: Design) -> list[dict]:
+        return []  # a server thread's subgraph checkpoints are not listed here
 
     def admit(self, run_id: str, design: Design, run_input: Any) -> None:
         """A new run's thread is created here, so a server that went down since ``start``

@@ -10,9 +10,9 @@ local run writes it, so the pages keep reading the store. The server's workers d
 work and bound how many runs go at once; this process only waits on streams. The thread
 on the server has the run's id (as a UUID).
 
-Still a subclass of ``RunService`` (issue 32.3, open): the running is its executor's, but
-the methods that read or write a run's checkpoints (start, decide, resume, redirect, fork,
-timeline, state, pending_approvals) are overridden here, their state being on the server.
+Still a subclass of ``RunService`` (issue 32.3, open): running and reading a run are its
+executor's, but the four methods that write a run's checkpoints (decide, resume,
+redirect, fork) are overridden here, their state being on the server.
 """
 
 from __future__ import annotations
@@ -26,11 +26,10 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command
 from langgraph_sdk.errors import NotFoundError
 
-from graph.kernel.checkpoints import CONVERSATION_FIELDS, checkpoint_row, fork_point
+from graph.kernel.checkpoints import fork_point
 from graph.kernel.design import Design
 from graph.kernel.system import get_system
 from graph.served import as_json
-from graph.service import answered_elsewhere
 from graph.service.run_service import RunService
 from graph.service.runs import StopSignal
 from graph.service.server_client import sdk_client, sends_key_to
@@ -140,19 +139,6 @@ class ServerRunService(RunService):
 
     # ------------------------------------------------------------- running
 
-    def start(self, question: str, design: Design, *args: Any, **kwargs: Any) -> str:
-        """``RunService.start``, refused in one sentence (nothing recorded, the question
-        left with the caller) while the server does not answer."""
-        if design.model is not None and design.model.replay_of:
-            raise ValueError(
-                "A replay answers from a recording kept by this app, so it runs in this app's "
-                "process: runs on a LangGraph Server (STEPWISE_SERVER_URL) cannot be replayed."
-            )
-        problem = self.health()
-        if problem:
-            raise ServerUnavailable(problem)
-        return super().start(question, design, *args, **kwargs)
-
     def follow_again(self) -> int:
         """Runs left live in the store by a process that stopped: still running on the
         server, they are followed again; else their end is read from the server."""
@@ -185,12 +171,6 @@ class ServerRunService(RunService):
                 self._live[record.id] = (future, cancel)
             followed += 1
         return followed
-
-    def pending_approvals(self) -> list[dict]:
-        """As a local service's, after noticing the questions another client answered on
-        the server (``answered_elsewhere``): those show as decided, their runs go on."""
-        answered_elsewhere.notice(self)
-        return super().pending_approvals()
 
     def _pending_ids(self, run_id: str) -> set[str]:
         return {i["id"] for i in self.server_state(run_id).get("interrupts") or []}
@@ -289,9 +269,7 @@ class ServerRunService(RunService):
 
     def _history(self, run_id: str, design: Design) -> list[ServerSnapshot]:
         """The thread's checkpoints on the server, oldest first."""
-        schema = self.schema_of(design)
-        states = self.call(self.client.threads.get_history, thread_of(run_id), limit=1000)
-        return [snapshot_from(s, schema) for s in reversed(states)]
+        return self.server_executor.history(run_id, design)
 
     def history_of(self, run_id: str) -> list[ServerSnapshot]:
         """The run's checkpoints on the server, newest first (as LangGraph lists them)."""
@@ -302,29 +280,6 @@ class ServerRunService(RunService):
         """The run's state on the server (at ``checkpoint_id``), as a snapshot."""
         _, design = self.stored(run_id)
         return snapshot_from(self.server_state(run_id, checkpoint_id), self.schema_of(design))
-
-    def timeline(self, run_id: str, inner: bool = False) -> list[dict]:
-        """Each checkpoint of the run's server thread, oldest first (top graph only)."""
-        _, design = self.stored(run_id)
-        fields = get_system(design.system).forks.timeline_fields
-        shown = (*fields, *(f for f in CONVERSATION_FIELDS if f not in fields))
-        snaps = self._history(run_id, design)
-        rows: list[dict] = []
-        previous: dict = {}
-        for i in range(len(snaps)):
-            row = checkpoint_row(snaps, i, shown, previous)
-            row["index"] = i
-            rows.append(row)
-            previous = row["fields"]
-        return rows
-
-    def inner_checkpoints(self, run_id: str) -> list[dict]:
-        return []  # a server thread's subgraph checkpoints are not listed here
-
-    def state(self, run_id: str) -> dict:
-        """The run's state now, from the server's last checkpoint of its thread."""
-        _, design = self.stored(run_id)
-        return revive_state(self.server_state(run_id).get("values") or {}, self.schema_of(design))
 
     def checkpoint(self, run_id: str) -> tuple[tuple[str, ...], dict]:
         """What runs next from the run's last checkpoint, and the state there."""

@@ -1,4 +1,5 @@
-"""What a LangGraph Server sends back, read as a local run's: snapshots, states, messages.
+"""What a LangGraph Server sends back, read as a local run's: snapshots, states, messages;
+and ``ServerSide``, what the server executor uses of its run service.
 
 Shared by the server run service (``server_runs.py``) and its executor
 (``server_executor.py``), so that neither imports the other for them.
@@ -11,15 +12,21 @@ import typing
 import uuid
 from dataclasses import dataclass, field
 from types import SimpleNamespace
-from typing import Any, Iterator, Protocol
+from typing import Any, Callable, Iterator, Protocol
 
+from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AnyMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph.state import CompiledStateGraph
+from langgraph_sdk.client import SyncLangGraphClient
 from langgraph_sdk.schema import StreamMode
 from pydantic import TypeAdapter, ValidationError
 
 from graph.errors import StepwiseError
+from graph.kernel.design import Design
+from graph.service.runs import StateHistory, StopSignal
+from graph.service.store import Store
+from graph.settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -156,3 +163,36 @@ class ServerGraph:
 
     def get_state_history(self, config: RunnableConfig, **kwargs: Any) -> Iterator[ServerSnapshot]:
         return iter(self._service.history_of(config["configurable"]["thread_id"]))
+
+
+class ServerSide(Protocol):
+    """What the executor uses of its service (``ServerRunService``)."""
+
+    store: Store
+    settings: Settings
+    url: str
+    owner: str
+    lease_s: float
+    elsewhere_checked_at: float  # answered_elsewhere.notice's last look
+    client: SyncLangGraphClient  # requests that give up soon
+    streams: SyncLangGraphClient  # a run's stream, which waits as long as the run takes
+
+    def call(self, what: Callable[..., Any], *args: Any, **kwargs: Any) -> Any: ...
+    def health(self) -> str: ...
+    def is_live(self, run_id: str) -> bool: ...
+    def follow_again(self) -> int: ...
+    def unavailable(self, exc: Exception) -> ServerUnavailable: ...
+    def server_state(self, run_id: str, checkpoint_id: str | None = None) -> dict: ...
+    def state(self, run_id: str) -> dict: ...
+    def schema_of(self, design: Design) -> type | None: ...
+    def prepare(
+        self, design: Design
+    ) -> tuple[CompiledStateGraph, BaseChatModel, BaseChatModel]: ...
+    def run_metadata(self, run_id: str, design: Design) -> dict[str, Any]: ...
+    def reconcile_events(self, run_id: str, design: Design, compiled: StateHistory) -> None: ...
+    def release(self, run_id: str) -> None: ...
+    def done_with(self, run_id: str, cancel: StopSignal | None) -> None: ...
+    def trace_out(self, run_id: str) -> None: ...
+    def tell_approval(self, kind: str, run_id: str, item: dict | None = None) -> None: ...
+    def snapshot_of(self, run_id: str, checkpoint_id: str | None = None) -> Any: ...
+    def history_of(self, run_id: str) -> list[Any]: ...
