@@ -32,11 +32,18 @@ if TYPE_CHECKING:
     from graph.service.runs import StopSignal
 
 
+class LegEnd(Protocol):
+    """How one leg of a local run's stream stopped (``RunOutcome``, ``run_processes.Ended``)."""
+
+    @property
+    def status(self) -> str: ...
+
+    @property
+    def reason(self) -> str: ...
+
+
 # One leg of a local run: drive its stream from ``run_input`` until it stops.
-Drive = Callable[
-    [str, Design, "CompiledStateGraph", Any, bool, "StopSignal"],
-    Any,  # RunOutcome or run_processes.Ended: both carry .status and .reason
-]
+Drive = Callable[[str, Design, "CompiledStateGraph", Any, bool, "StopSignal"], LegEnd]
 
 
 class RunExecutor(Protocol):
@@ -128,7 +135,7 @@ class LocalRuns(Protocol):
         run_input: Any,
         step_mode: bool,
         cancel: StopSignal,
-    ) -> Any: ...
+    ) -> LegEnd: ...
 
     def computes_without_pause(self, design: Design) -> bool: ...
 
@@ -254,7 +261,7 @@ class ProcessExecutor:
         run_input: Any,
         step_mode: bool,
         cancel: StopSignal,
-    ) -> Any:
+    ) -> LegEnd:
         """One leg in a worker process (raises ``WorkerDied`` / ``RunFailed``)."""
         return self.processes.run(
             run_id,

@@ -61,7 +61,13 @@ from graph.service.leases import LeaseGuardedSaver, LeaseLost, Leases
 from graph.service.model_profiles import ModelProfiles
 from graph.service.questions import checked_question
 from graph.service.replays import recorded_model, replay_design
-from graph.service.run_executors import Drive, ProcessExecutor, RunExecutor, ThreadExecutor
+from graph.service.run_executors import (
+    Drive,
+    LegEnd,
+    ProcessExecutor,
+    RunExecutor,
+    ThreadExecutor,
+)
 from graph.service.run_processes import RunFailed, RunProcesses, WorkerDied
 from graph.service.runs import (
     RunOutcome,
@@ -468,7 +474,7 @@ class RunService:
         return run_metadata(run_id, design.system, record.prompt_versions if record else {})
 
     def _redirect_or_finish(
-        self, run_id: str, cancel: StopSignal, outcome: Any
+        self, run_id: str, cancel: StopSignal, outcome: LegEnd
     ) -> tuple[Callable, str, int | None] | None:
         """The next redirect asked of this run; or, with none pending, its final status
         written and the run no longer live, both under the lock ``redirect`` queues with:
