@@ -16,10 +16,9 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from graph.service.server_runs import ServerRunService
+from graph.service.store import Store
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +42,21 @@ def _decided(approvals: list, item: dict) -> dict:
     return found[-1] if found else {}
 
 
-def notice(service: ServerRunService) -> int:
+class Watched(Protocol):
+    """What ``notice`` uses of the server run service (``ServerRunService``)."""
+
+    store: Store
+    owner: str
+    lease_s: float
+    elsewhere_checked_at: float
+
+    def is_live(self, run_id: str) -> bool: ...
+    def server_state(self, run_id: str, checkpoint_id: str | None = None) -> dict: ...
+    def release(self, run_id: str) -> None: ...
+    def follow_again(self) -> int: ...
+
+
+def notice(service: Watched) -> int:
     """Record the questions of waiting runs that another client answered on the server,
     and follow those runs again; how many runs. At most every ``CHECK_EVERY_S``."""
     now = time.monotonic()
@@ -85,7 +98,7 @@ def notice(service: ServerRunService) -> int:
             )
             noticed += 1
         finally:
-            service._release(record.id)
+            service.release(record.id)
     if noticed:
-        service._follow_again()  # rejoins it: its stream, or its end
+        service.follow_again()  # rejoins it: its stream, or its end
     return noticed

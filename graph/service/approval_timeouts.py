@@ -13,22 +13,45 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import TYPE_CHECKING
+from typing import Protocol
 
+from graph.kernel.design import Design
 from graph.models.chat import describe_error
 from graph.service.disk_space import DiskFull
-
-if TYPE_CHECKING:
-    from graph.service.run_service import RunService
+from graph.service.store import RunRecord
+from graph.settings import Settings
 
 log = logging.getLogger(__name__)
+
+
+class Decider(Protocol):
+    """What the timeouts use of their run service (``RunService``'s public members)."""
+
+    settings: Settings
+    timeout_tick_s: float
+
+    @property
+    def closed(self) -> bool: ...
+    def pause(self, seconds: float) -> None: ...
+    def pending_approvals(self) -> list[dict]: ...
+    def stored(self, run_id: str) -> tuple[RunRecord, Design]: ...
+    def decide(
+        self,
+        run_id: str,
+        interrupt_id: str,
+        decision: str,
+        query: str = "",
+        reason: str = "",
+        by: str = "human",
+    ) -> None: ...
+    def tell_approval(self, kind: str, run_id: str, item: dict | None = None) -> None: ...
 
 
 class ApprovalTimeouts:
     """The timeouts one run service applies, and those it holds until the store can take
     them: (run id, interrupt id) -> (why, since when)."""
 
-    def __init__(self, service: RunService):
+    def __init__(self, service: Decider):
         self.service = service
         self._lock = threading.Lock()
         self._held: dict[tuple[str, str], tuple[str, float]] = {}
@@ -53,7 +76,7 @@ class ApprovalTimeouts:
     def _apply_one(self, item: dict, now: float) -> bool:
         run_id, interrupt_id = item["run_id"], item["id"]
         try:
-            _, design = self.service._stored(run_id)
+            _, design = self.service.stored(run_id)
         except Exception as exc:  # deleted, or a design this build cannot read: logged by _hold
             self._hold(run_id, interrupt_id, describe_error(exc, self.service.settings), now, exc)
             return False
@@ -81,7 +104,7 @@ class ApprovalTimeouts:
             self._held.pop((run_id, interrupt_id), None)
         if held:
             log.warning("Run %s: its approval's timeout applied (%s).", run_id, reason)
-        self.service._tell_approval("timeout", run_id, item)
+        self.service.tell_approval("timeout", run_id, item)
         return True
 
     def _hold(
@@ -109,14 +132,14 @@ class ApprovalTimeouts:
     def watch(self) -> None:
         """The thread's loop, until the service closes."""
         service = self.service
-        while not service._closed:
+        while not service.closed:
             try:
                 self.apply()
                 if self._unchecked:
                     log.warning("Approval timeouts are checked again.")
                     self._unchecked = ""
             except Exception as exc:  # the store closing or away: said once, tried next tick
-                if not service._closed and str(exc) != self._unchecked:
+                if not service.closed and str(exc) != self._unchecked:
                     log.warning("Approval timeouts could not be checked: %s", exc, exc_info=exc)
                 self._unchecked = str(exc)
-            service._stop.wait(service.timeout_tick_s)
+            service.pause(service.timeout_tick_s)

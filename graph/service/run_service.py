@@ -4,6 +4,8 @@ A click reruns the page script, which would kill a run living inside it; so runs
 here, in background threads that write every event to the store and never touch
 Streamlit. Pages only start, cancel and read. All runs share one LangGraph
 checkpointer (the state, for resume, replay and forks); the store holds what happened.
+Who drives a run's stream is the service's ``RunExecutor`` (``run_executors.py``: this
+process's threads, worker processes, or a LangGraph Server's ``server_executor.py``).
 
 Over 400 lines: start, resume, redirect, cancel, crash recovery and run leases share
 one lock and one table of live runs; split, that discipline would be spread over several
@@ -32,7 +34,6 @@ from langgraph.types import Command, Durability
 
 from graph.agents.user_agent_tools import use_mcp_servers
 from graph.kernel.checkpoints import (
-    checkpoint_timeline,
     fork_point,
     fork_state,
     history,
@@ -41,7 +42,6 @@ from graph.kernel.checkpoints import (
 )
 from graph.kernel.conversation import follow_up_plan
 from graph.kernel.design import Design
-from graph.kernel.inner_checkpoints import inner_timeline, interleave
 from graph.kernel.system import get_system
 from graph.models.chat import describe_error, make_chat_model, model_label
 from graph.models.modes import ModeBook
@@ -62,7 +62,14 @@ from graph.service.leases import LeaseGuardedSaver, LeaseLost, Leases
 from graph.service.model_profiles import ModelProfiles
 from graph.service.questions import checked_question
 from graph.service.replays import recorded_model, replay_design
-from graph.service.run_processes import Ended, RunFailed, RunProcesses, WorkerDied
+from graph.service.run_executors import (
+    Drive,
+    LegEnd,
+    ProcessExecutor,
+    RunExecutor,
+    ThreadExecutor,
+)
+from graph.service.run_processes import RunFailed, RunProcesses, WorkerDied
 from graph.service.runs import (
     RunOutcome,
     StateHistory,
@@ -86,6 +93,8 @@ from graph.settings import Settings, get_settings
 from graph.stopping import Stopped
 
 ModelFactory = Callable[[str], BaseChatModel]
+# Makes the executor a service runs its runs with (``graph/service/run_executors.py``).
+ExecutorFactory = Callable[["RunService"], RunExecutor]
 log = logging.getLogger(__name__)
 
 
@@ -120,6 +129,7 @@ class RunService:
         claim_orphans: bool = True,
         processes: int | None = None,
         durability: Durability = "async",
+        executor: ExecutorFactory | None = None,
     ):
         self.store = store
         # When LangGraph saves a run's checkpoints: "async" (its default) on a thread of its
@@ -149,12 +159,19 @@ class RunService:
         self.modes = ModeBook(store)
         # The Model page's profiles: the active one is the model of the runs started here.
         self.profiles = ModelProfiles(store, self.settings)
-        self._executor = ThreadPoolExecutor(
-            max_workers=max_workers, thread_name_prefix="stepwise-run"
-        )
+        self._pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="stepwise-run")
         # With processes, a worker thread here waits while a worker process drives the
         # stream (CPU-bound runs in parallel); everything else stays in this process.
         self.processes = RunProcesses(self.settings, processes) if processes else None
+        # Who runs the runs: ``executor(self)`` when given (a LangGraph Server's), else
+        # worker processes or this process's threads.
+        self.executor: RunExecutor
+        if executor is not None:
+            self.executor = executor(self)
+        elif self.processes is not None:
+            self.executor = ProcessExecutor(self, self.processes)
+        else:
+            self.executor = ThreadExecutor(self)
         self._lock = threading.Lock()
         self._decide_lock = threading.Lock()  # a human and the timeout never both answer
         self._live: dict[str, tuple[Future, StopSignal]] = {}
@@ -284,6 +301,7 @@ class RunService:
         worker), record the run as queued and hand it to a worker; returns the run id.
         ``pool``: other workers than the service's own (an experiment's bounded pool);
         ``prepared``: ``prepare(design)`` of this same design, built once for many runs."""
+        self.executor.refuse_start(design)
         if self._closed:
             raise RuntimeError("The run service has been shut down.")
         self._check_room()
@@ -330,6 +348,10 @@ class RunService:
             lease_s=self.lease_s,
         )
 
+    def compiled_of(self, design: Design) -> CompiledStateGraph:
+        """The design's compiled graph on this process's checkpointer."""
+        return self._graph(design)[0]
+
     def prepare(self, design: Design) -> tuple[CompiledStateGraph, BaseChatModel, BaseChatModel]:
         """Validate a design and build its graph once, for many runs of it (a compiled
         graph serves concurrent runs, each on its own thread id): an experiment's variant
@@ -346,16 +368,17 @@ class RunService:
         step_mode: bool,
         pool: ThreadPoolExecutor | None = None,
     ) -> None:
+        self.executor.admit(run_id, design, run_input)
         cancel = StopSignal()
         with self._lock:
             if run_id in self._live:
                 raise ValueError("The run is already in progress.")
-            future = (pool or self._executor).submit(
-                self._work, run_id, design, compiled, run_input, step_mode, cancel
+            future = (pool or self._pool).submit(
+                self.executor.work, run_id, design, compiled, run_input, step_mode, cancel
             )
             self._live[run_id] = (future, cancel)
 
-    def _work(
+    def work_here(
         self,
         run_id: str,
         design: Design,
@@ -363,34 +386,23 @@ class RunService:
         run_input: Any,
         step_mode: bool,
         cancel: StopSignal,
+        drive: Drive,
     ) -> None:
-        """The worker: never raises, never calls Streamlit; the store gets the outcome,
-        unless the run is lost to another process (then nothing more is written)."""
+        """A local executor's worker: each leg of the stream driven by ``drive`` (here
+        or in a worker process), queued redirects applied between legs, the run's end
+        written. Never raises, never calls Streamlit; the store gets the outcome, unless
+        the run is lost to another process (then nothing more is written)."""
         leftover: list = []
         self.leases.hold(run_id)
         try:
-            # This service submits a compiled graph; only the server runtime's _work has none.
+            # A local run is always submitted with its compiled graph.
             assert compiled is not None
             if cancel.is_set() and not cancel.redirecting:
                 self._set_status(run_id, "cancelled", "Cancelled before it started.")
                 return
             self._set_status(run_id, "running")
             while True:
-                outcome: Ended | RunOutcome
-                if self.processes is not None:
-                    outcome = self.processes.run(
-                        run_id,
-                        design,
-                        run_input,
-                        step_mode,
-                        cancel,
-                        alone=self.computes_without_pause(design),
-                        owner=self.owner,
-                    )
-                else:
-                    outcome = self.continue_here(
-                        run_id, design, compiled, run_input, step_mode, cancel
-                    )
+                outcome = drive(run_id, design, compiled, run_input, step_mode, cancel)
                 redirect = self._redirect_or_finish(run_id, cancel, outcome)
                 if redirect is None:
                     break
@@ -418,12 +430,12 @@ class RunService:
                 if entry is not None and entry[1] is cancel:  # not a newer worker's entry
                     self._live.pop(run_id)
                     if run_id not in self._unwritten:  # held until its end is written
-                        self._release(run_id)
+                        self.release(run_id)
                 leftover = self._redirects.pop(run_id, [])
             if lost:  # recorded ones are in the store, for the process that has the run
                 leftover = []
             else:
-                self._trace_out(run_id)
+                self.trace_out(run_id)
             for plan, note, redirect_id in leftover:  # left by a worker that failed: apply now
                 try:
                     self.redirect(run_id, plan=plan, note=note)
@@ -465,7 +477,7 @@ class RunService:
         return run_metadata(run_id, design.system, record.prompt_versions if record else {})
 
     def _redirect_or_finish(
-        self, run_id: str, cancel: StopSignal, outcome: Ended | RunOutcome
+        self, run_id: str, cancel: StopSignal, outcome: LegEnd
     ) -> tuple[Callable, str, int | None] | None:
         """The next redirect asked of this run; or, with none pending, its final status
         written and the run no longer live, both under the lock ``redirect`` queues with:
@@ -482,16 +494,29 @@ class RunService:
                     lambda: self._set_status(run_id, outcome.status, outcome.reason)
                 )
             if outcome.status == "waiting":  # its end event made it so: a human is asked
-                self._tell_approval("waiting", run_id)
+                self.tell_approval("waiting", run_id)
             self._live.pop(run_id, None)
-            self._release(run_id)
+            self.release(run_id)
             return None
 
     def thread_of(self, run_id: str) -> str:
-        """The LangGraph thread a run's state lives in: its id, here."""
-        return run_id
+        """The LangGraph thread a run's state lives in (its executor's)."""
+        return self.executor.thread_of(run_id)
 
-    def _trace_out(self, run_id: str) -> None:
+    def done_with(self, run_id: str, cancel: StopSignal | None) -> None:
+        """A worker's run is no longer live here: let go of it (only when it is still the
+        worker's own entry, ``cancel``; None: whichever entry it has)."""
+        with self._lock:
+            entry = self._live.get(run_id)
+            if cancel is None or (entry is not None and entry[1] is cancel):
+                self._live.pop(run_id, None)
+                self.release(run_id)
+
+    def forget_checkpoints(self, thread_id: str) -> None:
+        """Delete a thread's checkpoints from this process's checkpointer."""
+        self.checkpointer.delete_thread(thread_id)
+
+    def trace_out(self, run_id: str) -> None:
         """A run that has ended, sent to the OTLP backend when one is configured (once:
         a run waiting for a person is sent when it ends after the answer)."""
         if self.otel is None:
@@ -598,11 +623,14 @@ class RunService:
             with self._lock:
                 self._unwritten.pop(run_id, None)
                 if run_id not in self._live:
-                    self._release(run_id)
+                    self.release(run_id)
 
     def _stop_lost(self, run_id: str) -> None:
         """``Leases.on_lost``: a run taken from this process stops before its next node
-        (its checkpoint writes are refused from now on anyway)."""
+        (its checkpoint writes are refused from now on anyway). A server run goes on
+        there, for the process that holds it now: not stopped (``stops_when_lost``)."""
+        if not self.executor.stops_when_lost:
+            return
         with self._lock:
             entry = self._live.get(run_id)
             self._redirects.pop(run_id, None)  # recorded ones wait in the store
@@ -612,8 +640,9 @@ class RunService:
 
     # ------------------------------------------------------------- leases
 
-    def _release(self, run_id: str) -> None:
-        """Let go of a run this process no longer runs (called under ``_lock``)."""
+    def release(self, run_id: str) -> None:
+        """Let go of a run this process no longer runs (called under ``_lock`` by the
+        worker loop; also by a server executor and ``answered_elsewhere``)."""
         try:
             self.store.release_run(run_id, self.owner)
         except Exception as exc:  # the store is gone: the lease runs out by itself
@@ -641,7 +670,7 @@ class RunService:
         except BaseException:
             with self._lock:
                 if run_id not in self._live:
-                    self._release(run_id)
+                    self.release(run_id)
             raise
 
     def _mark_orphans(self) -> int:
@@ -795,7 +824,7 @@ class RunService:
                 (self._plan_of(r["spec"], design, compiled), r["note"], r["id"]) for r in rest
             ]
 
-    def _reconcile_events(self, run_id: str, design: Design, compiled: StateHistory) -> None:
+    def reconcile_events(self, run_id: str, design: Design, compiled: StateHistory) -> None:
         """Log the node updates a crash kept out of the event log (saved in the checkpoints,
         never logged), so the log, the drawn graph and the run's state agree; a run
         logged before updates were keyed is left as it is."""
@@ -828,7 +857,7 @@ class RunService:
         """A follow-up message in the run's conversation (any system, at any time): the
         ``before_run`` hook (the guardrail, when on) takes it first; a main agent mid-work
         keeps its plan and takes the message when it finishes."""
-        _, design = self._stored(run_id)
+        _, design = self.stored(run_id)
         compiled, _, _ = self._graph(design)
         if text.strip():
             checked_question(text, self.settings, "message")
@@ -876,13 +905,13 @@ class RunService:
                     entry[1].redirecting = True
                     entry[1].set()
                     return
-            record, design = self._stored(run_id)
+            record, design = self.stored(run_id)
             if record.status in LIVE_STATUSES and self.store.run_lease(run_id)[0] == self.owner:
                 raise ValueError("The run is starting; try again in a moment.")
             with self._holding(run_id):  # refused while another live process runs it
                 if compiled is None:
                     compiled, _, _ = self._graph(design)
-                self._reconcile_events(run_id, design, compiled)
+                self.reconcile_events(run_id, design, compiled)
                 self._apply_redirect(run_id, compiled, plan, note)
                 self.store.set_run_status(run_id, "queued", note or "Sent on.")
                 self._submit(run_id, design, compiled, None, False)
@@ -891,7 +920,7 @@ class RunService:
         """The human edited the run's request, while it runs or after (a system that
         ``Forks.edit_goto``): it goes on from the state the run stops at, at the system's
         ``edit_goto`` (hierarchical_teams: the lead replans, keeping finished subtasks)."""
-        _, design = self._stored(run_id)
+        _, design = self.stored(run_id)
         system = get_system(design.system)
         if system.forks.edit_goto is None:
             raise ValueError(f"A {design.system} run has no request to edit.")
@@ -922,7 +951,8 @@ class RunService:
 
     # ------------------------------------------------------------- after a pause
 
-    def _stored(self, run_id: str) -> tuple[RunRecord, Design]:
+    def stored(self, run_id: str) -> tuple[RunRecord, Design]:
+        """A run's record and its design (KeyError naming the run when there is none)."""
         record = self.store.run(run_id)
         if record is None:
             raise KeyError(f"No run {run_id!r}.")
@@ -933,6 +963,7 @@ class RunService:
         run's question, system, design timeout (``timeout_s``, ``timeout_action``) and
         place in an experiment (``experiment``: None when the run is in none) and, when
         its timeout is due but the store could not take it yet, why (``timeout_held``)."""
+        self.executor.notice_answers()
         pending = []
         for record in self.store.runs(status="waiting", limit=1000):
             for item in self.store.pending_interrupts(record.id):
@@ -982,7 +1013,7 @@ class RunService:
     ) -> None:
         """Answer one pending question of a waiting run; the run goes on in a worker."""
         with self._decide_lock:
-            record, design = self._stored(run_id)
+            record, design = self.stored(run_id)
             compiled, _, _ = self._graph(design)
             config: RunnableConfig = {"configurable": {"thread_id": run_id}}
             if record.status != "waiting" or interrupt_id not in {
@@ -1026,7 +1057,7 @@ class RunService:
         """Go on from the last checkpoint: a run interrupted by a crash, or a paused one
         (``step_mode``: one node, then pause again)."""
         self._write_unwritten()  # a run the database cut off: its end first, then resume
-        record, design = self._stored(run_id)
+        record, design = self.stored(run_id)
         if self.is_live(run_id) or (
             record.status in LIVE_STATUSES and self.store.run_lease(run_id)[0] == self.owner
         ):
@@ -1037,7 +1068,7 @@ class RunService:
             raise ValueError(f"A {record.status} run cannot be resumed.")
         with self._holding(run_id):
             compiled, _, _ = self._graph(design)
-            self._reconcile_events(run_id, design, compiled)
+            self.reconcile_events(run_id, design, compiled)
             self._take_queued_redirects(run_id, design, compiled)
             if not pending_nodes(compiled.get_state({"configurable": {"thread_id": run_id}})):
                 raise ValueError("Nothing left to run: the run reached its end.")
@@ -1055,20 +1086,14 @@ class RunService:
         """Each checkpoint of the run, oldest first, projected for teaching; ``inner``:
         with the checkpoints saved inside its subgraphs (its teams) placed after the
         top-graph checkpoint each ran from, labelled with the team (``inside``)."""
-        _, design = self._stored(run_id)
-        compiled, _, _ = self._graph(design)
-        system = get_system(design.system)
-        root = checkpoint_timeline(compiled, run_id, system.forks.timeline_fields)
-        if not inner:
-            return root
-        return interleave(root, inner_timeline(compiled, run_id, system.forks.inner_fields))
+        _, design = self.stored(run_id)
+        return self.executor.timeline(run_id, design, inner)
 
     def inner_checkpoints(self, run_id: str) -> list[dict]:
         """The checkpoints saved inside the run's subgraphs (``inner_timeline``), to be
         placed in a top-graph timeline with ``interleave``."""
-        _, design = self._stored(run_id)
-        compiled, _, _ = self._graph(design)
-        return inner_timeline(compiled, run_id, get_system(design.system).forks.inner_fields)
+        _, design = self.stored(run_id)
+        return self.executor.inner_checkpoints(run_id, design)
 
     def fork(
         self,
@@ -1084,7 +1109,7 @@ class RunService:
         Without changes this replays from that checkpoint. A checkpoint inside a
         subgraph cannot be forked: its ``fork_from`` names the one to use. ``pace_s``:
         the new run's pace (None: the parent's)."""
-        record, design = self._stored(run_id)
+        record, design = self.stored(run_id)
         if pace_s is not None:
             design = design.model_copy(update={"pace_s": pace_s})
         compiled, planner, worker = self._graph(design)
@@ -1162,7 +1187,7 @@ class RunService:
         are the parent's, copied into the fork's log as replayed; every later call is live
         (``graph/service/prompt_forks.py``). Records its parent, checkpoint and the
         prompt version it used; ValueError in words when it cannot be made."""
-        record, design = self._stored(run_id)
+        record, design = self.stored(run_id)
         if record.is_live:
             raise ValueError("The run is still going: fork it once it has ended.")
         text, version = prompt_forks.chosen_version(
@@ -1225,6 +1250,7 @@ class RunService:
         if entry is None:
             return False
         entry[1].set()
+        self.executor.stop(run_id)
         return True
 
     def is_live(self, run_id: str) -> bool:
@@ -1236,10 +1262,9 @@ class RunService:
             return list(self._live)
 
     def state(self, run_id: str) -> dict:
-        """The run's state now, from its last checkpoint."""
-        _, design = self._stored(run_id)
-        compiled, _, _ = self._graph(design)
-        return dict(compiled.get_state({"configurable": {"thread_id": run_id}}).values or {})
+        """The run's state now, from its last checkpoint (where its executor keeps it)."""
+        _, design = self.stored(run_id)
+        return self.executor.state(run_id, design)
 
     def wait(self, run_id: str, timeout: float | None = None) -> RunRecord:
         """Block until the run has ended (TimeoutError if it has not within ``timeout``)."""
@@ -1262,7 +1287,7 @@ class RunService:
         if self.is_live(run_id):
             raise ValueError("The run is still in progress; cancel it first.")
         self.store.delete_run(run_id)
-        self.checkpointer.delete_thread(run_id)
+        self.executor.forget(run_id)
 
     def on_approval(self, callback: Callable[[str, str, dict | None], None]) -> None:
         """Have ``callback(kind, run_id, item)`` told when a run of this process starts
@@ -1272,12 +1297,22 @@ class RunService:
         with self._lock:
             self._approval_hooks.append(callback)
 
-    def _tell_approval(self, kind: str, run_id: str, item: dict | None = None) -> None:
+    def tell_approval(self, kind: str, run_id: str, item: dict | None = None) -> None:
+        """Tell the ``on_approval`` callbacks (a timeout answered ``item``; a run waits)."""
         for hook in list(self._approval_hooks):
             try:
                 hook(kind, run_id, item)
             except Exception:  # word outside the app never stops a run
                 log.exception("run %s: telling of %s failed", run_id, kind)
+
+    @property
+    def closed(self) -> bool:
+        """Whether ``shutdown`` was asked: the service's own threads stop."""
+        return self._closed
+
+    def pause(self, seconds: float) -> None:
+        """Wait ``seconds`` on a thread of the service's, or less when it shuts down."""
+        self._stop.wait(seconds)
 
     def on_shutdown(self, callback: Callable[..., None]) -> None:
         """Have ``callback(wait=, cancel=)`` called first when this service shuts down (an
@@ -1298,14 +1333,13 @@ class RunService:
                 event.set()
         for hook in list(self._shutdown_hooks):
             hook(wait=wait, cancel=cancel)
-        self._executor.shutdown(wait=wait, cancel_futures=cancel)
-        if self.processes is not None:
-            self.processes.shutdown(wait=wait)
+        self._pool.shutdown(wait=wait, cancel_futures=cancel)
+        self.executor.shutdown(wait=wait)
         with self._lock:
             never_started = [rid for rid, (future, _) in self._live.items() if future.cancelled()]
             for run_id in never_started:
                 self._live.pop(run_id)
-                self._release(run_id)
+                self.release(run_id)
         for run_id in never_started:
             self.store.set_run_status(run_id, "cancelled", "Cancelled before it started.")
         if wait:

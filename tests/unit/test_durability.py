@@ -13,8 +13,8 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
 
 from graph.kernel.design import Design
-from graph.service.run_processes import worker_service
 from graph.service.run_service import RunService
+from graph.service.run_worker import worker_service
 from graph.service.runs import continue_run
 from graph.service.store import Store
 from graph.settings import Settings

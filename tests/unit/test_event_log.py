@@ -214,7 +214,7 @@ def test_an_update_missing_from_the_log_is_recovered_from_the_checkpoints_on_res
     assert nodes[:2] == ["planner", "data_researcher"]  # the executor's first step is missing
     (missing,) = missed_updates(compiled, "t-lost", store.update_keys("t-lost"))
     assert (missing.node, missing.key) == ("executor", dropped[0])
-    service._reconcile_events("t-lost", design(), compiled)
+    service.reconcile_events("t-lost", design(), compiled)
     assert store.nodes_run("t-lost").count("executor") == nodes.count("executor") + 1
     assert missed_updates(compiled, "t-lost", store.update_keys("t-lost")) == []
     service.shutdown()

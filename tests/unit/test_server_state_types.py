@@ -17,7 +17,7 @@ def test_a_bus_read_back_from_the_server_holds_messages_not_dicts(store, setting
         claim_orphans=False,
     )
     try:
-        schema = service._schema(Design(system="supervisor_bus"))
+        schema = service.schema_of(Design(system="supervisor_bus"))
         sent = {"id": "m1", "from_": "supervisor", "to": "researcher", "type": "request"}
         state = revive_state({"bus": [sent]}, schema)
     finally:

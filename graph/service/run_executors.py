@@ -1,0 +1,297 @@
+"""Where a run's work happens: the ``RunExecutor`` protocol and its local implementations.
+
+``RunService`` orchestrates (records runs, claims them, queues redirects, answers
+approvals, keeps leases) and hands each piece of running work to one executor, chosen
+once when the service is made:
+
+- ``ThreadExecutor``: the run's stream is driven on a worker thread of this process (the
+  default);
+- ``ProcessExecutor``: a worker thread here waits while a worker process drives the stream
+  (``graph/service/run_processes.py``: CPU-bound runs in parallel);
+- ``ServerExecutor`` (``graph/service/server_executor.py``): the run is a thread on a
+  LangGraph Server and a worker thread here mirrors its stream into the store.
+
+The two local executors share the service's worker loop (leases, queued redirects, how
+a run ends: ``LocalRuns.work_here``) and differ only in who drives one leg of the stream.
+No executor imports another, nor the service (``pyproject.toml``'s import contracts).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable, Protocol
+
+from graph.kernel.checkpoints import checkpoint_timeline
+from graph.kernel.design import Design
+from graph.kernel.inner_checkpoints import inner_timeline, interleave
+from graph.kernel.system import get_system
+
+if TYPE_CHECKING:
+    from langgraph.graph.state import CompiledStateGraph
+
+    from graph.service.run_processes import RunProcesses
+    from graph.service.runs import StopSignal
+
+
+class LegEnd(Protocol):
+    """How one leg of a local run's stream stopped (``RunOutcome``, ``run_processes.Ended``)."""
+
+    @property
+    def status(self) -> str: ...
+
+    @property
+    def reason(self) -> str: ...
+
+
+# One leg of a local run: drive its stream from ``run_input`` until it stops.
+Drive = Callable[[str, Design, "CompiledStateGraph", Any, bool, "StopSignal"], LegEnd]
+
+
+class RunExecutor(Protocol):
+    """How the run service's runs execute. Every method but ``work`` is called in the
+    caller's thread; ``work`` is the body of a run's worker thread."""
+
+    # Whether a run this process lost to another (its lease taken over) is stopped here:
+    # a local run is (its writes are refused anyway); a server run goes on on the server,
+    # for the process that holds it now.
+    stops_when_lost: bool
+
+    def refuse_start(self, design: Design) -> None:
+        """Before a new run of ``design`` is recorded: raise, in words, when this executor
+        cannot run it now (a replay on a server, a server that does not answer)."""
+        ...
+
+    def admit(self, run_id: str, design: Design, run_input: Any) -> None:
+        """Before a run (new, answered, resumed, redirected) is handed to a worker: what
+        must be refused in the caller, not in the worker (the server's thread is made)."""
+        ...
+
+    def work(
+        self,
+        run_id: str,
+        design: Design,
+        compiled: CompiledStateGraph | None,
+        run_input: Any,
+        step_mode: bool,
+        cancel: StopSignal,
+    ) -> None:
+        """Run it until it stops (ends, waits, pauses, is cancelled); write its events and
+        end to the store. Never raises: a run ends in words."""
+        ...
+
+    def stop(self, run_id: str) -> None:
+        """After ``cancel`` was set for a live run: what else stops it (the server run)."""
+        ...
+
+    def thread_of(self, run_id: str) -> str:
+        """The LangGraph thread the run's state lives in."""
+        ...
+
+    def state(self, run_id: str, design: Design) -> dict:
+        """The run's state now, from its last checkpoint."""
+        ...
+
+    def timeline(self, run_id: str, design: Design, inner: bool) -> list[dict]:
+        """Each checkpoint of the run, oldest first, projected for teaching (``inner``:
+        with its subgraphs' checkpoints interleaved, where they are kept)."""
+        ...
+
+    def inner_checkpoints(self, run_id: str, design: Design) -> list[dict]:
+        """The checkpoints saved inside the run's subgraphs (none where not kept)."""
+        ...
+
+    def notice_answers(self) -> None:
+        """Before the service lists the questions waiting: learn of those answered
+        somewhere else (another client of a server)."""
+        ...
+
+    def forget(self, run_id: str) -> None:
+        """Delete the run's checkpoints (its store records are deleted by the service)."""
+        ...
+
+    def shutdown(self, wait: bool) -> None:
+        """Stop what the executor owns besides the service's worker threads."""
+        ...
+
+
+class LocalRuns(Protocol):
+    """What the local executors use of the run service."""
+
+    def work_here(
+        self,
+        run_id: str,
+        design: Design,
+        compiled: CompiledStateGraph | None,
+        run_input: Any,
+        step_mode: bool,
+        cancel: StopSignal,
+        drive: Drive,
+    ) -> None: ...
+
+    def continue_here(
+        self,
+        run_id: str,
+        design: Design,
+        compiled: CompiledStateGraph,
+        run_input: Any,
+        step_mode: bool,
+        cancel: StopSignal,
+    ) -> LegEnd: ...
+
+    def computes_without_pause(self, design: Design) -> bool: ...
+
+    def compiled_of(self, design: Design) -> CompiledStateGraph: ...
+
+    def forget_checkpoints(self, thread_id: str) -> None: ...
+
+    @property
+    def owner(self) -> str: ...
+
+
+class LocalCheckpoints:
+    """What both local executors read of a run's checkpoints: this process's checkpointer,
+    through the design's compiled graph (shared by composition, not inheritance)."""
+
+    def __init__(self, runs: LocalRuns) -> None:
+        self.runs = runs
+
+    def state(self, run_id: str, design: Design) -> dict:
+        compiled = self.runs.compiled_of(design)
+        return dict(compiled.get_state({"configurable": {"thread_id": run_id}}).values or {})
+
+    def timeline(self, run_id: str, design: Design, inner: bool) -> list[dict]:
+        compiled = self.runs.compiled_of(design)
+        system = get_system(design.system)
+        root = checkpoint_timeline(compiled, run_id, system.forks.timeline_fields)
+        if not inner:
+            return root
+        return interleave(root, inner_timeline(compiled, run_id, system.forks.inner_fields))
+
+    def inner_checkpoints(self, run_id: str, design: Design) -> list[dict]:
+        compiled = self.runs.compiled_of(design)
+        return inner_timeline(compiled, run_id, get_system(design.system).forks.inner_fields)
+
+
+class ThreadExecutor:
+    """Each run's stream is driven on the service's worker thread itself."""
+
+    stops_when_lost = True
+
+    def __init__(self, runs: LocalRuns) -> None:
+        self.runs = runs
+        self.checkpoints = LocalCheckpoints(runs)
+
+    def refuse_start(self, design: Design) -> None:
+        """Nothing to refuse: the caller builds and checks the design's graph."""
+
+    def state(self, run_id: str, design: Design) -> dict:
+        return self.checkpoints.state(run_id, design)
+
+    def timeline(self, run_id: str, design: Design, inner: bool) -> list[dict]:
+        return self.checkpoints.timeline(run_id, design, inner)
+
+    def inner_checkpoints(self, run_id: str, design: Design) -> list[dict]:
+        return self.checkpoints.inner_checkpoints(run_id, design)
+
+    def notice_answers(self) -> None:
+        """Nobody else answers a local run's questions."""
+
+    def admit(self, run_id: str, design: Design, run_input: Any) -> None:
+        """Nothing to refuse here: the graph was built by the caller."""
+
+    def work(
+        self,
+        run_id: str,
+        design: Design,
+        compiled: CompiledStateGraph | None,
+        run_input: Any,
+        step_mode: bool,
+        cancel: StopSignal,
+    ) -> None:
+        self.runs.work_here(
+            run_id, design, compiled, run_input, step_mode, cancel, self.runs.continue_here
+        )
+
+    def stop(self, run_id: str) -> None:
+        """The stop signal reaches the stream directly."""
+
+    def thread_of(self, run_id: str) -> str:
+        return run_id
+
+    def forget(self, run_id: str) -> None:
+        self.runs.forget_checkpoints(run_id)
+
+    def shutdown(self, wait: bool) -> None:
+        """Nothing of its own: the service's worker threads are the service's."""
+
+
+class ProcessExecutor:
+    """Each run's stream is driven by a worker process while the service's worker thread
+    waits for it (leases, redirects and the run's end stay in this process)."""
+
+    stops_when_lost = True
+
+    def __init__(self, runs: LocalRuns, processes: RunProcesses) -> None:
+        self.runs = runs
+        self.processes = processes
+        self.checkpoints = LocalCheckpoints(runs)
+
+    def refuse_start(self, design: Design) -> None:
+        """Nothing to refuse: the caller builds and checks the design's graph."""
+
+    def state(self, run_id: str, design: Design) -> dict:
+        return self.checkpoints.state(run_id, design)
+
+    def timeline(self, run_id: str, design: Design, inner: bool) -> list[dict]:
+        return self.checkpoints.timeline(run_id, design, inner)
+
+    def inner_checkpoints(self, run_id: str, design: Design) -> list[dict]:
+        return self.checkpoints.inner_checkpoints(run_id, design)
+
+    def notice_answers(self) -> None:
+        """Nobody else answers a local run's questions."""
+
+    def admit(self, run_id: str, design: Design, run_input: Any) -> None:
+        """Nothing to refuse here: the graph was built by the caller."""
+
+    def drive(
+        self,
+        run_id: str,
+        design: Design,
+        compiled: CompiledStateGraph,
+        run_input: Any,
+        step_mode: bool,
+        cancel: StopSignal,
+    ) -> LegEnd:
+        """One leg in a worker process (raises ``WorkerDied`` / ``RunFailed``)."""
+        return self.processes.run(
+            run_id,
+            design,
+            run_input,
+            step_mode,
+            cancel,
+            alone=self.runs.computes_without_pause(design),
+            owner=self.runs.owner,
+        )
+
+    def work(
+        self,
+        run_id: str,
+        design: Design,
+        compiled: CompiledStateGraph | None,
+        run_input: Any,
+        step_mode: bool,
+        cancel: StopSignal,
+    ) -> None:
+        self.runs.work_here(run_id, design, compiled, run_input, step_mode, cancel, self.drive)
+
+    def stop(self, run_id: str) -> None:
+        """The stop signal is forwarded to the worker process by ``RunProcesses.run``."""
+
+    def thread_of(self, run_id: str) -> str:
+        return run_id
+
+    def forget(self, run_id: str) -> None:
+        self.runs.forget_checkpoints(run_id)
+
+    def shutdown(self, wait: bool) -> None:
+        self.processes.shutdown(wait=wait)
