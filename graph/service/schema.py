@@ -322,6 +322,8 @@ def _mcp_choices(tx: Transaction) -> None:
     started until then), else ``active``."""
     tx.add_column("mcp_tool_policies", "chosen_by", "TEXT NOT NULL DEFAULT ''")
     tx.add_column("mcp_servers", "status", "TEXT NOT NULL DEFAULT 'active'")
+
+
 _USER_AGENTS = """
 CREATE TABLE IF NOT EXISTS user_agents (
     name TEXT PRIMARY KEY,
