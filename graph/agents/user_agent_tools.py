@@ -1,20 +1,22 @@
 """A user agent's tools, assembled in one place (``tools_for``): the built-in ones it
 picked and the tools of connected MCP servers it picked, nothing else.
 
-This is where an approval gate wraps side-effecting tools (issue 30.3): every tool a user
-agent can call comes out of ``tools_for``. Until then a tool is read-only when its MCP
-annotations say ``readOnlyHint`` (``is_read_only``), and the offline scripted model calls
-only such a tool.
+Every tool a user agent can call comes out of ``tools_for``; the system that runs the agent
+then puts its MCP tools behind the approval gate (``graph.kernel.tool_gate.gate_agent_tools``,
+issue 30.3) with each server's policies (``mcp_policies``: the Tools page's choices). A tool
+is read-only when its policy says so (``is_read_only``), and the offline scripted model
+calls only such a tool.
 
-MCP servers are looked up by name in the source the service layer registers
-(``use_mcp_servers``: the store's Tools page servers); the engine never reads the store.
+MCP servers and their policies are looked up by name in the source the service layer
+registers (``use_mcp_servers``: the store's Tools page servers); the engine never reads the
+store.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from typing import Any, Callable
+from typing import Any, Protocol
 
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 
@@ -28,7 +30,16 @@ from graph.tools.mcp_servers import READ_ONLY, McpServerError, agent_tools
 log = logging.getLogger(__name__)
 
 UNAVAILABLE = "Unavailable: "
-ServerSource = Callable[[str], McpServerConfig | None]
+
+
+class ServerSource(Protocol):
+    """Where MCP servers are found by name (the store's ``mcp_servers`` repository)."""
+
+    def get(self, name: str) -> McpServerConfig | None: ...
+
+    def policies(self, server: str) -> dict[str, str]: ...
+
+
 _SOURCE: dict[str, ServerSource] = {}
 _LOCK = threading.Lock()
 
@@ -43,10 +54,21 @@ def use_mcp_servers(source: ServerSource | None) -> None:
             _SOURCE["servers"] = source
 
 
-def _server(name: str) -> McpServerConfig | None:
+def _source() -> ServerSource | None:
     with _LOCK:
-        source = _SOURCE.get("servers")
-    return source(name) if source is not None else None
+        return _SOURCE.get("servers")
+
+
+def _server(name: str) -> McpServerConfig | None:
+    source = _source()
+    return source.get(name) if source is not None else None
+
+
+def mcp_policies(server: str) -> dict[str, str]:
+    """Each recorded tool of ``server`` and its policy (a person's choice on the Tools page,
+    else the default from its annotations); {} when no server source is registered."""
+    source = _source()
+    return source.policies(server) if source is not None else {}
 
 
 def is_read_only(tool: BaseTool) -> bool:

@@ -44,6 +44,7 @@ from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from langgraph.config import get_config
 from langgraph.types import Command
 
+from graph.agents.user_agent_tools import mcp_policies
 from graph.kernel.approval import HumanDecision, ask_human, decided_by_words
 from graph.redaction import redact
 from graph.tools.effects import Effect, Ledger, key_digest
@@ -81,6 +82,37 @@ def gate_tools(
         else gated_tool(tool, ledger, agent=agent, scope=scope, step=step)
         for tool in tools
     ]
+
+
+def gate_agent_tools(
+    tools: Sequence[BaseTool],
+    ledger: Ledger,
+    *,
+    agent: str,
+    scope: str | None = None,
+    step: int | None = None,
+) -> list[BaseTool]:
+    """A user agent's tools (``graph.agents.user_agent_tools.tools_for``) as it binds them:
+    each MCP tool under its own server's policies (the Tools page's choice, else the default
+    from its annotations): a read-only one as it is, marked read-only, a side-effecting one
+    gated; a tool of no MCP server (a built-in read-only one, the placeholder of a server
+    that is not connected) as it is. Policies are keyed by tool name per server, so two
+    servers' tools of one name keep their own."""
+    gated: list[BaseTool] = []
+    policies: dict[str, dict[str, str]] = {}
+    for tool in tools:
+        server = str((tool.metadata or {}).get("mcp_server") or "")
+        if not server:
+            gated.append(tool)
+            continue
+        if server not in policies:
+            policies[server] = mcp_policies(server)
+        if policy_of(tool, policies[server]) == READ_ONLY:
+            metadata = {**(tool.metadata or {}), "policy": READ_ONLY}
+            gated.append(tool.model_copy(update={"metadata": metadata}))
+        else:
+            gated.append(gated_tool(tool, ledger, agent=agent, scope=scope, step=step))
+    return gated
 
 
 def arguments_text(args: dict) -> str:

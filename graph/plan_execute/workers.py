@@ -25,6 +25,7 @@ from graph.agents.user_agent_tools import tools_for
 from graph.agents.user_agent_worker import run_user_agent
 from graph.agents.user_agents import UserAgent
 from graph.kernel.messages import tag_messages
+from graph.kernel.tool_gate import gate_agent_tools
 from graph.models.replies import reply_text
 from graph.plan_execute.deps import Deps
 from graph.plan_execute.prompts import agent_prompt, describe_datasets, synthesizer_prompt
@@ -262,7 +263,18 @@ def report_writer_node(state: State, config: RunnableConfig, deps: Deps) -> Comm
 def user_agent_node(state: State, config: RunnableConfig, deps: Deps, agent: UserAgent) -> Command:
     """A user agent's step: its ReAct worker over exactly its tools, back to the executor."""
     step, query = _step(state)
-    tools = tools_for(agent, deps.settings, knowledge=deps.knowledge, database=deps.database)
+    run_id = (config.get("configurable") or {}).get("thread_id", "run")
+    attempt = (state.get("replan_attempts") or {}).get(str(step), 0)
+    assert deps.ledger is not None, "the system's graph gives its nodes the side-effect ledger"
+    # Side-effecting MCP tools ask a person first, and each call is made once per step
+    # execution: a resumed step finds its call made and does not repeat it.
+    tools = gate_agent_tools(
+        tools_for(agent, deps.settings, knowledge=deps.knowledge, database=deps.database),
+        deps.ledger,
+        agent=agent.name,
+        scope=f"{run_id}/{step}/{attempt}",
+        step=step,
+    )
     messages = run_user_agent(agent, deps.worker_model, tools, query, config)
     return Command(
         update={

@@ -192,7 +192,7 @@ class RunService:
         # Each ended run's spans to an OTLP backend, when one is configured (None: off).
         self.otel = otel_export.for_settings(self.settings)
         # User agents' MCP tools come from this store's Tools page servers.
-        use_mcp_servers(store.mcp_servers.get)
+        use_mcp_servers(store.mcp_servers)
         # When nobody decides in time: the design's default, applied by a thread of its own.
         self.timeouts = ApprovalTimeouts(self)
         if timeout_tick_s:

@@ -1,0 +1,122 @@
+"""A user agent's side-effecting MCP tool goes through the approval gate inside a real
+plan_execute run (issue 30, point 3 meeting point 1): the counting MCP server over
+streamable HTTP on loopback (tests/mcp_support.py), the Tools page's stored policies, real
+SQLite checkpoints and side-effect ledger. The worker model proposes the tool call (the
+offline scripted model calls only read-only tools, so it never reaches the gate); the
+Planner is the offline scripted model, routing the step to the agent by its description."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.types import Command
+
+from graph.agents.user_agent_tools import use_mcp_servers
+from graph.agents.user_agents import UserAgent, mcp_tool_ref
+from graph.kernel.design import Design
+from graph.plan_execute import SYSTEM
+from graph.tools.mcp_config import make_config
+from graph.tools.mcp_servers import list_tools
+from tests.mcp_support import counting_server
+
+NOTE = {"to": "ada@example.org", "body": "the minutes"}
+QUESTION = "Send a note by e-mail to Ada with the minutes."
+
+
+class NoteSender(BaseChatModel):
+    """As the user agent (its query is named ``agent_query``): proposes ``send_note`` once,
+    then answers with what the tool said. As the synthesizer: a plain answer."""
+
+    @property
+    def _llm_type(self) -> str:
+        return "note-sending-test-model"
+
+    def bind_tools(self, tools, **kwargs):  # type: ignore[override]
+        return self.bind()  # a binding, as BaseChatModel's own (the app caps it)
+
+    def _generate(self, messages: list[BaseMessage], stop=None, run_manager=None, **kw):
+        said = [m for m in messages if isinstance(m, ToolMessage)]
+        as_agent = any(m.name == "agent_query" for m in messages)
+        reply = (
+            AIMessage(content="The note was sent to Ada.")
+            if not as_agent
+            else AIMessage(content=f"The tool said: {said[-1].content}")
+            if said
+            else AIMessage(
+                content="", tool_calls=[{"name": "send_note", "args": NOTE, "id": "call-1"}]
+            )
+        )
+        return ChatResult(generations=[ChatGeneration(message=reply)])
+
+
+@pytest.fixture(scope="module")
+def server():
+    running = counting_server()
+    yield running
+    running.stop()
+
+
+@pytest.fixture
+def graph(store, settings, server, tmp_path):
+    config = make_config("notes", "streamable_http", url=server.url)
+    store.mcp_servers.add(config)
+    store.mcp_servers.remember_tools("notes", list_tools(config))
+    use_mcp_servers(store.mcp_servers)
+    notary = UserAgent(
+        name="notary",
+        description="Sends a note by e-mail to a person.",
+        tools=(mcp_tool_ref("notes", "send_note"),),
+    )
+    design = Design(
+        system="plan_execute", user_agents=[notary], enabled_agents=["notary", "synthesizer"]
+    )
+    connection = sqlite3.connect(tmp_path / "checkpoints.sqlite", check_same_thread=False)
+    yield (
+        SYSTEM.build_graph(
+            design,
+            settings=settings,
+            checkpointer=SqliteSaver(connection),
+            worker_model=NoteSender(),
+        ),
+        design,
+    )
+    use_mcp_servers(None)
+    connection.close()
+
+
+def _start(graph, design, thread: str) -> dict:
+    config = {"configurable": {"thread_id": thread}}
+    graph[0].invoke(SYSTEM.initial_state(QUESTION, design), config)
+    return config
+
+
+def test_the_side_effecting_tool_asks_first_and_is_called_once_approved(graph, server):
+    before = server.calls["send_note"]
+    config = _start(graph, graph[1], "gated")
+    (asked,) = graph[0].get_state(config).interrupts
+    request = asked.value
+    assert request["tool_call"] == {"server": "notes", "tool": "send_note", "args": NOTE}
+    assert request["action_requests"][0]["name"] == "send_note"
+    assert server.calls["send_note"] == before  # nothing called before a person says so
+    graph[0].invoke(Command(resume={"decisions": [{"type": "approve"}]}), config)
+    state = graph[0].get_state(config)
+    assert not state.interrupts and state.values["outcome"] == "done", state.values.get(
+        "outcome_reason"
+    )
+    assert server.calls["send_note"] == before + 1
+
+
+def test_a_policy_chosen_read_only_on_the_tools_page_runs_without_asking(graph, server, store):
+    store.mcp_servers.set_policy("notes", "send_note", "read_only", chosen_by="ada")
+    before = server.calls["send_note"]
+    config = _start(graph, graph[1], "chosen")
+    state = graph[0].get_state(config)
+    assert not state.interrupts and state.values["outcome"] == "done", state.values.get(
+        "outcome_reason"
+    )
+    assert server.calls["send_note"] == before + 1
