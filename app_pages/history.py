@@ -60,7 +60,8 @@ status = by_status.selectbox(
 text = by_text.text_input(
     "Question contains", key="history:text", placeholder="a word of the question, e.g. Tesla"
 )
-runs = store.runs(status=status, text=text, limit=200)
+# as this process knows them: a run whose end the store could not take yet is not "running"
+runs = [services.as_known(r) for r in store.runs(status=status, text=text, limit=200)]
 listed_ids = [r.id for r in runs]
 # The opened run: a link (?run=<id>, also what a fork or import sets) wins when it names
 # another run; else the one opened before; on a first visit, the newest run.
@@ -111,7 +112,7 @@ else:
     st.session_state[DRAWN] = (listed_ids, selection["selection"]["rows"])
     two_run_review.show(runs)
 
-record = store.run(opened_id) if opened_id else None
+record = services.run_record(store, opened_id) if opened_id else None
 shown = history_open.opened_view(
     opened_id, record.question if record else None, listed_ids, bool(status or text)
 )

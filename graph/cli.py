@@ -22,6 +22,7 @@ import json
 import logging
 import os
 import re
+import sqlite3
 import sys
 import time
 from pathlib import Path
@@ -30,6 +31,7 @@ from typing import TextIO
 from pydantic import ValidationError
 
 from graph.cli_lines import lines_of
+from graph.errors import StepwiseError
 from graph.kernel.design import Design, DesignError, import_design
 from graph.kernel.records import plain
 from graph.kernel.render import to_dot
@@ -393,8 +395,24 @@ def main(argv: list[str] | None = None) -> int:
         )
         _print(f"error: {message}", file=sys.stderr)
         return BAD_INPUT
-    except Exception as exc:  # a write outside the store's own (its checkpoints, a report)
-        if not disk_full(exc):
-            raise
-        _print(f"error: {full_message(store_location(get_settings()))}", file=sys.stderr)
+    except StepwiseError as exc:  # its message is a sentence (the database unreachable, ...)
+        _print(f"error: {exc}", file=sys.stderr)
         return FAILED
+    except Exception as exc:  # a write outside the store's own (its checkpoints, a report)
+        if disk_full(exc):
+            _print(f"error: {full_message(store_location(get_settings()))}", file=sys.stderr)
+            return FAILED
+        if not isinstance(exc, (OSError, sqlite3.Error)):
+            raise
+        # the home cannot be made, opened or written: not a folder, read-only, ...
+        _print(f"error: {storage_message(exc)}", file=sys.stderr)
+        return FAILED
+
+
+def storage_message(exc: BaseException) -> str:
+    """The sentence for a store or home that cannot be opened or written."""
+    home = get_settings().home
+    return (
+        f"The store at {store_location(get_settings())} cannot be opened or written "
+        f"({exc}). Check that STEPWISE_HOME ({home}) is a folder this user can write."
+    )

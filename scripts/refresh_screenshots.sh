@@ -4,4 +4,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 STEPWISE_SCREENSHOTS="$PWD/docs/screenshots" python3 -m pytest -q -p no:cacheprovider \
-  tests/e2e --deselect tests/e2e/test_real_model_in_browser.py "$@"
+  tests/e2e --deselect tests/e2e/test_slow_server_in_browser.py "$@"

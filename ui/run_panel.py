@@ -51,7 +51,7 @@ def show(store: Store, run_id: str, key: str, seen_status: str | None = None) ->
 
     ``seen_status``: the status the page has already shown (in a run list, say). Polling
     follows it, so a run that ended meanwhile is noticed and the whole page redrawn."""
-    record = store.run(run_id)
+    record = services.run_record(store, run_id)
     if record is None:
         st.warning("This run is no longer in the store.")
         return
@@ -80,7 +80,7 @@ def show(store: Store, run_id: str, key: str, seen_status: str | None = None) ->
 
 
 def _watch(store: Store, run_id: str, status: str, seq: int) -> None:
-    record = store.run(run_id)
+    record = services.run_record(store, run_id)
     if record is None or record.status != status or store.latest_seq(run_id) != seq:
         st.rerun()
 
@@ -116,7 +116,9 @@ def _resume(run_id: str, key: str, step_mode: bool = False) -> None:
 
 
 def _panel(store: Store, run_id: str, mode: str, key: str) -> None:
-    view = load_run_view(store, run_id, events=FEED.events(store, run_id))
+    view = load_run_view(
+        store, run_id, events=FEED.events(store, run_id), record=services.run_record(store, run_id)
+    )
     if view is None:
         st.warning("This run is no longer in the store.")
         return

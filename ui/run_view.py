@@ -340,11 +340,13 @@ def load_run_view(
     now: float | None = None,
     prices: dict | None = None,
     events: list[dict] | None = None,
+    record: RunRecord | None = None,
 ) -> RunView | None:
     """Everything the run's live part of the page needs, in a handful of store reads.
     ``events``: the run's events when the caller has them (the page's ``EventFeed``, which
-    reads only new ones), else they are read here."""
-    record = store.run(run_id)
+    reads only new ones), else they are read here. ``record``: the run as the page gives
+    it (``services.run_record``), else as the store has it."""
+    record = record or store.run(run_id)
     if record is None:
         return None
     system = view_of(record.system)

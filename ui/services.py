@@ -7,6 +7,7 @@ that points ``STEPWISE_HOME`` elsewhere gets its own store and service.
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import streamlit as st
@@ -18,7 +19,7 @@ from graph.service.experiments import ExperimentRunner
 from graph.service.judging import JudgeJobs
 from graph.service.run_service import RunService
 from graph.service.server_runs import ServerGraph, ServerRunService, open_run_service
-from graph.service.store import Store
+from graph.service.store import RunRecord, Store
 from graph.settings import Settings, get_settings
 from ui.system_view import SystemView
 from ui.views import view_of
@@ -55,6 +56,33 @@ def service() -> RunService:
     """The run service of this process: its worker threads run every run, or follow them
     on the LangGraph Server at STEPWISE_SERVER_URL."""
     return _service(_home())
+
+
+# Said after the reason of a run whose end the store could not take yet.
+NOT_RECORDED = (
+    "(How it ended is not recorded in the store yet: it will be as soon as the store can "
+    "be written again.)"
+)
+
+
+def run_record(store: Store, run_id: str) -> RunRecord | None:
+    """The run as the store has it, or as it ended (``as_known``)."""
+    record = store.run(run_id)
+    return None if record is None else as_known(record)
+
+
+def as_known(record: RunRecord) -> RunRecord:
+    """``record``, except a run of this app process that ended while the store could not
+    record that (its disk full, its database away): the store's row still says "running"
+    until it can, so the run is given as it ended, with the reason and that it is not
+    recorded yet. Never shown running after a failed write."""
+    if not record.is_live:
+        return record
+    ended = service().unwritten_end(record.id)
+    if ended is None:
+        return record
+    status, reason = ended
+    return dataclasses.replace(record, status=status, reason=f"{reason} {NOT_RECORDED}")
 
 
 def model_settings() -> Settings:

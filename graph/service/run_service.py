@@ -1057,6 +1057,11 @@ class RunService:
         """Go on from the last checkpoint: a run interrupted by a crash, or a paused one
         (``step_mode``: one node, then pause again)."""
         self._write_unwritten()  # a run the database cut off: its end first, then resume
+        if unwritten := self.unwritten_end(run_id):  # not "in progress": ended, not recorded
+            raise ValueError(
+                "The store cannot record how this run ended yet, so it cannot be resumed "
+                f"now. {unwritten[1]}"
+            )
         record, design = self.stored(run_id)
         if self.is_live(run_id) or (
             record.status in LIVE_STATUSES and self.store.run_lease(run_id)[0] == self.owner

@@ -228,3 +228,65 @@ def test_a_reader_that_goes_away_after_the_first_line_leaves_no_traceback_and_th
     assert "Traceback" not in stderr and "BrokenPipe" not in stderr, stderr
     [record] = Store.open(Settings(home=tmp_path)).runs()
     assert record.status == "done"
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]  # closed once the socket is
+
+
+def test_a_store_that_cannot_be_opened_is_one_line_not_a_traceback(tmp_path):
+    """A home that is not a folder, and a PostgreSQL database that cannot be reached (its
+    password never shown): each command says so in one line and exits 1."""
+    (tmp_path / "file").write_text("")
+    password = "hunter2-Very-Secret"
+    cases = {
+        "not a folder": ({"STEPWISE_HOME": str(tmp_path / "file" / "home")}, "Not a directory"),
+        "database away": (
+            {
+                "STEPWISE_HOME": str(tmp_path / "home"),
+                "STEPWISE_DATABASE_URL": f"postgresql://u:{password}@127.0.0.1:{_closed_port()}/x",
+            },
+            "Cannot use the PostgreSQL database at postgresql://u:[redacted]@127.0.0.1:",
+        ),
+    }
+    for case, (env, words) in cases.items():
+        for args in (("run", "What caused the dot-com crash?"), ("runs",)):
+            result = cli(*args, **env)
+            said = (case, args, result.stderr)
+            assert result.returncode == 1, said
+            assert result.stderr.startswith("error: ") and words in result.stderr, said
+            assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr, said
+            assert password not in result.stderr + result.stdout, said
+
+
+def test_a_read_only_home_is_one_line_not_a_traceback(tmp_path):
+    """STEPWISE_HOME on a read-only mount (a bind mount in a mount namespace of the CLI's
+    own: root, or a user namespace where those are allowed)."""
+    import shutil
+
+    import pytest
+
+    home = tmp_path / "ro"
+    home.mkdir()
+    namespace = ["unshare", "-m"] if os.getuid() == 0 else ["unshare", "-Urm"]
+    script = (
+        f"mount --bind {home} {home} && mount -o remount,bind,ro {home} && "
+        f"exec {sys.executable} -m graph run 'What caused the dot-com crash?'"
+    )
+    if not shutil.which("unshare") or subprocess.run([*namespace, "true"]).returncode:
+        pytest.skip("no mount namespace may be made here")
+    result = subprocess.run(
+        [*namespace, "sh", "-c", script],
+        cwd=ROOT,
+        text=True,
+        capture_output=True,
+        timeout=120,
+        env={**os.environ, "STEPWISE_HOME": str(home)},
+    )
+    assert result.returncode == 1, result.stderr
+    assert result.stderr == (
+        f"error: The store at {home} cannot be opened or written (unable to open database "
+        f"file). Check that STEPWISE_HOME ({home}) is a folder this user can write.\n"
+    )

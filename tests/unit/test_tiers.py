@@ -15,7 +15,8 @@ FILES = [
     "tests/app/test_server_history_page.py",  # langgraph_server, through a fixture of its own
     "tests/server/test_served_graphs.py",
     "tests/e2e/test_bus_in_browser.py",
-    "tests/e2e/test_real_model_in_browser.py",  # a browser on the real model
+    "tests/e2e/test_slow_server_in_browser.py",  # a browser on the slowed real model
+    "tests/app/test_run_page_full_database.py",  # a PostgreSQL server of its own
     "tests/realmodel/test_real_server.py",
     "tests/unit/test_secrets.py",
     "tests/unit/test_cli.py",  # starts the CLI's own processes
@@ -76,7 +77,9 @@ def test_tests_needing_a_langgraph_server_are_server_wherever_they_live(tiers):
 
 def test_browser_and_real_model_tests_are_never_fast(tiers):
     assert all(t == {"browser"} for t in _of(tiers, "test_bus_in_browser.py"))
-    assert all(t == {"browser", "realmodel"} for t in _of(tiers, "test_real_model_in_browser"))
+    # the three systems' runs on the slowed server: in the whole suite's server part
+    slow = _of(tiers, "test_slow_server_in_browser")
+    assert slow == [{"browser", "realmodel"}] * 3, slow
     assert all(t == {"realmodel"} for t in _of(tiers, "tests/realmodel/"))
 
 
@@ -87,3 +90,4 @@ def test_a_plain_unit_test_is_fast(tiers):
 def test_tests_starting_processes_or_their_own_postgresql_are_never_fast(tiers):
     assert all(t == {"processes"} for t in _of(tiers, "tests/unit/test_cli.py"))
     assert all(t == {"postgres"} for t in _of(tiers, "test_database_restart.py"))
+    assert _of(tiers, "test_run_page_full_database.py") == [{"postgres"}]
