@@ -18,6 +18,7 @@ redirect, fork) are overridden here, their state being on the server.
 from __future__ import annotations
 
 import logging
+import time
 import uuid
 from typing import Any, Callable
 
@@ -67,6 +68,10 @@ class ServerRunService(RunService):
         # Its runs go to the server (``server_executor.py``); it reads the client below
         # only once a run is handed to it.
         self.server_executor = ServerExecutor(self)
+        # answered_elsewhere.notice's last look. Set before the service starts its approval
+        # timeout thread, whose tick reads it (it raised AttributeError when that came first),
+        # and set to now: the first look waits one period, past the client made below.
+        self.elsewhere_checked_at = time.monotonic()
         super().__init__(
             store,
             settings,
@@ -86,7 +91,6 @@ class ServerRunService(RunService):
             self.url, httpx.Timeout(10.0, read=None), self.settings, send_key=send_key
         )
         self._schemas: dict[str, type] = {}
-        self.elsewhere_checked_at = 0.0  # answered_elsewhere.notice's last look
         if claim_orphans:
             self.followed_at_start = self.follow_again()
 
