@@ -14,7 +14,6 @@ from __future__ import annotations
 import logging
 import time
 from datetime import datetime
-from typing import Any
 
 import streamlit as st
 
@@ -155,15 +154,7 @@ def show(view, key: str, chat: bool = True) -> None:
 
     turns = convo.get("turns") or []
     refused = view.refused
-    # One question, answered: the conversation only repeats the run's question, so it is
-    # folded (a class reads the answer below); a follow-up or a refusal opens it.
-    alone = len(turns) == 1 and turns[0].get("status") == "answered" and not refused
-    place: Any
-    if alone:
-        place = st.expander("Conversation: 1 message, answered (send a follow-up below)")
-    else:
-        st.subheader("Conversation")
-        place = st.container()
+    place = st.container()  # under its own tab ("Conversation")
     with place, st.container(key=f"{key}-conversation"):
         if not turns:
             st.caption("This run has no conversation record (it predates conversations).")
@@ -186,8 +177,11 @@ def show(view, key: str, chat: bool = True) -> None:
     else:
         st.caption("Send a follow-up from the Run page.")
 
-    # Folded: a class watches the steps and the answer; who hibernates or resumes where is
-    # one click away (and a finished run's page stays about three screens tall).
+
+def agents_and_hooks(view, key: str) -> None:
+    """Folded: a class watches the steps and the answer; who hibernates or resumes where
+    is one click away."""
+    convo = conversation(view.snapshot)
     rows = agent_rows(convo)
     fired = hook_rows(convo)
     with st.expander(f"Agents ({len(rows)}) and hooks that fired ({len(fired)})"):
