@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import time
 from datetime import datetime
+from typing import Any
 
 import streamlit as st
 
@@ -154,7 +155,22 @@ def show(view, key: str, chat: bool = True) -> None:
 
     turns = convo.get("turns") or []
     refused = view.refused
-    place = st.container()  # under its own tab ("Conversation")
+    # One question, answered: the conversation only repeats the run's question (its
+    # answer is just above), so it is folded, beside the follow-up box (a line of the
+    # page, not two); a follow-up or a refusal opens it. The box to send a follow-up stays
+    # in the page's flow, never under a tab or a fold.
+    alone = len(turns) == 1 and turns[0].get("status") == "answered" and not refused
+    place: Any
+    box: Any = st
+    if alone:
+        if chat:
+            fold, box = st.columns([1.2, 3], vertical_alignment="center")
+        else:
+            fold = st.container()
+        place = fold.expander("Conversation: 1 message")
+    else:
+        st.subheader("Conversation")
+        place = st.container()
     with place, st.container(key=f"{key}-conversation"):
         if not turns:
             st.caption("This run has no conversation record (it predates conversations).")
@@ -163,17 +179,20 @@ def show(view, key: str, chat: bool = True) -> None:
         for line in refused:
             st.warning(line)
     if chat:
-        with st.container(key=f"{key}-chat"):
+        with box.container(key=f"{key}-chat"):
             st.chat_input(
-                "Send a follow-up message", key=f"{key}:chat", on_submit=_send, args=(run_id, key)
+                "Send a follow-up message: same run, same thread"
+                + (
+                    ", checked by the guardrail first"
+                    if view.record.design.get("guardrail")
+                    else ""
+                )
+                + "; while the run works it waits, queued",
+                key=f"{key}:chat",
+                on_submit=_send,
+                args=(run_id, key),
             )
             widgets.flash(f"{key}:chat-flash")
-        st.caption(
-            "The message goes to the same run, in the same thread"
-            + (": the guardrail checks it first." if view.record.design.get("guardrail") else ".")
-            + " While the run works, it waits as queued and starts when the current "
-            "work finishes."
-        )
     else:
         st.caption("Send a follow-up from the Run page.")
 
@@ -229,6 +248,6 @@ def _turn(turn: dict, answer_below: bool = False) -> None:
     elif status == "answered" and turn.get("answer"):
         with st.chat_message("assistant"):
             if answer_below:
-                st.caption("Answered: the answer is below, under **Answer**.")
+                st.caption("Answered: the answer is above, under **Answer**.")
             else:
                 model_markdown(turn["answer"])

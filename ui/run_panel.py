@@ -45,10 +45,11 @@ from ui.run_view import (
 log = logging.getLogger(__name__)
 
 RESUMABLE = ("interrupted", "failed", "cancelled")
-# The tabs under a run's table and graph; the same labels whatever the run, so the tab a
-# user chose stays chosen while a live run redraws.
-BELOW = ["Answer", "Messages", "Conversation", "More about this run"]
-ANSWER_BOX_PX = 240
+# The tabs under a run's answer and follow-up box, for what a class does not need; the
+# same labels whatever the run, so the tab a user chose stays chosen while a live run
+# redraws (and nothing a class needs is in one when a redraw resets it).
+BELOW = ["Model use", "Messages", "More about this run"]
+ANSWER_BOX_PX = 220
 
 
 def show(store: Store, run_id: str, key: str, seen_status: str | None = None) -> None:
@@ -74,9 +75,13 @@ def show(store: Store, run_id: str, key: str, seen_status: str | None = None) ->
     st.fragment(run_every=POLL_S if mode == "live" else None)(_panel)(store, run_id, mode, key)
     # Below the run, outside the polling fragment (edits there are not disturbed): when a
     # run ends it appears under what the class is reading, never above the status line.
+    # Side by side, folded: a line of the page, not two.
     if mode != "live":
-        run_annotation.control(store, run_id, key)
-        add_to_eval_set.control(store, run_id, key)
+        score, to_set = st.columns(2)
+        with score:
+            run_annotation.control(store, run_id, key)
+        with to_set:
+            add_to_eval_set.control(store, run_id, key)
     if mode in ("waiting", "paused"):
         st.fragment(run_every=WATCH_S)(_watch)(store, run_id, status, store.latest_seq(run_id))
 
@@ -203,20 +208,28 @@ def _panel(store: Store, run_id: str, mode: str, key: str) -> None:
                 active_note="running" if mode == "live" else "next",
                 controls=head,
             )
-            st.caption("▶ running (or next) · orange: the way taken, thickest just now.")
-    # Under the run, what a class reads when it ends (the answer) and, a click away, the
-    # rest: one after another they made a finished run 4 to 6 screens long at 1280x720.
-    answer, messages, talk, more = st.tabs(BELOW, key=f"{key}:below")
+            # the legend is the heading's help: a caption line here made a teams run in
+            # Presentation (its graph taller than its table) 2.5 screens and a bit
+    # Under the run, in the page's flow, what a class needs: the answer and, on the Run
+    # page, the follow-up box (a tab there was reset by the live page's redraws before the
+    # user could type). Only what a class does not need goes under tabs: the model use
+    # (one line, shown first on the Run page), the messages (shown first on History, where
+    # its users look for the trace) and "More about this run". One after another they
+    # made a finished run 4 to 6 screens long at 1280x720.
+    st.subheader("Answer")
     # A long answer (a teams run's three results with their links) scrolls in its box.
     long = len(view.snapshot.get("final_answer") or view.record.final_answer or "") > 900
-    with answer, st.container(key=f"{key}-answer", height=ANSWER_BOX_PX if long else "content"):
+    with st.container(key=f"{key}-answer", height=ANSWER_BOX_PX if long else "content"):
         widgets.final_answer(view)
+    conversation_view.show(view, key, chat=key == "run")
+    use, messages, more = st.tabs(
+        BELOW, key=f"{key}:below", default=BELOW[0] if key == "run" else BELOW[1]
+    )
+    with use:  # a class reads the run, not its cost
+        st.markdown(usage_summary(view.total, view.usage.get(0), view.system.before_first_step))
     with messages:
         trace_panel.show(store, run_id, key)
-    with talk:
-        conversation_view.show(view, key, chat=key == "run")
-    with more:  # the model use too: a class reads the run, not its cost
-        st.markdown(usage_summary(view.total, view.usage.get(0), view.system.before_first_step))
+    with more:
         for panel in view.panels[1:]:
             widgets.panel(panel, key, folded=True)
         conversation_view.agents_and_hooks(view, key)
@@ -281,7 +294,7 @@ def _edit_control(store: Store, run_id: str, key: str, open_: bool) -> None:
     record = store.run(run_id)
     current = snapshot.get("request") or (record.question if record else "")
     revision = snapshot.get("request_revision") or 0
-    with st.container(border=True, key=f"{key}-edit-request"):
+    with st.container(key=f"{key}-edit-request"):  # no border: 34 px less at 720
         text, press = st.columns([5, 1], vertical_alignment="bottom")
         text.text_area(
             # one line either way: the box keeps its height when the run ends

@@ -46,11 +46,11 @@ RUN_PAGE = """<style>
 [data-testid="stMainBlockContainer"] { padding-top: 3rem; }
 </style>"""
 MESSAGE_CHARS = 1200
-# A run's table of more rows than this scrolls inside a box of this height (about two
-# thirds of a 720 px projector screen), so the graph beside it is not left over empty space.
+# A run's table of more rows than this scrolls inside a box of this height (about half
+# a 720 px projector screen, with the status line and the answer's top in view), so the graph beside it is not left over empty space.
 PANEL_ROWS_SHOWN = 6
 PANEL_CHARS_SHOWN = 800  # or fewer rows of long texts (a subtask's result, say)
-PANEL_BOX_PX = 420
+PANEL_BOX_PX = 340
 # The wordiest column of a table (a step's action, a subtask's instruction) keeps a
 # readable width in a half-width column; the table scrolls sideways instead.
 WORDY_COLUMN = """<style>

@@ -97,8 +97,9 @@ def test_a_teams_run_waits_for_the_http_approval_on_the_run_page_then_shows_its_
     )
     assert all("done" in s for s in subtasks["Status"])
     headers = [h.value for h in at.subheader]
-    assert "Subtasks" in headers and "Answer" in [t.label for t in at.tabs]
-    # beside the graph only the subtasks; the other parts below, under a tab, folded
+    assert "Subtasks" in headers and "Answer" in headers
+    # beside the graph only the subtasks; the answer below them; the other parts under the
+    # "More about this run" tab, folded
     folded = [e.label.split(" (")[0] for e in at.expander]
     for part in ("Plans", "Lead supervisor's dispatches", "Inside the teams", "Approvals given"):
         assert part in folded

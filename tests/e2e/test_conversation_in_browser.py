@@ -30,7 +30,6 @@ def _messages(page):
 
 
 def _send(page, text: str, typed: bool = False) -> None:
-    page.get_by_role("tab", name="Conversation").click()  # the Answer's tab is shown first
     box = page.locator(".st-key-run-chat textarea")
     if typed:  # key by key, while the live page redraws twice a second
         box.press_sequentially(text, delay=40)
@@ -95,8 +94,7 @@ def test_a_two_message_conversation_with_the_guardrail_on(page, fresh_app_url, a
 
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.set_viewport_size({"width": 1400, "height": 1400})
-    page.get_by_role("tab", name="Conversation").click()
-    page.get_by_role("tab", name="Conversation").scroll_into_view_if_needed()
+    page.get_by_text("Conversation", exact=True).scroll_into_view_if_needed()
     page.wait_for_timeout(800)
     page.screenshot(path=str(SHOTS / "conversation.png"))
 

@@ -44,7 +44,7 @@ def test_a_finished_runs_trace_is_collapsed_and_a_click_shows_calls_and_raw_json
         page.get_by_role("button", name="Run", exact=True).click()
         expect(page.get_by_text(re.compile(r"^status done"))).to_be_visible(timeout=90_000)
 
-        page.get_by_role("tab", name="Messages").click()  # the Answer's tab is shown first
+        page.get_by_role("tab", name="Messages").click()  # the model use's tab is shown first
         steps = page.locator(".st-key-run-trace [data-testid=stExpander]")
         expect(steps).to_have_count(4)
         labels = steps.locator("summary").all_inner_texts()
