@@ -181,13 +181,9 @@ def show(view, key: str, chat: bool = True) -> None:
     if chat:
         with box.container(key=f"{key}-chat"):
             st.chat_input(
-                "Send a follow-up message: same run, same thread"
-                + (
-                    ", checked by the guardrail first"
-                    if view.record.design.get("guardrail")
-                    else ""
-                )
-                + "; while the run works it waits, queued",
+                "Send a follow-up (same run and thread"
+                + (", the guardrail checks it first" if view.record.design.get("guardrail") else "")
+                + "; queued while the run works)",
                 key=f"{key}:chat",
                 on_submit=_send,
                 args=(run_id, key),

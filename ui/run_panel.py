@@ -75,13 +75,10 @@ def show(store: Store, run_id: str, key: str, seen_status: str | None = None) ->
     st.fragment(run_every=POLL_S if mode == "live" else None)(_panel)(store, run_id, mode, key)
     # Below the run, outside the polling fragment (edits there are not disturbed): when a
     # run ends it appears under what the class is reading, never above the status line.
-    # Side by side, folded: a line of the page, not two.
+    # Full width (its checks are edited in a table); scoring, which a class does not
+    # need, is under "More about this run".
     if mode != "live":
-        score, to_set = st.columns(2)
-        with score:
-            run_annotation.control(store, run_id, key)
-        with to_set:
-            add_to_eval_set.control(store, run_id, key)
+        add_to_eval_set.control(store, run_id, key)
     if mode in ("waiting", "paused"):
         st.fragment(run_every=WATCH_S)(_watch)(store, run_id, status, store.latest_seq(run_id))
 
@@ -230,6 +227,8 @@ def _panel(store: Store, run_id: str, mode: str, key: str) -> None:
     with messages:
         trace_panel.show(store, run_id, key)
     with more:
+        if mode != "live":
+            run_annotation.control(store, run_id, key)
         for panel in view.panels[1:]:
             widgets.panel(panel, key, folded=True)
         conversation_view.agents_and_hooks(view, key)

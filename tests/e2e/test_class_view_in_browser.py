@@ -246,8 +246,8 @@ def _finished_heights(page: Page, case: str, top: float) -> dict[str, int]:
     picture of each whole page."""
     heights = {}
     switch = page.get_by_role("switch", name="Presentation")
-    expect(page.get_by_text("Score this run")).to_be_visible()  # the page after the end
-    expect(page.get_by_text("Add this run to an eval set")).to_be_visible()  # no tab to open
+    # the page after the end, its eval-set bar in view without opening a tab
+    expect(page.get_by_text("Add this run to an eval set")).to_be_visible()
     expect(page.locator(".st-key-run-answer")).to_be_visible()
     for turn in range(2):
         where = "presentation" if switch.is_checked() else "sidebar"

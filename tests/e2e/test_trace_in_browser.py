@@ -22,9 +22,9 @@ WIDTH, HEIGHT = 1440, 900
 PAGE_HEIGHT = """() => Math.max(document.body.scrollHeight,
   document.documentElement.scrollHeight,
   document.querySelector('[data-testid=stMain]').scrollHeight)"""
-# From the top of the "Messages" heading to the bottom of the last step of the trace.
+# From the top of the "Messages" tab to the bottom of the last step of the trace.
 TRACE_HEIGHT = """() => {
-  const heading = [...document.querySelectorAll('h3')].find(h => h.innerText.trim() === 'Messages');
+  const heading = [...document.querySelectorAll('[role=tab]')].find(h => h.innerText.trim() === 'Messages');
   const steps = document.querySelectorAll('.st-key-run-trace [data-testid=stExpander]');
   return steps[steps.length - 1].getBoundingClientRect().bottom
     - heading.getBoundingClientRect().top; }"""
