@@ -11,6 +11,7 @@ import streamlit as st
 from ui import lessons_view, page_visits, run_actions, run_panel, services, widgets
 from ui.run_view import run_label
 
+st.html(widgets.RUN_PAGE)
 st.title("Run")
 store = widgets.store_or_stop()
 design = services.current_design()
@@ -32,8 +33,10 @@ st.text_area(
     "2000-2010) or about events in the bundled documents. At most "
     f"{QUESTION_CAP:,} characters (STEPWISE_MAX_QUESTION_CHARS).",
 )
-st.caption("Or try an example:")
-for column, example in zip(st.columns(len(EXAMPLES)), EXAMPLES):
+# the caption beside the examples, not above them: a line less at a projector's 720 px
+lead, *places = st.columns([0.9] + [3] * len(EXAMPLES), vertical_alignment="center")
+lead.caption("Or try an example:")
+for column, example in zip(places, EXAMPLES):
     column.button(
         example,
         on_click=run_actions.use_example,
@@ -43,7 +46,7 @@ for column, example in zip(st.columns(len(EXAMPLES)), EXAMPLES):
         key=f"run:example:{EXAMPLES.index(example)}",
     )
 # Step mode gets room for its whole label at 1280 px with the sidebar shown ("Step m…").
-go, stepping, pacing, about = st.columns([1, 1.5, 2, 2.5], vertical_alignment="center")
+go, stepping, pacing, about = st.columns([1, 1.5, 2, 4], vertical_alignment="center")
 go.button("Run", type="primary", on_click=run_actions.start, icon=":material/play_arrow:")
 # Step mode, Pace and Presentation stay as the user left them across page visits.
 widgets.restore("run:step-mode")

@@ -155,12 +155,19 @@ def show(view, key: str, chat: bool = True) -> None:
 
     turns = convo.get("turns") or []
     refused = view.refused
-    # One question, answered: the conversation only repeats the run's question, so it is
-    # folded (a class reads the answer below); a follow-up or a refusal opens it.
+    # One question, answered: the conversation only repeats the run's question (its
+    # answer is just above), so it is folded, beside the follow-up box (a line of the
+    # page, not two); a follow-up or a refusal opens it. The box to send a follow-up stays
+    # in the page's flow, never under a tab or a fold.
     alone = len(turns) == 1 and turns[0].get("status") == "answered" and not refused
     place: Any
+    box: Any = st
     if alone:
-        place = st.expander("Conversation: 1 message, answered (send a follow-up below)")
+        if chat:
+            fold, box = st.columns([1.2, 3], vertical_alignment="center")
+        else:
+            fold = st.container()
+        place = fold.expander("Conversation: 1 message")
     else:
         st.subheader("Conversation")
         place = st.container()
@@ -172,22 +179,24 @@ def show(view, key: str, chat: bool = True) -> None:
         for line in refused:
             st.warning(line)
     if chat:
-        with st.container(key=f"{key}-chat"):
+        with box.container(key=f"{key}-chat"):
             st.chat_input(
-                "Send a follow-up message", key=f"{key}:chat", on_submit=_send, args=(run_id, key)
+                "Send a follow-up (same run and thread"
+                + (", the guardrail checks it first" if view.record.design.get("guardrail") else "")
+                + "; queued while the run works)",
+                key=f"{key}:chat",
+                on_submit=_send,
+                args=(run_id, key),
             )
             widgets.flash(f"{key}:chat-flash")
-        st.caption(
-            "The message goes to the same run, in the same thread"
-            + (": the guardrail checks it first." if view.record.design.get("guardrail") else ".")
-            + " While the run works, it waits as queued and starts when the current "
-            "work finishes."
-        )
     else:
         st.caption("Send a follow-up from the Run page.")
 
-    # Folded: a class watches the steps and the answer; who hibernates or resumes where is
-    # one click away (and a finished run's page stays about three screens tall).
+
+def agents_and_hooks(view, key: str) -> None:
+    """Folded: a class watches the steps and the answer; who hibernates or resumes where
+    is one click away."""
+    convo = conversation(view.snapshot)
     rows = agent_rows(convo)
     fired = hook_rows(convo)
     with st.expander(f"Agents ({len(rows)}) and hooks that fired ({len(fired)})"):
@@ -235,6 +244,6 @@ def _turn(turn: dict, answer_below: bool = False) -> None:
     elif status == "answered" and turn.get("answer"):
         with st.chat_message("assistant"):
             if answer_below:
-                st.caption("Answered: the answer is below, under **Answer**.")
+                st.caption("Answered: the answer is above, under **Answer**.")
             else:
                 model_markdown(turn["answer"])

@@ -89,20 +89,28 @@ _fitter = st.components.v2.component(
 )
 
 
-def size_choice(key: str) -> str:
-    """The "Graph size" control; kept for the session, on every page that draws a graph."""
+SIZE_HELP = (
+    "Fit: the whole graph in its column, scaled down if need be (never below "
+    f"{MIN_LABEL_PX:g} px labels). Actual size: full-size labels; a wide graph then "
+    "scrolls sideways. The fullscreen button shows it larger still."
+)
+
+
+def size_choice(key: str, place=None) -> str:
+    """The "Graph size" control; kept for the session, on every page that draws a graph.
+    ``place``: a heading's row to draw it in, its label folded (the heading's help then
+    says ``SIZE_HELP``); the page's flow when None."""
     choice = f"{key}:graph-size"
     widgets.restore(choice, list(SIZES))
-    picked = st.radio(
+    picked = (place or st).radio(
         "Graph size",
         SIZES,
         key=choice,
         horizontal=True,
         on_change=widgets.keep,
         args=(choice,),
-        help="Fit: the whole graph in its column, scaled down if need be (never below "
-        f"{MIN_LABEL_PX:g} px labels). Actual size: full-size labels; a wide graph then "
-        "scrolls sideways. The fullscreen button shows it larger still.",
+        help=SIZE_HELP,
+        label_visibility="collapsed" if place is not None else "visible",
     )
     return picked or SIZES[0]
 

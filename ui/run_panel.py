@@ -25,6 +25,7 @@ from ui import (
     add_to_eval_set,
     approvals,
     conversation_view,
+    graph_fit,
     model_calls,
     playground_view,
     run_annotation,
@@ -44,6 +45,11 @@ from ui.run_view import (
 log = logging.getLogger(__name__)
 
 RESUMABLE = ("interrupted", "failed", "cancelled")
+# The tabs under a run's answer and follow-up box, for what a class does not need; the
+# same labels whatever the run, so the tab a user chose stays chosen while a live run
+# redraws (and nothing a class needs is in one when a redraw resets it).
+BELOW = ["Model use", "Messages", "More about this run"]
+ANSWER_BOX_PX = 220
 
 
 def show(store: Store, run_id: str, key: str, seen_status: str | None = None) -> None:
@@ -63,17 +69,15 @@ def show(store: Store, run_id: str, key: str, seen_status: str | None = None) ->
         return
     status = seen_status or record.status
     mode = run_mode(status)
-    if services.system_of(record.design).forks.edit_goto is not None and mode in (
-        "live",
-        "waiting",
-        "paused",
-    ):
-        _edit_control(store, run_id, key)
+    if services.system_of(record.design).forks.edit_goto is not None:
+        # Kept, greyed, when the run has ended: the page under the pointer does not move.
+        _edit_control(store, run_id, key, mode in ("live", "waiting", "paused"))
     st.fragment(run_every=POLL_S if mode == "live" else None)(_panel)(store, run_id, mode, key)
     # Below the run, outside the polling fragment (edits there are not disturbed): when a
     # run ends it appears under what the class is reading, never above the status line.
+    # Full width (its checks are edited in a table); scoring, which a class does not
+    # need, is under "More about this run".
     if mode != "live":
-        run_annotation.control(store, run_id, key)
         add_to_eval_set.control(store, run_id, key)
     if mode in ("waiting", "paused"):
         st.fragment(run_every=WATCH_S)(_watch)(store, run_id, status, store.latest_seq(run_id))
@@ -182,7 +186,14 @@ def _panel(store: Store, run_id: str, mode: str, key: str) -> None:
         if view.panels:  # the system's main table; the others full width below, folded
             widgets.panel(view.panels[0], key)
     with drawing, st.container(key=f"{key}-graph"):
-        st.subheader("Graph")
+        # the heading and the size control on one line: the graph starts higher
+        head = st.container(horizontal=True, vertical_alignment="bottom", gap="large")
+        head.subheader(
+            "Graph",
+            help="▶ marks the node running now (or next, when the run waits or is paused); "
+            "bold orange edges are the way taken so far, the thickest one just now. "
+            f"Graph size: {graph_fit.SIZE_HELP}",
+        )
         if compiled is None:
             st.caption(f"The graph of this run cannot be drawn: {graph_problem}")
         else:
@@ -194,21 +205,35 @@ def _panel(store: Store, run_id: str, mode: str, key: str) -> None:
                 active=active,
                 taken=view.taken,
                 active_note="running" if mode == "live" else "next",
+                controls=head,
             )
-            st.caption(
-                "▶ marks the node running now (or next, when the run waits or is paused); "
-                "bold orange edges are the way taken so far, the thickest one just now."
-            )
-    # Full width, folded: in the half-width column they ran screens below the graph.
-    for panel in view.panels[1:]:
-        widgets.panel(panel, key, folded=True)
-    st.markdown(usage_summary(view.total, view.usage.get(0), view.system.before_first_step))
-    conversation_view.show(view, key, chat=key == "run")
+            # the legend is the heading's help: a caption line here made a teams run in
+            # Presentation (its graph taller than its table) 2.5 screens and a bit
+    # Under the run, in the page's flow, what a class needs: the answer and, on the Run
+    # page, the follow-up box (a tab there was reset by the live page's redraws before the
+    # user could type). Only what a class does not need goes under tabs: the model use
+    # (one line, shown first on the Run page), the messages (shown first on History, where
+    # its users look for the trace) and "More about this run". One after another they
+    # made a finished run 4 to 6 screens long at 1280x720.
     st.subheader("Answer")
-    with st.container(key=f"{key}-answer"):
+    # A long answer (a teams run's three results with their links) scrolls in its box.
+    long = len(view.snapshot.get("final_answer") or view.record.final_answer or "") > 900
+    with st.container(key=f"{key}-answer", height=ANSWER_BOX_PX if long else "content"):
         widgets.final_answer(view)
-
-    trace_panel.show(store, run_id, key)
+    conversation_view.show(view, key, chat=key == "run")
+    use, messages, more = st.tabs(
+        BELOW, key=f"{key}:below", default=BELOW[0] if key == "run" else BELOW[1]
+    )
+    with use:  # a class reads the run, not its cost
+        st.markdown(usage_summary(view.total, view.usage.get(0), view.system.before_first_step))
+    with messages:
+        trace_panel.show(store, run_id, key)
+    with more:
+        if mode != "live":
+            run_annotation.control(store, run_id, key)
+        for panel in view.panels[1:]:
+            widgets.panel(panel, key, folded=True)
+        conversation_view.agents_and_hooks(view, key)
 
 
 def _paused(view, run_id: str, upcoming: tuple[str, ...] | None, values: dict, key: str) -> None:
@@ -262,27 +287,35 @@ def _edit(run_id: str, key: str) -> None:
     widgets.say(f"{key}:flash", "success", f"Request edited: {view.edited}")
 
 
-def _edit_control(store: Store, run_id: str, key: str) -> None:
+def _edit_control(store: Store, run_id: str, key: str, open_: bool) -> None:
     """The "Edit request" control, while the run goes or waits: outside the polling
-    fragment, so what the user types is not disturbed by the refreshes."""
+    fragment, so what the user types is not disturbed by the refreshes. ``open_`` False:
+    the run has ended; the box stays where it was, the same height, greyed, and says so."""
     snapshot = store.snapshot(run_id) or {}
     record = store.run(run_id)
     current = snapshot.get("request") or (record.question if record else "")
-    with st.container(border=True, key=f"{key}-edit-request"):
-        st.markdown(f"**Request** (revision {snapshot.get('request_revision') or 0}): {current}")
-        st.text_area(
-            "Edit the request while the run goes",
+    revision = snapshot.get("request_revision") or 0
+    with st.container(key=f"{key}-edit-request"):  # no border: 34 px less at 720
+        text, press = st.columns([5, 1], vertical_alignment="bottom")
+        text.text_area(
+            # one line either way: the box keeps its height when the run ends
+            f"Edit the request while the run goes (revision {revision})"
+            if open_
+            else f"The run has ended: its request (revision {revision}) can no longer be edited",
             value=current,
             key=f"{key}:edit-text",
-            height=80,
+            height=68,
+            disabled=not open_,
             help="The run replans at once: finished work is kept (never redone), "
             "what the new text no longer asks for is cancelled with the reason, "
             "new work is added.",
         )
-        st.button(
+        press.button(
             "Edit request",
             key=f"{key}:edit",
             on_click=_edit,
             args=(run_id, key),
             icon=":material/edit_note:",
+            disabled=not open_,
+            width="stretch",
         )

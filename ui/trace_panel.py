@@ -34,11 +34,11 @@ ALL = "all"  # no filter
 
 
 def show(store: Store, run_id: str, key: str) -> None:
-    """The run's trace, with its Step and Agent filters."""
-    st.subheader("Messages")
+    """The run's trace, with its Step and Agent filters (under a tab named Messages: no
+    heading of its own; the filters and their caption on one line)."""
     trace = FEED.built(store, run_id, "trace", TraceBuilder, TraceBuilder.trace)
     steps, agents = trace.filters()
-    by_step, by_agent = st.columns(2)
+    by_step, by_agent, about = st.columns([1, 1, 2], vertical_alignment="bottom")
     # "all" rather than None: a selectbox holding None draws its placeholder instead
     step = by_step.selectbox(
         "Step",
@@ -56,9 +56,9 @@ def show(store: Store, run_id: str, key: str) -> None:
         trace, step if isinstance(step, int) else None, None if agent == ALL else agent
     )
     if not shown.steps:
-        st.caption("No messages yet." if not trace.steps else "No messages match.")
+        about.caption("No messages yet." if not trace.steps else "No messages match.")
         return
-    st.caption(
+    about.caption(
         "Each step's model calls and tool calls, in order, grouped by the agent that made "
         "them. Bars compare a call's latency (blue) and tokens (green) with the run's "
         "largest; — means none was recorded."

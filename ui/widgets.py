@@ -41,12 +41,16 @@ section[data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"] { di
   padding-right: 2rem; }
 [data-testid="stTable"] td, [data-testid="stTable"] th { font-size: 1.15rem; }
 </style>"""
+# The Run page at a projector's 1280x720: Streamlit's 6rem above the title is halved.
+RUN_PAGE = """<style>
+[data-testid="stMainBlockContainer"] { padding-top: 3rem; }
+</style>"""
 MESSAGE_CHARS = 1200
-# A run's table of more rows than this scrolls inside a box of this height (about two
-# thirds of a 720 px projector screen), so the graph beside it is not left over empty space.
+# A run's table of more rows than this scrolls inside a box of this height (about half
+# a 720 px projector screen, with the status line and the answer's top in view), so the graph beside it is not left over empty space.
 PANEL_ROWS_SHOWN = 6
 PANEL_CHARS_SHOWN = 800  # or fewer rows of long texts (a subtask's result, say)
-PANEL_BOX_PX = 460
+PANEL_BOX_PX = 340
 # The wordiest column of a table (a step's action, a subtask's instruction) keeps a
 # readable width in a half-width column; the table scrolls sideways instead.
 WORDY_COLUMN = """<style>
@@ -182,14 +186,15 @@ def design_graph(
     active: str | None = None,
     taken=(),
     active_note: str = "",
+    controls=None,
 ) -> None:
     """The graph, whole in its column by default (``ui.graph_fit``); ``key`` names this
-    page's "Graph size" control."""
+    page's "Graph size" control, drawn in ``controls`` (a container) when given."""
     from graph.kernel.render import LABEL_PT, to_dot
     from ui import graph_fit
 
     dot = to_dot(compiled, system, active=active, taken=taken, active_note=active_note)
-    size = graph_fit.size_choice(key)
+    size = graph_fit.size_choice(key, controls)
     st.html(GRAPH_NATURAL_SIZE.format(pt=LABEL_PT))
     with st.container(key=f"{key}-drawing"):
         st.graphviz_chart(dot, width="content")
@@ -254,12 +259,14 @@ def panel(part: Panel, key: str, folded: bool = False) -> None:
         with st.expander(f"{part.title} ({count})"):
             _panel_body(part, key)
         return
-    st.subheader(part.title)
-    _panel_body(part, key)
+    # Beside the graph its caption is the title's help: three lines there pushed the table
+    # below the graph's top.
+    st.subheader(part.title, help=part.caption or None)
+    _panel_body(part, key, caption=False)
 
 
-def _panel_body(part: Panel, key: str) -> None:
-    if part.caption:
+def _panel_body(part: Panel, key: str, caption: bool = True) -> None:
+    if part.caption and caption:
         st.caption(part.caption)
     words = sum(len(str(v)) for r in part.rows for v in r.values())
     long = len(part.rows) > PANEL_ROWS_SHOWN or words > PANEL_CHARS_SHOWN

@@ -98,13 +98,16 @@ def test_a_teams_run_waits_for_the_http_approval_on_the_run_page_then_shows_its_
     assert all("done" in s for s in subtasks["Status"])
     headers = [h.value for h in at.subheader]
     assert "Subtasks" in headers and "Answer" in headers
-    # beside the graph only the subtasks; the other parts full width below, folded
+    # beside the graph only the subtasks; the answer below them; the other parts under the
+    # "More about this run" tab, folded
     folded = [e.label.split(" (")[0] for e in at.expander]
     for part in ("Plans", "Lead supervisor's dispatches", "Inside the teams", "Approvals given"):
         assert part in folded
     assert "Steps" not in headers and "Plan history" not in headers
     assert "site:reuters.com+what+moves+the+stock+market" in texts(at)  # the answer
-    assert not [t for t in at.text_area if t.key == "run:edit-text"]  # ended: no edit control
+    # ended: the edit control stays in its place (the page does not move), greyed
+    (edit,) = [t for t in at.text_area if t.key == "run:edit-text"]
+    assert edit.disabled and edit.label.startswith("The run has ended")
 
 
 def test_editing_the_request_from_the_run_page_replans_the_waiting_run(home, services):

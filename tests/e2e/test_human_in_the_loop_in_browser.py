@@ -92,7 +92,8 @@ def test_a_flagged_step_is_approved_with_an_edited_query_on_the_approvals_page(
     table = _steps_table(page)
     expect(table).to_contain_text("approved with an edited query")
     expect(_answer(page)).to_be_visible()
-    # the decision is in step 1 of the trace, folded until opened
+    # the decision is in step 1 of the trace (under its tab), folded until opened
+    page.get_by_role("tab", name="Messages").click()
     step1 = page.locator(".st-key-run-trace [data-testid=stExpander]", has_text="Step 1 ·")
     step1.locator("summary").click()
     expect(

@@ -82,11 +82,17 @@ def test_a_teams_run_edited_mid_run_cancels_stale_subtasks_and_adds_the_new_one(
     assert table["s2"][5].startswith("Cancelled by the edit to revision 1")
     assert "copper prices" in table["s4"][2]
     # The plans are folded below the graph, their count in the title (issue 28.5)
+    page.get_by_role("tab", name="More about this run").click()
     page.get_by_text(re.compile(r"^Plans \(2\)$")).click()
     expect(
         page.get_by_text(re.compile(r"Plan 2 — replan after the request was edited"))
     ).to_be_visible()
     expect(page.get_by_role("textbox", name="Edit the request while the run goes")).to_have_count(0)
+    # the box stays, greyed, where it was: the page does not move when the run ends
+    ended = page.get_by_role("textbox", name="The run has ended: its request (revision 1)")
+    expect(ended).to_be_disabled()
+    expect(ended).to_have_value(EDITED)
+    expect(page.get_by_role("button", name="Edit request", exact=True)).to_be_disabled()
 
     store = Store(tmp_path / FILE_NAME)
     record = store.run(run_id)
