@@ -5,7 +5,10 @@ it (SIGSTOP) mid-run and lets it go on (SIGCONT) once another process has taken 
 over. Usage: frozen_host.py QUESTION CALLS_FILE DELAY_S
 
 Every model call appends a line to CALLS_FILE as it starts: the calls really made,
-whether or not their result was ever stored.
+whether or not their result was ever stored. Every model call that passed the worker's
+lease check (``NodeGuard``) appends one to CALLS_FILE.passed: a call can pass it, be frozen
+before it reaches the model, and be made once the process goes on; the test tells that
+call (under way before the freeze) from one started after it.
 """
 
 import sys
@@ -16,6 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from graph.kernel.design import Design  # noqa: E402
 from graph.models.scripted import ScriptedChatModel  # noqa: E402
 from graph.service.run_service import RunService  # noqa: E402
+from graph.service.runs import NodeGuard  # noqa: E402
 from graph.service.store import Store  # noqa: E402
 
 QUESTION, CALLS_FILE, DELAY_S = sys.argv[1], sys.argv[2], float(sys.argv[3])
@@ -31,6 +35,17 @@ class CountingModel(ScriptedChatModel):
             calls.write("call\n")
         return super()._generate(*args, **kwargs)
 
+
+_checked = NodeGuard.on_chat_model_start
+
+
+def counted_check(self, *args, **kwargs):
+    _checked(self, *args, **kwargs)  # raises when the lease is lost: then nothing is counted
+    with open(CALLS_FILE + ".passed", "a") as passed:
+        passed.write("passed\n")
+
+
+NodeGuard.on_chat_model_start = counted_check  # type: ignore[method-assign]
 
 service = RunService(Store.open(), timeout_tick_s=0, model_factory=lambda role: CountingModel())
 run_id = service.start(QUESTION, Design(max_replans=2, recursion_limit=60))
