@@ -206,11 +206,11 @@ def _catalog(info: ValidationInfo) -> Mapping[str, Any]:
 
 def takes_user_agents(system: str) -> bool:
     """Whether ``system``'s graph takes user agents as workers (README, "Your own agents")."""
-    return system in systems() and get_system(system).takes_user_agents
+    return system in systems() and get_system(system).shape.takes_user_agents
 
 
 def takes_user_agents_list() -> list[str]:
-    return [name for name, system in systems().items() if system.takes_user_agents]
+    return [name for name, system in systems().items() if system.shape.takes_user_agents]
 
 
 def reserved_names() -> set[str]:

@@ -69,8 +69,6 @@ class System(ABC):
     # How the offline scripted model plays this system (``graph.models.scripted.rules``):
     # a module with ``answer(prompt)`` and its tool tables; None: nothing of its own.
     offline_rules: ClassVar[Any] = None
-    # Whether agents defined in the browser (``graph.agents``) can be workers of its graph.
-    takes_user_agents: ClassVar[bool] = False
     shape: ClassVar[Shape]  # its entry, hubs, teams, abilities, state classes, drawing
     forks: ClassVar[Forks] = Forks()  # its timeline, and what a fork may change
     prompts: ClassVar[Prompts]  # which prompts it tunes, tries and previews

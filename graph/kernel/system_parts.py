@@ -50,6 +50,8 @@ class Shape:
     # round), with room for a replan or a chained agent: a design's recursion limit counts
     # steps, and LangGraph is given that many times this in node runs (``node_run_limit``).
     node_runs_per_step: int = 3
+    # Whether agents defined in the browser (``graph.agents``) can be workers of its graph.
+    takes_user_agents: bool = False
 
     def node_style(self, node: str) -> dict[str, str]:
         """Graphviz attributes of one of its nodes (its hubs are shaded)."""

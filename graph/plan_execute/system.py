@@ -151,11 +151,11 @@ class PlanExecute(System):
     title = "Planner / Executor"
     offline_rules: ClassVar[ModuleType] = offline_rules
     agents = AGENTS
-    # Its Planner picks any agent by its description; its Executor hands a step to any
-    # worker and takes it back: a user agent is one more such worker.
-    takes_user_agents = True
     shape = PlanShape(
         "planner",
+        # Its Planner picks any agent by its description; its Executor hands a step to any
+        # worker and takes it back: a user agent is one more such worker.
+        takes_user_agents=True,
         hubs=frozenset({"planner", "executor"}),
         router="executor",
         abilities=(

@@ -207,14 +207,18 @@ def test_the_editor_and_preview_are_large(home, monkeypatch):
     monkeypatch.setattr(local_script_runner, "parse_tree_from_messages", keep)
     at = open_page("app_pages/prompts.py")
 
-    def heights(kind: str) -> list[int]:
+    def heights(kind: str, label: str | None = None) -> list[int]:
         return [
             m.delta.new_element.height_config.pixel_height
             for m in sent
-            if m.HasField("delta") and m.delta.new_element.WhichOneof("type") == kind
+            if m.HasField("delta")
+            and m.delta.new_element.WhichOneof("type") == kind
+            and (label is None or getattr(m.delta.new_element, kind).label == label)
         ]
 
-    assert heights("text_area") and min(heights("text_area")) >= 600
+    # The app opens on the Design page first (its own text areas: a new agent's form).
+    editor = heights("text_area", "Template text")
+    assert editor and min(editor) >= 600
     assert max(heights("code")) >= 600  # the preview
     sent.clear()
     at.segmented_control(key="prompts:height").set_value(900).run()

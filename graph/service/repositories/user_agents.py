@@ -13,13 +13,14 @@ import time
 from pydantic import ValidationError
 
 from graph.agents.user_agents import UserAgent, name_problem
+from graph.errors import StepwiseError
 from graph.kernel.design import reserved_names
 from graph.service.database import Database
 
 log = logging.getLogger(__name__)
 
 
-class UserAgentError(ValueError):
+class UserAgentError(StepwiseError, ValueError):
     """A definition that cannot be stored; the message says why."""
 
 
