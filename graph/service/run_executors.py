@@ -147,12 +147,24 @@ class LocalRuns(Protocol):
     def owner(self) -> str: ...
 
 
-class LocalCheckpoints:
-    """What both local executors read of a run's checkpoints: this process's checkpointer,
-    through the design's compiled graph (shared by composition, not inheritance)."""
+class LocalExecutor:
+    """What both local executors share: a run's checkpoints are this process's
+    checkpointer's, read through the design's compiled graph; nothing to refuse or to hear
+    from elsewhere; a run's thread is its id."""
+
+    stops_when_lost = True
 
     def __init__(self, runs: LocalRuns) -> None:
         self.runs = runs
+
+    def refuse_start(self, design: Design) -> None:
+        """Nothing to refuse: the caller builds and checks the design's graph."""
+
+    def admit(self, run_id: str, design: Design, run_input: Any) -> None:
+        """Nothing to refuse here: the graph was built by the caller."""
+
+    def notice_answers(self) -> None:
+        """Nobody else answers a local run's questions."""
 
     def state(self, run_id: str, design: Design) -> dict:
         compiled = self.runs.compiled_of(design)
@@ -170,33 +182,15 @@ class LocalCheckpoints:
         compiled = self.runs.compiled_of(design)
         return inner_timeline(compiled, run_id, get_system(design.system).forks.inner_fields)
 
+    def thread_of(self, run_id: str) -> str:
+        return run_id
 
-class ThreadExecutor:
+    def forget(self, run_id: str) -> None:
+        self.runs.forget_checkpoints(run_id)
+
+
+class ThreadExecutor(LocalExecutor):
     """Each run's stream is driven on the service's worker thread itself."""
-
-    stops_when_lost = True
-
-    def __init__(self, runs: LocalRuns) -> None:
-        self.runs = runs
-        self.checkpoints = LocalCheckpoints(runs)
-
-    def refuse_start(self, design: Design) -> None:
-        """Nothing to refuse: the caller builds and checks the design's graph."""
-
-    def state(self, run_id: str, design: Design) -> dict:
-        return self.checkpoints.state(run_id, design)
-
-    def timeline(self, run_id: str, design: Design, inner: bool) -> list[dict]:
-        return self.checkpoints.timeline(run_id, design, inner)
-
-    def inner_checkpoints(self, run_id: str, design: Design) -> list[dict]:
-        return self.checkpoints.inner_checkpoints(run_id, design)
-
-    def notice_answers(self) -> None:
-        """Nobody else answers a local run's questions."""
-
-    def admit(self, run_id: str, design: Design, run_input: Any) -> None:
-        """Nothing to refuse here: the graph was built by the caller."""
 
     def work(
         self,
@@ -214,44 +208,17 @@ class ThreadExecutor:
     def stop(self, run_id: str) -> None:
         """The stop signal reaches the stream directly."""
 
-    def thread_of(self, run_id: str) -> str:
-        return run_id
-
-    def forget(self, run_id: str) -> None:
-        self.runs.forget_checkpoints(run_id)
-
     def shutdown(self, wait: bool) -> None:
         """Nothing of its own: the service's worker threads are the service's."""
 
 
-class ProcessExecutor:
+class ProcessExecutor(LocalExecutor):
     """Each run's stream is driven by a worker process while the service's worker thread
     waits for it (leases, redirects and the run's end stay in this process)."""
 
-    stops_when_lost = True
-
     def __init__(self, runs: LocalRuns, processes: RunProcesses) -> None:
-        self.runs = runs
+        super().__init__(runs)
         self.processes = processes
-        self.checkpoints = LocalCheckpoints(runs)
-
-    def refuse_start(self, design: Design) -> None:
-        """Nothing to refuse: the caller builds and checks the design's graph."""
-
-    def state(self, run_id: str, design: Design) -> dict:
-        return self.checkpoints.state(run_id, design)
-
-    def timeline(self, run_id: str, design: Design, inner: bool) -> list[dict]:
-        return self.checkpoints.timeline(run_id, design, inner)
-
-    def inner_checkpoints(self, run_id: str, design: Design) -> list[dict]:
-        return self.checkpoints.inner_checkpoints(run_id, design)
-
-    def notice_answers(self) -> None:
-        """Nobody else answers a local run's questions."""
-
-    def admit(self, run_id: str, design: Design, run_input: Any) -> None:
-        """Nothing to refuse here: the graph was built by the caller."""
 
     def drive(
         self,
@@ -286,12 +253,6 @@ class ProcessExecutor:
 
     def stop(self, run_id: str) -> None:
         """The stop signal is forwarded to the worker process by ``RunProcesses.run``."""
-
-    def thread_of(self, run_id: str) -> str:
-        return run_id
-
-    def forget(self, run_id: str) -> None:
-        self.runs.forget_checkpoints(run_id)
 
     def shutdown(self, wait: bool) -> None:
         self.processes.shutdown(wait=wait)
