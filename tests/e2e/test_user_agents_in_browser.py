@@ -51,11 +51,15 @@ def test_clock_is_defined_ticked_drawn_and_answers_a_question_about_the_time(sma
         tools = page.get_by_label("Tools", exact=True)
         tools.click()
         tools.press_sequentially("get_current_time")
-        expect(
-            page.get_by_role("option", name="time · get_current_time (read-only)")
-        ).to_be_visible()
-        tools.press("Enter")
+        option = page.get_by_role("option", name="time · get_current_time (read-only)")
+        expect(option).to_be_visible()
+        # Clicked, not Enter: on a loaded machine Enter could land before the list was
+        # filtered, and the agent was made with no tool (it then answered by the generic
+        # no-rule text; seen once in the whole browser tier).
+        option.click()
         page.get_by_label("Name", exact=True).click()  # closes the tool list
+        chosen = page.locator('[data-testid="stMultiSelect"]').filter(has_text="get_current_time")
+        expect(chosen).to_have_count(1)
         page.get_by_role("button", name="Create agent").click()
         tick = page.locator('[data-testid="stCheckbox"]').filter(has_text=re.compile("^clock$"))
         expect(tick).to_have_count(1)
