@@ -6,12 +6,15 @@ over. Usage: frozen_host.py QUESTION CALLS_FILE DELAY_S
 
 Every model call appends a line to CALLS_FILE as it starts: the calls really made,
 whether or not their result was ever stored. Every model call that passed the worker's
-lease check (``NodeGuard``) appends one to CALLS_FILE.passed: a call can pass it, be frozen
-before it reaches the model, and be made once the process goes on; the test tells that
-call (under way before the freeze) from one started after it.
+lease check (``NodeGuard``) appends to CALLS_FILE.passed the monotonic time (one clock for
+every process on the machine) at which its check began: a check can begin, decide, be
+frozen before its line is written or before the call reaches the model, and go on once
+the process does; the test tells such a call (its check began before the freeze) from one
+whose check began after it, which must never pass.
 """
 
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
@@ -40,9 +43,10 @@ _checked = NodeGuard.on_chat_model_start
 
 
 def counted_check(self, *args, **kwargs):
+    began = time.monotonic()
     _checked(self, *args, **kwargs)  # raises when the lease is lost: then nothing is counted
     with open(CALLS_FILE + ".passed", "a") as passed:
-        passed.write("passed\n")
+        passed.write(f"{began}\n")
 
 
 NodeGuard.on_chat_model_start = counted_check  # type: ignore[method-assign]

@@ -16,6 +16,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from graph.kernel.design import Design
@@ -73,14 +74,23 @@ def writing(home: Path, database_url: str | None) -> bool:
     return False
 
 
-def freeze_outside_a_write(proc: subprocess.Popen, home: Path, database_url, calls_file: Path):
+def checks_begun(passed_file: Path) -> list[float]:
+    """When (monotonic) each lease check that let a model call through began."""
+    return [float(line) for line in passed_file.read_text().split()] if passed_file.exists() else []
+
+
+def freeze_outside_a_write(
+    proc: subprocess.Popen, home: Path, database_url, calls_file: Path
+) -> float:
     """SIGSTOP the host at a moment it holds no write of the database open (else let it
-    go on to its next model call and try again)."""
+    go on to its next model call and try again). Returns the monotonic time by which it
+    was stopped: nothing it began after that began before it was let go on."""
     for _ in range(30):
         proc.send_signal(signal.SIGSTOP)
         wait_for(lambda: stopped(proc), timeout=10, what="the host to be stopped")
+        stopped_by = time.monotonic()
         if not writing(home, database_url):
-            return
+            return stopped_by
         made = calls(calls_file)
         proc.send_signal(signal.SIGCONT)
         wait_for(lambda made=made: calls(calls_file) > made, what="the host's next model call")
@@ -126,9 +136,9 @@ def test_an_owner_frozen_past_its_lease_stops_before_its_next_node_and_writes_no
         run_id = proc.stdout.readline().strip()
         assert run_id, proc.stderr.read()
         wait_for(lambda: len(watch.nodes_run(run_id)) >= 2, what="the hosted run to be mid-way")
-        freeze_outside_a_write(proc, tmp_path, database_url, host_calls)
+        stopped_by = freeze_outside_a_write(proc, tmp_path, database_url, host_calls)
         calls_at_freeze = calls(host_calls)
-        passed_at_freeze = calls(Path(f"{host_calls}.passed"))
+        passed_file = Path(f"{host_calls}.passed")
         ends_at_freeze = len(end_events(watch, run_id))
 
         MODEL_CALLS.clear()
@@ -165,12 +175,14 @@ def test_an_owner_frozen_past_its_lease_stops_before_its_next_node_and_writes_no
         after = list(taker.checkpointer.list({"configurable": {"thread_id": run_id}}))
         assert len(after) == checkpoints_done
         assert watch.nodes_run(run_id).count("synthesizer") == 1
-        # No model call started once it was let go on: none passed the lease check after
-        # the freeze, and every call made (also one already past its check when the freeze
-        # came, made as the process went on) had passed it before. The calls are one run's,
-        # plus at most those of the node the freeze cut off (the taker ran it again).
-        assert calls(Path(f"{host_calls}.passed")) == passed_at_freeze
-        assert calls_at_freeze <= calls(host_calls) <= passed_at_freeze
+        # No model call started once it was let go on: no lease check begun after the
+        # freeze let a call through, and every call made had passed a check (also one
+        # whose check began before the freeze and decided there, its line or its call
+        # made as the process went on). The calls are one run's, plus at most those of
+        # the node the freeze cut off (the taker ran it again).
+        begun = checks_begun(passed_file)
+        assert [t for t in begun if t > stopped_by] == [], (stopped_by, begun)
+        assert calls_at_freeze <= calls(host_calls) <= len(begun)
         assert normal_calls <= calls_at_freeze + len(MODEL_CALLS), (
             normal_calls,
             calls_at_freeze,
