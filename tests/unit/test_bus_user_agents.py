@@ -16,8 +16,8 @@ from graph.agents.user_agents import UserAgent
 from graph.kernel.design import Design, takes_user_agents_list
 from graph.kernel.render import to_dot
 from graph.supervisor_bus import SYSTEM
+from graph.supervisor_bus.answers import final_answer
 from graph.supervisor_bus.state import Message
-from graph.supervisor_bus.supervisor import final_answer
 from tests.unit.conftest import wait_status
 from tests.user_agent_support import CLOCK_QUESTION, clock, time_server
 
@@ -107,3 +107,12 @@ def test_without_a_writer_the_answer_is_the_findings_and_the_user_agents_answers
     ]
     SYSTEM.build_graph(bus_design(clock()))  # defines clock as a worker, as a run does
     assert final_answer(bus) == "10:00\n\nF"
+
+
+@pytest.mark.parametrize("name", ["user", "all"])
+def test_a_user_agent_cannot_take_a_name_the_bus_uses_as_a_sender_or_an_address(name):
+    with pytest.raises(ValueError, match="built-in agent or node"):
+        Design(
+            system="supervisor_bus",
+            user_agents=[UserAgent.model_construct(name=name, description="x" * 10, tools=())],
+        )
