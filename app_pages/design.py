@@ -169,9 +169,9 @@ with right:
     st.subheader("Compiled graph")
     for note in deleted:
         st.warning(note, icon=":material/person_remove:")
+    compiled = services.compiled_graph(design)  # built: its own agents are known by name
     for warning in system.shape.design_warnings(design.enabled_agents):
         st.warning(warning)
-    compiled = services.compiled_graph(design)
     widgets.design_graph(compiled, system, key="design")
     st.caption(view.graph_legend)
     st.page_link(

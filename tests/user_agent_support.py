@@ -1,7 +1,12 @@
-"""A user agent "clock" with mcp-server-time's ``get_current_time`` (over stdio), for the
-tests of user agents (issue 30, points 1, 5, 6)."""
+"""A user agent "clock" with mcp-server-time's ``get_current_time`` (over stdio), and a
+worker model that proposes a side-effecting tool call, for the tests of user agents
+(issue 30, points 1, 3, 5, 6)."""
 
 from __future__ import annotations
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
 
 from graph.agents.user_agents import UserAgent, mcp_tool_ref
 from graph.kernel.design import Design
@@ -30,3 +35,43 @@ def clock_design() -> Design:
         user_agents=[clock()],
         enabled_agents=["web_researcher", "clock", "synthesizer"],
     )
+
+
+def notary() -> UserAgent:
+    """A user agent with the counting MCP server's side-effecting ``send_note`` (the server
+    stored as "notes", tests/mcp_support.py)."""
+    return UserAgent(
+        name="notary",
+        description="Sends a note by e-mail to a person.",
+        tools=(mcp_tool_ref("notes", "send_note"),),
+    )
+
+
+NOTE = {"to": "ada@example.org", "body": "the minutes"}
+QUESTION = "Send a note by e-mail to Ada with the minutes."
+
+
+class NoteSender(BaseChatModel):
+    """As the user agent (its query is named ``agent_query``): proposes ``send_note`` once,
+    then answers with what the tool said. As the synthesizer: a plain answer."""
+
+    @property
+    def _llm_type(self) -> str:
+        return "note-sending-test-model"
+
+    def bind_tools(self, tools, **kwargs):  # type: ignore[override]
+        return self.bind()  # a binding, as BaseChatModel's own (the app caps it)
+
+    def _generate(self, messages: list[BaseMessage], stop=None, run_manager=None, **kw):
+        said = [m for m in messages if isinstance(m, ToolMessage)]
+        as_agent = any(m.name == "agent_query" for m in messages)
+        reply = (
+            AIMessage(content="The note was sent to Ada.")
+            if not as_agent
+            else AIMessage(content=f"The tool said: {said[-1].content}")
+            if said
+            else AIMessage(
+                content="", tool_calls=[{"name": "send_note", "args": NOTE, "id": "call-1"}]
+            )
+        )
+        return ChatResult(generations=[ChatGeneration(message=reply)])

@@ -4,9 +4,9 @@ a new one (*New agent*), edit or delete one. Definitions live in the store's lib
 
 Which systems take them, and why, is said here and in the README: plan_execute, whose
 Planner reads each agent's description and whose Executor sends a step to any worker and
-takes it back; not supervisor_bus (each worker there has its own inbox in the state and
-tools by role, declared with the system) nor hierarchical_teams (a team is a subgraph with
-its own supervisor, declared with the system).
+takes it back; supervisor_bus, whose supervisor routes by each worker's description and
+sends it requests on the bus like any worker; not hierarchical_teams (a team is a subgraph
+with its own supervisor and workers, declared with the system).
 """
 
 from __future__ import annotations
@@ -22,16 +22,18 @@ from graph.agents.user_agents import (
     mcp_tool_ref,
 )
 from graph.kernel.design import takes_user_agents
+from graph.kernel.system import get_system
 from graph.service.repositories.user_agents import UserAgentError
 from graph.service.store import Store
 from ui import access, widgets
 
 FLASH = "design:flash"
 WHICH_SYSTEMS = (
-    "Your own agents join **plan_execute**: its Planner reads each agent's description to "
-    "choose it, and its Executor sends it a step and takes the result back. supervisor_bus "
-    "and hierarchical_teams do not take them: their workers' inboxes, roles and teams are "
-    "declared with the system."
+    "Your own agents join **plan_execute**, whose Planner reads each agent's description to "
+    "choose it and whose Executor sends it a step and takes the result back, and "
+    "**supervisor_bus**, whose supervisor routes to it by its description and sends it "
+    "requests on the bus like any worker. hierarchical_teams does not take them: each of its "
+    "teams is a subgraph with its own supervisor and workers, declared with the system."
 )
 
 
@@ -52,12 +54,13 @@ def ticks(store: Store, enabled: list[str], system: str) -> list[str]:
     st.caption(WHICH_SYSTEMS)
     if not takes_user_agents(system):
         return []
+    back = get_system(system).shape.router or "hub"
     ticked = []
     for agent in store.user_agents.all():
         if st.checkbox(agent.name, value=agent.name in enabled, key=f"agent:{agent.name}"):
             ticked.append(agent.name)
         tools = ", ".join(agent.tool_names) or "no tools"
-        st.caption(f"{agent.description} Tools: {tools}. After it: back to the executor.")
+        st.caption(f"{agent.description} Tools: {tools}. After it: back to the {back}.")
     return ticked
 
 

@@ -216,6 +216,7 @@ def takes_user_agents_list() -> list[str]:
 def reserved_names() -> set[str]:
     """Names a user agent cannot take: every system's agents, hubs and entry nodes."""
     found = {"human", "end", "planner", "executor", "supervisor", "__end__", "__start__"}
+    found |= {"user", "all"}  # on a bus: who asks the question, where decisions are addressed
     for system in systems().values():
         found |= set(system.agents) | set(system.shape.hubs) | {system.shape.entry}
     return found

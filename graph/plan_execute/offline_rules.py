@@ -23,6 +23,7 @@ from graph.models.scripted.common import (
     user_query,
     years_in,
 )
+from graph.models.scripted.described import agent_for, described_agents
 
 
 def _agents_offered(prompt: str) -> list[str]:
@@ -43,33 +44,12 @@ _BUILT_IN = frozenset(
         "synthesizer",
     }
 )
-_COMMON = frozenset(
-    "about after also answer asks does each find from gives have into just like make more "
-    "most only over same says some step tells than that their them then there these they "
-    "this tool tools using what when which with your".split()
-)
-
-
-def _words(text: str) -> set[str]:
-    return {w.rstrip("s") for w in re.findall(r"[a-z]{4,}", text.lower()) if w not in _COMMON}
 
 
 def _user_agents(prompt: str, agents: list[str]) -> dict[str, set[str]]:
     """Agents offered that are not plan_execute's own (user agents), with the words of
     their descriptions as the agent list gives them."""
-    found = {}
-    for name, description in re.findall(r"^- ([a-z][a-z0-9_]*): (.*?) Use when:", prompt, re.M):
-        if name in agents and name not in _BUILT_IN:
-            found[name] = _words(description)
-    return found
-
-
-def _user_agent_for(clause: str, users: dict[str, set[str]]) -> str | None:
-    """The user agent whose description shares the most words with the clause."""
-    said = _words(clause)
-    scored = [(len(words & said), name) for name, words in users.items()]
-    best = max(scored, default=(0, ""))
-    return best[1] if best[0] else None
+    return described_agents(prompt, agents, _BUILT_IN)
 
 
 def _clauses(question: str) -> list[str]:
@@ -135,7 +115,7 @@ def plan_for(prompt: str) -> dict:
         hints = _hints(clause, question)
         if _ASKS_APPROVAL.search(clause) and not _is_data(clause):
             continue  # an instruction about approvals, not something to research
-        if user := _user_agent_for(clause, users):
+        if user := agent_for(clause, users):
             add(user, f"{clause}.")
         elif _is_report(clause):
             wants_report = True

@@ -21,11 +21,9 @@ from langgraph.graph import END
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command
 
-from graph.agents.user_agent_tools import tools_for
-from graph.agents.user_agent_worker import run_user_agent
 from graph.agents.user_agents import UserAgent
 from graph.kernel.messages import tag_messages
-from graph.kernel.tool_gate import gate_agent_tools
+from graph.kernel.user_agent_steps import run_gated_user_agent
 from graph.models.replies import reply_text
 from graph.plan_execute.deps import Deps
 from graph.plan_execute.prompts import agent_prompt, describe_datasets, synthesizer_prompt
@@ -268,14 +266,18 @@ def user_agent_node(state: State, config: RunnableConfig, deps: Deps, agent: Use
     assert deps.ledger is not None, "the system's graph gives its nodes the side-effect ledger"
     # Side-effecting MCP tools ask a person first, and each call is made once per step
     # execution: a resumed step finds its call made and does not repeat it.
-    tools = gate_agent_tools(
-        tools_for(agent, deps.settings, knowledge=deps.knowledge, database=deps.database),
-        deps.ledger,
-        agent=agent.name,
+    messages = run_gated_user_agent(
+        agent,
+        deps.worker_model,
+        query,
+        config,
+        settings=deps.settings,
+        ledger=deps.ledger,
         scope=f"{run_id}/{step}/{attempt}",
         step=step,
+        knowledge=deps.knowledge,
+        database=deps.database,
     )
-    messages = run_user_agent(agent, deps.worker_model, tools, query, config)
     return Command(
         update={
             "messages": tag_messages(messages, step, agent.name),

@@ -5,12 +5,17 @@ plan_execute: the Design page ticks the workers. Tool access follows the role, n
 what the model could do (docs/systems/supervisor_bus.md, tools by role): the researcher only reads, the writer only
 writes, the supervisor only routes. ``ROLE_TOOLS`` is the allowlist the tool gate
 enforces where tools execute.
+
+A user agent (``graph.agents``, defined in the browser) ticked in a design is one more
+worker: the supervisor reads its description like a built-in worker's, and its tools are
+exactly the ones it was given (``spec_of`` finds either kind by name).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from graph.agents.user_agents import UserAgent, defined
 from graph.kernel.system import AgentSpec as BaseAgentSpec
 from graph.kernel.system import coordination_by_size
 
@@ -68,14 +73,46 @@ ROLE_TOOLS: dict[str, tuple[str, ...]] = {
 }
 
 
+def user_spec(agent: UserAgent) -> AgentSpec:
+    """A user agent as the supervisor reads it: a worker whose tools are its own."""
+    tools = ", ".join(agent.tool_names) or "none"
+    return AgentSpec(
+        name=agent.name,
+        description=agent.description,
+        use_when="The request asks for what its description says.",
+        limits=f"Only its own tools ({tools}).",
+        output_format="What its tools returned, in a few sentences.",
+        tools=agent.tool_names,
+    )
+
+
+def spec_of(name: str) -> AgentSpec | None:
+    """A built-in worker's record, or a defined user agent's (``graph.agents``)."""
+    if name in AGENTS:
+        return AGENTS[name]
+    agent = defined(name)
+    return user_spec(agent) if agent is not None else None
+
+
+def is_worker(name: str) -> bool:
+    """Whether ``name`` is a worker (built-in or user agent), not the user, the supervisor
+    or a human."""
+    return spec_of(name) is not None
+
+
 def enabled_specs(enabled: list[str] | None) -> list[AgentSpec]:
-    """The enabled workers, in catalog order; ``None`` means all of them."""
+    """The enabled workers, in catalog order, then the enabled user agents in the order
+    given; ``None`` means all the built-in ones."""
     chosen = set(AGENT_NAMES if enabled is None else enabled)
-    return [spec for name, spec in AGENTS.items() if name in chosen]
+    found = [spec for name, spec in AGENTS.items() if name in chosen]
+    for name in enabled or ():
+        if name not in AGENTS and (spec := spec_of(name)) is not None:
+            found.append(spec)
+    return found
 
 
 def unknown_agents(names: list[str]) -> list[str]:
-    return [n for n in names if n not in AGENTS]
+    return [n for n in names if spec_of(n) is None]
 
 
 def format_agent_list(enabled: list[str] | None) -> str:
@@ -101,7 +138,7 @@ def design_warnings(enabled: list[str]) -> list[str]:
         warnings.append(f"Unknown agents: {', '.join(unknown)}.")
     if not on:
         warnings.append("No agent enabled: the supervisor can only finish at once.")
-    if "researcher" not in on and on:
+    if "researcher" not in on and on and on <= set(AGENTS):
         warnings.append("No researcher: nobody finds facts, answers can only restate the question.")
     if "writer" not in on and "researcher" in on:
         warnings.append(

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from langchain_core.language_models import BaseChatModel
 
+from graph.agents.user_agents import UserAgent, define
 from graph.kernel.built_once import BuiltOnce
 from graph.kernel.design import Design
 from graph.kernel.ledger import SideEffectLedger, side_effect_ledger
@@ -33,6 +34,8 @@ class Deps:
     max_rounds: int  # supervisor decisions before the run is stopped as stuck
     approvals: dict[str, str] = field(default_factory=dict)  # agent -> always/never/planner
     built: BuiltOnce = field(default_factory=BuiltOnce)  # tools holding no run data
+    # The design's user agents by name: the enabled ones are workers of this graph.
+    user_agents: dict[str, UserAgent] = field(default_factory=dict)
 
 
 def max_rounds(enabled: list[str]) -> int:
@@ -49,6 +52,7 @@ def make_deps(
 ) -> Deps:
     """What the nodes of one compiled graph share: models, prompts, tools, limits."""
     settings = settings or get_settings()
+    define(design.user_agents)  # the supervisor's prompt reads their descriptions by name
     enabled = [s.name for s in enabled_specs(design.enabled_agents)]
     prompts = PromptSet(design.prompts)
     supervisor, worker = role_models(settings, prompts, planner_model, worker_model)
@@ -65,4 +69,5 @@ def make_deps(
         timeout_s=design.settings_of(BusSettings).bus_timeout_s,
         max_rounds=max_rounds(enabled),
         approvals={a: design.approval_policy(a) for a in enabled},
+        user_agents={a.name: a for a in design.user_agents},
     )

@@ -1,7 +1,10 @@
-"""The scripted model's rules for supervisor_bus: the supervisor routes to the first offered
-worker that has neither answered nor been ruled out (research, writing, review), then
-FINISH; a worker chains a second tool where it has one (a search is followed by reading
-its top document, formatted output by saving it as a draft)."""
+"""The scripted model's rules for supervisor_bus: the supervisor routes first to the user
+agents whose descriptions share words with the question (the best match first; one that
+shares none is not asked), then to the first offered worker that has neither answered nor
+been ruled out (research, writing, review), then FINISH; a worker chains a second tool
+where it has one (a search is followed by reading its top document, formatted output by
+saving it as a draft). A user agent's own tools are played by the model's ``any_tool``
+rule, as in every system."""
 
 from __future__ import annotations
 
@@ -10,11 +13,28 @@ import re
 from langchain_core.messages import BaseMessage, ToolMessage
 
 from graph.models.scripted.common import allowed_values, message_text, tool_name_of, user_query
+from graph.models.scripted.described import described_agents, words
+
+_BUILT_IN = frozenset({"researcher", "writer", "reviewer"})
+
+
+def _in_order(prompt: str, agents: list[str], question: str) -> list[str]:
+    """The offered agents in the order they are asked: the user agents whose descriptions
+    share words with the question, most shared first, then the others as offered; a user
+    agent whose description shares none is left out."""
+    asked = words(question)
+    shared = {
+        name: len(described & asked)
+        for name, described in described_agents(prompt, agents, _BUILT_IN).items()
+    }
+    users = sorted((n for n, score in shared.items() if score), key=lambda n: -shared[n])
+    return [*users, *(a for a in agents if a not in shared)]
 
 
 def supervisor_decision(prompt: str) -> dict:
-    """The supervisor_bus routing: the first offered agent that has neither answered nor
-    been ruled out, in the order offered (research, writing, review); FINISH after."""
+    """The supervisor_bus routing: the first agent that has neither answered nor been
+    ruled out, user agents matching the question first, then in the order offered
+    (research, writing, review); FINISH after."""
     agents = [a for a in allowed_values(prompt, "next_agent") or [] if a != "FINISH"]
     answered = re.search(r"^Answered so far: (.*)$", prompt, re.M)
     answered_names = {a.strip() for a in (answered.group(1) if answered else "").split(",")}
@@ -22,13 +42,17 @@ def supervisor_decision(prompt: str) -> dict:
     excluded_line = excluded.group(1) if excluded else ""
     asked = re.search(r'^User question: "(.*)"\s*$', prompt, re.M)
     question = asked.group(1) if asked else user_query(prompt)
-    for agent in agents:
+    order = _in_order(prompt, agents, question)
+    users = set(order) - _BUILT_IN
+    for agent in order:
         if agent in answered_names or re.search(rf"\b{re.escape(agent)} \(", excluded_line):
             continue
         return {
             "next_agent": agent,
             "task": _bus_task(agent, question),
-            "reason": f"{agent} has not answered yet; its part comes next.",
+            "reason": f"{agent}'s description fits the question; it has not answered yet."
+            if agent in users
+            else f"{agent} has not answered yet; its part comes next.",
         }
     return {
         "next_agent": "FINISH",

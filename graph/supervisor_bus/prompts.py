@@ -11,7 +11,13 @@ import time
 from typing import Any, Callable
 
 from graph.prompts import PromptSet, PromptSpec, register
-from graph.supervisor_bus.agents import AGENTS, ROLE_TOOLS, enabled_specs, format_agent_list
+from graph.supervisor_bus.agents import (
+    AGENTS,
+    ROLE_TOOLS,
+    enabled_specs,
+    format_agent_list,
+    is_worker,
+)
 from graph.supervisor_bus.bus import inbox, messages, preview
 from graph.supervisor_bus.state import Message
 
@@ -116,7 +122,13 @@ def decision_names(state: dict) -> list[str]:
 
 def decision_example(state: dict) -> str:
     first = next(iter(routable(state)), None)
-    task, reason = EXAMPLE_TASKS.get(first or "", ("", "Nobody can add anything."))
+    user_agent = (
+        "Do what your description says for the user's question.",
+        f"{first}'s description fits the question.",
+    )
+    task, reason = EXAMPLE_TASKS.get(
+        first or "", user_agent if first else ("", "Nobody can add anything.")
+    )
     return json.dumps(
         {"next_agent": first or "FINISH", "task": task if first else "", "reason": reason}
     )
@@ -136,9 +148,9 @@ def excluded_agents(state: dict) -> dict[str, str]:
     error, or a human dropped or declined their request."""
     why: dict[str, str] = {}
     for m in messages(state):
-        if m.from_ in AGENTS and m.type == "result":
+        if is_worker(m.from_) and m.type == "result":
             why.pop(m.from_, None)
-        elif m.from_ in AGENTS and m.type == "error" and m.payload.get("kind") != "tool_refused":
+        elif is_worker(m.from_) and m.type == "error" and m.payload.get("kind") != "tool_refused":
             why[m.from_] = "its last answer was an error"
     for record in (state.get("dead_letters") or {}).values():
         if record.get("resolution") == "dropped":
@@ -153,7 +165,7 @@ def answered_this_turn(state: dict) -> set[str]:
     """The workers that sent a result since the conversation turn began (all of
     ``completed_agents`` in a one-question run)."""
     start = int(state.get("turn_start") or 0)
-    return {m.from_ for m in messages(state)[start:] if m.type == "result" and m.from_ in AGENTS}
+    return {m.from_ for m in messages(state)[start:] if m.type == "result" and is_worker(m.from_)}
 
 
 def supervisor_prompt(

@@ -47,8 +47,16 @@ STATE_TYPES = ((__name__, "Message"),)
 
 
 # Each agent's inbox bookkeeping: the ids it has consumed, written by that agent only.
+# (``planner``: the teaching bus's, graph/supervisor_bus/teaching.py.)
+OWN_INBOXES = frozenset({"supervisor", "human", "researcher", "writer", "reviewer", "planner"})
+# The user agents of a design are not known when the state is declared (an undeclared key
+# would be dropped): they share one field. A message has one addressee, so the ids in it
+# still say which agent consumed what.
+USER_AGENTS_CONSUMED = "user_agents_consumed"
+
+
 def consumed_field(agent: str) -> str:
-    return f"{agent}_consumed"
+    return f"{agent}_consumed" if agent in OWN_INBOXES else USER_AGENTS_CONSUMED
 
 
 class BusState(MessagesState, ConversationState):
@@ -76,6 +84,7 @@ class BusState(MessagesState, ConversationState):
     researcher_consumed: Annotated[list[str], operator.add]
     writer_consumed: Annotated[list[str], operator.add]
     reviewer_consumed: Annotated[list[str], operator.add]
+    user_agents_consumed: Annotated[list[str], operator.add]  # every user agent's (above)
 
     # The human node's field: every decision a person (or the timeout) took.
     approvals: Annotated[list[dict[str, Any]], operator.add]

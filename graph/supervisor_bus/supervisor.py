@@ -21,7 +21,8 @@ from graph.kernel.messages import FINISH_WORDS, tag_messages
 from graph.kernel.slips import repair_name
 from graph.models.structured import JsonAsk, ModelReplyError, ask_json
 from graph.prompts import PromptSet
-from graph.supervisor_bus.agents import AGENTS
+from graph.supervisor_bus.agents import is_worker, spec_of
+from graph.supervisor_bus.answers import final_answer, missing_answer
 from graph.supervisor_bus.bus import ANSWER_TYPES, Outbox, inbox, messages
 from graph.supervisor_bus.deps import Deps
 from graph.supervisor_bus.prompts import (
@@ -138,7 +139,7 @@ class _Turn:
         """The ids of the latest result of every other agent: forwarded with a request."""
         latest: dict[str, str] = {}
         for m in self.bus:
-            if m.type == "result" and m.from_ in AGENTS and m.from_ != agent:
+            if m.type == "result" and is_worker(m.from_) and m.from_ != agent:
                 latest[m.from_] = m.id
         return list(latest.values())
 
@@ -192,42 +193,6 @@ class _Turn:
         if outcome == "done" and (missing := missing_answer(turn)):
             outcome, why = "failed", missing  # never claim an answer nobody wrote
         return self.command(END, final_answer=answer, outcome=outcome, outcome_reason=why)
-
-
-def _latest_results(bus: list[Message]) -> dict[str, Message]:
-    latest: dict[str, Message] = {}
-    for m in bus:
-        if m.type == "result" and m.from_ in AGENTS:
-            latest[m.from_] = m
-    return latest
-
-
-def missing_answer(bus: list[Message]) -> str:
-    """Why there is no answer to end ``done`` with, in a sentence; "" when there is one."""
-    latest = _latest_results(bus)
-    main = latest.get("writer") or latest.get("researcher")
-    if main is None:
-        return (
-            "The supervisor finished, but no agent produced an answer "
-            "(neither the writer nor the researcher returned a result)."
-        )
-    if not str(main.payload.get("text") or "").strip():
-        return f"The supervisor finished, but the {main.from_} returned an empty answer."
-    return ""
-
-
-def final_answer(bus: list[Message]) -> str:
-    """The writer's latest draft, else the researcher's latest findings; the reviewer's
-    verdict appended when it checked it."""
-    latest = _latest_results(bus)
-    main = latest.get("writer") or latest.get("researcher")
-    if main is None:
-        return "No agent produced an answer."
-    text = main.payload.get("text", "")
-    review = latest.get("reviewer")
-    if review is not None and review.sent_at >= main.sent_at:
-        text += f"\n\nReview: {review.payload.get('text', '')}"
-    return text
 
 
 def supervisor_ask(
@@ -298,7 +263,7 @@ def supervisor_node(state: dict, deps: Deps) -> Command:
             "finishing; the answer is what the agents produced so far.",
             outcome="failed",
         )
-    enabled = [a for a in deps.enabled if a in AGENTS]
+    enabled = list(deps.enabled)
     # The prompt sees this turn's own changes too (a request a human just dropped).
     view = {
         **state,
@@ -326,7 +291,7 @@ def supervisor_node(state: dict, deps: Deps) -> Command:
             name,
             task,
             f"The design asks a human before every request to {name}"
-            + (" (it has side effects)." if AGENTS[name].side_effects else "."),
+            + (" (it has side effects)." if (spec := spec_of(name)) and spec.side_effects else "."),
         )
     return turn.send_request(name, task, decision.reason, "supervisor")
 
@@ -374,7 +339,7 @@ def _carry_out(turn: _Turn, m: Message) -> Command | None:
             about: {**record, "resolution": resolution, "decided_by": who, "decided_at": m.sent_at}
         }
     if action in ("send", "retry", "reassign"):
-        if agent not in turn.deps.nodes or agent not in AGENTS:
+        if agent not in turn.deps.nodes or not is_worker(agent):
             turn.update["notices"].append(
                 f"The human's decision names {agent!r}, which is not an enabled agent; "
                 "the supervisor decides instead."

@@ -18,6 +18,7 @@ from langchain_core.messages import HumanMessage
 from langgraph.graph import END
 from langgraph.graph.state import CompiledStateGraph
 
+from graph.agents.user_agents import define
 from graph.kernel.conversation import first_turn
 from graph.kernel.design import Design
 from graph.kernel.node_asks import NodeAsk, NotTryable
@@ -25,12 +26,17 @@ from graph.kernel.system import System
 from graph.kernel.system_parts import Ability, Forks, Prompts, Shape, preview_or_sample
 from graph.kernel.wiring import SystemGraph, compile_graph
 from graph.supervisor_bus import agents, offline_rules, prompts
-from graph.supervisor_bus.agents import AGENTS
+from graph.supervisor_bus.agents import AGENTS, enabled_specs
 from graph.supervisor_bus.bus import ANSWER_TYPES, Outbox, answer_to, inbox, messages, preview
 from graph.supervisor_bus.deps import make_deps, max_rounds
 from graph.supervisor_bus.human import human_node
 from graph.supervisor_bus.settings_model import BusSettings
-from graph.supervisor_bus.state import STATE_TYPES, BusState, consumed_field
+from graph.supervisor_bus.state import (
+    STATE_TYPES,
+    USER_AGENTS_CONSUMED,
+    BusState,
+    consumed_field,
+)
 from graph.supervisor_bus.supervisor import supervisor_ask, supervisor_node
 from graph.supervisor_bus.workers import worker_node
 
@@ -84,7 +90,8 @@ class BusPrompts(Prompts):
             k: v for k, v in (state.get("outstanding") or {}).items() if k not in answered
         }
         view = {**state, "outstanding": outstanding}
-        enabled = [a for a in design.enabled_agents if a in AGENTS]
+        define(design.user_agents)
+        enabled = [s.name for s in enabled_specs(design.enabled_agents)]
         return NodeAsk(
             node,
             "supervisor_bus/supervisor",
@@ -106,6 +113,9 @@ class SupervisorBus(System):
     agents = AGENTS
     shape = BusShape(
         "supervisor",
+        # Its supervisor routes by each worker's description, and a worker is a node that
+        # answers the requests in its inbox: a user agent is one more such worker.
+        takes_user_agents=True,
         hubs=frozenset({"supervisor"}),
         router="supervisor",
         abilities=(
@@ -130,6 +140,7 @@ class SupervisorBus(System):
             "dead_letters",
             "completed_agents",
             *(consumed_field(o) for o in INBOX_OWNERS),
+            USER_AGENTS_CONSUMED,
             "final_answer",
         )
     )
@@ -214,9 +225,10 @@ class SupervisorBus(System):
         rounds = {d.get("request_id"): d["round"] for d in state.get("decisions") or []}
         dead = state.get("dead_letters") or {}
         outstanding = state.get("outstanding") or {}
+        workers = set(AGENTS) | set(state.get("enabled_agents") or [])
         rows = []
         for m in bus:
-            if m.type != "request" or m.from_ != "supervisor" or m.to not in AGENTS:
+            if m.type != "request" or m.from_ != "supervisor" or m.to not in workers:
                 continue
             answer = answer_to(bus, m.id)
             if answer is not None:
@@ -255,7 +267,9 @@ class SupervisorBus(System):
         now = now or time.time()
         bus = messages(state)
         timeout = float(state.get("timeout_s") or 0)
-        consumed = {owner: set(state.get(consumed_field(owner)) or []) for owner in INBOX_OWNERS}
+        users = [a for a in state.get("enabled_agents") or [] if a not in INBOX_OWNERS]
+        owners = (*INBOX_OWNERS, *users)
+        consumed = {owner: set(state.get(consumed_field(owner)) or []) for owner in owners}
         to = {m.id: m.to for m in bus}
         table = []
         for m in bus:
@@ -269,7 +283,12 @@ class SupervisorBus(System):
                     "payload": preview(m.payload),
                     "in_reply_to": m.in_reply_to,
                     "sent_at": m.sent_at,
-                    "consumed_by": [o for o in INBOX_OWNERS if m.id in consumed[o]],
+                    # user agents share one field: each consumed only what was sent to it
+                    "consumed_by": [
+                        o
+                        for o in owners
+                        if m.id in consumed[o] and (o in INBOX_OWNERS or m.to == o)
+                    ],
                     "time_to_answer_s": round(answer.sent_at - m.sent_at, 3) if answer else None,
                 }
             )

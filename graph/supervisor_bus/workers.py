@@ -13,6 +13,12 @@ layer's stall clock, and one that runs past its cap by that cap). A worker past 
 deadline stops before its next model call or tool call and sends nothing (late work is
 abandoned, with no side effect after the deadline); the supervisor's registry then sees
 the request unanswered and escalates it.
+
+A user agent (``Deps.user_agents``) handles its requests the same way, but runs as its
+ReAct worker over exactly its own tools, the side-effecting ones behind the approval gate
+(``graph.kernel.user_agent_steps``), keyed by the request like ``write_draft``: a resumed
+or replayed request does not make a call twice. Its run is not cut at the deadline: a
+gated tool may wait for a person, and that wait is not lateness.
 """
 
 from __future__ import annotations
@@ -24,8 +30,10 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command
 
+from graph.agents.user_agents import UserAgent
 from graph.errors import StepwiseError
 from graph.kernel.messages import tag_messages
+from graph.kernel.user_agent_steps import run_gated_user_agent
 from graph.models.replies import reply_text
 from graph.supervisor_bus.agents import AGENTS
 from graph.supervisor_bus.bus import Outbox, by_id, inbox, messages
@@ -33,6 +41,7 @@ from graph.supervisor_bus.deps import Deps
 from graph.supervisor_bus.prompts import agent_prompt, request_prompt
 from graph.supervisor_bus.state import Message, consumed_field
 from graph.supervisor_bus.tools import Gate, tools_for
+from graph.tools.database import open_database
 
 TOOL_ROUNDS = 6  # model/tool turns a worker may take for one request
 USELESS = "No usable results"
@@ -108,6 +117,39 @@ def handle(
     )
 
 
+def handle_user_agent(
+    deps: Deps,
+    agent: UserAgent,
+    request: Message,
+    inputs: list[Message],
+    config: RunnableConfig,
+    step: int,
+) -> Handled:
+    """Run user agent ``agent`` on one request: its ReAct worker, its gated tools."""
+    database = deps.built.get("database", open_database) if "run_sql" in agent.tool_names else None
+    conversation = run_gated_user_agent(
+        agent,
+        deps.worker_model,
+        request_prompt(deps.prompts, request.payload.get("task", ""), inputs),
+        config,
+        settings=deps.settings,
+        ledger=deps.ledger,
+        scope=f"bus/{request.id}",
+        step=step,
+        knowledge=deps.knowledge,
+        database=database,
+    )
+    last = next((m for m in reversed(conversation) if isinstance(m, AIMessage)), None)
+    text = reply_text(last).strip().removeprefix("FINAL ANSWER:").strip() if last else ""
+    results: dict[str, list[ToolMessage]] = {}
+    for m in conversation:
+        if isinstance(m, ToolMessage):
+            results.setdefault(m.name or "", []).append(m)
+    return Handled(
+        conversation, text or f"{USELESS}: {agent.name} said nothing.", tool_results=results
+    )
+
+
 def _payload(agent: str, handled: Handled) -> dict:
     """What an answer carries: ``text`` is what the next agent reads."""
     payload: dict = {"text": handled.text}
@@ -149,7 +191,11 @@ def worker_node(state: dict, config: RunnableConfig, deps: Deps, agent: str) -> 
     for request in pending:
         inputs = [m for i in request.payload.get("inputs") or [] if (m := by_id(bus, i))]
         try:
-            handled = handle(deps, agent, request, inputs, config, request.sent_at + timeout)
+            handled = (
+                handle_user_agent(deps, own, request, inputs, config, step)
+                if (own := deps.user_agents.get(agent)) is not None
+                else handle(deps, agent, request, inputs, config, request.sent_at + timeout)
+            )
         except TooLate as late:
             conversation += late.conversation
             notices.append(

@@ -216,3 +216,37 @@ def test_a_writers_markdown_title_is_not_larger_than_the_pages_headings(home, se
     for text in drafts:
         for line in text.splitlines():
             assert not line.startswith(("# ", "## ", "### ")), line
+
+
+def test_a_bus_run_with_an_agent_of_your_own_shows_its_request_answer_and_node(home, services):
+    from graph.agents.user_agents import UserAgent
+    from graph.kernel.design import Design
+    from tests.app.support import wait_status
+
+    store, _ = services
+    reader = UserAgent(
+        name="crash_reader",
+        description="Reads the documents about a market crash and reports its causes.",
+        tools=("builtin:search_knowledge_base",),
+    )
+    store.user_agents.add(reader)
+    store.save_design(
+        Design(
+            system="supervisor_bus",
+            user_agents=[reader],
+            enabled_agents=["researcher", "writer", "crash_reader"],
+            approvals={"writer": "never"},
+        )
+    )
+    at = open_page("app_pages/run.py")
+    run_id = _bus_run(at, "What caused the dot-com crash?")
+    wait_status(store, run_id, "done")
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    decisions = next(t.value for t in at.table if "Next" in t.value.columns)
+    assert list(decisions["Next"]) == ["crash_reader", "researcher", "writer", "FINISH"]
+    bus = at.table[0].value
+    asked = bus[(bus["To"] == "crash_reader") & (bus["Type"] == "request")].iloc[0]
+    assert asked["Consumed by"] == "crash_reader"
+    assert ((bus["From"] == "crash_reader") & (bus["Type"] == "result")).any()
+    assert any("crash_reader -> supervisor" in dot for dot in graph_dots(at))

@@ -1,10 +1,11 @@
 """The Design page's own agents (issue 30.1), through Streamlit's AppTest: *New agent*
-creates one (a bad name refused with its reason, nothing saved), it is ticked and drawn,
-and a design whose agent was deleted says so."""
+creates one (a bad name refused with its reason, nothing saved), it is ticked and drawn (in
+plan_execute and in supervisor_bus), and a design whose agent was deleted says so."""
 
 from graph.agents.user_agents import BUILTIN_PREFIX
+from graph.kernel.design import Design
 from tests.app.support import graph_dots, open_page, texts
-from tests.user_agent_support import clock_design
+from tests.user_agent_support import clock, clock_design
 
 NEW = "user_agent:new"
 
@@ -43,3 +44,20 @@ def test_a_design_whose_agent_was_deleted_says_so(home, services):
     at = open_page()
     assert "which was deleted: it is no longer ticked" in texts(at)
     assert "clock" not in store.load_design().enabled_agents
+
+
+def test_on_supervisor_bus_an_agent_is_ticked_drawn_beside_the_workers_and_goes_back_to_the_supervisor(
+    home, services
+):
+    store, _ = services
+    store.save_design(Design(system="supervisor_bus"))
+    store.user_agents.add(clock())
+    at = open_page()
+    assert "back to the supervisor" in texts(at)
+    assert "clock" not in graph_dots(at)[0]
+    at.checkbox(key="agent:clock").check().run()
+    dot = graph_dots(at)[0]
+    assert "supervisor -> clock" in dot and "clock -> supervisor" in dot
+    saved = store.load_design()
+    assert (saved.system, [a.name for a in saved.user_agents]) == ("supervisor_bus", ["clock"])
+    assert "Unknown agents" not in texts(at)

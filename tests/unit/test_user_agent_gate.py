@@ -10,48 +10,16 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
-from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.types import Command
 
 from graph.agents.user_agent_tools import use_mcp_servers
-from graph.agents.user_agents import UserAgent, mcp_tool_ref
 from graph.kernel.design import Design
 from graph.plan_execute import SYSTEM
 from graph.tools.mcp_config import make_config
 from graph.tools.mcp_servers import list_tools
 from tests.mcp_support import counting_server
-
-NOTE = {"to": "ada@example.org", "body": "the minutes"}
-QUESTION = "Send a note by e-mail to Ada with the minutes."
-
-
-class NoteSender(BaseChatModel):
-    """As the user agent (its query is named ``agent_query``): proposes ``send_note`` once,
-    then answers with what the tool said. As the synthesizer: a plain answer."""
-
-    @property
-    def _llm_type(self) -> str:
-        return "note-sending-test-model"
-
-    def bind_tools(self, tools, **kwargs):  # type: ignore[override]
-        return self.bind()  # a binding, as BaseChatModel's own (the app caps it)
-
-    def _generate(self, messages: list[BaseMessage], stop=None, run_manager=None, **kw):
-        said = [m for m in messages if isinstance(m, ToolMessage)]
-        as_agent = any(m.name == "agent_query" for m in messages)
-        reply = (
-            AIMessage(content="The note was sent to Ada.")
-            if not as_agent
-            else AIMessage(content=f"The tool said: {said[-1].content}")
-            if said
-            else AIMessage(
-                content="", tool_calls=[{"name": "send_note", "args": NOTE, "id": "call-1"}]
-            )
-        )
-        return ChatResult(generations=[ChatGeneration(message=reply)])
+from tests.user_agent_support import NOTE, QUESTION, NoteSender, notary
 
 
 @pytest.fixture(scope="module")
@@ -67,13 +35,8 @@ def graph(store, settings, server, tmp_path):
     store.mcp_servers.add(config)
     store.mcp_servers.remember_tools("notes", list_tools(config))
     use_mcp_servers(store.mcp_servers)
-    notary = UserAgent(
-        name="notary",
-        description="Sends a note by e-mail to a person.",
-        tools=(mcp_tool_ref("notes", "send_note"),),
-    )
     design = Design(
-        system="plan_execute", user_agents=[notary], enabled_agents=["notary", "synthesizer"]
+        system="plan_execute", user_agents=[notary()], enabled_agents=["notary", "synthesizer"]
     )
     connection = sqlite3.connect(tmp_path / "checkpoints.sqlite", check_same_thread=False)
     yield (
