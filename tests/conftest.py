@@ -61,6 +61,13 @@ TIER_MODULES = {
         "test_frozen_owner",
         "test_disk_full",
         "test_mcp_stdio",  # starts MCP servers over stdio
+        # user agents whose tools come from MCP servers the tests start (the time server
+        # over stdio, the counting server over HTTP) or from the CLI's own process
+        "test_user_agents",
+        "test_user_agent_gate",
+        "test_bus_user_agents",
+        "test_bus_user_agent_gate",
+        "test_cli_user_agents",
         "test_bind_address",  # starts the Streamlit app (5 s)
     )
 }

@@ -21,6 +21,7 @@ FILES = [
     "tests/unit/test_secrets.py",
     "tests/unit/test_cli.py",  # starts the CLI's own processes
     "tests/unit/test_database_restart.py",  # a PostgreSQL server of its own
+    "tests/unit/test_bus_user_agents.py",  # the time MCP server over stdio
 ]
 TIERS = {"fast", "processes", "browser", "postgres", "server", "realmodel"}
 
@@ -89,5 +90,6 @@ def test_a_plain_unit_test_is_fast(tiers):
 
 def test_tests_starting_processes_or_their_own_postgresql_are_never_fast(tiers):
     assert all(t == {"processes"} for t in _of(tiers, "tests/unit/test_cli.py"))
+    assert all(t == {"processes"} for t in _of(tiers, "test_bus_user_agents.py"))
     assert all(t == {"postgres"} for t in _of(tiers, "test_database_restart.py"))
     assert _of(tiers, "test_run_page_full_database.py") == [{"postgres"}]
