@@ -168,11 +168,11 @@ class ServerRunService(RunService):
                 runs[0]["run_id"] if runs and runs[0]["status"] in ("pending", "running") else None
             )
             cancel = StopSignal()
-            with self._lock:
+            with self.table.lock:
                 future = self._pool.submit(
                     self.server_executor.rejoin, record.id, design, join, cancel
                 )
-                self._live[record.id] = (future, cancel)
+                self.table.live[record.id] = (future, cancel)
             followed += 1
         return followed
 
@@ -190,11 +190,11 @@ class ServerRunService(RunService):
     ) -> None:
         """Answer one pending question: a new server run on the thread with
         ``Command(resume={interrupt_id: decision})``, followed like the first."""
-        with self._decide_lock:
+        with self.table.decide_lock:
             record, design = self.stored(run_id)
             if record.status != "waiting" or interrupt_id not in self._pending_ids(run_id):
                 raise ValueError("This approval is no longer pending (already answered?).")
-            with self._holding(run_id):
+            with self.holds.holding(run_id):
                 self.store.set_run_status(run_id, "queued", f"Decision: {decision}")
                 asked = [
                     i for i in self.store.pending_interrupts(run_id) if i["id"] == interrupt_id
@@ -206,7 +206,7 @@ class ServerRunService(RunService):
                 resume = {
                     interrupt_id: {"decision": decision, "query": query, "reason": reason, "by": by}
                 }
-                self._submit(run_id, design, None, Command(resume=resume), False)
+                self.submit(run_id, design, None, Command(resume=resume), False)
 
     def resume(self, run_id: str, step_mode: bool = False) -> None:
         """Go on from the thread's last checkpoint on the server (a paused or cancelled run)."""
@@ -215,11 +215,11 @@ class ServerRunService(RunService):
             raise ValueError("The run is already in progress.")
         if record.status not in ("interrupted", "paused", "failed", "cancelled", *LIVE_STATUSES):
             raise ValueError(f"A {record.status} run cannot be resumed.")
-        with self._holding(run_id):
+        with self.holds.holding(run_id):
             if not self.server_state(run_id).get("next"):
                 raise ValueError("Nothing left to run: the run reached its end.")
             self.store.set_run_status(run_id, "queued", "Resumed from its last checkpoint.")
-            self._submit(run_id, design, None, None, step_mode)
+            self.submit(run_id, design, None, None, step_mode)
 
     def redirect(
         self,
@@ -240,7 +240,7 @@ class ServerRunService(RunService):
             if goto is None:
                 raise ValueError("redirect needs a node to go to, or a plan.")
             plan = lambda _snapshot: (update or {}, goto)  # noqa: E731
-        with self._decide_lock:
+        with self.table.decide_lock:
             if self.is_live(run_id):
                 raise ValueError(
                     "The run is still going on the LangGraph Server: send this once it has "
@@ -248,7 +248,7 @@ class ServerRunService(RunService):
                 )
             record, design = self.stored(run_id)
             compiled = compiled or self.prepare(design)[0]
-            with self._holding(run_id):
+            with self.holds.holding(run_id):
                 snapshot = self.snapshot_of(run_id)
                 if snapshot.next:
                     raise ValueError(
@@ -261,13 +261,13 @@ class ServerRunService(RunService):
                     raise ValueError(
                         f"Cannot send the run to {target!r}: the graph has no such node."
                     )
-                self._log(
+                self.writes.log(
                     run_id,
                     {"kind": "redirect", "goto": target, "note": note, "was_next": []},
                     step=(snapshot.values or {}).get("current_step"),
                 )
                 self.store.set_run_status(run_id, "queued", note or "Sent on.")
-                self._submit(run_id, design, None, Command(update=changes, goto=target), False)
+                self.submit(run_id, design, None, Command(update=changes, goto=target), False)
 
     # ------------------------------------------------------------- time travel
 
@@ -315,7 +315,7 @@ class ServerRunService(RunService):
             snaps,
             checkpoint_id,
             run_id,
-            lambda: self._first_written_as(run_id, lambda r: self._history(r, design)),
+            lambda: self.forks.first_written_as(run_id, lambda r: self._history(r, design)),
         )
         goto = None
         values = dict(snaps[index].values)
@@ -356,7 +356,7 @@ class ServerRunService(RunService):
                 ],
             },
         )
-        self._record_run(
+        self.record_run(
             new_id,
             record.question,
             design,
@@ -366,7 +366,7 @@ class ServerRunService(RunService):
             run_id,
             checkpoint_id,
         )
-        self._submit(new_id, design, None, None, step_mode)
+        self.submit(new_id, design, None, None, step_mode)
         return new_id
 
     def server_runs(self, run_id: str) -> list[dict]:
