@@ -1,21 +1,18 @@
 """Answers and resumes: the questions a run waits on, answered by a person or a timeout,
-and a stopped run going on from its last checkpoint. A part of the run service.
+and a stopped run going on from its last checkpoint. A part of the run service; what
+differs where the run's checkpoints are (here, on a server) is its executor's.
 """
 
 from __future__ import annotations
 
 import logging
 
-from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command
 
-from graph.kernel.checkpoints import pending_nodes
 from graph.kernel.design import Design
 from graph.service.disk_space import DiskFull
 from graph.service.run_holds import RunHolds
 from graph.service.run_host import RunHost
-from graph.service.run_models import RunModels
-from graph.service.run_redirects import Redirects
 from graph.service.run_writes import RunWrites
 from graph.service.store import LIVE_STATUSES, RunRecord
 
@@ -25,19 +22,10 @@ log = logging.getLogger(__name__)
 class Decisions:
     """A run service's answers to waiting runs, and its resumes of stopped ones."""
 
-    def __init__(
-        self,
-        service: RunHost,
-        models: RunModels,
-        writes: RunWrites,
-        holds: RunHolds,
-        redirects: Redirects,
-    ) -> None:
+    def __init__(self, service: RunHost, writes: RunWrites, holds: RunHolds) -> None:
         self.service = service
-        self.models = models
         self.writes = writes
         self.holds = holds
-        self.redirects = redirects
 
     def pending_approvals(self) -> list[dict]:
         """Every decision waiting for a human, across runs, oldest first; each with its
@@ -95,11 +83,11 @@ class Decisions:
         """Answer one pending question of a waiting run; the run goes on in a worker."""
         with self.service.table.decide_lock:
             record, design = self.service.stored(run_id)
-            compiled, _, _ = self.models.graph(design)
-            config: RunnableConfig = {"configurable": {"thread_id": run_id}}
-            if record.status != "waiting" or interrupt_id not in {
-                i.id for i in compiled.get_state(config).interrupts
-            }:
+            executor = self.service.executor
+            compiled = executor.graph_for(design)
+            if record.status != "waiting" or interrupt_id not in executor.questions(
+                run_id, design, compiled
+            ):
                 raise ValueError("This approval is no longer pending (already answered?).")
             with self.holds.holding(run_id):  # two processes never both answer it
                 self.service.store.set_run_status(run_id, "queued", f"Decision: {decision}")
@@ -160,10 +148,7 @@ class Decisions:
         if record.status not in ("interrupted", "paused", "failed", "cancelled", *LIVE_STATUSES):
             raise ValueError(f"A {record.status} run cannot be resumed.")
         with self.holds.holding(run_id):
-            compiled, _, _ = self.models.graph(design)
-            self.writes.reconcile_events(run_id, design, compiled)
-            self.redirects.take_queued_redirects(run_id, design, compiled)
-            if not pending_nodes(compiled.get_state({"configurable": {"thread_id": run_id}})):
-                raise ValueError("Nothing left to run: the run reached its end.")
+            compiled = self.service.executor.graph_for(design)
+            self.service.executor.ready_to_resume(run_id, design, compiled)
             self.service.store.set_run_status(run_id, "queued", "Resumed from its last checkpoint.")
             self.service.submit(run_id, design, compiled, None, step_mode)

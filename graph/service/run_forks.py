@@ -1,6 +1,7 @@
 """Forks and replays: new runs going on from a checkpoint of another (with changes to its
 state, or another prompt's text), or answering every model call from its recording. A
-part of the run service; each new run records its parent.
+part of the run service; each new run records its parent. Its executor makes a fork's
+thread (``fork_thread``: on this process's checkpointer, or a new server thread).
 """
 
 from __future__ import annotations
@@ -9,10 +10,7 @@ import logging
 import uuid
 from typing import Callable
 
-from langchain_core.runnables import RunnableConfig
-
 from graph.kernel.checkpoints import fork_point, fork_state, history
-from graph.kernel.system import get_system
 from graph.prompts import PromptSet
 from graph.service import prompt_forks
 from graph.service.replays import replay_design
@@ -48,28 +46,8 @@ class Forks:
             design = design.model_copy(update={"pace_s": pace_s})
         compiled, planner, worker = self.models.graph(design)
         new_id = uuid.uuid4().hex
-        goto = None
-        if changes:  # the system completes and checks them against the state there
-            config: RunnableConfig = {
-                "configurable": {"thread_id": run_id, "checkpoint_id": checkpoint_id}
-            }
-            snapshot = compiled.get_state(config)
-            if snapshot.created_at is None:  # not a top-graph checkpoint of this run
-                raise ValueError(
-                    f"No checkpoint {checkpoint_id!r} in run {run_id} to fork from (a "
-                    "checkpoint inside a team cannot be forked: fork from the one before "
-                    "the team started)."
-                )
-            values = dict(snapshot.values or {})
-            changes, goto = get_system(design.system).forks.fork_changes(values, changes, design)
-        fork_state(
-            compiled,
-            run_id,
-            checkpoint_id,
-            new_id,
-            changes or {},
-            goto=goto,
-            first_as=lambda: self.first_written_as(run_id, lambda r: history(compiled, r)),
+        self.service.executor.fork_thread(
+            run_id, checkpoint_id, new_id, design, compiled, changes, self.first_written_as
         )
         self.service.record_run(
             new_id,

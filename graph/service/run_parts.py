@@ -95,6 +95,24 @@ class RunParts:
         (``RunWrites.reconcile_events``)."""
         self.writes.reconcile_events(run_id, design, compiled)
 
+    def note(self, run_id: str, data: dict, step: int | None = None) -> None:
+        """A note of the service's own in the run's event log (``RunWrites.log``)."""
+        self.writes.log(run_id, data, step)
+
+    def apply_redirect(
+        self, run_id: str, compiled: CompiledStateGraph, plan: Callable, note: str
+    ) -> None:
+        """A stopped local run's redirect written into its checkpoints and logged
+        (``Redirects.apply_redirect``; a local executor's ``send_on``)."""
+        self.redirects.apply_redirect(run_id, compiled, plan, note)
+
+    def take_queued_redirects(
+        self, run_id: str, design: Design, compiled: CompiledStateGraph
+    ) -> None:
+        """Redirects recorded for a run whose process stopped before applying them
+        (``Redirects.take_queued_redirects``; a local executor's ``ready_to_resume``)."""
+        self.redirects.take_queued_redirects(run_id, design, compiled)
+
     def send_message(self, run_id: str, text: str) -> None:
         """A follow-up message in the run's conversation (``Redirects.send_message``)."""
         self.redirects.send_message(run_id, text)

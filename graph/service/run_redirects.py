@@ -4,7 +4,9 @@
 A live run's redirect is recorded in the store and queued; its worker applies it when the
 run's stream stops (``run_workers.py``), so a crash in between does not lose it: a resume
 applies what is still queued, once (the checkpoint it wrote is marked with its id). A
-settled run's redirect is applied here and the run handed to a new worker.
+settled run is sent on by its executor (``send_on``: written into its checkpoints here;
+a ``Command`` for a server run, which takes no redirect while in progress) and handed to
+a new worker.
 """
 
 from __future__ import annotations
@@ -197,6 +199,7 @@ class Redirects:
             with self.service.table.lock:
                 entry = self.service.table.live.get(run_id)
                 if entry is not None:
+                    self.service.executor.refuse_redirect_while_live()
                     redirect_id = self.record_redirect(run_id, spec, note)
                     self.service.table.redirects.setdefault(run_id, []).append(
                         (plan, note, redirect_id)
@@ -213,10 +216,9 @@ class Redirects:
             with self.holds.holding(run_id):  # refused while another live process runs it
                 if compiled is None:
                     compiled, _, _ = self.models.graph(design)
-                self.writes.reconcile_events(run_id, design, compiled)
-                self.apply_redirect(run_id, compiled, plan, note)
+                run_input = self.service.executor.send_on(run_id, design, compiled, plan, note)
                 self.service.store.set_run_status(run_id, "queued", note or "Sent on.")
-                self.service.submit(run_id, design, compiled, None, False)
+                self.service.submit(run_id, design, compiled, run_input, False)
 
     def edit_request(self, run_id: str, text: str) -> None:
         """The human edited the run's request, while it runs or after (a system that

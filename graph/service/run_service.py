@@ -107,7 +107,7 @@ class RunService(RunParts):
         self.holds = RunHolds(self, self.writes)
         self.models = RunModels(self)
         self.redirects = Redirects(self, self.models, self.writes, self.holds)
-        self.decisions = Decisions(self, self.models, self.writes, self.holds, self.redirects)
+        self.decisions = Decisions(self, self.writes, self.holds)
         self.forks = Forks(self, self.models)
         self.workers = Workers(self, self.writes, self.redirects)
         self.interrupted_at_start = self.holds.mark_orphans() if claim_orphans else 0
