@@ -13,6 +13,8 @@ once when the service is made:
 
 The two local executors share the service's worker loop (leases, queued redirects, how
 a run ends: ``LocalRuns.work_here``) and differ only in who drives one leg of the stream.
+They also share how a stopped run's checkpoints are written when it is answered, resumed,
+redirected or forked (``LocalExecutor``); the server executor writes them on the server.
 No executor imports another, nor the service (``pyproject.toml``'s import contracts).
 """
 
@@ -20,7 +22,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, Protocol
 
-from graph.kernel.checkpoints import checkpoint_timeline
+from langchain_core.runnables import RunnableConfig
+
+from graph.kernel.checkpoints import checkpoint_timeline, fork_state, history, pending_nodes
 from graph.kernel.design import Design
 from graph.kernel.inner_checkpoints import inner_timeline, interleave
 from graph.kernel.system import get_system
@@ -29,7 +33,7 @@ if TYPE_CHECKING:
     from langgraph.graph.state import CompiledStateGraph
 
     from graph.service.run_processes import RunProcesses
-    from graph.service.runs import StopSignal
+    from graph.service.runs import StateHistory, StopSignal
 
 
 class LegEnd(Protocol):
@@ -44,6 +48,9 @@ class LegEnd(Protocol):
 
 # One leg of a local run: drive its stream from ``run_input`` until it stops.
 Drive = Callable[[str, Design, "CompiledStateGraph", Any, bool, "StopSignal"], LegEnd]
+# The node a fork of a run's first checkpoint is written as (``Forks.first_written_as``):
+# (run id, that run's checkpoints by run id, oldest first) -> node, None when not a fork.
+FirstWrittenAs = Callable[[str, Callable[[str], list]], "str | None"]
 
 
 class RunExecutor(Protocol):
@@ -104,6 +111,55 @@ class RunExecutor(Protocol):
         somewhere else (another client of a server)."""
         ...
 
+    # Writing a stopped run's checkpoints: what differs between answering, resuming,
+    # redirecting or forking a run here and on a server (the service does the rest).
+
+    def graph_for(self, design: Design) -> CompiledStateGraph | None:
+        """The compiled graph a worker is handed for an answer or a resume, built in the
+        caller so a bad design fails there; None where the graph runs elsewhere."""
+        ...
+
+    def questions(
+        self, run_id: str, design: Design, compiled: CompiledStateGraph | None
+    ) -> set[str]:
+        """The ids of the questions the run's last checkpoint waits on."""
+        ...
+
+    def ready_to_resume(
+        self, run_id: str, design: Design, compiled: CompiledStateGraph | None
+    ) -> None:
+        """Under the run's hold, before it goes on from its last checkpoint: what its
+        checkpoints hold that its records do not yet is taken up; ValueError when
+        nothing is left to run."""
+        ...
+
+    def refuse_redirect_while_live(self) -> None:
+        """Raise, in words, where a run in progress cannot be sent on (a server's: a
+        command would run the nodes still due); nothing where it is queued for its worker."""
+        ...
+
+    def send_on(
+        self, run_id: str, design: Design, compiled: CompiledStateGraph, plan: Callable, note: str
+    ) -> Any:
+        """Under the hold of a stopped run: send it on where ``plan(snapshot)`` says
+        (``(update, goto)``), logged as a redirect event; the input its worker is handed."""
+        ...
+
+    def fork_thread(
+        self,
+        run_id: str,
+        checkpoint_id: str,
+        new_id: str,
+        design: Design,
+        compiled: CompiledStateGraph,
+        changes: dict | None,
+        first_written_as: FirstWrittenAs,
+    ) -> None:
+        """Make the new run's thread from ``checkpoint_id`` of ``run_id`` with ``changes``
+        (completed and checked by the system's ``fork_changes``), written as the node that
+        produced that checkpoint, going where the original went."""
+        ...
+
     def forget(self, run_id: str) -> None:
         """Delete the run's checkpoints (its store records are deleted by the service)."""
         ...
@@ -143,8 +199,22 @@ class LocalRuns(Protocol):
 
     def forget_checkpoints(self, thread_id: str) -> None: ...
 
+    def reconcile_events(self, run_id: str, design: Design, compiled: StateHistory) -> None: ...
+
+    def take_queued_redirects(
+        self, run_id: str, design: Design, compiled: CompiledStateGraph
+    ) -> None: ...
+
+    def apply_redirect(
+        self, run_id: str, compiled: CompiledStateGraph, plan: Callable, note: str
+    ) -> None: ...
+
     @property
     def owner(self) -> str: ...
+
+
+def _config(run_id: str) -> RunnableConfig:
+    return {"configurable": {"thread_id": run_id}}
 
 
 class LocalExecutor:
@@ -187,6 +257,74 @@ class LocalExecutor:
 
     def forget(self, run_id: str) -> None:
         self.runs.forget_checkpoints(run_id)
+
+    def graph_for(self, design: Design) -> CompiledStateGraph | None:
+        return self.runs.compiled_of(design)
+
+    def questions(
+        self, run_id: str, design: Design, compiled: CompiledStateGraph | None
+    ) -> set[str]:
+        assert compiled is not None  # graph_for made it
+        return {i.id for i in compiled.get_state(_config(run_id)).interrupts}
+
+    def ready_to_resume(
+        self, run_id: str, design: Design, compiled: CompiledStateGraph | None
+    ) -> None:
+        """Node updates a crash kept out of the event log logged, redirects recorded
+        before it applied (the first) or queued (the rest)."""
+        assert compiled is not None  # graph_for made it
+        self.runs.reconcile_events(run_id, design, compiled)
+        self.runs.take_queued_redirects(run_id, design, compiled)
+        if not pending_nodes(compiled.get_state(_config(run_id))):
+            raise ValueError("Nothing left to run: the run reached its end.")
+
+    def refuse_redirect_while_live(self) -> None:
+        """Nothing to refuse: the run's worker applies it when the run stops."""
+
+    def send_on(
+        self, run_id: str, design: Design, compiled: CompiledStateGraph, plan: Callable, note: str
+    ) -> Any:
+        """The redirect written into the run's checkpoints here; its worker goes on from
+        there (no input)."""
+        self.runs.reconcile_events(run_id, design, compiled)
+        self.runs.apply_redirect(run_id, compiled, plan, note)
+        return None
+
+    def fork_thread(
+        self,
+        run_id: str,
+        checkpoint_id: str,
+        new_id: str,
+        design: Design,
+        compiled: CompiledStateGraph,
+        changes: dict | None,
+        first_written_as: FirstWrittenAs,
+    ) -> None:
+        """The new thread written by ``fork_state`` on this process's checkpointer. A
+        checkpoint inside a subgraph cannot be forked: its ``fork_from`` names the one."""
+        goto = None
+        if changes:  # the system completes and checks them against the state there
+            config: RunnableConfig = {
+                "configurable": {"thread_id": run_id, "checkpoint_id": checkpoint_id}
+            }
+            snapshot = compiled.get_state(config)
+            if snapshot.created_at is None:  # not a top-graph checkpoint of this run
+                raise ValueError(
+                    f"No checkpoint {checkpoint_id!r} in run {run_id} to fork from (a "
+                    "checkpoint inside a team cannot be forked: fork from the one before "
+                    "the team started)."
+                )
+            values = dict(snapshot.values or {})
+            changes, goto = get_system(design.system).forks.fork_changes(values, changes, design)
+        fork_state(
+            compiled,
+            run_id,
+            checkpoint_id,
+            new_id,
+            changes or {},
+            goto=goto,
+            first_as=lambda: first_written_as(run_id, lambda r: history(compiled, r)),
+        )
 
 
 class ThreadExecutor(LocalExecutor):

@@ -24,12 +24,11 @@ from langgraph.types import Command
 from langgraph_sdk.errors import APIError
 from langgraph_sdk.schema import StreamPart
 
-from graph.kernel.checkpoints import CONVERSATION_FIELDS, checkpoint_row
 from graph.kernel.design import Design
 from graph.kernel.system import System, get_system
 from graph.models.chat import describe_error
 from graph.served import as_json, run_config
-from graph.service import answered_elsewhere
+from graph.service import answered_elsewhere, server_checkpoints
 from graph.service.runs import (
     RunEvent,
     StopSignal,
@@ -46,7 +45,6 @@ from graph.service.server_states import (
     namespace_of,
     revive,
     revive_state,
-    snapshot_from,
     thread_of,
 )
 from graph.service.store import SETTLED_STATUSES, TERMINAL_STATUSES
@@ -86,10 +84,7 @@ class ServerExecutor:
 
     def history(self, run_id: str, design: Design) -> list[ServerSnapshot]:
         """The thread's checkpoints on the server, oldest first."""
-        service = self.service
-        schema = service.schema_of(design)
-        states = service.call(service.client.threads.get_history, thread_of(run_id), limit=1000)
-        return [snapshot_from(s, schema) for s in reversed(states)]
+        return server_checkpoints.history(self.service, run_id, design)
 
     def state(self, run_id: str, design: Design) -> dict:
         """The run's state now, from the server's last checkpoint of its thread."""
@@ -98,20 +93,58 @@ class ServerExecutor:
 
     def timeline(self, run_id: str, design: Design, inner: bool) -> list[dict]:
         """Each checkpoint of the run's server thread, oldest first (top graph only)."""
-        fields = get_system(design.system).forks.timeline_fields
-        shown = (*fields, *(f for f in CONVERSATION_FIELDS if f not in fields))
-        snaps = self.history(run_id, design)
-        rows: list[dict] = []
-        previous: dict = {}
-        for i in range(len(snaps)):
-            row = checkpoint_row(snaps, i, shown, previous)
-            row["index"] = i
-            rows.append(row)
-            previous = row["fields"]
-        return rows
+        return server_checkpoints.timeline(self.history(run_id, design), design)
 
     def inner_checkpoints(self, run_id: str, design: Design) -> list[dict]:
         return []  # a server thread's subgraph checkpoints are not listed here
+
+    # Writing a stopped run's checkpoints on the server (``server_checkpoints.py``).
+
+    def graph_for(self, design: Design) -> CompiledStateGraph | None:
+        return None  # the server runs the graph
+
+    def questions(
+        self, run_id: str, design: Design, compiled: CompiledStateGraph | None
+    ) -> set[str]:
+        return server_checkpoints.questions(self.service, run_id)
+
+    def ready_to_resume(
+        self, run_id: str, design: Design, compiled: CompiledStateGraph | None
+    ) -> None:
+        server_checkpoints.ready_to_resume(self.service, run_id)
+
+    def refuse_redirect_while_live(self) -> None:
+        raise ValueError(
+            "The run is still going on the LangGraph Server: send this once it has "
+            "stopped (or stop it first)."
+        )
+
+    def send_on(
+        self, run_id: str, design: Design, compiled: CompiledStateGraph, plan: Callable, note: str
+    ) -> Any:
+        return server_checkpoints.send_on(self.service, run_id, compiled, plan, note)
+
+    def fork_thread(
+        self,
+        run_id: str,
+        checkpoint_id: str,
+        new_id: str,
+        design: Design,
+        compiled: CompiledStateGraph,
+        changes: dict | None,
+        first_written_as: Callable[[str, Callable[[str], list]], str | None],
+    ) -> None:
+        server_checkpoints.fork_thread(
+            self.service,
+            lambda r: self.history(r, design),
+            run_id,
+            checkpoint_id,
+            new_id,
+            design,
+            compiled,
+            changes,
+            first_written_as,
+        )
 
     def admit(self, run_id: str, design: Design, run_input: Any) -> None:
         """A new run's thread is created here, so a server that went down since ``start``

@@ -1,7 +1,7 @@
 """A run cut off by a full PostgreSQL disk is shown stopped, with why, on the Run page.
 
 The run's worker ends it "interrupted" and keeps that end until the store takes it again
-(``RunService._end_or_keep``), but the store's row still said "running": the page read
+(``RunWrites.end_or_keep``), but the store's row still said "running": the page read
 only the row, so it showed the run running, with a Stop button, for as long as the disk
 stayed full. The database's tablespace is on a small tmpfs the test fills
 (``tests/support_procs/postgres_small_disk.py``, root only), as in

@@ -52,7 +52,9 @@ def test_a_plan_execute_run_arrives_in_phoenix_as_genai_spans_without_the_key(ph
         (pending,) = store.pending_interrupts(run_id)
         service.decide(run_id, pending["id"], "approve")
         assert service.wait(run_id, timeout=60).status == "done"
-        wait_for(lambda: service._live == {}, what="the worker to finish (it sends the trace)")
+        wait_for(
+            lambda: service.live_runs() == [], what="the worker to finish (it sends the trace)"
+        )
         assert service.otel.flush()
         expected = stored_trace(store, run_id).spans
     finally:

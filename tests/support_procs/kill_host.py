@@ -67,7 +67,7 @@ class KillingStore(Store):
 
 service = RunService(KillingStore.open(), model_factory=lambda role: CountingModel())
 design = Design(max_replans=2, recursion_limit=60)
-compiled = service._graph(design)[0]
+compiled = service.models.graph(design)[0]
 run_id = service.start(QUESTION, design)
 print(run_id, flush=True)
 service.wait(run_id)

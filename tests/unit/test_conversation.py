@@ -84,7 +84,7 @@ def test_memory_says_hibernated_while_the_guardrail_checks_a_message(slow_servic
     wait_for(lambda: (store.snapshot(run_id) or {}).get("current_step", 0) >= 2, what="step 2")
     slow_service.send_message(run_id, FOLLOW_UP)
     wait_status(slow_service, run_id, "done", timeout=90)
-    compiled, _, _ = slow_service._graph(Design(guardrail=True))
+    compiled, _, _ = slow_service.models.graph(Design(guardrail=True))
     history = list(compiled.get_state_history({"configurable": {"thread_id": run_id}}))
     hibernated = [
         s

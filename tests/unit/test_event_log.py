@@ -189,7 +189,7 @@ def test_an_update_missing_from_the_log_is_recovered_from_the_checkpoints_on_res
 
     store = Store.open(settings)
     service = RunService(store, settings, timeout_tick_s=0)
-    compiled = service._graph(design())[0]
+    compiled = service.models.graph(design())[0]
     store.create_run("t-lost", QUESTION, design(), "offline scripted model")
     dropped: list[str] = []
 

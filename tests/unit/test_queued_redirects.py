@@ -76,9 +76,9 @@ def test_a_recorded_follow_up_that_was_applied_before_the_crash_is_not_applied_a
     # leaves: the redirect applied in the checkpointer, still listed in the store.
     spec = {"kind": "message", "text": FOLLOW_UP}
     redirect_id = first.store.queue_redirect(run_id, spec, "Follow-up message")
-    compiled, _, _ = first._graph(Design(max_replans=2, recursion_limit=80))
-    plan = first._plan_of(spec, Design(max_replans=2, recursion_limit=80), compiled)
-    first._apply_redirect(run_id, compiled, plan, "Follow-up message", redirect_id)
+    compiled, _, _ = first.models.graph(Design(max_replans=2, recursion_limit=80))
+    plan = first.redirects.plan_of(spec, Design(max_replans=2, recursion_limit=80), compiled)
+    first.redirects.apply_redirect(run_id, compiled, plan, "Follow-up message", redirect_id)
     first.shutdown()
 
     second = service_on(home_settings)

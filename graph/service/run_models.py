@@ -1,0 +1,117 @@
+"""The models and compiled graph a run of a design gets: a part of the run service.
+
+Which settings a run uses (the design's own model, or the active profile's), which chat
+model each role gets (recorded for a replay, live after a fork point, the caller's
+factory in tests), and the design's graph on the service's lease-guarded checkpointer.
+Read through the service each time: a test may swap its settings, store or factory.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from langchain_core.language_models import BaseChatModel
+from langgraph.graph.state import CompiledStateGraph
+
+from graph.kernel.design import Design
+from graph.kernel.system import get_system
+from graph.models.chat import make_chat_model, model_label
+from graph.models.recorded import live_model
+from graph.prompts import PromptSet
+from graph.service.disk_space import said_when_full
+from graph.service.replays import recorded_model
+from graph.service.run_host import RunHost
+from graph.service.runs import store_location
+from graph.settings import Settings
+
+
+class RunModels:
+    """A run service's models and graphs, by design."""
+
+    def __init__(self, service: RunHost) -> None:
+        self.service = service
+
+    def run_settings(self, design: Design | None = None) -> Settings:
+        """The settings a run of ``design`` uses: the service's, with the design's own model
+        (an experiment's model variant) in place of the configured one."""
+        if design is None or design.model is None:
+            return self.service.settings
+        return design.model.settings(self.service.settings)
+
+    def model_settings(self) -> Settings:
+        """The settings of the active model profile: what a new run, an experiment's
+        "model in use" variant and the judge are made with."""
+        return self.service.profiles.settings_of()
+
+    def with_active_model(self, design: Design) -> Design:
+        """``design`` on the active profile, recorded in it (so its resume, approvals and
+        forks stay on that model), unless it names a model of its own already."""
+        if design.model is not None:
+            return design
+        choice = self.service.profiles.choice()
+        return design if choice is None else design.model_copy(update={"model": choice})
+
+    def computes_without_pause(self, design: Design) -> bool:
+        """Whether a run of ``design`` never waits: the offline scripted model answering at
+        once, unpaced. Such runs are CPU-bound: on worker processes, one per worker."""
+        settings = self.run_settings(design)
+        return (
+            settings.resolved_provider == "scripted"
+            and not settings.scripted_delay_s
+            and not settings.scripted_jitter_s
+            and not design.pace_s
+        )
+
+    def label(self, planner: BaseChatModel, worker: BaseChatModel, design: Design) -> str:
+        if design.model is not None and design.model.replay_of:
+            return design.model.label
+        if self.service.model_factory is None and design.model is not None and design.model.fork_of:
+            return design.model.label
+        if self.service.model_factory is None:
+            return self.run_settings(design).model_label
+        names = {model_label(planner), model_label(worker)}
+        return (
+            names.pop()
+            if len(names) == 1
+            else (f"planner/executor {model_label(planner)}, workers {model_label(worker)}")
+        )
+
+    def recorded_versions(self, design: Design) -> dict[str, int]:
+        """Which stored prompt versions this design's texts are (for comparing runs)."""
+        return {
+            name: version.id
+            for name, version in self.service.store.active_prompts().items()
+            if design.prompts.get(name) == version.text
+        }
+
+    def model(
+        self, role: Literal["planner", "worker"], design: Design | None = None
+    ) -> BaseChatModel:
+        """The model a run of ``design`` gets for ``role``, learning into this service's modes."""
+        choice = design.model if design is not None else None
+        if choice is not None and choice.replay_of:
+            return recorded_model(self.service.store, choice.replay_of)
+        if self.service.model_factory is not None:
+            model = self.service.model_factory(role)
+        else:
+            prompts = PromptSet(design.prompts) if design is not None else None
+            model = make_chat_model(
+                role, self.run_settings(design), modes=self.service.modes, prompts=prompts
+            )
+        return live_model(model) if choice is not None and choice.fork_of else model
+
+    def graph(self, design: Design) -> tuple[CompiledStateGraph, BaseChatModel, BaseChatModel]:
+        """The design's compiled graph and models. Building it may write files of its
+        own under the home (the tools' stock database on first use): a full disk there
+        is said as the store's is."""
+        planner, worker = self.model("planner", design), self.model("worker", design)
+        system = get_system(design.system)
+        with said_when_full(store_location(self.service.settings)):
+            compiled = system.build_graph(
+                design,
+                settings=self.run_settings(design),
+                checkpointer=self.service.checkpointer,
+                planner_model=planner,
+                worker_model=worker,
+            )
+        return compiled, planner, worker
