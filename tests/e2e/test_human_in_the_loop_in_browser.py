@@ -117,8 +117,14 @@ def _click_runs_table_row(page, position: int) -> None:
     under a 35 px header)."""
     table = page.locator(".st-key-history-table")
     expect(table).to_be_visible()
-    table.scroll_into_view_if_needed()  # the mouse clicks where the table is on screen
+    # The mouse clicks where the table is on screen: measured once the page has finished
+    # redrawing (a run ending reruns it and moves the table; a click measured before that
+    # once landed off the row, in the browser tier of 2026-12-04).
+    idle = page.locator('[data-testid="stApp"]')
+    expect(idle).to_have_attribute("data-test-script-state", "notRunning")
+    table.scroll_into_view_if_needed()
     page.wait_for_timeout(200)
+    expect(idle).to_have_attribute("data-test-script-state", "notRunning")
     box = table.bounding_box()
     # the middle of the Question column: after the row selector and Started (150 px)
     page.mouse.click(box["x"] + 300, box["y"] + 35 + 35 * position + 17)
