@@ -112,22 +112,36 @@ def _opened_run(page):
     return page.get_by_text(re.compile(r"^Run [0-9a-f]{32} · question:"))
 
 
-def _click_runs_table_row(page, position: int) -> None:
+def _open_runs_table_row(page, position: int, run_id: str) -> None:
     """Click the Question cell of a row of History's runs table (a canvas: rows are 35 px
-    under a 35 px header)."""
+    under a 35 px header) and see run ``run_id`` opened below it."""
     table = page.locator(".st-key-history-table")
     expect(table).to_be_visible()
     # The mouse clicks where the table is on screen: measured once the page has finished
-    # redrawing (a run ending reruns it and moves the table; a click measured before that
-    # once landed off the row, in the browser tier of 2026-12-04).
+    # redrawing (a run ending reruns it and moves the table).
     idle = page.locator('[data-testid="stApp"]')
-    expect(idle).to_have_attribute("data-test-script-state", "notRunning")
-    table.scroll_into_view_if_needed()
-    page.wait_for_timeout(200)
-    expect(idle).to_have_attribute("data-test-script-state", "notRunning")
-    box = table.bounding_box()
-    # the middle of the Question column: after the row selector and Started (150 px)
-    page.mouse.click(box["x"] + 300, box["y"] + 35 + 35 * position + 17)
+    for attempt in range(3):
+        expect(idle).to_have_attribute("data-test-script-state", "notRunning")
+        if attempt and run_id in _opened_run(page).inner_text():
+            return  # the last click was taken after all, late: another would undo it
+        table.scroll_into_view_if_needed()
+        page.wait_for_timeout(200)
+        expect(idle).to_have_attribute("data-test-script-state", "notRunning")
+        box = table.bounding_box()
+        # the middle of the Question column: after the row selector and Started (150 px)
+        x, y = box["x"] + 300, box["y"] + 35 + 35 * position + 17
+        page.mouse.move(x, y)  # the grid draws its hover toolbar first
+        page.wait_for_timeout(300)
+        page.mouse.click(x, y)
+        try:
+            expect(_opened_run(page)).to_contain_text(run_id, timeout=8000)
+            return
+        except AssertionError:
+            # On the loaded machine a click on the grid was sometimes taken by nothing:
+            # no rerun followed (the "s ago" times stood still; 2 of 3 runs under load,
+            # screenshots looked at). A user clicks again; so does this.
+            continue
+    expect(_opened_run(page)).to_contain_text(run_id)
 
 
 def test_a_fork_from_the_history_page_runs_on_with_another_plan(page, app_url, app_home, tmp_path):
@@ -201,11 +215,9 @@ def test_a_fork_from_the_history_page_runs_on_with_another_plan(page, app_url, a
 
     # A click on a row of the table opens that run: the parent sits under the fork.
     assert [r.id for r in store.runs()][:2] == [fork.id, run_id]
-    _click_runs_table_row(page, 1)
-    expect(_opened_run(page)).to_contain_text(run_id)
+    _open_runs_table_row(page, 1, run_id)
     expect(started).to_be_hidden()
-    _click_runs_table_row(page, 0)
-    expect(_opened_run(page)).to_contain_text(fork.id)
+    _open_runs_table_row(page, 0, fork.id)
 
     # Export the fork as a file and import it back: it is listed as one more run.
     page.get_by_role("tab", name="Export").click()
