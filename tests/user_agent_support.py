@@ -4,13 +4,21 @@ worker model that proposes a side-effecting tool call, for the tests of user age
 
 from __future__ import annotations
 
+import sqlite3
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
+from langgraph.checkpoint.sqlite import SqliteSaver
 
+from graph.agents.user_agent_tools import use_mcp_servers
 from graph.agents.user_agents import UserAgent, mcp_tool_ref
 from graph.kernel.design import Design
 from graph.tools.mcp_config import make_config
+from graph.tools.mcp_servers import list_tools
 from tests.mcp_support import TIME_COMMAND
 
 CLOCK_QUESTION = "What is the current time in Europe/Rome?"
@@ -75,3 +83,30 @@ class NoteSender(BaseChatModel):
             )
         )
         return ChatResult(generations=[ChatGeneration(message=reply)])
+
+
+@contextmanager
+def notary_graph(
+    system, store, settings, server_url: str, checkpoints: Path, enabled: list[str]
+) -> Iterator[tuple]:
+    """``system``'s graph with the notary (its tool from the counting MCP server at
+    ``server_url``, listed and stored as the Tools page does), on real SQLite checkpoints
+    at ``checkpoints``, its worker model ``NoteSender``; and the design. The MCP servers
+    are forgotten again after."""
+    config = make_config("notes", "streamable_http", url=server_url)
+    store.mcp_servers.add(config)
+    store.mcp_servers.remember_tools("notes", list_tools(config))
+    use_mcp_servers(store.mcp_servers)
+    design = Design(system=system.name, user_agents=[notary()], enabled_agents=enabled)
+    connection = sqlite3.connect(checkpoints, check_same_thread=False)
+    try:
+        graph = system.build_graph(
+            design,
+            settings=settings,
+            checkpointer=SqliteSaver(connection),
+            worker_model=NoteSender(),
+        )
+        yield graph, design
+    finally:
+        use_mcp_servers(None)
+        connection.close()

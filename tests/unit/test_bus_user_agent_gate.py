@@ -8,19 +8,12 @@ description."""
 
 from __future__ import annotations
 
-import sqlite3
-
 import pytest
-from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.types import Command
 
-from graph.agents.user_agent_tools import use_mcp_servers
-from graph.kernel.design import Design
 from graph.supervisor_bus import SYSTEM
-from graph.tools.mcp_config import make_config
-from graph.tools.mcp_servers import list_tools
 from tests.mcp_support import counting_server
-from tests.user_agent_support import NOTE, QUESTION, NoteSender, notary
+from tests.user_agent_support import NOTE, QUESTION, notary_graph
 
 
 @pytest.fixture(scope="module")
@@ -32,23 +25,10 @@ def server():
 
 @pytest.fixture
 def graph(store, settings, server, tmp_path):
-    config = make_config("notes", "streamable_http", url=server.url)
-    store.mcp_servers.add(config)
-    store.mcp_servers.remember_tools("notes", list_tools(config))
-    use_mcp_servers(store.mcp_servers)
-    design = Design(system="supervisor_bus", user_agents=[notary()], enabled_agents=["notary"])
-    connection = sqlite3.connect(tmp_path / "checkpoints.sqlite", check_same_thread=False)
-    yield (
-        SYSTEM.build_graph(
-            design,
-            settings=settings,
-            checkpointer=SqliteSaver(connection),
-            worker_model=NoteSender(),
-        ),
-        design,
-    )
-    use_mcp_servers(None)
-    connection.close()
+    with notary_graph(
+        SYSTEM, store, settings, server.url, tmp_path / "checkpoints.sqlite", ["notary"]
+    ) as built:
+        yield built
 
 
 def _start(graph, design, thread: str) -> dict:

@@ -7,19 +7,12 @@ Planner is the offline scripted model, routing the step to the agent by its desc
 
 from __future__ import annotations
 
-import sqlite3
-
 import pytest
-from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.types import Command
 
-from graph.agents.user_agent_tools import use_mcp_servers
-from graph.kernel.design import Design
 from graph.plan_execute import SYSTEM
-from graph.tools.mcp_config import make_config
-from graph.tools.mcp_servers import list_tools
 from tests.mcp_support import counting_server
-from tests.user_agent_support import NOTE, QUESTION, NoteSender, notary
+from tests.user_agent_support import NOTE, QUESTION, notary_graph
 
 
 @pytest.fixture(scope="module")
@@ -31,25 +24,15 @@ def server():
 
 @pytest.fixture
 def graph(store, settings, server, tmp_path):
-    config = make_config("notes", "streamable_http", url=server.url)
-    store.mcp_servers.add(config)
-    store.mcp_servers.remember_tools("notes", list_tools(config))
-    use_mcp_servers(store.mcp_servers)
-    design = Design(
-        system="plan_execute", user_agents=[notary()], enabled_agents=["notary", "synthesizer"]
-    )
-    connection = sqlite3.connect(tmp_path / "checkpoints.sqlite", check_same_thread=False)
-    yield (
-        SYSTEM.build_graph(
-            design,
-            settings=settings,
-            checkpointer=SqliteSaver(connection),
-            worker_model=NoteSender(),
-        ),
-        design,
-    )
-    use_mcp_servers(None)
-    connection.close()
+    with notary_graph(
+        SYSTEM,
+        store,
+        settings,
+        server.url,
+        tmp_path / "checkpoints.sqlite",
+        ["notary", "synthesizer"],
+    ) as built:
+        yield built
 
 
 def _start(graph, design, thread: str) -> dict:
