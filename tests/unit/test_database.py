@@ -84,9 +84,11 @@ def test_a_slow_query_in_one_run_does_not_make_a_query_in_another_run_wait(budge
     assert slow_result[0].startswith("ERROR: The query ran longer than 5 s")
 
 
-def test_memory_hungry_functions_are_refused_quickly_and_memory_stays_flat(settings):
+def test_memory_hungry_functions_are_refused_by_their_caps_and_memory_stays_flat(settings):
+    """Each is refused by a cap with its own reason, not left to run into the query's time
+    limit (whose reason is another sentence): the time it takes is not asserted, a loaded
+    machine made 2 s of it."""
     peak_before_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    started = time.monotonic()
     for function in ("randomblob", "zeroblob"):
         with pytest.raises(QueryRefused, match=rf"The function {function}\(\) is not allowed"):
             open_database().query(f"SELECT {function}(500000000)", 10)
@@ -102,7 +104,6 @@ def test_memory_hungry_functions_are_refused_quickly_and_memory_stays_flat(setti
     # Values under the cap, but many of them: the rows together are refused.
     with pytest.raises(QueryRefused, match=r"rows of the query came to more than 1,000,000"):
         open_database().query("SELECT printf('%.*c', 900000, 'x') FROM stocks", 500)
-    assert time.monotonic() - started < 2
     growth_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - peak_before_kb) / 1024
     assert growth_mb < 100, f"peak memory grew by {growth_mb:.0f} MB"
 
