@@ -137,11 +137,13 @@ def llama():
 
 @pytest.fixture(scope="session")
 def slow_llama():
-    """The same server and model slowed as a laptop's would be: one thread (started on
-    first use, for the whole session), for the runs at the default settings."""
+    """The same server and model slowed as a laptop's would be: one thread, and the
+    server's own defaults (no cache of earlier prompts, so every prompt is read whole: calls
+    of tens of seconds on this machine), started on first use for the whole session, for
+    the runs at the default settings."""
     from tests.support_procs import llama_server
 
-    server = llama_server.start(threads=1)
+    server = llama_server.start(threads=1, cache=False)
     yield server
     server.stop()
 

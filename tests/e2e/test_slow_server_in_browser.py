@@ -26,6 +26,7 @@ import time
 import pytest
 from playwright.sync_api import expect
 
+from graph.kernel.accounting import model_modes
 from graph.kernel.design import Design
 from graph.service.store import Store
 from graph.settings import Settings
@@ -148,6 +149,16 @@ def test_each_system_completes_on_a_one_thread_server_and_the_page_shows_its_tok
     assert status == "done", f"the run ended {status}: {record.reason}\n{report}"
     assert calls, "no model call was recorded"
     assert writing, "the Run page never showed a call in progress with its token rate"
+    # what the two-thread server's "completes" runs of the bus and the teams checked, before
+    # these runs took their place: each system did work and answered, as the server allows
+    snapshot = store.snapshot(run_id)
+    assert snapshot["rows"], snapshot  # plan steps, bus requests or subtasks
+    assert record.final_answer
+    modes = model_modes(store.events(run_id))
+    assert set(modes["structured"]) == {"json_object"}, modes  # json_schema was refused
+    if system == "hierarchical_teams":
+        assert snapshot["plans"], snapshot
+        assert all(r["status"] in ("done", "failed", "cancelled") for r in snapshot["rows"])
     if system == "plan_execute":  # the header says how the server was asked
         page.goto(url + f"/run?run={run_id}")
         expect(page.get_by_text(re.compile(r"^status done"))).to_be_visible(timeout=30_000)

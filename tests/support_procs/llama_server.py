@@ -70,8 +70,11 @@ class LlamaServer:
             self.process.wait(timeout=15)
 
 
-def start(port: int | None = None, timeout: float = 180.0, threads: int = 2) -> LlamaServer:
-    """Start the server on loopback and wait until it lists its model."""
+def start(
+    port: int | None = None, timeout: float = 180.0, threads: int = 2, cache: bool = True
+) -> LlamaServer:
+    """Start the server on loopback and wait until it lists its model. ``cache``: keep
+    earlier prompts' states (off is the server's own default: each prompt is read whole)."""
     if importlib.util.find_spec("llama_cpp") is None:
         raise RuntimeError(f"llama-cpp-python is not installed: {INSTALL_HINT}.")
     port = port or _free_port()
@@ -100,10 +103,7 @@ def start(port: int | None = None, timeout: float = 180.0, threads: int = 2) -> 
                 # keep earlier prompts' states: the agents' prompts share long prefixes.
                 # Bounded: the cache counts only the model's state, not the logits copied
                 # with it, so its default 2 GiB let the server grow past 15 GB.
-                "--cache",
-                "True",
-                "--cache_size",
-                str(CACHE_BYTES),
+                *(["--cache", "True", "--cache_size", str(CACHE_BYTES)] if cache else []),
                 "--verbose",
                 "False",
             ],
