@@ -8,6 +8,7 @@ from graph.prompts import PromptError, default_text, prompt_names, template_erro
 from ui import offline_note, playground_view, services, widgets
 from ui import prompt_actions as actions
 from ui import prompt_view as pv
+from ui import user_agent_prompts as agent_prompts
 from ui.run_view import run_label
 
 st.title("Prompts")
@@ -24,11 +25,13 @@ widgets.flash(actions.FLASH)
 DESIGN = services.current_design()
 SYSTEM = services.system_of(DESIGN)
 names = SYSTEM.prompts.names() + prompt_names("guardrail") + prompt_names("models")
+names += agent_prompts.names(store)
 st.caption(
     f"The prompts of the system the saved design uses: **{SYSTEM.name}** (choose the "
     "system on the Design page), the guardrail's classifier, used by any system "
-    "when the Design page switches the guardrail and its model classifier on, and the "
-    "two the model adapter adds for servers without json_schema or native tool calls."
+    "when the Design page switches the guardrail and its model classifier on, the "
+    "two the model adapter adds for servers without json_schema or native tool calls, "
+    "and the prompt of each agent you defined on the Design page (“Your agent”)."
 )
 if preset := playground_view.apply_preset(names):  # from a run's "Try this node…"
     st.session_state["prompts:chosen"] = preset
@@ -40,6 +43,8 @@ def preview_prompt(name: str, text: str, state: dict | None) -> str:
         return pv.guardrail_preview(name, text, state, DESIGN)
     if name.startswith("models/"):
         return pv.models_preview(name, text)
+    if agent_prompts.is_agent_prompt(name):
+        return agent_prompts.preview(name, text, store)
     return SYSTEM.prompts.preview_prompt(name, text, state, DESIGN)
 
 
@@ -51,6 +56,10 @@ name = st.selectbox(
 )
 st.session_state["prompts:chosen"] = name
 offline_note.show([name], services.model_settings().resolved_provider)
+is_agent = agent_prompts.is_agent_prompt(name)
+if is_agent:
+    st.caption(agent_prompts.AFTER_IT)
+default_words = pv.default_words(name)
 
 active = store.active_prompts().get(name)
 versions = store.prompt_versions(name)
@@ -81,7 +90,7 @@ with edit_col:
             f"Active: version **{active.label}**, saved {pv.format_time(active.created_at)}"
         )
     else:
-        st.markdown("Active: **the shipped default**")
+        st.markdown(f"Active: **{default_words}**")
     text = st.text_area("Template text", key=editor, height=height, label_visibility="collapsed")
     st.session_state[draft] = text
     errors = template_errors(name, text)
@@ -104,14 +113,18 @@ with preview_col:
     st.subheader("Preview")
     started = [r for r in store.runs(limit=40) if r.started_at is not None]
     runs = {r.id: run_label(r) for r in pv.runs_for_prompt(name, started)}
-    source = st.selectbox(
-        "Filled in for",
-        [None, *runs],
-        format_func={
-            None: "a sample state",
-            **{r: f"a step of run {t}" for r, t in runs.items()},
-        }.__getitem__,
-    )
+    source = None
+    if is_agent:  # filled in from its definition, not from a run's state
+        st.caption(agent_prompts.NOT_ON_A_STATE)
+    else:
+        source = st.selectbox(
+            "Filled in for",
+            [None, *runs],
+            format_func={
+                None: "a sample state",
+                **{r: f"a step of run {t}" for r, t in runs.items()},
+            }.__getitem__,
+        )
     state = None
     if source:
         record = store.run(source)
@@ -163,7 +176,7 @@ if versions:
         hide_index=True,
     )
 else:
-    st.caption("No saved versions of this prompt yet: runs use the shipped default.")
+    st.caption(f"No saved versions of this prompt yet: runs use {default_words}.")
 
 if versions:
     by_id = {v.id: v for v in versions}
@@ -185,14 +198,14 @@ with st.container(horizontal=True):
         )
         st.button("Load into the editor", on_click=actions.set_editor, args=(name, picked.text))
     st.button(
-        "Reset to shipped default",
+        "Reset to its definition's prompt" if is_agent else "Reset to shipped default",
         on_click=actions.reset,
         args=(name,),
-        help="Runs use the shipped text again; saved versions are kept.",
+        help=f"Runs use {default_words} again; saved versions are kept.",
     )
 
 st.subheader("Compare two texts")
-texts = {"editor": ("the editor", text), "default": ("the shipped default", default_text(name))}
+texts = {"editor": ("the editor", text), "default": (default_words, default_text(name))}
 texts.update({f"v{v.id}": (f"version {v.label}", v.text) for v in versions})
 keys = list(texts)
 a_col, b_col = st.columns(2)

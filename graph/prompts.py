@@ -4,6 +4,11 @@ A non-programmer edits the text; code only fills the placeholders. Each prompt
 declares which placeholders it may use and which it must use, so a typo such as
 ``{user_qeury}`` is rejected with a message naming it before it can reach a run.
 Literal braces in a prompt (a JSON example, say) are written doubled: ``{{`` and ``}}``.
+
+A *family* of prompts (``register_family``) names prompts that have no file: every name
+``<prefix>/<member>`` is a known prompt, with the family's placeholders and, as its default,
+whatever the family's ``default`` gives for that member (a user agent's prompt is its own
+definition's; ``graph.agents.user_agents`` registers that family).
 """
 
 from __future__ import annotations
@@ -11,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Mapping
+from typing import Callable, Mapping
 
 from langchain_core.prompts import PromptTemplate
 from langchain_core.prompts.string import get_template_variables
@@ -36,6 +41,20 @@ class PromptError(StepwiseError, ValueError):
 _SPECS: dict[str, PromptSpec] = {}
 
 
+@dataclass(frozen=True)
+class PromptFamily:
+    """Prompts named ``<prefix>/<member>`` for any member (no "/" in it), none with a file."""
+
+    prefix: str
+    purpose: str
+    allowed: frozenset[str]
+    default: Callable[[str], str]  # member -> its default text
+    required: frozenset[str] = frozenset()
+
+
+_FAMILIES: dict[str, PromptFamily] = {}
+
+
 def register(spec: PromptSpec) -> PromptSpec:
     """Hosted systems declare their prompts at import time."""
     _SPECS[spec.name] = spec
@@ -43,19 +62,52 @@ def register(spec: PromptSpec) -> PromptSpec:
     return spec
 
 
+def register_family(
+    prefix: str,
+    allowed: frozenset[str],
+    purpose: str,
+    default: Callable[[str], str],
+    required: frozenset[str] = frozenset(),
+) -> PromptFamily:
+    """Declare a family of prompts (see the module's note); ``default(member)`` is the text
+    a member's prompt has when no version of it is active."""
+    family = PromptFamily(prefix, purpose, frozenset(allowed), default, frozenset(required))
+    _FAMILIES[prefix] = family
+    _checked.cache_clear()
+    return family
+
+
+def family_of(name: str) -> PromptFamily | None:
+    """The family ``name`` belongs to (None: it is a registered prompt, or unknown)."""
+    if name in _SPECS:
+        return None
+    prefix, slash, member = name.partition("/")
+    if not slash or not member or "/" in member:
+        return None
+    return _FAMILIES.get(prefix)
+
+
+def is_known(name: str) -> bool:
+    """A registered prompt, or a member of a registered family."""
+    return name in _SPECS or family_of(name) is not None
+
+
 def prompt_names(system: str | None = None) -> list[str]:
     return [n for n in _SPECS if system is None or n.startswith(system + "/")]
 
 
 def prompt_spec(name: str) -> PromptSpec:
-    try:
+    if name in _SPECS:
         return _SPECS[name]
-    except KeyError:
-        raise PromptError(f"No prompt named {name!r}.") from None
+    if family := family_of(name):
+        return PromptSpec(name, family.purpose, family.allowed, family.required)
+    raise PromptError(f"No prompt named {name!r}.")
 
 
 def default_text(name: str, prompts_dir: Path | None = None) -> str:
-    """The shipped text of a prompt, from its file."""
+    """The shipped text of a prompt, from its file; a family member's, from its family."""
+    if family := family_of(name):
+        return family.default(name.partition("/")[2])
     path = (prompts_dir or get_settings().prompts_dir) / f"{prompt_spec(name).name}.txt"
     try:
         return path.read_text(encoding="utf-8")
@@ -108,14 +160,22 @@ class PromptSet:
 
     def __init__(self, overrides: Mapping[str, str] | None = None, prompts_dir: Path | None = None):
         overrides = dict(overrides or {})
-        if unknown := sorted(set(overrides) - set(_SPECS)):
+        if unknown := sorted(name for name in overrides if not is_known(name)):
             raise PromptError(f"Unknown prompt(s): {', '.join(unknown)}.")
         self.texts = {
             name: overrides.get(name) or default_text(name, prompts_dir) for name in _SPECS
         }
+        self.given_texts = {name: text for name, text in overrides.items() if text}
+        # a family member's text only where one is given: without, its default applies
+        self.texts.update({n: t for n, t in self.given_texts.items() if n not in _SPECS})
         errors = [e for name, text in self.texts.items() for e in template_errors(name, text)]
         if errors:
             raise PromptError(" ".join(errors))
+
+    def given(self, name: str) -> str | None:
+        """The text this set was given for ``name`` (its active version), or None when its
+        default applies."""
+        return self.given_texts.get(name)
 
     def render(self, name: str, **values: object) -> str:
         if name not in self.texts:  # registered after this set was made: its shipped text

@@ -14,6 +14,7 @@ import json
 from datetime import datetime
 
 import graph.kernel.guardrail  # noqa: F401  (registers the guardrail's prompt)
+from graph.agents.user_agents import prompt_name
 from graph.kernel.design import Design, DesignError, export_design
 from graph.kernel.hooks import HookError
 from graph.kernel.system import get_system
@@ -49,13 +50,15 @@ def import_design_file(store: Store, raw: bytes) -> tuple[Design, str]:
     label = f"imported {datetime.now():%Y-%m-%d %H:%M}"
     active = store.active_prompts()
     changed = []
-    for name in [*prompt_names(design.system), *prompt_names("guardrail")]:
+    agents = [prompt_name(agent.name) for agent in design.user_agents]  # their own prompts
+    for name in [*prompt_names(design.system), *prompt_names("guardrail"), *agents]:
         text = design.prompts.get(name)
         current = active[name].text if name in active else default_text(name)
         if text is None:
             if name in active:
                 store.set_active_prompt(name, None, by=by)
-                changed.append(f"{name.rsplit('/', 1)[-1]} (shipped default)")
+                default = "its definition's prompt" if name in agents else "shipped default"
+                changed.append(f"{name.rsplit('/', 1)[-1]} ({default})")
         elif text != current:
             version = store.save_prompt_version(name, label, text, by=by)
             store.set_active_prompt(name, version.id, by=by)

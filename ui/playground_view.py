@@ -14,7 +14,7 @@ import logging
 
 import streamlit as st
 
-from graph.prompts import default_text
+from graph.prompts import default_text, family_of
 from graph.service.playground import (
     MAX_PROMPTS,
     MAX_SAMPLES,
@@ -44,6 +44,11 @@ CALL = "playground:call"  # the PlaygroundCall in progress
 POLL_S = 0.5  # how often the progress line is redrawn while the calls run
 PROBLEM = "playground:problem"
 PROMPTS_PAGE = "app_pages/prompts.py"
+NOT_TRYABLE = (
+    "The playground asks nodes that send a system's own prompts; this prompt is a user "
+    "agent's, which its worker is sent, so it cannot be tried here. Its active version is "
+    "used by the next run that gives the agent a step."
+)
 
 
 def open_button(
@@ -121,6 +126,9 @@ def show(name: str, editor_text: str, versions: list, active_text: str) -> None:
     )
     if problem := st.session_state.pop(PROBLEM, None):
         st.error(problem)
+    if family_of(name) is not None:  # a user agent's prompt: no node of a run sends it
+        st.caption(NOT_TRYABLE)
+        return
     store, service = services.store(), services.service()
     started = [r for r in store.runs(limit=40) if r.started_at is not None]
     runs = {r.id: run_label(r) for r in runs_for_prompt(name, started)}

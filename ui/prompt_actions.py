@@ -13,6 +13,7 @@ import streamlit as st
 
 from graph.prompts import PromptError, default_text
 from ui import access, services, widgets
+from ui.prompt_view import default_words
 
 FLASH = "prompts:flash"
 
@@ -68,4 +69,4 @@ def reset(name: str) -> None:
         return
     services.store().set_active_prompt(name, None, by=person.by)
     set_editor(name, default_text(name))
-    widgets.say(FLASH, "success", "Back to the shipped default: runs use it from now on.")
+    widgets.say(FLASH, "success", f"Back to {default_words(name)}: runs use it from now on.")

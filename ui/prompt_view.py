@@ -7,10 +7,12 @@ import html
 from dataclasses import dataclass
 from datetime import datetime
 
-from graph.prompts import prompt_spec
+from graph.agents.user_agents import PROMPT_FAMILY
+from graph.prompts import family_of, prompt_spec
 
 EDITOR_HEIGHTS = {480: "Medium", 640: "Large", 900: "Very large"}  # pixels: words
 DEFAULT_HEIGHT = 640
+USER_AGENT_PREFIX = PROMPT_FAMILY + "/"
 
 
 def short_name(name: str) -> str:
@@ -18,7 +20,16 @@ def short_name(name: str) -> str:
 
 
 def prompt_title(name: str) -> str:
+    if family_of(name) is not None and name.startswith(USER_AGENT_PREFIX):
+        return f"Your agent · {short_name(name)}"
     return f"{short_name(name)} — {prompt_spec(name).purpose}"
+
+
+def default_words(name: str) -> str:
+    """What a prompt's default is called: the shipped text, or a user agent's own prompt."""
+    if family_of(name) is not None and name.startswith(USER_AGENT_PREFIX):
+        return "the prompt of its definition"
+    return "the shipped default"
 
 
 def placeholders_help(name: str) -> str:

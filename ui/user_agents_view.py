@@ -20,12 +20,21 @@ from graph.agents.user_agents import (
     DEFAULT_PROMPT,
     UserAgent,
     mcp_tool_ref,
+    prompt_name,
 )
 from graph.kernel.design import takes_user_agents
 from graph.kernel.system import get_system
 from graph.service.repositories.user_agents import UserAgentError
 from graph.service.store import Store
 from ui import access, widgets
+from ui.user_agent_prompts import AFTER_IT
+
+PROMPTS_PAGE = "app_pages/prompts.py"
+CHOSEN_PROMPT = "prompts:chosen"  # the Prompts page opens on this prompt
+VERSIONED = (
+    "Its prompt is versioned on the Prompts page (“Your agent · {name}”): edit it there, "
+    "save versions, make one active; runs use the active one."
+)
 
 FLASH = "design:flash"
 WHICH_SYSTEMS = (
@@ -72,6 +81,13 @@ def editor(store: Store) -> None:
     for agent in store.user_agents.all():
         with st.expander(f"Edit {agent.name}", icon=":material/edit:"):
             _form(store, agent, choices)
+            if st.button(
+                "Open its prompt on the Prompts page",
+                key=f"user_agent:prompt:{agent.name}",
+                icon=":material/edit_note:",
+            ):
+                st.session_state[CHOSEN_PROMPT] = prompt_name(agent.name)
+                st.switch_page(PROMPTS_PAGE)
             st.button(
                 f"Delete {agent.name}",
                 key=f"user_agent:delete:{agent.name}",
@@ -105,12 +121,16 @@ def _form(store: Store, agent: UserAgent | None, choices: dict[str, str]) -> Non
             help="Built-in tools, and the tools of the MCP servers on the Tools page (list "
             "a server's tools there first).",
         )
-        st.text_area(
-            "Prompt ({name}, {description} and {tools} are filled in)",
-            value=agent.prompt if agent else DEFAULT_PROMPT,
-            key=f"{key}:prompt",
-            height=160,
-        )
+        if agent is None:  # its first prompt; later ones are versions on the Prompts page
+            st.text_area(
+                "Prompt ({name}, {description} and {tools} are filled in)",
+                value=DEFAULT_PROMPT,
+                key=f"{key}:prompt",
+                height=160,
+            )
+        else:  # two editors of one prompt would fight over which text runs use
+            st.caption(VERSIONED.format(name=agent.name))
+        st.caption(AFTER_IT)
         st.form_submit_button(
             "Save agent" if agent else "Create agent", on_click=_save, args=(store, agent, key)
         )
@@ -125,7 +145,10 @@ def _save(store: Store, agent: UserAgent | None, key: str) -> None:
         new = UserAgent(
             name=name,
             description=(state.get(f"{key}:description") or "").strip(),
-            prompt=state.get(f"{key}:prompt") or DEFAULT_PROMPT,
+            # an edit keeps the definition's prompt (the default of its versioned prompt)
+            prompt=(state.get(f"{key}:prompt") or DEFAULT_PROMPT)
+            if agent is None
+            else agent.prompt,
             tools=tuple(state.get(f"{key}:tools") or ()),
         )
         if agent is None:
@@ -146,6 +169,15 @@ def _save(store: Store, agent: UserAgent | None, key: str) -> None:
 
 
 def _delete(store: Store, name: str) -> None:
-    if access.permitted("design", FLASH):
+    """Delete the definition. Its prompt's saved versions are kept but none stays active:
+    an agent defined again under that name starts from the prompt it is given, and finds
+    the old versions on the Prompts page to load or make active."""
+    if person := access.permitted("design", FLASH):
         store.user_agents.delete(name)
-        widgets.say(FLASH, "success", f"Agent “{name}” deleted.")
+        store.set_active_prompt(prompt_name(name), None, by=person.by)
+        widgets.say(
+            FLASH,
+            "success",
+            f"Agent “{name}” deleted. Its prompt's saved versions are kept, none active: an "
+            "agent defined again under this name starts from its own prompt.",
+        )

@@ -19,16 +19,29 @@ from graph.agents.user_agents import UserAgent, prompt_problem
 TOOL_ROUNDS = 6
 
 
+READ_ONLY_WORDS, CHANGING_WORDS, UNAVAILABLE_WORDS = (
+    "read-only",
+    "may change something",
+    "unavailable",
+)
+NO_TOOLS = "- (no tools)"
+
+
+def tool_line(name: str, kind: str, description: str) -> str:
+    """One tool as its prompt lists it (``kind``: one of the words above)."""
+    return f"- {name} ({kind}): {description}"
+
+
 def tool_lines(tools: list[BaseTool]) -> str:
     """The tools as its prompt lists them, each saying whether it is read-only."""
     lines = []
     for tool in tools:
-        kind = "read-only" if is_read_only(tool) else "may change something"
+        kind = READ_ONLY_WORDS if is_read_only(tool) else CHANGING_WORDS
         description = (tool.description or "").strip()
         if description.startswith(UNAVAILABLE):
-            kind, description = "unavailable", description.removeprefix(UNAVAILABLE)
-        lines.append(f"- {tool.name} ({kind}): {description}")
-    return "\n".join(lines) or "- (no tools)"
+            kind, description = UNAVAILABLE_WORDS, description.removeprefix(UNAVAILABLE)
+        lines.append(tool_line(tool.name, kind, description))
+    return "\n".join(lines) or NO_TOOLS
 
 
 def system_prompt(agent: UserAgent, tools: list[BaseTool], text: str | None = None) -> str:

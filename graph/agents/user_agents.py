@@ -10,6 +10,10 @@ the server comes from the Tools page of the machine the run is on.
 The systems read a user agent's definition by name while they build prompts from the
 agents a state names (``defined``): ``define`` is called with a design's agents when its
 graph is built, so the Planner of that run reads them.
+
+Its prompt is versioned like every prompt: ``user_agents/<name>`` is a prompt of the family
+registered here (``graph.prompts.register_family``), whose default is the definition's own
+prompt. A run's worker uses the design's active version of it when there is one.
 """
 
 from __future__ import annotations
@@ -21,6 +25,8 @@ from typing import Iterable
 
 from langchain_core.prompts import PromptTemplate
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from graph.prompts import register_family
 
 log = logging.getLogger(__name__)
 
@@ -146,3 +152,26 @@ def define(agents: Iterable[UserAgent]) -> None:
 def defined(name: str) -> UserAgent | None:
     with _LOCK:
         return _DEFINED.get(name)
+
+
+PROMPT_FAMILY = "user_agents"
+
+
+def prompt_name(agent: str) -> str:
+    """The name its prompt's versions are kept under: ``user_agents/<agent>``."""
+    return f"{PROMPT_FAMILY}/{agent}"
+
+
+def _definition_prompt(name: str) -> str:
+    """A user agent's prompt when no version of it is active: its definition's (the
+    ``DEFAULT_PROMPT`` for a name not defined in this process)."""
+    agent = defined(name)
+    return agent.prompt if agent is not None else DEFAULT_PROMPT
+
+
+register_family(
+    PROMPT_FAMILY,
+    PROMPT_FIELDS,
+    "a user agent's own prompt (its ReAct worker's system prompt)",
+    _definition_prompt,
+)

@@ -36,11 +36,13 @@ def run_gated_user_agent(
     step: int | None,
     knowledge: KnowledgeBase | None = None,
     database: StockDatabase | None = None,
+    prompt_text: str | None = None,
 ) -> list[BaseMessage]:
     """``agent``'s messages for ``query``, the query first. ``scope`` keys its gated calls
     in the side-effect ledger: one scope per piece of work (a plan step's execution, a bus
     request), so a resumed one finds its call made and does not make it again; ``step`` is
-    shown with the question a person is asked."""
+    shown with the question a person is asked; ``prompt_text``: the design's active version
+    of its prompt (None: its definition's)."""
     tools = gate_agent_tools(
         tools_for(agent, settings, knowledge=knowledge, database=database),
         ledger,
@@ -48,4 +50,4 @@ def run_gated_user_agent(
         scope=scope,
         step=step,
     )
-    return run_user_agent(agent, model, tools, query, config)
+    return run_user_agent(agent, model, tools, query, config, prompt_text)

@@ -115,3 +115,30 @@ def test_the_synthesizer_reads_its_findings_between_two_headings():
         )
         assert ("AAPL grew 50%" in answer) is found
         assert ("No step found usable data" in answer) is not found
+
+
+def test_a_user_agents_prompt_is_read_offline_only_for_its_tool_lines():
+    from langchain_core.messages import SystemMessage
+    from langchain_core.tools import StructuredTool
+
+    from graph.agents.user_agent_worker import system_prompt
+    from graph.agents.user_agents import UserAgent
+    from graph.tools.mcp_servers import READ_ONLY
+
+    found = reading("user_agents/clock")
+    assert "tool lines" in found.reads and any("{tools}" in e for e in found.effective)
+
+    def get_current_time(timezone: str) -> str:
+        """The current time in an IANA timezone such as 'America/New_York'."""
+        return "12:00"
+
+    tool = StructuredTool.from_function(get_current_time, metadata={"policy": READ_ONLY})
+    agent = UserAgent(name="clock", description="Tells the current time in a timezone.")
+    asked = HumanMessage(content="The time in timezone=Europe/Rome, please.", name="agent_query")
+
+    def calls(text: str) -> list:
+        prompt = SystemMessage(content=system_prompt(agent, [tool], text))
+        return ScriptedChatModel().bind_tools([tool]).invoke([prompt, asked]).tool_calls
+
+    assert calls("You are {name}, terse and formal.\n{tools}")[0]["name"] == "get_current_time"
+    assert calls("You are {name}, terse and formal.") == []  # no tool lines: no call

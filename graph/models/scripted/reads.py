@@ -221,6 +221,23 @@ UNDESCRIBED = PromptReading(
 )
 
 
+# A user agent's own prompt (graph.agents.user_agents registers the family; the models'
+# layer sits below the agents' and names the prefix itself).
+USER_AGENT_PREFIX = "user_agents/"
+USER_AGENT = PromptReading(
+    "Only its tool lines, as {tools} writes them (“- name (read-only): …”): it calls the "
+    "first tool listed as read-only, with arguments from the step's text, or says a real "
+    "model is needed.",
+    (
+        "Removing {tools}: no tool is listed, so its rules call none and say they have no "
+        "rule for its tools.",
+    ),
+    "Everything else: its role, its instructions, {name} and {description}.",
+)
+
+
 def reading(name: str) -> PromptReading:
     """What the offline model's rules read from prompt ``name``."""
+    if name.startswith(USER_AGENT_PREFIX) and name not in READS:
+        return USER_AGENT
     return READS.get(name, UNDESCRIBED)

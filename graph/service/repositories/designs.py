@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from graph.kernel.design import Design
-from graph.prompts import PromptError, prompt_names, prompt_spec, template_errors
+from graph.prompts import PromptError, is_known, prompt_spec, template_errors
 from graph.service.database import Database
 from graph.service.repositories.shared import PromptVersion
 
@@ -104,6 +104,6 @@ class Designs:
 
     def active_prompt_texts(self) -> dict[str, str]:
         """What goes into ``Design.prompts`` for a run; prompts no system declares any more
-        are left out so they cannot block every run."""
-        known = set(prompt_names())
-        return {name: v.text for name, v in self.active_prompts().items() if name in known}
+        are left out so they cannot block every run (a user agent's, ``user_agents/<name>``,
+        is known as long as its family is registered)."""
+        return {name: v.text for name, v in self.active_prompts().items() if is_known(name)}
