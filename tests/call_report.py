@@ -26,3 +26,21 @@ def call_report(
         rate = f", {out / latency:.1f} tokens/s" if latency and out else ""
         lines.append(f"  {call.get('node') or '?'}: {latency:.1f} s, {out} tokens out{rate}")
     return "\n".join(lines)
+
+
+def tool_report(store: Store, run_id: str, tool: str) -> str:
+    """Whether ``tool`` was really called in the run (a small model may answer without
+    it, or call it with arguments it refuses): how often, how often it answered without
+    an error, and its first reply."""
+    replies = [
+        str(m.get("content") or "")
+        for m in store.messages(run_id)
+        if m.get("type") == "tool" and m.get("name") == tool
+    ]
+    if not replies:
+        return f"{tool} was not called: the model answered without it"
+    failed = sum("returned an error" in r for r in replies)
+    return (
+        f"{tool} really called {len(replies)} time(s), {len(replies) - failed} without an "
+        f"error; first reply: {replies[0][:160]!r}"
+    )
