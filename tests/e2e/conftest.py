@@ -173,3 +173,14 @@ def page(browser):
     expect.set_options(timeout=20_000)
     yield page
     context.close()
+
+
+@pytest.fixture
+def small_page(browser):
+    """A page at 1280×720, a laptop's screen, with 30 s waits (the tests of user agents)."""
+    context = browser.new_context(viewport={"width": 1280, "height": 720})
+    page = context.new_page()
+    page.set_default_timeout(30_000)
+    expect.set_options(timeout=30_000)
+    yield page
+    context.close()

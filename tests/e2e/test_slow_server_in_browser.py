@@ -30,6 +30,7 @@ from graph.kernel.accounting import model_modes
 from graph.kernel.design import Design
 from graph.service.store import Store
 from graph.settings import Settings
+from tests.call_report import call_report, model_calls
 from tests.e2e.conftest import serve
 from tests.e2e.test_app_in_browser import _click_run
 from tests.support_procs.llama_server import MODEL_NAME
@@ -102,25 +103,6 @@ def _follow(page, store: Store, run_id: str) -> tuple[str, list[str]]:
                     page.wait_for_timeout(1500)
         time.sleep(1)
     raise AssertionError(f"run {run_id} still {store.run(run_id).status} after {RUN_S} s")
-
-
-def model_calls(store: Store, run_id: str) -> list[dict]:
-    return [
-        e["data"]["llm_call"]
-        for e in store.events(run_id, kinds=("custom",))
-        if isinstance(e["data"], dict) and "llm_call" in e["data"]
-    ]
-
-
-def call_report(system: str, calls: list[dict], took_s: float) -> str:
-    """Each model call's node, time, tokens and rate, and the run's whole time."""
-    lines = [f"{system} on the one-thread server: {took_s:.0f} s, {len(calls)} model calls"]
-    for call in calls:
-        latency = float(call.get("latency_s") or 0)
-        out = call.get("output_tokens") or 0
-        rate = f", {out / latency:.1f} tokens/s" if latency and out else ""
-        lines.append(f"  {call.get('node') or '?'}: {latency:.1f} s, {out} tokens out{rate}")
-    return "\n".join(lines)
 
 
 @pytest.mark.parametrize("system", list(DESIGNS))

@@ -16,8 +16,10 @@ FILES = [
     "tests/server/test_served_graphs.py",
     "tests/e2e/test_bus_in_browser.py",
     "tests/e2e/test_slow_server_in_browser.py",  # a browser on the slowed real model
+    "tests/e2e/test_user_agent_on_the_real_server_in_browser.py",  # a browser, the real model
     "tests/app/test_run_page_full_database.py",  # a PostgreSQL server of its own
     "tests/realmodel/test_real_server.py",
+    "tests/realmodel/test_bus_user_agent_real_server.py",  # also the time MCP server
     "tests/unit/test_secrets.py",
     "tests/unit/test_cli.py",  # starts the CLI's own processes
     "tests/unit/test_database_restart.py",  # a PostgreSQL server of its own
@@ -81,6 +83,8 @@ def test_browser_and_real_model_tests_are_never_fast(tiers):
     # the three systems' runs on the slowed server: in the whole suite's server part
     slow = _of(tiers, "test_slow_server_in_browser")
     assert slow == [{"browser", "realmodel"}] * 3, slow
+    # clock defined in the browser, run on the two-thread server
+    assert _of(tiers, "test_user_agent_on_the_real_server") == [{"browser", "realmodel"}]
     assert all(t == {"realmodel"} for t in _of(tiers, "tests/realmodel/"))
 
 
