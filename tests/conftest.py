@@ -69,6 +69,8 @@ TIER_MODULES = {
         "test_bus_user_agent_gate",
         "test_cli_user_agents",
         "test_bind_address",  # starts the Streamlit app (5 s)
+        "test_tool_gate_resume",  # a run service in a process of its own, SIGKILLed (24 s)
+        "test_mcp_safety",  # the echo MCP server over stdio
     )
 }
 # the Tools page's test with a stdio MCP server: the page starts it
@@ -86,6 +88,12 @@ TIER_TESTS = {
         "test_a_typed_key_is_kept_in_memory_only_and_gone_after_a_restart",
         # the fake server's command line, 12 s
         "tests/unit/test_local_server.py::test_cli_serves_echo_model",
+        # the CLI against the fake server, both processes, 4 s
+        "tests/unit/test_local_server.py::test_cli_scripted_model_plays_the_systems_rules",
+        # a worker process asks for the typed key over its socket, 3 s
+        "tests/unit/test_model_profiles.py::test_a_worker_process_gets_a_typed_key_over_its_socket",
+        # another process migrates the store meanwhile, 2 s
+        "tests/unit/test_schema.py::test_a_store_opening_while_another_process_migrates_waits_for_it",
     )
 }
 TIER_FIXTURES = {
