@@ -145,13 +145,14 @@ def llama():
 
 @pytest.fixture(scope="session")
 def slow_llama():
-    """The same server and model slowed as a laptop's would be: one thread, and the
-    server's own defaults (no cache of earlier prompts, so every prompt is read whole: calls
-    of tens of seconds on this machine), started on first use for the whole session, for
-    the runs at the default settings."""
+    """The same server and model slowed as a laptop's would be, so its calls take tens of
+    seconds: one thread, running half the time (``throttle``: a CPU half as fast), with the
+    server's own defaults (no cache of earlier prompts: every prompt is read whole).
+    Started on first use for the whole session, for the runs at the default settings."""
     from tests.support_procs import llama_server
 
     server = llama_server.start(threads=1, cache=False)
+    server.throttle(0.5)
     yield server
     server.stop()
 

@@ -14,13 +14,15 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import signal
 import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 CACHE_BYTES = 256 << 20  # prompt-state cache of the server (see start())
@@ -53,6 +55,27 @@ class LlamaServer:
     process: subprocess.Popen
     port: int
     log: Path
+    _unthrottled: threading.Event = field(default_factory=threading.Event)
+
+    def throttle(self, share: float, period_s: float = 0.1) -> None:
+        """Let the server run only ``share`` of each ``period_s`` (stopped the rest, with
+        SIGSTOP and SIGCONT), as a slower CPU would: every step of its work, reading the
+        prompt and writing each token, takes about 1/share as long."""
+        if not 0 < share < 1:
+            raise ValueError(f"share {share} is not between 0 and 1")
+
+        def cycle() -> None:
+            while not self._unthrottled.is_set() and self.process.poll() is None:
+                os.kill(self.process.pid, signal.SIGCONT)
+                time.sleep(period_s * share)
+                if self._unthrottled.is_set():
+                    break
+                os.kill(self.process.pid, signal.SIGSTOP)
+                time.sleep(period_s * (1 - share))
+            if self.process.poll() is None:
+                os.kill(self.process.pid, signal.SIGCONT)
+
+        threading.Thread(target=cycle, name="llama-throttle", daemon=True).start()
 
     @property
     def base_url(self) -> str:
@@ -62,6 +85,9 @@ class LlamaServer:
         return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
 
     def stop(self) -> None:
+        self._unthrottled.set()
+        if self.process.poll() is None:
+            os.kill(self.process.pid, signal.SIGCONT)  # a stopped process cannot end
         self.process.terminate()
         try:
             self.process.wait(timeout=15)
