@@ -38,7 +38,7 @@ from graph.kernel.system import get_system
 from graph.kernel.system_parts import CLASSIFIER_PROMPT
 from graph.models.choice import ModelChoice
 from graph.prompts import PromptError, template_errors
-from graph.service.runs import update_key
+from graph.service.run_records import update_key
 from graph.service.store import PromptVersion, RunRecord, Store
 
 COPIED_KINDS = ("update", "custom")

@@ -32,8 +32,9 @@ from graph.kernel.system import get_system
 if TYPE_CHECKING:
     from langgraph.graph.state import CompiledStateGraph
 
+    from graph.service.run_controls import StopSignal
     from graph.service.run_processes import RunProcesses
-    from graph.service.runs import StateHistory, StopSignal
+    from graph.service.run_records import StateHistory
 
 
 class LegEnd(Protocol):

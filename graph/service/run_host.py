@@ -24,8 +24,8 @@ from graph.service.approval_timeouts import ApprovalTimeouts
 from graph.service.disk_space import DiskReserve
 from graph.service.leases import LeaseGuardedSaver, Leases
 from graph.service.model_profiles import ModelProfiles
+from graph.service.run_controls import StopSignal
 from graph.service.run_executors import RunExecutor
-from graph.service.runs import StopSignal
 from graph.service.store import RunRecord, Store
 from graph.settings import Settings
 

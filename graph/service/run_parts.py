@@ -15,15 +15,16 @@ from langgraph.graph.state import CompiledStateGraph
 
 from graph.kernel.design import Design
 from graph.prompts import PromptSet
+from graph.service.run_controls import StopSignal
 from graph.service.run_decisions import Decisions
 from graph.service.run_executors import Drive
 from graph.service.run_forks import Forks
 from graph.service.run_holds import RunHolds
 from graph.service.run_models import RunModels
+from graph.service.run_records import StateHistory
 from graph.service.run_redirects import Redirects
 from graph.service.run_workers import Workers
 from graph.service.run_writes import RunWrites
-from graph.service.runs import StateHistory, StopSignal
 from graph.settings import Settings
 
 

@@ -40,6 +40,7 @@ from graph.service.disk_space import DiskReserve
 from graph.service.leases import LeaseGuardedSaver, Leases
 from graph.service.model_profiles import ModelProfiles
 from graph.service.questions import checked_question
+from graph.service.run_controls import StopSignal
 from graph.service.run_decisions import Decisions
 from graph.service.run_executors import ProcessExecutor, RunExecutor, ThreadExecutor
 from graph.service.run_forks import Forks
@@ -48,16 +49,12 @@ from graph.service.run_host import RunTable
 from graph.service.run_models import RunModels
 from graph.service.run_parts import RunParts
 from graph.service.run_processes import RunProcesses
+from graph.service.run_records import RunOutcome
 from graph.service.run_redirects import Redirects
+from graph.service.run_storage import checkpointer_for
 from graph.service.run_workers import Workers
 from graph.service.run_writes import RunWrites
-from graph.service.runs import (
-    RunOutcome,
-    StopSignal,
-    checkpointer_for,
-    continue_run,
-    run_metadata,
-)
+from graph.service.runs import continue_run, run_metadata
 from graph.service.store import RunRecord, Store
 from graph.settings import Settings, get_settings
 

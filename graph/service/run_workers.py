@@ -18,12 +18,13 @@ from graph.models.chat import describe_error
 from graph.service.database import database_lost, database_lost_reason
 from graph.service.disk_space import disk_full, run_cut_off_reason
 from graph.service.leases import LeaseLost
+from graph.service.run_controls import StopSignal
 from graph.service.run_executors import Drive, LegEnd
 from graph.service.run_host import QueuedRedirect, RunHost
 from graph.service.run_processes import RunFailed, WorkerDied
 from graph.service.run_redirects import Redirects
+from graph.service.run_storage import database_url
 from graph.service.run_writes import RunWrites
-from graph.service.runs import StopSignal, database_url
 from graph.service.store import SETTLED_STATUSES, TERMINAL_STATUSES
 
 log = logging.getLogger(__name__)

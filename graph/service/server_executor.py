@@ -29,13 +29,8 @@ from graph.kernel.system import System, get_system
 from graph.models.chat import describe_error
 from graph.served import as_json, run_config
 from graph.service import answered_elsewhere, server_checkpoints
-from graph.service.runs import (
-    RunEvent,
-    StopSignal,
-    event_record,
-    is_pseudo_node,
-    update_key,
-)
+from graph.service.run_controls import StopSignal
+from graph.service.run_records import RunEvent, event_record, is_pseudo_node, update_key
 from graph.service.server_states import (
     STREAM_MODES,
     ServerGraph,
