@@ -101,7 +101,7 @@ class Workers:
                 self.service.trace_out(run_id)
             for plan, note, redirect_id in leftover:  # left by a worker that failed: apply now
                 try:
-                    self.service.redirect(run_id, plan=plan, note=note)
+                    self.redirects.redirect(run_id, plan=plan, note=note)
                     if redirect_id is not None:
                         self.service.store.decisions.forget_redirect(redirect_id)
                 except Exception as exc:  # kept in the store: a resume applies it
