@@ -98,6 +98,11 @@ class RunExecutor(Protocol):
         """The run's state now, from its last checkpoint."""
         ...
 
+    def history(self, run_id: str, design: Design) -> list:
+        """The run's top-graph checkpoints, oldest first, shaped like LangGraph's
+        ``StateSnapshot`` (what ``fork_point`` and a prompt fork's copied events read)."""
+        ...
+
     def timeline(self, run_id: str, design: Design, inner: bool) -> list[dict]:
         """Each checkpoint of the run, oldest first, projected for teaching (``inner``:
         with its subgraphs' checkpoints interleaved, where they are kept)."""
@@ -240,6 +245,9 @@ class LocalExecutor:
     def state(self, run_id: str, design: Design) -> dict:
         compiled = self.runs.compiled_of(design)
         return dict(compiled.get_state({"configurable": {"thread_id": run_id}}).values or {})
+
+    def history(self, run_id: str, design: Design) -> list:
+        return history(self.runs.compiled_of(design), run_id)
 
     def timeline(self, run_id: str, design: Design, inner: bool) -> list[dict]:
         compiled = self.runs.compiled_of(design)
