@@ -6,8 +6,9 @@ once when the service is made:
 
 - ``ThreadExecutor``: the run's stream is driven on a worker thread of this process (the
   default);
-- ``ProcessExecutor``: a worker thread here waits while a worker process drives the stream
-  (``graph/service/run_processes.py``: CPU-bound runs in parallel);
+- ``ProcessExecutor`` (``graph/service/process_executor.py``): a worker thread here waits
+  while a worker process drives the stream (``run_processes.py``: CPU-bound runs in
+  parallel);
 - ``ServerExecutor`` (``graph/service/server_executor.py``): the run is a thread on a
   LangGraph Server and a worker thread here mirrors its stream into the store.
 
@@ -33,7 +34,6 @@ if TYPE_CHECKING:
     from langgraph.graph.state import CompiledStateGraph
 
     from graph.service.run_controls import StopSignal
-    from graph.service.run_processes import RunProcesses
     from graph.service.run_records import StateHistory
 
 
@@ -357,49 +357,3 @@ class ThreadExecutor(LocalExecutor):
 
     def shutdown(self, wait: bool) -> None:
         """Nothing of its own: the service's worker threads are the service's."""
-
-
-class ProcessExecutor(LocalExecutor):
-    """Each run's stream is driven by a worker process while the service's worker thread
-    waits for it (leases, redirects and the run's end stay in this process)."""
-
-    def __init__(self, runs: LocalRuns, processes: RunProcesses) -> None:
-        super().__init__(runs)
-        self.processes = processes
-
-    def drive(
-        self,
-        run_id: str,
-        design: Design,
-        compiled: CompiledStateGraph,
-        run_input: Any,
-        step_mode: bool,
-        cancel: StopSignal,
-    ) -> LegEnd:
-        """One leg in a worker process (raises ``WorkerDied`` / ``RunFailed``)."""
-        return self.processes.run(
-            run_id,
-            design,
-            run_input,
-            step_mode,
-            cancel,
-            alone=self.runs.computes_without_pause(design),
-            owner=self.runs.owner,
-        )
-
-    def work(
-        self,
-        run_id: str,
-        design: Design,
-        compiled: CompiledStateGraph | None,
-        run_input: Any,
-        step_mode: bool,
-        cancel: StopSignal,
-    ) -> None:
-        self.runs.work_here(run_id, design, compiled, run_input, step_mode, cancel, self.drive)
-
-    def stop(self, run_id: str) -> None:
-        """The stop signal is forwarded to the worker process by ``RunProcesses.run``."""
-
-    def shutdown(self, wait: bool) -> None:
-        self.processes.shutdown(wait=wait)

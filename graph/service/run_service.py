@@ -38,10 +38,11 @@ from graph.service.approval_timeouts import ApprovalTimeouts
 from graph.service.disk_space import DiskReserve
 from graph.service.leases import LeaseGuardedSaver, Leases
 from graph.service.model_profiles import ModelProfiles
+from graph.service.process_executor import ProcessExecutor
 from graph.service.questions import checked_question
 from graph.service.run_controls import StopSignal
 from graph.service.run_decisions import Decisions
-from graph.service.run_executors import ProcessExecutor, RunExecutor, ThreadExecutor
+from graph.service.run_executors import RunExecutor, ThreadExecutor
 from graph.service.run_forks import Forks
 from graph.service.run_holds import RunHolds
 from graph.service.run_host import RunTable
@@ -117,8 +118,7 @@ class RunService(RunParts):
         # The Model page's profiles: the active one is the model of the runs started here.
         self.profiles = ModelProfiles(store, self.settings)
         self._pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="stepwise-run")
-        # With processes, a worker thread here waits while a worker process drives the
-        # stream (CPU-bound runs in parallel); everything else stays in this process.
+        # With processes, worker processes drive the streams (``process_executor.py``).
         self.processes = RunProcesses(self.settings, processes) if processes else None
         # Who runs the runs: ``executor(self)`` when given (a LangGraph Server's), else
         # worker processes or this process's threads.
