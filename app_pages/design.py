@@ -9,6 +9,7 @@ from graph.service.user_agent_designs import with_library
 from ui import (
     access,
     design_io,
+    graph_fit,
     guardrail_design,
     services,
     settings_form,
@@ -172,7 +173,7 @@ with right:
     compiled = services.compiled_graph(design)  # built: its own agents are known by name
     for warning in system.shape.design_warnings(design.enabled_agents):
         st.warning(warning)
-    widgets.design_graph(compiled, system, key="design")
+    graph_fit.design_graph(compiled, system, key="design")
     st.caption(view.graph_legend)
     st.page_link(
         "app_pages/run.py", label="Run a question with this design", icon=":material/play_arrow:"

@@ -41,7 +41,7 @@ from graph.prompts import PromptError
 from graph.service.disk_space import DiskFull, disk_full, full_message
 from graph.service.model_profiles import ENVIRONMENT
 from graph.service.run_service import RunService
-from graph.service.runs import store_location
+from graph.service.run_storage import store_location
 from graph.service.server_runs import open_run_service
 from graph.service.store import LIVE_STATUSES, RunRecord, Store
 from graph.settings import get_settings

@@ -82,6 +82,7 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Command
 from pydantic import BaseModel, ValidationError
 
 import graph.registry  # noqa: F401  (registers the hosted systems)
@@ -151,6 +152,27 @@ def redirect_command(update: dict, goto: str) -> dict:
     request (``Forks.edit_request``, ``edit_goto``). Checked on a finished thread; a
     thread waiting at an interrupt is answered with a resume instead."""
     return {"update": as_json(update), "goto": goto}
+
+
+def stream_payload(run_input: Any) -> dict[str, Any]:
+    """What ``runs.stream(thread, graph, ...)`` carries to start or go on with a run:
+    ``input`` for an initial state, ``command`` for a ``Command`` (a human's answer, an
+    update and a node to go to), nothing to go on from the thread's last checkpoint."""
+    if isinstance(run_input, Command):
+        return {
+            "command": {
+                key: as_json(value)
+                for key, value in (
+                    ("resume", run_input.resume),
+                    ("update", run_input.update),
+                    ("goto", run_input.goto or None),
+                )
+                if value is not None
+            }
+        }
+    if run_input is not None:
+        return {"input": as_json(run_input)}
+    return {}
 
 
 def snapshot_of(state: dict) -> SimpleNamespace:

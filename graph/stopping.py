@@ -1,6 +1,6 @@
 """The Stop button, as seen from inside work in progress.
 
-A user's Stop drains the graph at the next superstep boundary (``graph.service.runs``),
+A user's Stop drains the graph at the next superstep boundary (``StopSignal``),
 which is enough between nodes but not while a node waits on a model server that drips
 bytes or a SQL query that never ends. Such waits poll ``stop_requested()`` (or wait on
 ``stop_event()``) and raise ``Stopped``; the run then ends ``cancelled`` and resumes

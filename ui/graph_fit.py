@@ -5,15 +5,28 @@ Graphviz lays the drawing out in the browser (``st.graphviz_chart``), so only th
 knows how wide it is: a small script beside the chart reads the drawing's size and its
 column's, scales the drawing, and writes the caption. A scale that would make the labels
 smaller than MIN_LABEL_PX is not used: the drawing then keeps that size and scrolls
-sideways, and the caption says so.
+sideways, and the caption says so. ``design_graph`` draws a design's graph so; the
+pages that show one call it.
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
+from graph.kernel.system import System
 from ui import widgets
 
+# Streamlit caps a graph's width at its column (max-width: 100%) with no word of it; the
+# graph is scaled here instead (to fit, or at actual size, said in a caption),
+# and a drawing wider than its box at that scale scrolls.
+# Streamlit also sets every label's font size in CSS (smaller than the DOT's): the
+# labels get the size the layout was made for (LABEL_PT, in the drawing's points).
+GRAPH_NATURAL_SIZE = """<style>
+[data-testid="stGraphVizChart"] {{ overflow-x: auto; width: 100% !important; display: block; }}
+[data-testid="stGraphVizChart"] svg {{ max-width: none !important; margin: 0 auto;
+  display: block; }}
+[data-testid="stGraphVizChart"] svg text {{ font-size: {pt}px !important; }}
+</style>"""
 SIZES = ("Fit", "Actual size")
 # The smallest label a class can still read on a projector at 1280 px: the drawing is
 # never scaled below it (13 pt labels, 17.3 px at actual size, read at 10 px at 58 %).
@@ -128,3 +141,25 @@ def fit(box: str, size: str, label_px: float) -> None:
         },
         height="content",
     )
+
+
+def design_graph(
+    compiled,
+    system: System,
+    *,
+    key: str,
+    active: str | None = None,
+    taken=(),
+    active_note: str = "",
+    controls=None,
+) -> None:
+    """The graph, whole in its column by default (scaled as above); ``key`` names this
+    page's "Graph size" control, drawn in ``controls`` (a container) when given."""
+    from graph.kernel.render import LABEL_PT, to_dot
+
+    dot = to_dot(compiled, system, active=active, taken=taken, active_note=active_note)
+    size = size_choice(key, controls)
+    st.html(GRAPH_NATURAL_SIZE.format(pt=LABEL_PT))
+    with st.container(key=f"{key}-drawing"):
+        st.graphviz_chart(dot, width="content")
+        fit(f"{key}-drawing", size, float(LABEL_PT) * 4 / 3)

@@ -198,7 +198,7 @@ def _panel(store: Store, run_id: str, mode: str, key: str) -> None:
             st.caption(f"The graph of this run cannot be drawn: {graph_problem}")
         else:
             active = running if upcoming and mode != "ended" else None
-            widgets.design_graph(
+            graph_fit.design_graph(
                 compiled,
                 view.system.system,
                 key=key,

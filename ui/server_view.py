@@ -27,8 +27,8 @@ from graph.service.server_console import (
     parse_json,
 )
 from ui import services, widgets
+from ui.graph_fit import GRAPH_NATURAL_SIZE
 from ui.server_review import review_form
-from ui.widgets import GRAPH_NATURAL_SIZE
 
 T = TypeVar("T")
 FLASH = "server:flash"

@@ -8,7 +8,6 @@ import time
 
 import streamlit as st
 
-from graph.kernel.system import System
 from ui import services, table_flow
 from ui.model_text import model_markdown
 from ui.run_view import RunView, message_title, modes_text
@@ -24,17 +23,6 @@ GRAPH_TOOLBAR_VISIBLE = """<style>
 .st-key-run-graph [data-testid="stElementToolbar"] { opacity: 1 !important; }
 [data-testid="stMainBlockContainer"] { padding-bottom: 2rem; }
 </style>"""  # and the Run page ends at its last part: Streamlit leaves 10 rem blank below
-# Streamlit caps a graph's width at its column (max-width: 100%) with no word of it; the
-# graph is scaled by ui.graph_fit instead (to fit, or at actual size, said in a caption),
-# and a drawing wider than its box at that scale scrolls.
-# Streamlit also sets every label's font size in CSS (smaller than the DOT's): the
-# labels get the size the layout was made for (LABEL_PT, in the drawing's points).
-GRAPH_NATURAL_SIZE = """<style>
-[data-testid="stGraphVizChart"] {{ overflow-x: auto; width: 100% !important; display: block; }}
-[data-testid="stGraphVizChart"] svg {{ max-width: none !important; margin: 0 auto;
-  display: block; }}
-[data-testid="stGraphVizChart"] svg text {{ font-size: {pt}px !important; }}
-</style>"""
 PRESENTATION = """<style>
 section[data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"] { display: none; }
 [data-testid="stMainBlockContainer"] { max-width: 100% !important; padding-left: 2rem;
@@ -176,29 +164,6 @@ def store_or_stop():
     except Exception as exc:
         st.error(f"The store under STEPWISE_HOME cannot be opened: {exc}")
         st.stop()
-
-
-def design_graph(
-    compiled,
-    system: System,
-    *,
-    key: str,
-    active: str | None = None,
-    taken=(),
-    active_note: str = "",
-    controls=None,
-) -> None:
-    """The graph, whole in its column by default (``ui.graph_fit``); ``key`` names this
-    page's "Graph size" control, drawn in ``controls`` (a container) when given."""
-    from graph.kernel.render import LABEL_PT, to_dot
-    from ui import graph_fit
-
-    dot = to_dot(compiled, system, active=active, taken=taken, active_note=active_note)
-    size = graph_fit.size_choice(key, controls)
-    st.html(GRAPH_NATURAL_SIZE.format(pt=LABEL_PT))
-    with st.container(key=f"{key}-drawing"):
-        st.graphviz_chart(dot, width="content")
-        graph_fit.fit(f"{key}-drawing", size, float(LABEL_PT) * 4 / 3)
 
 
 def profile_name(design: dict) -> str:

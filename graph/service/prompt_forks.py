@@ -28,17 +28,17 @@ from __future__ import annotations
 
 import time
 from datetime import datetime
+from typing import Callable
 
-from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import StateSnapshot
 
-from graph.kernel.checkpoints import fork_point, history
+from graph.kernel.checkpoints import fork_point
 from graph.kernel.design import Design
 from graph.kernel.system import get_system
 from graph.kernel.system_parts import CLASSIFIER_PROMPT
 from graph.models.choice import ModelChoice
 from graph.prompts import PromptError, template_errors
-from graph.service.runs import update_key
+from graph.service.run_records import update_key
 from graph.service.store import PromptVersion, RunRecord, Store
 
 COPIED_KINDS = ("update", "custom")
@@ -113,19 +113,20 @@ def _created_ts(snapshot: StateSnapshot) -> float | None:
 
 
 def events_before(
-    store: Store, graph: CompiledStateGraph, run_id: str, checkpoint_id: str
+    store: Store, checkpoints_of: Callable[[str], list], run_id: str, checkpoint_id: str
 ) -> list[dict]:
     """The parent's update and custom events logged before the checkpoint (see the module
     docstring for how that is decided); ValueError in words when the checkpoint is not one
     of the run's own or cannot be forked. Before a fork's first checkpoint come the events
-    before the checkpoint it was forked from, in its own parent, with their first timings."""
-    checkpoints = history(graph, run_id)
+    before the checkpoint it was forked from, in its own parent, with their first timings.
+    ``checkpoints_of``: a run's top-graph checkpoints, oldest first (its executor's)."""
+    checkpoints = checkpoints_of(run_id)
     index, _ = fork_point(checkpoints, checkpoint_id, run_id)
     if index == 0:  # a fork's first checkpoint: what came before it is its parent's
         record = store.run(run_id)
         if record is None or not record.parent_run or not record.parent_checkpoint:
             return []
-        earlier = events_before(store, graph, record.parent_run, record.parent_checkpoint)
+        earlier = events_before(store, checkpoints_of, record.parent_run, record.parent_checkpoint)
         return [{"from_run": record.parent_run, **e} for e in earlier]
     events = store.events(run_id, kinds=COPIED_KINDS)
     producing = [update_key(task.id) for task in checkpoints[index - 1].tasks]

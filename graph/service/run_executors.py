@@ -6,8 +6,9 @@ once when the service is made:
 
 - ``ThreadExecutor``: the run's stream is driven on a worker thread of this process (the
   default);
-- ``ProcessExecutor``: a worker thread here waits while a worker process drives the stream
-  (``graph/service/run_processes.py``: CPU-bound runs in parallel);
+- ``ProcessExecutor`` (``graph/service/process_executor.py``): a worker thread here waits
+  while a worker process drives the stream (``run_processes.py``: CPU-bound runs in
+  parallel);
 - ``ServerExecutor`` (``graph/service/server_executor.py``): the run is a thread on a
   LangGraph Server and a worker thread here mirrors its stream into the store.
 
@@ -32,8 +33,8 @@ from graph.kernel.system import get_system
 if TYPE_CHECKING:
     from langgraph.graph.state import CompiledStateGraph
 
-    from graph.service.run_processes import RunProcesses
-    from graph.service.runs import StateHistory, StopSignal
+    from graph.service.run_controls import StopSignal
+    from graph.service.run_records import StateHistory
 
 
 class LegEnd(Protocol):
@@ -95,6 +96,11 @@ class RunExecutor(Protocol):
 
     def state(self, run_id: str, design: Design) -> dict:
         """The run's state now, from its last checkpoint."""
+        ...
+
+    def history(self, run_id: str, design: Design) -> list:
+        """The run's top-graph checkpoints, oldest first, shaped like LangGraph's
+        ``StateSnapshot`` (what ``fork_point`` and a prompt fork's copied events read)."""
         ...
 
     def timeline(self, run_id: str, design: Design, inner: bool) -> list[dict]:
@@ -240,6 +246,9 @@ class LocalExecutor:
         compiled = self.runs.compiled_of(design)
         return dict(compiled.get_state({"configurable": {"thread_id": run_id}}).values or {})
 
+    def history(self, run_id: str, design: Design) -> list:
+        return history(self.runs.compiled_of(design), run_id)
+
     def timeline(self, run_id: str, design: Design, inner: bool) -> list[dict]:
         compiled = self.runs.compiled_of(design)
         system = get_system(design.system)
@@ -348,49 +357,3 @@ class ThreadExecutor(LocalExecutor):
 
     def shutdown(self, wait: bool) -> None:
         """Nothing of its own: the service's worker threads are the service's."""
-
-
-class ProcessExecutor(LocalExecutor):
-    """Each run's stream is driven by a worker process while the service's worker thread
-    waits for it (leases, redirects and the run's end stay in this process)."""
-
-    def __init__(self, runs: LocalRuns, processes: RunProcesses) -> None:
-        super().__init__(runs)
-        self.processes = processes
-
-    def drive(
-        self,
-        run_id: str,
-        design: Design,
-        compiled: CompiledStateGraph,
-        run_input: Any,
-        step_mode: bool,
-        cancel: StopSignal,
-    ) -> LegEnd:
-        """One leg in a worker process (raises ``WorkerDied`` / ``RunFailed``)."""
-        return self.processes.run(
-            run_id,
-            design,
-            run_input,
-            step_mode,
-            cancel,
-            alone=self.runs.computes_without_pause(design),
-            owner=self.runs.owner,
-        )
-
-    def work(
-        self,
-        run_id: str,
-        design: Design,
-        compiled: CompiledStateGraph | None,
-        run_input: Any,
-        step_mode: bool,
-        cancel: StopSignal,
-    ) -> None:
-        self.runs.work_here(run_id, design, compiled, run_input, step_mode, cancel, self.drive)
-
-    def stop(self, run_id: str) -> None:
-        """The stop signal is forwarded to the worker process by ``RunProcesses.run``."""
-
-    def shutdown(self, wait: bool) -> None:
-        self.processes.shutdown(wait=wait)

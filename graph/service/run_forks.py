@@ -10,7 +10,7 @@ import logging
 import uuid
 from typing import Callable
 
-from graph.kernel.checkpoints import fork_point, fork_state, history
+from graph.kernel.checkpoints import fork_point
 from graph.prompts import PromptSet
 from graph.service import prompt_forks
 from graph.service.replays import replay_design
@@ -111,15 +111,15 @@ class Forks:
             raise ValueError(problem)
         PromptSet(new_design.prompts)  # PromptError naming the prompt and the problem
         compiled, planner, worker = self.models.graph(new_design)
-        before = prompt_forks.events_before(self.service.store, compiled, run_id, checkpoint_id)
+        executor = self.service.executor
+        before = prompt_forks.events_before(
+            self.service.store, lambda r: executor.history(r, new_design), run_id, checkpoint_id
+        )
         new_id = uuid.uuid4().hex
-        fork_state(  # ValueError: not forkable
-            compiled,
-            run_id,
-            checkpoint_id,
-            new_id,
-            {},
-            first_as=lambda: self.first_written_as(run_id, lambda r: history(compiled, r)),
+        # ValueError: not forkable. A new thread where the executor keeps them (this
+        # process's checkpointer, or a LangGraph Server), as ``fork`` without changes.
+        executor.fork_thread(
+            run_id, checkpoint_id, new_id, new_design, compiled, {}, self.first_written_as
         )
         if version is None:
             version = self.service.store.save_prompt_version(

@@ -5,8 +5,9 @@ The run service (``run_service.py``) orchestrates; its parts each do one job on 
 behalf: models and graphs (``run_models.py``), a worker's writes (``run_writes.py``),
 holds on runs (``run_holds.py``), the worker loop (``run_workers.py``), redirects
 (``run_redirects.py``), decisions and resumes (``run_decisions.py``), forks
-(``run_forks.py``). Each is handed the service and knows it only as ``RunHost``, so none
-imports ``run_service`` and the service layer has no import circle.
+(``run_forks.py``), word outside the app (``run_notices.py``). Each is handed the
+service and knows it only as ``RunHost`` (``RunNotices`` as the smaller ``NoticesHost``),
+so none imports ``run_service`` and the service layer has no import circle.
 """
 
 from __future__ import annotations
@@ -24,14 +25,12 @@ from graph.service.approval_timeouts import ApprovalTimeouts
 from graph.service.disk_space import DiskReserve
 from graph.service.leases import LeaseGuardedSaver, Leases
 from graph.service.model_profiles import ModelProfiles
+from graph.service.run_controls import StopSignal
 from graph.service.run_executors import RunExecutor
-from graph.service.runs import StopSignal
 from graph.service.store import RunRecord, Store
 from graph.settings import Settings
 
 if TYPE_CHECKING:
-    from concurrent.futures import ThreadPoolExecutor
-
     from langgraph.graph.state import CompiledStateGraph
 
 # A redirect asked of a live run, taken by its worker when its stream stops: (plan, note,
@@ -82,6 +81,7 @@ class RunHost(Protocol):
     def trace_out(self, run_id: str) -> None: ...
     def tell_approval(self, kind: str, run_id: str, item: dict | None = None) -> None: ...
     def is_live(self, run_id: str) -> bool: ...
+    # The service's own members its parts call, as they call them (the service's takes more).
     def submit(
         self,
         run_id: str,
@@ -89,7 +89,6 @@ class RunHost(Protocol):
         compiled: CompiledStateGraph | None,
         run_input: Any,
         step_mode: bool,
-        pool: ThreadPoolExecutor | None = None,
     ) -> None: ...
     def record_run(
         self,
@@ -99,8 +98,8 @@ class RunHost(Protocol):
         planner: BaseChatModel,
         worker: BaseChatModel,
         prompt_versions: dict,
-        parent_run: str | None = None,
-        parent_checkpoint: str | None = None,
+        parent_run: str | None,
+        parent_checkpoint: str | None,
     ) -> None: ...
     def start(
         self,
@@ -109,17 +108,4 @@ class RunHost(Protocol):
         prompt_versions: dict[str, int] | None = None,
         step_mode: bool = False,
         parent_run: str | None = None,
-        parent_checkpoint: str | None = None,
-        pool: ThreadPoolExecutor | None = None,
-        prepared: tuple | None = None,
     ) -> str: ...
-    def redirect(
-        self,
-        run_id: str,
-        update: dict | None = None,
-        goto: str | None = None,
-        note: str = "",
-        plan: Callable | None = None,
-        compiled: CompiledStateGraph | None = None,
-        spec: dict | None = None,
-    ) -> None: ...

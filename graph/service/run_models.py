@@ -21,7 +21,7 @@ from graph.prompts import PromptSet
 from graph.service.disk_space import said_when_full
 from graph.service.replays import recorded_model
 from graph.service.run_host import RunHost
-from graph.service.runs import store_location
+from graph.service.run_storage import store_location
 from graph.settings import Settings
 
 

@@ -15,15 +15,17 @@ from langgraph.graph.state import CompiledStateGraph
 
 from graph.kernel.design import Design
 from graph.prompts import PromptSet
+from graph.service.run_controls import StopSignal
 from graph.service.run_decisions import Decisions
 from graph.service.run_executors import Drive
 from graph.service.run_forks import Forks
 from graph.service.run_holds import RunHolds
 from graph.service.run_models import RunModels
+from graph.service.run_notices import ApprovalHook, RunNotices
+from graph.service.run_records import StateHistory
 from graph.service.run_redirects import Redirects
 from graph.service.run_workers import Workers
 from graph.service.run_writes import RunWrites
-from graph.service.runs import StateHistory, StopSignal
 from graph.settings import Settings
 
 
@@ -38,6 +40,7 @@ class RunParts:
     decisions: Decisions
     forks: Forks
     workers: Workers
+    notices: RunNotices
 
     def run_settings(self, design: Design | None = None) -> Settings:
         """The settings a run of ``design`` uses (``RunModels.run_settings``)."""
@@ -195,3 +198,16 @@ class RunParts:
         """A new run answering every model call from ``run_id``'s recording
         (``Forks.replay``)."""
         return self.forks.replay(run_id, pace_s, step_mode)
+
+    def on_approval(self, callback: ApprovalHook) -> None:
+        """Have ``callback(kind, run_id, item)`` told when a run starts waiting for a human
+        or a timeout answered a question (``RunNotices.on_approval``)."""
+        self.notices.on_approval(callback)
+
+    def tell_approval(self, kind: str, run_id: str, item: dict | None = None) -> None:
+        """Tell the ``on_approval`` callbacks (``RunNotices.tell_approval``)."""
+        self.notices.tell_approval(kind, run_id, item)
+
+    def trace_out(self, run_id: str) -> None:
+        """An ended run's trace to the OTLP backend (``RunNotices.trace_out``)."""
+        self.notices.trace_out(run_id)

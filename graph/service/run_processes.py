@@ -42,7 +42,7 @@ from graph.settings import REPO_ROOT, Settings
 log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
-    from graph.service.runs import StopSignal
+    from graph.service.run_controls import StopSignal
 
 # How long a worker may take to end on its own at shutdown before it is terminated.
 STOP_GRACE_S = 10.0

@@ -162,7 +162,7 @@ class Redirects:
             checked_question(text, self.service.settings, "message")
         spec = {"kind": "message", "text": text}
         plan = self.plan_of(spec, design, compiled)  # ValueError: empty
-        self.service.redirect(
+        self.redirect(
             run_id,
             plan=plan,
             note=f"Follow-up message: {text.strip()[:120]}",
@@ -235,7 +235,7 @@ class Redirects:
             {"request": (self.service.store.snapshot(run_id) or {}).get("request")}, text
         )
         spec = {"kind": "edit", "text": text}
-        self.service.redirect(
+        self.redirect(
             run_id,
             plan=self.plan_of(spec, design, None),
             note=f"Request edited: {text.strip()[:120]}",

@@ -34,30 +34,28 @@ from graph.kernel.design import Design
 from graph.kernel.system import get_system
 from graph.models.modes import ModeBook
 from graph.prompts import PromptSet
-from graph.service import otel_export
 from graph.service.approval_timeouts import ApprovalTimeouts
 from graph.service.disk_space import DiskReserve
 from graph.service.leases import LeaseGuardedSaver, Leases
 from graph.service.model_profiles import ModelProfiles
+from graph.service.process_executor import ProcessExecutor
 from graph.service.questions import checked_question
+from graph.service.run_controls import StopSignal
 from graph.service.run_decisions import Decisions
-from graph.service.run_executors import ProcessExecutor, RunExecutor, ThreadExecutor
+from graph.service.run_executors import RunExecutor, ThreadExecutor
 from graph.service.run_forks import Forks
 from graph.service.run_holds import RunHolds
 from graph.service.run_host import RunTable
 from graph.service.run_models import RunModels
+from graph.service.run_notices import RunNotices
 from graph.service.run_parts import RunParts
 from graph.service.run_processes import RunProcesses
+from graph.service.run_records import RunOutcome
 from graph.service.run_redirects import Redirects
+from graph.service.run_storage import checkpointer_for
 from graph.service.run_workers import Workers
 from graph.service.run_writes import RunWrites
-from graph.service.runs import (
-    RunOutcome,
-    StopSignal,
-    checkpointer_for,
-    continue_run,
-    run_metadata,
-)
+from graph.service.runs import continue_run, run_metadata
 from graph.service.store import RunRecord, Store
 from graph.settings import Settings, get_settings
 
@@ -120,8 +118,7 @@ class RunService(RunParts):
         # The Model page's profiles: the active one is the model of the runs started here.
         self.profiles = ModelProfiles(store, self.settings)
         self._pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="stepwise-run")
-        # With processes, a worker thread here waits while a worker process drives the
-        # stream (CPU-bound runs in parallel); everything else stays in this process.
+        # With processes, worker processes drive the streams (``process_executor.py``).
         self.processes = RunProcesses(self.settings, processes) if processes else None
         # Who runs the runs: ``executor(self)`` when given (a LangGraph Server's), else
         # worker processes or this process's threads.
@@ -139,9 +136,8 @@ class RunService(RunParts):
         self._stop = threading.Event()
         self.timeout_tick_s = timeout_tick_s
         self._shutdown_hooks: list[Callable[..., None]] = []
-        self._approval_hooks: list[Callable[[str, str, dict | None], None]] = []
-        # Each ended run's spans to an OTLP backend, when one is configured (None: off).
-        self.otel = otel_export.for_settings(self.settings)
+        # Word outside the app: approval callbacks (webhooks), traces to an OTLP backend.
+        self.notices = RunNotices(self, self.settings)
         # User agents' MCP tools come from this store's Tools page servers.
         use_mcp_servers(store.mcp_servers)
         # When nobody decides in time: the design's default, applied by a thread of its own.
@@ -285,18 +281,6 @@ class RunService(RunParts):
         """Delete a thread's checkpoints from this process's checkpointer."""
         self.checkpointer.delete_thread(thread_id)
 
-    def trace_out(self, run_id: str) -> None:
-        """A run that has ended, sent to the OTLP backend when one is configured (once:
-        a run waiting for a person is sent when it ends after the answer)."""
-        if self.otel is None:
-            return
-        try:
-            record = self.store.run(run_id)
-            if record is not None and record.status in otel_export.ENDED:
-                self.otel.export_run(self.store, run_id, self.thread_of(run_id))
-        except Exception as exc:  # a trace not sent never fails the run
-            log.warning("run %s: its trace could not be exported: %s", run_id, exc)
-
     def stored(self, run_id: str) -> tuple[RunRecord, Design]:
         """A run's record and its design (KeyError naming the run when there is none)."""
         record = self.store.run(run_id)
@@ -372,22 +356,6 @@ class RunService(RunParts):
             raise ValueError("The run is still in progress; cancel it first.")
         self.store.delete_run(run_id)
         self.executor.forget(run_id)
-
-    def on_approval(self, callback: Callable[[str, str, dict | None], None]) -> None:
-        """Have ``callback(kind, run_id, item)`` told when a run of this process starts
-        waiting for a human (``"waiting"``, no item) or a timeout answered a question
-        (``"timeout"``, the question): word outside the app (graph/service/webhooks.py).
-        Called on a run's worker thread: it must return at once."""
-        with self.table.lock:
-            self._approval_hooks.append(callback)
-
-    def tell_approval(self, kind: str, run_id: str, item: dict | None = None) -> None:
-        """Tell the ``on_approval`` callbacks (a timeout answered ``item``; a run waits)."""
-        for hook in list(self._approval_hooks):
-            try:
-                hook(kind, run_id, item)
-            except Exception:  # word outside the app never stops a run
-                log.exception("run %s: telling of %s failed", run_id, kind)
 
     @property
     def closed(self) -> bool:

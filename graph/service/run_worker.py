@@ -61,7 +61,7 @@ def worker_main(fd: int) -> None:
     os.environ["STEPWISE_HOME"] = str(settings.home)
     remember_secrets(settings.secret_values())
     configure_logging(settings.log_level)
-    from graph.service.runs import StopSignal
+    from graph.service.run_controls import StopSignal
 
     service = worker_service(settings)
     send_lock = threading.Lock()
@@ -100,7 +100,7 @@ def worker_main(fd: int) -> None:
             from graph.models.chat import describe_error
             from graph.service.database import database_lost, database_lost_reason
             from graph.service.disk_space import disk_full, run_cut_off_reason
-            from graph.service.runs import database_url, store_location
+            from graph.service.run_storage import database_url, store_location
 
             log.warning("Run %s ended in its worker process: %r", run_id, exc, exc_info=exc)
             if database_lost(exc):  # cut off, as a crash: the owner marks it interrupted

@@ -18,12 +18,13 @@ from graph.models.chat import describe_error
 from graph.service.database import database_lost, database_lost_reason
 from graph.service.disk_space import disk_full, run_cut_off_reason
 from graph.service.leases import LeaseLost
+from graph.service.run_controls import StopSignal
 from graph.service.run_executors import Drive, LegEnd
 from graph.service.run_host import QueuedRedirect, RunHost
 from graph.service.run_processes import RunFailed, WorkerDied
 from graph.service.run_redirects import Redirects
+from graph.service.run_storage import database_url
 from graph.service.run_writes import RunWrites
-from graph.service.runs import StopSignal, database_url
 from graph.service.store import SETTLED_STATUSES, TERMINAL_STATUSES
 
 log = logging.getLogger(__name__)
@@ -100,7 +101,7 @@ class Workers:
                 self.service.trace_out(run_id)
             for plan, note, redirect_id in leftover:  # left by a worker that failed: apply now
                 try:
-                    self.service.redirect(run_id, plan=plan, note=note)
+                    self.redirects.redirect(run_id, plan=plan, note=note)
                     if redirect_id is not None:
                         self.service.store.decisions.forget_redirect(redirect_id)
                 except Exception as exc:  # kept in the store: a resume applies it

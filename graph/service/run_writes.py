@@ -17,7 +17,7 @@ from graph.kernel.design import Design
 from graph.service.disk_space import DiskFull, no_room_message
 from graph.service.leases import LeaseLost
 from graph.service.run_host import RunHost
-from graph.service.runs import StateHistory, event_record, missed_updates
+from graph.service.run_records import StateHistory, event_record, missed_updates
 
 log = logging.getLogger(__name__)
 

@@ -5,7 +5,9 @@ service and the benchmarks all call ``run_question``. It streams node updates an
 full states, hands each event to a callback (print it, store it), and always ends
 with an outcome in words: done, failed (and why) or cancelled, with the state as far
 as it got. LangGraph's quiet endings (a route to a missing node, the recursion
-limit) are turned into failures that say so.
+limit) are turned into failures that say so. What it reports is in ``run_records.py``,
+what stops it from outside in ``run_controls.py``, where runs are kept in
+``run_storage.py``.
 """
 
 from __future__ import annotations
@@ -14,13 +16,9 @@ import logging
 import threading
 import time
 import uuid
-from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Protocol, cast
-from uuid import UUID
+from typing import Any, Callable, cast
 
-from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.errors import GraphDrained, GraphRecursionError
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import RunControl
@@ -28,18 +26,16 @@ from langgraph.types import Checkpointer, Durability
 
 from graph.kernel.accounting import UsageRecorder
 from graph.kernel.approval import AUTOMATIC
-from graph.kernel.checkpoints import open_checkpointer
-from graph.kernel.conversation import conversation_snapshot
 from graph.kernel.design import Design, limit_words, node_run_limit
-from graph.kernel.postgres_checkpoints import open_postgres_checkpointer
-from graph.kernel.records import plain
-from graph.kernel.system import get_system, systems
+from graph.kernel.system import get_system
 from graph.logs import run_context
 from graph.models.chat import describe_error
-from graph.redaction import redact_url
-from graph.service.database import database_lost, database_lost_reason, unavailable
+from graph.service.database import database_lost, database_lost_reason
 from graph.service.disk_space import disk_full, run_cut_off_reason
 from graph.service.pace import InnerPace, hold_pace
+from graph.service.run_controls import NodeGuard, StopSignal
+from graph.service.run_records import Row, RunEvent, RunOutcome, is_pseudo_node, update_key
+from graph.service.run_storage import database_url, store_location
 from graph.settings import Settings, get_settings
 from graph.stopping import Stopped, stoppable
 
@@ -48,200 +44,6 @@ log = logging.getLogger(__name__)
 # The longest an event waits to share one store transaction with the events after it
 # (the Run page reads new events every 0.5 s).
 EVENT_LINGER_S = 0.2
-
-
-@dataclass
-class RunEvent:
-    """One thing that happened in a run, in order."""
-
-    seq: int
-    ts: float
-    kind: str  # "update" (a node finished), "custom" (a node's report), "state" (the whole
-    # state after a step; large: keep what you need of it), "end" (status and reason)
-    node: str  # the node, or "" for the end
-    namespace: str  # "" for the top graph, else the sub-agent's path ("web_researcher:<id>")
-    step: int | None
-    data: Any
-    # A node's update: written once under this key (its LangGraph task id, the same when a
-    # resumed run replays the task's saved writes); None for events that are not replayed.
-    key: str | None = None
-
-
-def update_key(task_id: str) -> str:
-    """The event-log key of the update of the task ``task_id`` (see ``RunEvent.key``)."""
-    return f"update:{task_id}"
-
-
-def is_pseudo_node(name: str) -> bool:
-    """LangGraph's own entries in an update (``__interrupt__``, ``__metadata__``...): not
-    nodes that ran, never stored as steps."""
-    return name.startswith("__")
-
-
-class StopSignal(threading.Event):
-    """Asks a run to stop at the next superstep boundary, through LangGraph's own drain
-    (``RunControl``): the node in progress finishes and its checkpoint is saved, so the
-    run can be resumed or sent elsewhere from exactly there. ``redirecting`` says it
-    stops to be sent elsewhere (an edited request, a follow-up message), not because a
-    user cancelled: the run then ends without an "end" event, since it goes on at once."""
-
-    redirecting = False
-    control: RunControl | None = None  # the stream running now, set by continue_run
-    # Passes the request on to a stream running in a worker process (``RunProcesses``).
-    forward: Callable[[bool], None] | None = None
-
-    def set(self) -> None:
-        super().set()
-        if self.control is not None:
-            self.control.request_drain("redirect" if self.redirecting else "cancel")
-        if self.forward is not None:
-            self.forward(self.redirecting)
-
-
-class Row(dict):
-    """A row of a run's table as its system's snapshot gives it, its fields also read as
-    attributes (``row.status``) by the callers of ``execute``."""
-
-    def __getattr__(self, name: str) -> Any:
-        try:
-            return self[name]
-        except KeyError:
-            raise AttributeError(name) from None
-
-
-@dataclass
-class RunOutcome:
-    thread_id: str
-    status: str  # done / failed / cancelled / waiting (for a human) / paused (step mode) /
-    # interrupted (its database went away)
-    reason: str
-    state: dict
-    events: int
-    duration_s: float
-    nodes_run: int = 0
-    rows: list[Row] = field(default_factory=list)  # the snapshot's rows at the end
-    interrupts: list = field(default_factory=list)  # what waits for a human: {id, step, agent, ...}
-
-
-def checkpointer_for(settings: Settings | None = None) -> BaseCheckpointSaver:
-    """The checkpointer of the settings, able to load every hosted system's state: in the
-    PostgreSQL database of ``STEPWISE_DATABASE_URL`` when set, else in a file under
-    ``STEPWISE_HOME``. ``DatabaseUnavailable`` says in one sentence why PostgreSQL cannot
-    be used."""
-    settings = settings or get_settings()
-    types = sorted({t for system in systems().values() for t in system.shape.state_types})
-    if settings.database_url is not None:
-        url = settings.database_url.get_secret_value()
-        import psycopg  # only a PostgreSQL store needs the driver (imported when used)
-        from psycopg_pool import PoolTimeout
-
-        try:
-            return open_postgres_checkpointer(url, types)
-        except (psycopg.Error, PoolTimeout) as exc:
-            raise unavailable(url, exc) from None
-    return open_checkpointer(settings.home / "checkpoints.sqlite", types)
-
-
-def database_url(settings: Settings) -> str | None:
-    """The PostgreSQL URL of the settings (None: SQLite files), for words about it."""
-    return settings.database_url.get_secret_value() if settings.database_url else None
-
-
-def store_location(settings: Settings) -> str:
-    """Where a run's records are, for words about them (no password)."""
-    url = database_url(settings)
-    return redact_url(url) if url else str(settings.home)
-
-
-def event_record(event: RunEvent, system: str) -> dict:
-    """An event as JSON-safe data for the store and exports: a state becomes its
-    system's snapshot, messages become records, anything else its text."""
-    if event.kind == "state":
-        snapshot = get_system(system).snapshot(event.data)
-        # a snapshot without ``counts`` is counted by its rows as the store keeps it
-        data = {
-            **snapshot,
-            "conversation": plain(conversation_snapshot(event.data)),
-        }
-    else:
-        data = plain(event.data)
-    return {
-        "seq": event.seq,
-        "ts": event.ts,
-        "kind": event.kind,
-        "node": event.node,
-        "namespace": event.namespace,
-        "step": event.step,
-        "data": data,
-        "key": event.key,
-    }
-
-
-class StateHistory(Protocol):
-    """A graph's checkpoints as ``missed_updates`` reads them (a compiled graph, or a
-    LangGraph Server thread's through ``ServerGraph``)."""
-
-    def get_state_history(self, config: RunnableConfig) -> Iterator[Any]: ...  # StateSnapshot-like
-
-
-def missed_updates(graph: StateHistory, thread_id: str, known_keys: set[str]) -> list[RunEvent]:
-    """Top-level node updates the checkpoints hold but the event log lacks: a process
-    killed after a node's writes were saved and before its update was stored. Oldest
-    first, keyed as ``continue_run`` keys them (seq 0: the store puts them at the end)."""
-    config: RunnableConfig = {"configurable": {"thread_id": thread_id}}
-    found = []
-    for snapshot in reversed(list(graph.get_state_history(config))):
-        for task in snapshot.tasks:
-            key = update_key(task.id)
-            if task.result is None or task.error or is_pseudo_node(task.name):
-                continue  # not finished, failed, or not a node
-            if key not in known_keys:
-                known_keys.add(key)
-                step = (snapshot.values or {}).get("current_step")
-                found.append(
-                    RunEvent(0, time.time(), "update", task.name, "", step, task.result, key)
-                )
-    return found
-
-
-class NodeGuard(BaseCallbackHandler):
-    """Calls ``check`` as each graph node starts, and as each model call inside a node
-    starts; what it raises stops the node or the call there (``raise_error``: LangChain
-    would otherwise log it and go on). A worker frozen between two calls of one node (a
-    ReAct worker asks its model, runs a tool, asks again) learns it lost its lease before
-    its next call, not only before its next node."""
-
-    raise_error = True
-
-    def __init__(self, check: Callable[[], None]):
-        self.check = check
-
-    def on_chain_start(
-        self,
-        serialized: dict[str, Any],
-        inputs: dict[str, Any],
-        *,
-        run_id: UUID,
-        metadata: dict[str, Any] | None = None,
-        **kwargs: Any,
-    ) -> None:
-        if metadata and "langgraph_node" in metadata:
-            self.check()
-
-    def on_chat_model_start(
-        self,
-        serialized: dict[str, Any],
-        messages: list[list[Any]],
-        *,
-        run_id: UUID,
-        **kwargs: Any,
-    ) -> None:
-        self.check()
-
-    def on_llm_start(
-        self, serialized: dict[str, Any], prompts: list[str], *, run_id: UUID, **kwargs: Any
-    ) -> None:
-        self.check()
 
 
 def _repeat(every_s: float, action: Callable[[], None], name: str) -> Callable[[], None]:

@@ -27,15 +27,11 @@ from langgraph_sdk.schema import StreamPart
 from graph.kernel.design import Design
 from graph.kernel.system import System, get_system
 from graph.models.chat import describe_error
-from graph.served import as_json, run_config
+from graph.served import run_config, stream_payload
 from graph.service import answered_elsewhere, server_checkpoints
-from graph.service.runs import (
-    RunEvent,
-    StopSignal,
-    event_record,
-    is_pseudo_node,
-    update_key,
-)
+from graph.service.run_controls import StopSignal
+from graph.service.run_records import RunEvent, event_record, is_pseudo_node, update_key
+from graph.service.server_endings import server_ending
 from graph.service.server_states import (
     STREAM_MODES,
     ServerGraph,
@@ -243,19 +239,6 @@ class ServerExecutor:
         thread = thread_of(run_id)
         if join:  # a run already on the server (this process restarted): follow it
             return self.service.streams.runs.join_stream(thread, join, stream_mode=STREAM_MODES)
-        kwargs: dict[str, Any] = {}
-        if isinstance(run_input, Command):
-            kwargs["command"] = {
-                key: as_json(value)
-                for key, value in (
-                    ("resume", run_input.resume),
-                    ("update", run_input.update),
-                    ("goto", run_input.goto or None),
-                )
-                if value is not None
-            }
-        elif run_input is not None:
-            kwargs["input"] = as_json(run_input)
         interrupt: Literal["*"] | None = "*" if step_mode else None
         return self.service.streams.runs.stream(
             thread,
@@ -268,7 +251,7 @@ class ServerExecutor:
             stream_subgraphs=True,
             interrupt_before=interrupt,
             multitask_strategy="reject",
-            **kwargs,
+            **stream_payload(run_input),
         )
 
     def _mirror(
@@ -356,38 +339,9 @@ class ServerExecutor:
         the "end" event a local run writes."""
         snap = self.service.server_state(run_id)
         values = revive_state(snap.get("values") or {}, schema) or state
-        extra: dict = {}
-        status, reason = "", ""
-        if cancel.is_set():
-            status, reason = "cancelled", "Cancelled by the user; everything so far is kept."
-        elif failure:
-            status, reason = (
-                "failed",
-                self.service.settings.redact(f"The server run failed: {failure}"),
-            )
-        elif snap.get("interrupts"):
-            pending = [
-                {
-                    "id": i["id"],
-                    **(
-                        i["value"]
-                        if isinstance(i.get("value"), dict)
-                        else {"value": i.get("value")}
-                    ),
-                }
-                for i in snap["interrupts"]
-            ]
-            status = "waiting"
-            reason = "Waiting for a human: " + "; ".join(
-                f"step {p.get('step')} ({p.get('agent')}): {p.get('reason', '')}" for p in pending
-            )
-            extra["interrupts"] = pending
-        elif snap.get("next"):
-            status, reason = "paused", f"Paused before {', '.join(snap['next'])} (step mode)."
-            extra["next"] = list(snap["next"])
-        if not status:
-            status = values.get("outcome") or "failed"
-            reason = values.get("outcome_reason") or "The server run ended without an outcome."
+        status, reason, extra = server_ending(
+            snap, values, cancel.is_set(), failure, self.service.settings
+        )
         emit("end", "", "", {"status": status, "reason": reason, **extra})
         return status, reason
 

@@ -25,8 +25,8 @@ import httpx
 from langgraph_sdk.errors import NotFoundError
 
 from graph.kernel.design import Design
+from graph.service.run_controls import StopSignal
 from graph.service.run_service import RunService
-from graph.service.runs import StopSignal
 from graph.service.server_client import sdk_client, sends_key_to
 from graph.service.server_executor import ServerExecutor
 from graph.service.server_states import (  # noqa: F401  (re-exported: what callers import)

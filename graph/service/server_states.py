@@ -24,7 +24,8 @@ from pydantic import TypeAdapter, ValidationError
 
 from graph.errors import StepwiseError
 from graph.kernel.design import Design
-from graph.service.runs import StateHistory, StopSignal
+from graph.service.run_controls import StopSignal
+from graph.service.run_records import StateHistory
 from graph.service.store import RunRecord, Store
 from graph.settings import Settings
 

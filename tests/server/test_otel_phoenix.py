@@ -45,7 +45,7 @@ def test_a_plan_execute_run_arrives_in_phoenix_as_genai_spans_without_the_key(ph
     store = Store.open(settings)
     service = RunService(store, settings, timeout_tick_s=0)
     try:
-        assert service.otel is not None
+        assert service.notices.otel is not None
         design = Design(max_replans=2, recursion_limit=60, approvals={"chart_generator": "always"})
         run_id = service.start(f"{QUESTION} My key is {CANARY}.", design)
         wait_status(service, run_id, "waiting")
@@ -55,7 +55,7 @@ def test_a_plan_execute_run_arrives_in_phoenix_as_genai_spans_without_the_key(ph
         wait_for(
             lambda: service.live_runs() == [], what="the worker to finish (it sends the trace)"
         )
-        assert service.otel.flush()
+        assert service.notices.otel.flush()
         expected = stored_trace(store, run_id).spans
     finally:
         service.shutdown()
@@ -119,7 +119,7 @@ def test_with_no_endpoint_a_run_loads_no_otlp_exporter(tmp_path):
         "service.shutdown()\n"
         "loaded = [m for m in sys.modules if m.startswith(('opentelemetry.exporter',"
         " 'opentelemetry.sdk.trace.export'))]\n"
-        "print(run.status, service.otel, loaded)\n"
+        "print(run.status, service.notices.otel, loaded)\n"
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
     out = subprocess.run(

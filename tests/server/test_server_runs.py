@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from graph.kernel.design import Design
+from graph.prompts import default_text
 from graph.service.eval_sets import Check, EvalQuestion, EvalSet
 from graph.service.experiments import ExperimentRunner, Variant, compare
 from graph.service.run_service import RunService
@@ -212,6 +213,35 @@ def test_a_fork_is_a_new_server_thread_going_on_from_the_checkpoint(runs, store)
     assert runs.state(run_id)["plan"] != runs.state(fork_id)["plan"]
     with pytest.raises(ValueError, match="run's input"):
         runs.fork(run_id, timeline[0]["checkpoint_id"])
+
+
+def test_a_prompt_fork_is_a_new_server_thread_with_the_parents_calls_before_it_copied(runs, store):
+    """A fork with another prompt goes through the executor as a fork does: a new server
+    thread from the checkpoint (none in this process's checkpointer), the parent's calls
+    before the checkpoint copied into its log as replayed, read from the server's
+    checkpoints (the local checkpointer has none: this failed before)."""
+    executor_prompt = "plan_execute/executor"
+    run_id = runs.start(QUESTION, Design())
+    assert runs.wait(run_id, timeout=60).status == "done"
+    after_planner = next(row for row in runs.timeline(run_id) if row["node"] == "planner")
+    text = "Tuned for the fork: say why in one short sentence.\n" + default_text(executor_prompt)
+
+    fork_id = runs.fork_with_prompt(run_id, after_planner["checkpoint_id"], executor_prompt, text)
+    record = runs.wait(fork_id, timeout=60)
+    assert record.status == "done", record.reason
+    assert (record.parent_run, record.parent_checkpoint) == (run_id, after_planner["checkpoint_id"])
+    [version] = store.prompt_versions(executor_prompt)
+    assert record.prompt_versions[executor_prompt] == version.id
+    assert [row["node"] for row in runs.timeline(fork_id)][:2] == ["input", "executor"]
+    assert not list(runs.checkpointer.list({"configurable": {"thread_id": fork_id}}))
+    calls = [
+        e["data"]["llm_call"]
+        for e in store.events(fork_id, kinds=("custom",))
+        if "llm_call" in (e.get("data") or {})
+    ]
+    replayed = [c["node"] for c in calls if c.get("replayed_from") == f"run {run_id}"]
+    assert replayed and set(replayed) == {"planner"}
+    assert any(not c.get("replayed") and c["node"] == "executor" for c in calls)
 
 
 def test_a_forks_first_checkpoint_forks_again_on_the_server_and_a_runs_input_does_not(runs, store):

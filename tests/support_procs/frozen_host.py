@@ -21,8 +21,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from graph.kernel.design import Design  # noqa: E402
 from graph.models.scripted import ScriptedChatModel  # noqa: E402
+from graph.service.run_controls import NodeGuard  # noqa: E402
 from graph.service.run_service import RunService  # noqa: E402
-from graph.service.runs import NodeGuard  # noqa: E402
 from graph.service.store import Store  # noqa: E402
 
 QUESTION, CALLS_FILE, DELAY_S = sys.argv[1], sys.argv[2], float(sys.argv[3])

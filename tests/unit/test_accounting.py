@@ -6,7 +6,8 @@ from graph.kernel.accounting import Usage, call_cost, format_cost, usage_by_step
 from graph.kernel.design import Design
 from graph.models.scripted import ScriptedChatModel
 from graph.plan_execute import SYSTEM
-from graph.service.runs import event_record, run_question
+from graph.service.run_records import event_record
+from graph.service.runs import run_question
 from graph.settings import Settings
 from tests.support_procs.fake_server import LocalOpenAIServer
 

@@ -9,7 +9,8 @@ from langgraph.types import Command
 
 from graph.kernel.design import Design
 from graph.kernel.system import get_system
-from graph.service.runs import checkpointer_for, continue_run, run_question
+from graph.service.run_storage import checkpointer_for
+from graph.service.runs import continue_run, run_question
 from graph.tools.demo_api import start_demo_api
 
 CASES = {

@@ -170,7 +170,7 @@ def test_supervisor_bus_builds_its_knowledge_tools_once_and_a_draft_tool_per_req
     settings, monkeypatch
 ):
     import graph.supervisor_bus.tools as bus_tools
-    from graph.service.runs import checkpointer_for
+    from graph.service.run_storage import checkpointer_for
 
     made: list[str] = []
     for name in ("search_tool", "write_draft_tool"):
@@ -192,7 +192,7 @@ def test_supervisor_bus_builds_its_knowledge_tools_once_and_a_draft_tool_per_req
 
 def test_hierarchical_teams_builds_each_workers_tools_once(settings, monkeypatch):
     import graph.hierarchical_teams.teams as teams
-    from graph.service.runs import checkpointer_for
+    from graph.service.run_storage import checkpointer_for
 
     made: list[str] = []
     real = teams.worker_tools

@@ -20,7 +20,8 @@ from langgraph.graph import END, START, StateGraph
 
 from graph.kernel.design import Design
 from graph.models.scripted import ScriptedChatModel
-from graph.service.runs import RunEvent, continue_run
+from graph.service.run_records import RunEvent
+from graph.service.runs import continue_run
 
 
 class S(TypedDict, total=False):

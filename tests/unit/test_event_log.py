@@ -17,8 +17,9 @@ import pytest
 
 from graph.kernel.design import Design
 from graph.models.scripted import ScriptedChatModel
+from graph.service.run_records import event_record
 from graph.service.run_service import RunService
-from graph.service.runs import continue_run, event_record
+from graph.service.runs import continue_run
 from graph.service.store import Store
 from graph.settings import Settings
 from tests.conftest import assert_backend
@@ -143,7 +144,8 @@ def test_replaying_a_checkpointed_update_already_in_the_log_stores_it_once(setti
     saved, the next checkpoint not written), then resume from there with that update
     already logged; LangGraph replays it, and the log keeps one copy and no pseudo-node."""
     from graph.plan_execute import SYSTEM
-    from graph.service.runs import checkpointer_for, missed_updates
+    from graph.service.run_records import missed_updates
+    from graph.service.run_storage import checkpointer_for
 
     store = Store.open(settings)
     store.create_run("t-replay", QUESTION, design(), "offline scripted model")
@@ -185,7 +187,7 @@ def test_an_update_missing_from_the_log_is_recovered_from_the_checkpoints_on_res
 ):
     """A kill after the checkpoint after a node was written, before the node's update was
     logged, loses the update for good unless resume reads it back from the checkpoints."""
-    from graph.service.runs import missed_updates
+    from graph.service.run_records import missed_updates
 
     store = Store.open(settings)
     service = RunService(store, settings, timeout_tick_s=0)

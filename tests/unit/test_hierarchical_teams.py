@@ -22,7 +22,8 @@ from graph.hierarchical_teams.system import LEAD
 from graph.kernel.design import Design
 from graph.models.scripted import ScriptedChatModel
 from graph.service.run_service import RunService
-from graph.service.runs import checkpointer_for, continue_run, run_question
+from graph.service.run_storage import checkpointer_for
+from graph.service.runs import continue_run, run_question
 from graph.tools.demo_api import start_demo_api
 from graph.tools.news import domain_of, find_sites, news_search_url
 from graph.tools.team_api import ApiCall, RefusedCall, check_allowed

@@ -20,8 +20,9 @@ from graph.kernel.design import Design
 from graph.kernel.system import get_system
 from graph.models.modes import PROCESS_MODES
 from graph.models.scripted import ScriptedChatModel
+from graph.service.run_controls import StopSignal
 from graph.service.run_service import RunService
-from graph.service.runs import StopSignal, run_question
+from graph.service.runs import run_question
 from graph.service.store import Store
 from graph.settings import Settings
 from tests.support_procs.fake_server import LocalOpenAIServer

@@ -7,7 +7,8 @@ import threading
 import time
 
 from graph.kernel.design import Design
-from graph.service.runs import StopSignal, run_question
+from graph.service.run_controls import StopSignal
+from graph.service.runs import run_question
 
 QUESTION = "How did Tesla's stock do in 2008?"
 

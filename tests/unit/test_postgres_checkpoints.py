@@ -81,7 +81,7 @@ def test_a_stopped_run_resumes_and_a_fork_starts_from_a_postgresql_checkpoint(pg
 
 
 def test_a_long_text_in_postgresql_checkpoints_is_stored_once_and_read_back(tmp_path, postgres_url):
-    from graph.service.runs import checkpointer_for
+    from graph.service.run_storage import checkpointer_for
 
     saver = checkpointer_for(Settings(home=tmp_path, database_url=postgres_url))
     try:

@@ -20,8 +20,8 @@ import pytest
 from graph.kernel.design import Design
 from graph.service.eval_sets import load_starter
 from graph.service.experiments import ExperimentRunner, compare, run_records
+from graph.service.run_controls import StopSignal
 from graph.service.run_service import RunService
-from graph.service.runs import StopSignal
 from graph.service.store import Store
 from graph.settings import Settings
 from tests.unit.conftest import wait_for

@@ -185,7 +185,8 @@ def test_a_node_whose_writes_were_saved_but_not_applied_still_counts_as_work_to_
 
     build_graph, initial_state = SYSTEM.build_graph, SYSTEM.initial_state
     from graph.kernel.checkpoints import pending_nodes
-    from graph.service.runs import checkpointer_for, continue_run
+    from graph.service.run_storage import checkpointer_for
+    from graph.service.runs import continue_run
 
     graph = build_graph(design(), settings=settings, checkpointer=checkpointer_for(settings))
     config = {"configurable": {"thread_id": "t-pending"}}

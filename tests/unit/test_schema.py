@@ -122,7 +122,7 @@ def _closed_port() -> int:
 
 
 def test_an_unreachable_postgresql_url_is_named_in_one_sentence_without_its_password(tmp_path):
-    from graph.service.runs import checkpointer_for
+    from graph.service.run_storage import checkpointer_for
 
     url = f"postgresql://stepwise:{PASSWORD}@127.0.0.1:{_closed_port()}/stepwise"
     settings = Settings(home=tmp_path, database_url=url)

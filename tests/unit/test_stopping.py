@@ -10,7 +10,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
 
 from graph.kernel.design import Design
-from graph.service.runs import StopSignal, continue_run
+from graph.service.run_controls import StopSignal
+from graph.service.runs import continue_run
 from graph.stopping import Stopped, check_stop, stop_event, stop_requested, stoppable
 
 

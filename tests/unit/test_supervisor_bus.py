@@ -19,8 +19,10 @@ from graph.kernel.design import Design, export_design, import_design
 from graph.kernel.system import coordination_by_size, get_system, systems
 from graph.models.scripted import ScriptedChatModel
 from graph.prompts import default_text, prompt_names, template_errors
+from graph.service.run_records import RunEvent, event_record
 from graph.service.run_service import RunService
-from graph.service.runs import RunEvent, checkpointer_for, continue_run, event_record, run_question
+from graph.service.run_storage import checkpointer_for
+from graph.service.runs import continue_run, run_question
 from graph.supervisor_bus import SYSTEM as BUS
 from graph.supervisor_bus.agents import AGENT_NAMES, AGENTS, design_warnings
 from graph.supervisor_bus.bus import Outbox, messages

@@ -19,7 +19,8 @@ import pytest
 from graph.hierarchical_teams import SYSTEM as TEAMS
 from graph.kernel.design import Design
 from graph.models.scripted import ScriptedChatModel
-from graph.service.runs import checkpointer_for, run_question
+from graph.service.run_storage import checkpointer_for
+from graph.service.runs import run_question
 from graph.tools.demo_api import start_demo_api
 from graph.tools.team_api import OUTCOME_UNKNOWN, ApiCall, RefusedCall, check_allowed, send
 

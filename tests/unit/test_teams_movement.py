@@ -16,7 +16,8 @@ from graph.hierarchical_teams import SYSTEM as TEAMS
 from graph.kernel.checkpoints import running_node
 from graph.kernel.design import Design
 from graph.kernel.render import to_dot
-from graph.service.runs import checkpointer_for, run_question
+from graph.service.run_storage import checkpointer_for
+from graph.service.runs import run_question
 from graph.tools.demo_api import start_demo_api
 from tests.unit.conftest import wait_status
 from ui.run_view import load_run_view
