@@ -11,16 +11,23 @@ every process on the machine) at which its check began: a check can begin, decid
 frozen before its line is written or before the call reaches the model, and go on once
 the process does; the test tells such a call (its check began before the freeze) from one
 whose check began after it, which must never pass.
+
+Every checkpoint write keeps a file in CALLS_FILE.writes from its start (before its lease
+check) to its end: a write already past its check when the process froze still lands (the
+lease and the checkpoint are not one transaction: ``graph.service.leases``), so the test
+freezes the host only when none is in flight, as it does outside a database write.
 """
 
 import sys
 import time
+import uuid
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from graph.kernel.design import Design  # noqa: E402
 from graph.models.scripted import ScriptedChatModel  # noqa: E402
+from graph.service.leases import LeaseGuardedSaver  # noqa: E402
 from graph.service.run_controls import NodeGuard  # noqa: E402
 from graph.service.run_service import RunService  # noqa: E402
 from graph.service.store import Store  # noqa: E402
@@ -50,6 +57,27 @@ def counted_check(self, *args, **kwargs):
 
 
 NodeGuard.on_chat_model_start = counted_check  # type: ignore[method-assign]
+
+WRITES = Path(CALLS_FILE + ".writes")
+WRITES.mkdir(exist_ok=True)
+
+
+def in_flight(write):
+    """``write`` (a checkpoint write), with a file in WRITES while it runs."""
+
+    def marked(self, *args, **kwargs):
+        mark = WRITES / uuid.uuid4().hex
+        mark.touch()
+        try:
+            return write(self, *args, **kwargs)
+        finally:
+            mark.unlink()
+
+    return marked
+
+
+LeaseGuardedSaver.put = in_flight(LeaseGuardedSaver.put)  # type: ignore[method-assign]
+LeaseGuardedSaver.put_writes = in_flight(LeaseGuardedSaver.put_writes)  # type: ignore[method-assign]
 
 service = RunService(Store.open(), timeout_tick_s=0, model_factory=lambda role: CountingModel())
 run_id = service.start(QUESTION, Design(max_replans=2, recursion_limit=60))
