@@ -161,26 +161,25 @@ def browser():
         browser.close()
 
 
-@pytest.fixture
-def page(browser):
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+def _page_of(browser, width: int, height: int, wait_ms: int):
+    """A new browser page of that size whose actions and ``expect`` both wait ``wait_ms``.
+    ``expect`` does not follow the page's timeout: its own default is 5 s. A fresh
+    server's first script run imports the engine (2.5 s on an idle machine, over 5 s on
+    two busy cores), so a first look at a new server failed under load."""
+    context = browser.new_context(viewport={"width": width, "height": height})
     page = context.new_page()
-    page.set_default_timeout(20_000)
-    # ``expect`` does not follow the page's timeout: its own default is 5 s. A fresh
-    # server's first script run imports the engine (2.5 s on an idle machine, over 5 s on
-    # two busy cores), so a first look at a new server failed under load. Every wait for
-    # the page to show something gets the same 20 s as the page's actions.
-    expect.set_options(timeout=20_000)
+    page.set_default_timeout(wait_ms)
+    expect.set_options(timeout=wait_ms)
     yield page
     context.close()
+
+
+@pytest.fixture
+def page(browser):
+    yield from _page_of(browser, 1400, 1000, 20_000)
 
 
 @pytest.fixture
 def small_page(browser):
     """A page at 1280×720, a laptop's screen, with 30 s waits (the tests of user agents)."""
-    context = browser.new_context(viewport={"width": 1280, "height": 720})
-    page = context.new_page()
-    page.set_default_timeout(30_000)
-    expect.set_options(timeout=30_000)
-    yield page
-    context.close()
+    yield from _page_of(browser, 1280, 720, 30_000)
