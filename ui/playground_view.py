@@ -14,7 +14,8 @@ import logging
 
 import streamlit as st
 
-from graph.prompts import default_text, family_of
+from graph.agents.user_agents import agent_of_prompt
+from graph.prompts import default_text
 from graph.service.playground import (
     MAX_PROMPTS,
     MAX_SAMPLES,
@@ -126,7 +127,7 @@ def show(name: str, editor_text: str, versions: list, active_text: str) -> None:
     )
     if problem := st.session_state.pop(PROBLEM, None):
         st.error(problem)
-    if family_of(name) is not None:  # a user agent's prompt: no node of a run sends it
+    if agent_of_prompt(name):  # a user agent's prompt: no node of a run sends it
         st.caption(NOT_TRYABLE)
         return
     store, service = services.store(), services.service()

@@ -7,12 +7,11 @@ import html
 from dataclasses import dataclass
 from datetime import datetime
 
-from graph.agents.user_agents import PROMPT_FAMILY
-from graph.prompts import family_of, prompt_spec
+from graph.agents.user_agents import agent_of_prompt
+from graph.prompts import prompt_spec
 
 EDITOR_HEIGHTS = {480: "Medium", 640: "Large", 900: "Very large"}  # pixels: words
 DEFAULT_HEIGHT = 640
-USER_AGENT_PREFIX = PROMPT_FAMILY + "/"
 
 
 def short_name(name: str) -> str:
@@ -20,14 +19,14 @@ def short_name(name: str) -> str:
 
 
 def prompt_title(name: str) -> str:
-    if family_of(name) is not None and name.startswith(USER_AGENT_PREFIX):
-        return f"Your agent · {short_name(name)}"
+    if agent := agent_of_prompt(name):
+        return f"Your agent · {agent}"
     return f"{short_name(name)} — {prompt_spec(name).purpose}"
 
 
 def default_words(name: str) -> str:
     """What a prompt's default is called: the shipped text, or a user agent's own prompt."""
-    if family_of(name) is not None and name.startswith(USER_AGENT_PREFIX):
+    if agent_of_prompt(name):
         return "the prompt of its definition"
     return "the shipped default"
 

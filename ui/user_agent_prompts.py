@@ -19,8 +19,8 @@ from graph.agents.user_agent_worker import (
 )
 from graph.agents.user_agents import (
     BUILTIN_TOOLS,
-    PROMPT_FAMILY,
     UserAgent,
+    agent_of_prompt,
     define,
     prompt_name,
     split_ref,
@@ -28,7 +28,6 @@ from graph.agents.user_agents import (
 from graph.prompts import render
 from graph.service.store import Store
 
-PREFIX = PROMPT_FAMILY + "/"
 NOT_ON_A_STATE = (
     "A user agent's prompt is filled in with the agent's name, description and tools, not "
     "from a run's state: the preview shows it as its worker is sent it."
@@ -40,11 +39,7 @@ AFTER_IT = (
 
 
 def is_agent_prompt(name: str) -> bool:
-    return name.startswith(PREFIX)
-
-
-def agent_of(name: str) -> str:
-    return name.removeprefix(PREFIX)
+    return agent_of_prompt(name) is not None
 
 
 def names(store: Store) -> list[str]:
@@ -86,9 +81,10 @@ def tool_lines(agent: UserAgent, store: Store) -> str:
 def preview(name: str, text: str, store: Store) -> str:
     """Prompt ``name`` filled in as the agent's worker is sent it; PromptError names a bad
     placeholder. An agent no longer in the library is previewed with its name only."""
-    agent = store.user_agents.get(agent_of(name))
+    named = agent_of_prompt(name) or ""
+    agent = store.user_agents.get(named)
     values = {
-        "name": agent_of(name),
+        "name": named,
         "description": agent.description if agent else "",
         "tools": tool_lines(agent, store) if agent else NO_TOOLS,
     }

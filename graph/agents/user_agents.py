@@ -26,7 +26,7 @@ from typing import Iterable
 from langchain_core.prompts import PromptTemplate
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from graph.prompts import register_family
+from graph.prompts import family_of, register_family
 
 log = logging.getLogger(__name__)
 
@@ -160,6 +160,13 @@ PROMPT_FAMILY = "user_agents"
 def prompt_name(agent: str) -> str:
     """The name its prompt's versions are kept under: ``user_agents/<agent>``."""
     return f"{PROMPT_FAMILY}/{agent}"
+
+
+def agent_of_prompt(name: str) -> str | None:
+    """The user agent whose prompt ``name`` is (``prompt_name``'s inverse); None for any
+    other prompt."""
+    family = family_of(name)
+    return name.partition("/")[2] if family is not None and family.prefix == PROMPT_FAMILY else None
 
 
 def _definition_prompt(name: str) -> str:
