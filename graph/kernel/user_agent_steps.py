@@ -16,8 +16,9 @@ from langchain_core.runnables import RunnableConfig
 
 from graph.agents.user_agent_tools import tools_for
 from graph.agents.user_agent_worker import run_user_agent
-from graph.agents.user_agents import UserAgent
+from graph.agents.user_agents import UserAgent, prompt_name
 from graph.kernel.tool_gate import gate_agent_tools
+from graph.prompts import PromptSet
 from graph.settings import Settings
 from graph.tools.database import StockDatabase
 from graph.tools.effects import Ledger
@@ -36,13 +37,13 @@ def run_gated_user_agent(
     step: int | None,
     knowledge: KnowledgeBase | None = None,
     database: StockDatabase | None = None,
-    prompt_text: str | None = None,
+    prompts: PromptSet | None = None,
 ) -> list[BaseMessage]:
     """``agent``'s messages for ``query``, the query first. ``scope`` keys its gated calls
     in the side-effect ledger: one scope per piece of work (a plan step's execution, a bus
     request), so a resumed one finds its call made and does not make it again; ``step`` is
-    shown with the question a person is asked; ``prompt_text``: the design's active version
-    of its prompt (None: its definition's)."""
+    shown with the question a person is asked. Its prompt is the run's active version of
+    ``user_agents/<name>`` in ``prompts`` when there is one, else its definition's."""
     tools = gate_agent_tools(
         tools_for(agent, settings, knowledge=knowledge, database=database),
         ledger,
@@ -50,4 +51,5 @@ def run_gated_user_agent(
         scope=scope,
         step=step,
     )
+    prompt_text = prompts.given(prompt_name(agent.name)) if prompts is not None else None
     return run_user_agent(agent, model, tools, query, config, prompt_text)

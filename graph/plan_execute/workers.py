@@ -21,7 +21,7 @@ from langgraph.graph import END
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command
 
-from graph.agents.user_agents import UserAgent, prompt_name
+from graph.agents.user_agents import UserAgent
 from graph.kernel.messages import tag_messages
 from graph.kernel.user_agent_steps import run_gated_user_agent
 from graph.models.replies import reply_text
@@ -277,7 +277,7 @@ def user_agent_node(state: State, config: RunnableConfig, deps: Deps, agent: Use
         step=step,
         knowledge=deps.knowledge,
         database=deps.database,
-        prompt_text=deps.prompts.given(prompt_name(agent.name)),
+        prompts=deps.prompts,
     )
     return Command(
         update={

@@ -30,7 +30,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command
 
-from graph.agents.user_agents import UserAgent, prompt_name
+from graph.agents.user_agents import UserAgent
 from graph.errors import StepwiseError
 from graph.kernel.messages import tag_messages
 from graph.kernel.user_agent_steps import run_gated_user_agent
@@ -138,7 +138,7 @@ def handle_user_agent(
         step=step,
         knowledge=deps.knowledge,
         database=database,
-        prompt_text=deps.prompts.given(prompt_name(agent.name)),
+        prompts=deps.prompts,
     )
     last = next((m for m in reversed(conversation) if isinstance(m, AIMessage)), None)
     text = reply_text(last).strip().removeprefix("FINAL ANSWER:").strip() if last else ""
