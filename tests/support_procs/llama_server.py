@@ -56,6 +56,7 @@ class LlamaServer:
     port: int
     log: Path
     _unthrottled: threading.Event = field(default_factory=threading.Event)
+    _throttler: threading.Thread | None = None
 
     def throttle(self, share: float, period_s: float = 0.1) -> None:
         """Let the server run only ``share`` of each ``period_s`` (stopped the rest, with
@@ -75,7 +76,8 @@ class LlamaServer:
             if self.process.poll() is None:
                 os.kill(self.process.pid, signal.SIGCONT)
 
-        threading.Thread(target=cycle, name="llama-throttle", daemon=True).start()
+        self._throttler = threading.Thread(target=cycle, name="llama-throttle", daemon=True)
+        self._throttler.start()
 
     @property
     def base_url(self) -> str:
@@ -86,8 +88,10 @@ class LlamaServer:
 
     def stop(self) -> None:
         self._unthrottled.set()
-        if self.process.poll() is None:
-            os.kill(self.process.pid, signal.SIGCONT)  # a stopped process cannot end
+        # The throttle's last act lets the server run (SIGCONT): waited for, no SIGSTOP of
+        # it can land after this and hold the server stopped while it is asked to end.
+        if self._throttler is not None:
+            self._throttler.join(timeout=5)
         self.process.terminate()
         try:
             self.process.wait(timeout=15)
