@@ -35,7 +35,7 @@ st.text_area(
 )
 # the caption beside the examples, not above them: a line less at a projector's 720 px
 lead, *places = st.columns([0.9] + [3] * len(EXAMPLES), vertical_alignment="center")
-lead.caption("Or try an example:")
+lead.caption("Or try one of these:")
 for column, example in zip(places, EXAMPLES):
     column.button(
         example,

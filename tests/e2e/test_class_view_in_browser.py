@@ -63,7 +63,9 @@ CASES = {
 }
 
 # One look at the page: the graph's drawing and its box, the main table's widths and its
-# headings, every button or switch label that is cut, the smallest graph label on screen.
+# headings, every button or switch label that is cut, every word of a caption beside
+# other columns broken across lines (the Run page's "Or try …" once read "exampl / e:"),
+# the smallest graph label on screen.
 MEASURE = """table => {
   const last = q => [...document.querySelectorAll(q)].pop();
   const rect = e => { const r = e.getBoundingClientRect();
@@ -85,8 +87,21 @@ MEASURE = """table => {
     [...b.querySelectorAll('p, [data-testid=stMarkdownContainer]')]
       .filter(e => e.clientWidth > 2 && e.scrollWidth > e.clientWidth + 1)
       .map(e => [b.innerText.trim(), e.scrollWidth, e.clientWidth]));
+  const broken = [...document.querySelectorAll(
+    '[data-testid=stMain] [data-testid=stColumn] [data-testid=stCaptionContainer] p')]
+    .filter(p => p.offsetWidth > 0).flatMap(p => [...p.childNodes]
+      .filter(n => n.nodeType === Node.TEXT_NODE).flatMap(n => {
+        const words = [], range = document.createRange(), re = /\\S+/g;
+        for (let m; (m = re.exec(n.textContent)); ) {
+          range.setStart(n, m.index); range.setEnd(n, m.index + m[0].length);
+          const tops = new Set([...range.getClientRects()].map(r => Math.round(r.top)));
+          if (tops.size > 1) words.push(m[0]);
+        }
+        return words;
+      }));
   return {
     box: box && rect(box), svg: svg && rect(svg), note: note ? note.textContent : '',
+    broken,
     min_label: labels.length ? Math.min(...labels) : null,
     table: st && rect(st), wide, heads, cut, viewport: innerWidth,
     buttons: labelled.filter(b => b.tagName === 'BUTTON' && b.offsetWidth > 0)
@@ -153,6 +168,7 @@ def _check(seen: dict, lead: list[str], where: str) -> None:
         assert seen["table"]["left"] - 1 <= head["left"] < head["right"], (where, head)
         assert head["right"] <= min(seen["table"]["right"], seen["viewport"]) + 1, (where, head)
     assert seen["cut"] == [], (where, seen["cut"])
+    assert seen["broken"] == [], (where, seen["broken"])
 
 
 @pytest.mark.parametrize("case", list(CASES))

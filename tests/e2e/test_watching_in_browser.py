@@ -245,7 +245,7 @@ def test_the_projector_theme_is_high_contrast_kept_across_pages_and_tables_read_
         expect(page.locator("p", has_text="status done").first).to_be_visible(timeout=30_000)
         before = page.locator("h1").first.evaluate(CONTRAST)
         assert before < 21, before  # Streamlit's dark grey text on white
-        example = page.get_by_text("Or try an example:")
+        example = page.get_by_text("Or try one of these:")
         faint = example.evaluate(CONTRAST)
         assert faint < 7, faint  # a caption, drawn translucent
         theme = page.get_by_role("switch", name="Projector theme")
