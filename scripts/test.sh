@@ -59,7 +59,7 @@ PY="$PWD/.venv/bin/python"
 
 if [ "$FAST" = 1 ]; then
   # The tiers are given by tests/conftest.py; two workers (pytest-xdist) for two cores.
-  "$PY" -m pytest -q -p no:cacheprovider -m fast -n 2 "$@"
+  "$PY" -m pytest -q -p no:cacheprovider -m fast -n "${STEPWISE_TEST_WORKERS:-3}" "$@"
   exit
 fi
 

@@ -95,6 +95,9 @@ def _one_waiting_run(store, tmp_path, url: str, **more) -> str:
     try:
         run_id = service.start(REPORT, Design())
         wait_waiting(store, run_id)
+        # The store says waiting before the run's worker tells the webhooks (it then ends
+        # its leg): waiting for the leg makes the note queued before drain looks.
+        assert service.wait(run_id, timeout=60).status == "waiting"
         assert hooks.drain()
     finally:
         service.shutdown()
