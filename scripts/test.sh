@@ -3,13 +3,13 @@
 # tests, PostgreSQL for the shared-store tests, a real inference server and model for the
 # real-model tests) and runs the whole suite. CI runs exactly this (.ci/run).
 #
-#   bash scripts/test.sh                        everything (what CI runs): the fast tier on
-#                                               two workers, then the server tiers
+#   bash scripts/test.sh                        everything (what CI runs), in one pytest
+#                                               run on four workers
 #   bash scripts/test.sh PYTEST ARGS            installs the same, then runs what ARGS name
 #   bash scripts/test.sh --fast [PYTEST ARGS]   the fast tier only: no browser, no PostgreSQL,
 #                                               no LangGraph Server, no real model (and none
 #                                               of them installed), no test that starts
-#                                               processes of its own; two workers; prints
+#                                               processes of its own; four workers; prints
 #                                               its wall time
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,6 +19,9 @@ cd "$(dirname "$0")/.."
 # 24 s, 6 s with the files kept).
 unset PYTHONDONTWRITEBYTECODE
 
+# pytest-xdist workers (STEPWISE_TEST_WORKERS): four on two cores, as the tests spend much
+# of their time waiting (on timeouts, polls, servers); the fast tier took 240 s on two.
+WORKERS="${STEPWISE_TEST_WORKERS:-4}"
 FAST=0
 if [ "${1:-}" = "--fast" ]; then
   FAST=1
@@ -59,7 +62,7 @@ PY="$PWD/.venv/bin/python"
 
 if [ "$FAST" = 1 ]; then
   # The tiers are given by tests/conftest.py; two workers (pytest-xdist) for two cores.
-  "$PY" -m pytest -q -p no:cacheprovider -m fast -n "${STEPWISE_TEST_WORKERS:-3}" "$@"
+  "$PY" -m pytest -q -p no:cacheprovider -m fast -n "$WORKERS" "$@"
   exit
 fi
 
@@ -98,17 +101,17 @@ fi
 if [ $# -gt 0 ]; then  # tests named on the command line: as they are, in one process
   exec "$PY" -m pytest -q -p no:cacheprovider "$@"
 fi
-# The whole suite in two parts: the tiers that need no server (fast, processes) on two
-# workers, then the tiers that start servers (browser, PostgreSQL, LangGraph Server, the
-# real model) in one process, so each server is started once and shares nothing with a
-# second worker's load. Both parts always run; the suite fails if either does.
+# The whole suite in one pytest run on four workers (pytest-xdist; a test waits on a model
+# server, a browser or a timeout much of its time, so four keep two cores busy).
+# tests/conftest.py groups what must share a worker (``worker_group``): the slowed model
+# server's runs start first on a worker of their own, every test of the shared real model
+# on one worker (one llama.cpp server, calls never competing with each other), LangGraph
+# Server's tests on one, each browser module on one (one Streamlit server per module);
+# the rest spread test by test. Before, the server tiers ran one after another in one
+# process: 49 minutes in all.
 START=$SECONDS
 status=0
-SERVERS="browser or postgres or server or realmodel"  # a test may be processes and postgres
-"$PY" -m pytest -q -p no:cacheprovider -m "(fast or processes) and not ($SERVERS)" -n 2 ||
-  status=$?
-echo "scripts/test.sh: fast and processes tiers done after $((SECONDS - START)) s (exit $status)"
-"$PY" -m pytest -q -p no:cacheprovider -m "$SERVERS" --durations=25 ||
-  status=$((status ? status : $?))
-echo "scripts/test.sh: whole suite $((SECONDS - START)) s"
+"$PY" -m pytest -q -p no:cacheprovider -n "$WORKERS" --dist loadgroup --no-loadscope-reorder \
+  --durations=30 || status=$?
+echo "scripts/test.sh: whole suite $((SECONDS - START)) s on $WORKERS workers"
 exit "$status"
