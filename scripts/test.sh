@@ -3,8 +3,8 @@
 # tests, PostgreSQL for the shared-store tests, a real inference server and model for the
 # real-model tests) and runs the whole suite. CI runs exactly this (.ci/run).
 #
-#   bash scripts/test.sh                        everything (what CI runs), in one pytest
-#                                               run on four workers
+#   bash scripts/test.sh                        everything (what CI runs), in three lanes
+#                                               at once (below)
 #   bash scripts/test.sh PYTEST ARGS            installs the same, then runs what ARGS name
 #   bash scripts/test.sh --fast [PYTEST ARGS]   the fast tier only: no browser, no PostgreSQL,
 #                                               no LangGraph Server, no real model (and none
@@ -19,8 +19,8 @@ cd "$(dirname "$0")/.."
 # 24 s, 6 s with the files kept).
 unset PYTHONDONTWRITEBYTECODE
 
-# pytest-xdist workers (STEPWISE_TEST_WORKERS): four on two cores, as the tests spend much
-# of their time waiting (on timeouts, polls, servers); the fast tier took 240 s on two.
+# The fast tier's pytest-xdist workers (STEPWISE_TEST_WORKERS): four on two cores, as its
+# tests spend much of their time waiting (on timeouts, polls, servers): 240 s on two.
 WORKERS="${STEPWISE_TEST_WORKERS:-4}"
 FAST=0
 if [ "${1:-}" = "--fast" ]; then
@@ -101,17 +101,42 @@ fi
 if [ $# -gt 0 ]; then  # tests named on the command line: as they are, in one process
   exec "$PY" -m pytest -q -p no:cacheprovider "$@"
 fi
-# The whole suite in one pytest run on four workers (pytest-xdist; a test waits on a model
-# server, a browser or a timeout much of its time, so four keep two cores busy).
-# tests/conftest.py groups what must share a worker (``worker_group``): the slowed model
-# server's runs start first on a worker of their own, every test of the shared real model
-# on one worker (one llama.cpp server, calls never competing with each other), LangGraph
-# Server's tests on one, each browser module on one (one Streamlit server per module);
-# the rest spread test by test. Before, the server tiers ran one after another in one
-# process: 49 minutes in all.
+# The whole suite in three lanes at once, each a pytest run of its own, its lines prefixed
+# with its name. Before, the server tiers ran one after another in one process (43 of 49
+# minutes), much of it waiting on the slowed model server, a browser or a timeout:
+# - slow: the slowed one-thread model server's runs (minutes each, the server idle half the
+#   time: about half a core);
+# - realmodel: every other test of the real model, on one llama.cpp server, one at a time
+#   (their calls never compete with each other);
+# - rest: the fast and processes tiers on three workers, then the browser, PostgreSQL and
+#   LangGraph Server tiers on two (whole files to a worker: one Streamlit server a module).
+# Every lane always runs to its end; the suite fails if any lane does.
 START=$SECONDS
+LANES=$(mktemp -d)
+trap 'rm -rf "$LANES"' EXIT
+pytest_() { "$PY" -m pytest -q -p no:cacheprovider "$@"; }
+rest_lane() {
+  local rc=0
+  pytest_ -m "not realmodel and not (browser or postgres or server)" -n 3 --durations=10 || rc=$?
+  echo "fast and processes tiers done after $((SECONDS - START)) s (exit $rc)"
+  pytest_ -m "not realmodel and (browser or postgres or server)" -n 2 --dist loadfile \
+    --durations=15 || rc=$((rc ? rc : $?))
+  return "$rc"
+}
+lane() {  # NAME COMMAND...: in the background; its exit status kept in $LANES/NAME
+  local name=$1
+  shift
+  { "$@" 2>&1 && echo 0 >"$LANES/$name" || echo $? >"$LANES/$name"; } | sed -u "s/^/[$name] /" &
+}
+lane slow pytest_ -m slowmodel --durations=5
+lane realmodel pytest_ -m "realmodel and not slowmodel" --durations=10
+lane rest rest_lane
+wait
 status=0
-"$PY" -m pytest -q -p no:cacheprovider -n "$WORKERS" --dist loadgroup --no-loadscope-reorder \
-  --durations=30 || status=$?
-echo "scripts/test.sh: whole suite $((SECONDS - START)) s on $WORKERS workers"
+for name in slow realmodel rest; do
+  rc=$(cat "$LANES/$name" 2>/dev/null || echo 1)
+  echo "scripts/test.sh: lane $name exit $rc"
+  [ "$rc" = 0 ] || status=1
+done
+echo "scripts/test.sh: whole suite $((SECONDS - START)) s"
 exit "$status"

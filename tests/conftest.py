@@ -126,39 +126,19 @@ def tiers(item: pytest.Item) -> set[str]:
     return found
 
 
-# What the whole suite's workers (``scripts/test.sh``: pytest-xdist, ``--dist loadgroup``)
-# must keep together, and which goes first: the slowed model server's runs (minutes each,
-# mostly waiting: they start at once on a worker of their own), then every test of the
-# shared real model (one llama.cpp server, one worker: its calls never compete with each
-# other), then LangGraph Server's tests (one ``langgraph dev``), then each browser module
-# (one Streamlit server per module). The rest spread test by test over the workers.
-SHARED_SERVERS = ("slow_llama", "llama", "langgraph_server")
+# The slowed model server's runs (minutes each, mostly waiting on the throttled server) are
+# a lane of their own in the whole suite (scripts/test.sh), beside the others: marked here.
+LANE_FIXTURES = {"slow_llama": "slowmodel"}
 
 
-def worker_group(item: pytest.Item) -> str | None:
-    """The group ``item`` runs in on one worker (None: any worker)."""
-    names = getattr(item, "fixturenames", ())
-    for fixture in SHARED_SERVERS:
-        if fixture in names:
-            return fixture
-    if "browser" in tiers(item):
-        return item.nodeid.split("::")[0]
-    return None
-
-
-def _order(item: pytest.Item) -> int:
-    group = worker_group(item)
-    return SHARED_SERVERS.index(group) if group in SHARED_SERVERS else len(SHARED_SERVERS)
-
-
-@pytest.hookimpl(tryfirst=True)  # before -m selects by the tiers and xdist reads the groups
 def pytest_collection_modifyitems(config, items):
     for item in items:
         for tier in sorted(tiers(item)) or ["fast"]:
             item.add_marker(tier)
-        if group := worker_group(item):
-            item.add_marker(pytest.mark.xdist_group(group))
-    items[:] = sorted(items, key=_order)  # stable: within a rank, the files' own order
+        names = getattr(item, "fixturenames", ())
+        for fixture, lane in LANE_FIXTURES.items():
+            if fixture in names:
+                item.add_marker(lane)
 
 
 @pytest.fixture(scope="session")
