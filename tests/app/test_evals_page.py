@@ -15,7 +15,9 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 import graph.plan_execute  # noqa: F401  (declares the prompts read below)
 from graph.prompts import default_text
 from graph.service.eval_sets import Check, EvalQuestion, EvalSet, import_eval_set, load_starter
-from graph.service.experiments import ExperimentRunner, Variant, compare
+from graph.service.experiment_comparison import compare
+from graph.service.experiment_variants import Variant
+from graph.service.experiments import ExperimentRunner
 from graph.settings import get_settings
 from tests.app.support import open_page, texts
 from tests.support_procs.fake_server import LocalOpenAIServer

@@ -8,7 +8,7 @@ from typing import Literal, Mapping
 
 import streamlit as st
 
-from graph.service.experiments import APPROVALS, ExperimentError, Variant
+from graph.service.experiment_variants import APPROVALS, ExperimentError, Variant
 from ui import access, services, widgets
 from ui.evals import NEW, RESULTS, SETS, TAB, flash_key
 from ui.evals import view as ev

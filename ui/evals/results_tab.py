@@ -9,15 +9,9 @@ import streamlit as st
 
 from graph.service.eval_formats import SHAPES, TITLES, export_results_jsonl
 from graph.service.eval_sets import EvalSet
-from graph.service.experiments import (
-    APPROVALS,
-    ExperimentError,
-    compare,
-    distribution_records,
-    refresh_status,
-    run_records,
-    status_words,
-)
+from graph.service.experiment_comparison import compare, distribution_records, run_records
+from graph.service.experiment_variants import APPROVALS, ExperimentError
+from graph.service.experiments import refresh_status, status_words
 from graph.service.store import LIVE_STATUSES
 from ui import access, offline_note, services, widgets
 from ui.evals import NEW, RESULTS, flash_key, two_runs

@@ -9,7 +9,7 @@ from dataclasses import replace
 import streamlit as st
 
 from graph.service.evals import judge_available, judge_run
-from graph.service.experiments import side_by_side
+from graph.service.side_by_side import side_by_side
 from ui import judge_progress, services, widgets
 from ui.evals import RESULTS, flash_key
 from ui.evals import view as ev
