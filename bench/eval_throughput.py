@@ -44,7 +44,9 @@ from bench.fairness import load  # noqa: E402
 from graph.kernel.design import Design  # noqa: E402
 from graph.models.scripted import ScriptedChatModel  # noqa: E402
 from graph.service.eval_sets import EvalQuestion, EvalSet, load_starter  # noqa: E402
-from graph.service.experiments import ExperimentRunner, Variant, run_records  # noqa: E402
+from graph.service.experiment_comparison import run_records  # noqa: E402
+from graph.service.experiment_variants import Variant  # noqa: E402
+from graph.service.experiments import ExperimentRunner  # noqa: E402
 from graph.service.run_service import RunService  # noqa: E402
 from graph.service.store import Store  # noqa: E402
 from graph.settings import Settings  # noqa: E402

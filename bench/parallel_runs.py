@@ -46,7 +46,8 @@ _HOMES = tempfile.TemporaryDirectory(prefix="stepwise-bench-")  # removed when t
 os.environ.setdefault("STEPWISE_HOME", _HOMES.name)
 
 from graph.service.eval_sets import EvalQuestion, EvalSet, load_starter  # noqa: E402
-from graph.service.experiments import ExperimentRunner, Variant  # noqa: E402
+from graph.service.experiment_variants import Variant  # noqa: E402
+from graph.service.experiments import ExperimentRunner  # noqa: E402
 from graph.service.run_service import RunService  # noqa: E402
 from graph.service.store import Store  # noqa: E402
 from graph.settings import Settings  # noqa: E402

@@ -9,7 +9,7 @@ from typing import Any, Callable
 
 import streamlit as st
 
-from graph.service.experiments import side_by_side
+from graph.service.side_by_side import side_by_side
 from ui import services, widgets
 from ui.model_text import model_markdown
 from ui.views import panels_of

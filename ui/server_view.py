@@ -15,16 +15,14 @@ import streamlit as st
 
 from graph.service.server_answers import answer_form
 from graph.service.server_client import configured_server, sends_key_to
-from graph.service.server_console import (
+from graph.service.server_console import ServerConsole, ServerError, parse_json
+from graph.service.server_records import (
     Assistant,
     Checkpoint,
     Interrupt,
     RunSummary,
-    ServerConsole,
-    ServerError,
     ThreadState,
     ThreadSummary,
-    parse_json,
 )
 from ui import services, widgets
 from ui.graph_fit import GRAPH_NATURAL_SIZE

@@ -29,7 +29,7 @@ def unregister_view(name: str) -> None:
 
 
 def panels_of(run: dict) -> list[Panel]:
-    """A compared run's panels (``graph.service.experiments.side_by_side``), as its
+    """A compared run's panels (``graph.service.side_by_side``), as its
     system shows a finished run."""
     return view_of(run["system"]).panels(run["snapshot"], RunFacts())
 

@@ -31,7 +31,9 @@ from graph.hierarchical_teams.lead_asks import (
     fold_results,
 )
 from graph.hierarchical_teams.state import TeamsState
-from graph.hierarchical_teams.teams import build_team, team_ask, worker_ask, worker_tools
+from graph.hierarchical_teams.team_supervisor import team_ask
+from graph.hierarchical_teams.teams import build_team
+from graph.hierarchical_teams.workers import worker_ask, worker_tools
 from graph.kernel.conversation import first_turn
 from graph.kernel.design import Design
 from graph.kernel.ledger import side_effect_ledger

@@ -25,7 +25,7 @@ from datetime import datetime, timezone
 from graph.redaction import redact_data
 from graph.service.eval_sets import EvalSet
 from graph.service.eval_statistics import LEVEL, wilson
-from graph.service.experiments import COUNTED_STATUSES
+from graph.service.experiment_comparison import COUNTED_STATUSES
 from graph.service.human_reviews import HumanReviews, PairJudgement, pair_key
 from graph.service.store import Store
 

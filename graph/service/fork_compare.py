@@ -5,8 +5,8 @@ live), and the two runs side by side as an experiment's runs are compared."""
 from __future__ import annotations
 
 from graph.service.evals import RunResult
-from graph.service.experiments import side_by_side
 from graph.service.prompt_forks import call_sources, changed_prompts, prompt_forks
+from graph.service.side_by_side import side_by_side
 from graph.service.store import RunRecord, Store
 
 FIGURES = (

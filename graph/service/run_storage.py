@@ -10,7 +10,7 @@ from graph.kernel.checkpoints import open_checkpointer
 from graph.kernel.postgres_checkpoints import open_postgres_checkpointer
 from graph.kernel.system import systems
 from graph.redaction import redact_url
-from graph.service.database import unavailable
+from graph.service.postgres_database import unavailable
 from graph.settings import Settings, get_settings
 
 

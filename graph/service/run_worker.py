@@ -98,8 +98,8 @@ def worker_main(fd: int) -> None:
             reply(("ended", job, "cancelled", str(exc)))
         except Exception as exc:  # a run ends in words, never in a traceback
             from graph.models.chat import describe_error
-            from graph.service.database import database_lost, database_lost_reason
             from graph.service.disk_space import disk_full, run_cut_off_reason
+            from graph.service.postgres_database import database_lost, database_lost_reason
             from graph.service.run_storage import database_url, store_location
 
             log.warning("Run %s ended in its worker process: %r", run_id, exc, exc_info=exc)

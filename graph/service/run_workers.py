@@ -15,9 +15,9 @@ from langgraph.graph.state import CompiledStateGraph
 
 from graph.kernel.design import Design
 from graph.models.chat import describe_error
-from graph.service.database import database_lost, database_lost_reason
 from graph.service.disk_space import disk_full, run_cut_off_reason
 from graph.service.leases import LeaseLost
+from graph.service.postgres_database import database_lost, database_lost_reason
 from graph.service.run_controls import StopSignal
 from graph.service.run_executors import Drive, LegEnd
 from graph.service.run_host import QueuedRedirect, RunHost

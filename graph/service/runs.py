@@ -30,9 +30,9 @@ from graph.kernel.design import Design, limit_words, node_run_limit
 from graph.kernel.system import get_system
 from graph.logs import run_context
 from graph.models.chat import describe_error
-from graph.service.database import database_lost, database_lost_reason
 from graph.service.disk_space import disk_full, run_cut_off_reason
 from graph.service.pace import InnerPace, hold_pace
+from graph.service.postgres_database import database_lost, database_lost_reason
 from graph.service.run_controls import NodeGuard, StopSignal
 from graph.service.run_records import Row, RunEvent, RunOutcome, is_pseudo_node, update_key
 from graph.service.run_storage import database_url, store_location

@@ -1,4 +1,5 @@
-"""A console for any LangGraph Server: its graphs, threads, runs, state and interrupts.
+"""A console for any LangGraph Server: its graphs, threads, runs, state and interrupts
+(what it answers is read into the records of ``server_records``).
 
 Thin over ``langgraph-sdk``: the server may run graphs Stepwise never defined, so
 nothing here assumes Stepwise's plan fields; a thread's state is whatever its graph
@@ -12,9 +13,9 @@ from __future__ import annotations
 import json
 import logging
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from types import SimpleNamespace
-from typing import Any, Callable, Mapping, Sequence, TypeVar
+from typing import Any, Callable, TypeVar
 
 import httpx
 from langgraph_sdk.errors import APIStatusError
@@ -24,14 +25,28 @@ from graph.kernel.render import to_dot
 from graph.models.http_bounds import PastBounds, bounded
 from graph.redaction import shown_text
 from graph.service.server_client import DEV_SERVER_URL, sdk_client, sends_key_to
+from graph.service.server_records import (
+    RUN_DONE,
+    Assistant,
+    Checkpoint,
+    RunSummary,
+    Stop,
+    ThreadState,
+    ThreadSummary,
+    checkpoints_of,
+    listed,
+    required_text,
+    run_summary,
+    server_text,
+    thread_state,
+    thread_summary,
+)
 from graph.settings import Settings, get_settings
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-# Run statuses after which a run no longer moves.
-RUN_DONE = {"success", "error", "timeout", "interrupted"}
 # The most one answer of a server may hold: a thread's state or history with long texts
 # fits many times over; a hostile server's 100 MB reply is not read.
 REPLY_CAP_BYTES = 20_000_000
@@ -39,111 +54,6 @@ REPLY_CAP_BYTES = 20_000_000
 
 class ServerError(StepwiseError):
     """A server call that failed, said in one sentence a person can act on."""
-
-
-@dataclass(frozen=True)
-class Assistant:
-    """A graph the server serves (an assistant is a graph with its configuration)."""
-
-    assistant_id: str
-    graph_id: str
-    name: str
-
-    @property
-    def label(self) -> str:
-        return self.graph_id if self.name == self.graph_id else f"{self.name} ({self.graph_id})"
-
-
-@dataclass(frozen=True)
-class Interrupt:
-    """A question a thread is stopped on: its id and the value the graph passed."""
-
-    interrupt_id: str
-    value: Any
-    node: str = ""
-
-
-@dataclass(frozen=True)
-class ThreadSummary:
-    """One thread in the list: its status and whether it waits on a person."""
-
-    thread_id: str
-    status: str  # idle | busy | interrupted | error
-    created_at: str
-    updated_at: str
-    graph_id: str
-    interrupts: int
-
-    @property
-    def interrupted(self) -> bool:
-        return self.status == "interrupted" or self.interrupts > 0
-
-
-@dataclass(frozen=True)
-class RunSummary:
-    """One run of a thread: what started it (an input or an answer) and how it ended."""
-
-    run_id: str
-    status: str
-    created_at: str
-    started_by: str  # "input", "resume" (an answer to an interrupt) or "command"
-
-
-@dataclass(frozen=True)
-class ThreadState:
-    """Where a thread is now: its values, the nodes to run next and what it waits on."""
-
-    thread_id: str
-    values: Any
-    next: list[str]
-    interrupts: list[Interrupt]
-    checkpoint_id: str
-    created_at: str
-    status: str = ""
-
-    @property
-    def fields(self) -> list[tuple[str, Any]]:
-        """The state as named fields, when it is a mapping (a graph's state may be a list)."""
-        if isinstance(self.values, dict):
-            return list(self.values.items())
-        return [("value", self.values)]
-
-
-@dataclass(frozen=True)
-class Checkpoint:
-    """One saved step of a thread, with what it changed since the one before."""
-
-    checkpoint_id: str
-    step: int | None
-    source: str  # "input", "loop", "update" or "fork"
-    created_at: str
-    ran: list[str]  # the nodes whose writes made this checkpoint
-    changed: dict[str, Any] = field(default_factory=dict)  # key: new value
-    removed: list[str] = field(default_factory=list)
-    next: list[str] = field(default_factory=list)
-    interrupts: int = 0
-
-
-@dataclass(frozen=True)
-class Stop:
-    """Where a run left its thread: finished, stopped on an interrupt, failed, or still
-    running when the wait ran out."""
-
-    run_id: str
-    run_status: str
-    state: ThreadState
-
-    @property
-    def summary(self) -> str:
-        if self.run_status not in RUN_DONE:
-            return f"The run is still {self.run_status}; refresh to see where it stops."
-        if self.run_status == "error":
-            return "The run failed on the server; its thread keeps the state before the failure."
-        if self.state.interrupts:
-            return "The run stopped on a question; answer it below."
-        if self.state.next:
-            return f"The run paused before {', '.join(self.state.next)}; continue it below."
-        return "The run finished."
 
 
 def parse_json(text: str, what: str = "The input") -> Any:
@@ -260,11 +170,11 @@ class ServerConsole:
             lambda: self.client.assistants.search(limit=100),
             lambda found: [
                 Assistant(
-                    _text(a["assistant_id"]),
-                    _text(a.get("graph_id")),
-                    _text(a.get("name")) or _text(a.get("graph_id")),
+                    server_text(a["assistant_id"]),
+                    server_text(a.get("graph_id")),
+                    server_text(a.get("name")) or server_text(a.get("graph_id")),
                 )
-                for a in _listed(found)
+                for a in listed(found)
             ],
         )
 
@@ -285,7 +195,7 @@ class ServerConsole:
             lambda: self.client.threads.search(
                 metadata=metadata, limit=limit, sort_by="updated_at", sort_order="desc"
             ),
-            lambda found: [_thread_summary(t) for t in _listed(found)],
+            lambda found: [thread_summary(t) for t in listed(found)],
         )
 
     def runs(self, thread_id: str, limit: int = 50) -> list[RunSummary]:
@@ -293,7 +203,7 @@ class ServerConsole:
         return self._call(
             "listing the thread's runs",
             lambda: self.client.runs.list(thread_id, limit=limit),
-            lambda found: [_run_summary(r) for r in _listed(found)],
+            lambda found: [run_summary(r) for r in listed(found)],
         )
 
     def state(self, thread_id: str) -> ThreadState:
@@ -301,12 +211,12 @@ class ServerConsole:
         status = self._call(
             "reading the thread",
             lambda: self.client.threads.get(thread_id),
-            lambda thread: _text(thread.get("status")),
+            lambda thread: server_text(thread.get("status")),
         )
         return self._call(
             "reading its state",
             lambda: self.client.threads.get_state(thread_id),
-            lambda raw: _thread_state(thread_id, raw, status),
+            lambda raw: thread_state(thread_id, raw, status),
         )
 
     def history(self, thread_id: str, limit: int = 100) -> list[Checkpoint]:
@@ -314,7 +224,7 @@ class ServerConsole:
         return self._call(
             "reading its history",
             lambda: self.client.threads.get_history(thread_id, limit=limit),
-            lambda raw: checkpoints_of(list(reversed(_listed(raw)))),
+            lambda raw: checkpoints_of(list(reversed(listed(raw)))),
         )
 
     # -- what a person does ---------------------------------------------------------
@@ -322,12 +232,12 @@ class ServerConsole:
     def start(self, assistant_id: str, input: Any, *, wait_s: float = 30.0) -> Stop:
         """A new thread running ``assistant_id`` on ``input``, followed to its next stop."""
         thread_id = self._call(
-            "creating a thread", lambda: self.client.threads.create(), _field("thread_id")
+            "creating a thread", lambda: self.client.threads.create(), required_text("thread_id")
         )
         run_id = self._call(
             "starting a run",
             lambda: self.client.runs.create(thread_id, assistant_id, input=input),
-            _field("run_id"),
+            required_text("run_id"),
         )
         return self.follow(thread_id, run_id, wait_s=wait_s)
 
@@ -355,7 +265,7 @@ class ServerConsole:
             lambda: self.client.runs.create(
                 thread_id, assistant_id, command={"resume": resume}, multitask_strategy="reject"
             ),
-            _field("run_id"),
+            required_text("run_id"),
         )
         return self.follow(thread_id, run_id, wait_s=wait_s)
 
@@ -372,7 +282,7 @@ class ServerConsole:
             lambda: self.client.runs.create(
                 thread_id, assistant_id, input=None, multitask_strategy="reject"
             ),
-            _field("run_id"),
+            required_text("run_id"),
         )
         return self.follow(thread_id, run_id, wait_s=wait_s)
 
@@ -384,7 +294,7 @@ class ServerConsole:
             status = self._call(
                 "following the run",
                 lambda: self.client.runs.get(thread_id, run_id),
-                lambda run: _text(run.get("status")),
+                lambda run: server_text(run.get("status")),
             )
             if status in RUN_DONE or time.monotonic() >= deadline:
                 break
@@ -403,45 +313,6 @@ def _detail(exc: APIStatusError) -> str:
     return shown_text(text, 200).rstrip(".") + "."  # the key it was sent, echoed: redacted
 
 
-def _listed(found: Any) -> list:
-    """A list the server answered, or ValueError (said as "not like a LangGraph Server")."""
-    if not isinstance(found, list):
-        raise ValueError("not a list")
-    return found
-
-
-def _text(value: Any) -> str:
-    """A server's id, name or status, kept only when it is one; a hostile or broken
-    server's text shown bounded and without any key it echoes."""
-    if value is None:
-        return ""
-    if not isinstance(value, (str, int)):
-        raise ValueError("not a text")
-    return shown_text(str(value), 200)
-
-
-def _field(name: str) -> Callable[[Any], str]:
-    def read(found: Any) -> str:
-        value = _text(found[name])
-        if not value:
-            raise ValueError(f"no {name}")
-        return value
-
-    return read
-
-
-def _thread_summary(t: Mapping[str, Any]) -> ThreadSummary:
-    interrupts = t.get("interrupts") or {}
-    return ThreadSummary(
-        thread_id=_text(t["thread_id"]),
-        status=_text(t.get("status")),
-        created_at=_text(t.get("created_at")),
-        updated_at=_text(t.get("updated_at")),
-        graph_id=_text((t.get("metadata") or {}).get("graph_id")),
-        interrupts=sum(len(v) for v in interrupts.values()),
-    )
-
-
 @dataclass
 class _Drawing:
     """A LangGraph Server's drawing of a graph, read by ``to_dot`` as a compiled graph."""
@@ -451,76 +322,6 @@ class _Drawing:
 
     def get_graph(self, *, xray: int | bool = 1) -> Any:
         return self.drawn
-
-
-def _run_summary(run: Mapping[str, Any]) -> RunSummary:
-    kwargs = run.get("kwargs") or {}
-    command = kwargs.get("command") or {}
-    started_by = (
-        "resume"
-        if isinstance(command, dict) and "resume" in command
-        else "command"
-        if command
-        else "input"
-    )
-    return RunSummary(
-        run_id=_text(run["run_id"]),
-        status=_text(run.get("status")),
-        created_at=_text(run.get("created_at")),
-        started_by=started_by,
-    )
-
-
-def _interrupts(raw: Mapping[str, Any]) -> list[Interrupt]:
-    """A state's pending interrupts, each with the node that raised it."""
-    found = []
-    for task in raw.get("tasks") or []:
-        for item in task.get("interrupts") or []:
-            found.append(Interrupt(item.get("id") or "", item.get("value"), task.get("name", "")))
-    if not found:  # older servers list them only at the top
-        found = [Interrupt(i.get("id") or "", i.get("value")) for i in raw.get("interrupts") or []]
-    return found
-
-
-def _thread_state(thread_id: str, raw: Mapping[str, Any], status: str = "") -> ThreadState:
-    return ThreadState(
-        thread_id=thread_id,
-        values=raw.get("values") if raw.get("values") is not None else {},
-        next=list(raw.get("next") or []),
-        interrupts=_interrupts(raw),
-        checkpoint_id=(raw.get("checkpoint") or {}).get("checkpoint_id", ""),
-        created_at=str(raw.get("created_at") or ""),
-        status=status,
-    )
-
-
-def checkpoints_of(states: Sequence[Mapping[str, Any]]) -> list[Checkpoint]:
-    """Checkpoints (oldest first) with what each changed: the keys whose value differs
-    from the checkpoint before, and the nodes that ran in between (the tasks the one
-    before had to run)."""
-    out: list[Checkpoint] = []
-    before: dict = {}
-    pending: list[str] = []
-    for raw in states:
-        values = raw.get("values")
-        values = values if isinstance(values, dict) else {"value": values}
-        metadata = raw.get("metadata") or {}
-        out.append(
-            Checkpoint(
-                checkpoint_id=(raw.get("checkpoint") or {}).get("checkpoint_id", ""),
-                step=metadata.get("step"),
-                source=metadata.get("source") or "",
-                created_at=str(raw.get("created_at") or ""),
-                ran=pending,
-                changed={k: v for k, v in values.items() if k not in before or before[k] != v},
-                removed=[k for k in before if k not in values],
-                next=list(raw.get("next") or []),
-                interrupts=len(_interrupts(raw)),
-            )
-        )
-        before = values
-        pending = [t.get("name", "") for t in raw.get("tasks") or []]
-    return out
 
 
 def drawing_to_dot(drawing: dict, *, name: str = "graph", active: str | None = None) -> str:

@@ -6,7 +6,7 @@ base path) is refused before anything is sent, with a message that says why; so 
 any URL the HTTP client might read differently than the check (userinfo, encoded dots or
 slashes, spaces and control characters), and the URL sent is rebuilt from the checked
 parts, never the raw text. The calls have side effects, so the team asks a human before
-each one (see ``graph/hierarchical_teams/teams.py``); this module only checks and sends.
+each one (see ``graph/hierarchical_teams/http_gate.py``); this module only checks and sends.
 """
 
 from __future__ import annotations

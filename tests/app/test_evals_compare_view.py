@@ -1,11 +1,11 @@
 """The comparison of an experiment's variants as a reader sees it (issue #16 point 4):
 per question each variant's result and figures side by side, coloured and marked against
 the baseline; the question once in the per-check table; two runs with what differs
-marked. Pure functions of ``ui.evals.view``, on a comparison as ``compare`` makes it."""
+marked. Pure functions of ``ui.evals.results_view`` and ``ui.evals.two_runs_view``, on a comparison as ``compare`` makes it."""
 
 from __future__ import annotations
 
-from ui.evals import view as ev
+from ui.evals import results_view, two_runs_view
 
 
 def _cell(passed: bool, steps: float, tokens: float) -> dict:
@@ -63,7 +63,7 @@ COMPARISON = {
 
 
 def test_each_question_is_one_row_with_a_column_per_variant_baseline_first():
-    (row,) = ev.question_rows_readable(COMPARISON)
+    (row,) = results_view.question_rows_readable(COMPARISON)
     assert list(row) == ["No.", "Question", "base (baseline)", "short", "long"]
     assert row["Question"] == COMPARISON["rows"][0]["question"]  # in full, once
     assert row["base (baseline)"].startswith("✓ passed · checks ✓ ✓ · 4 steps")
@@ -71,7 +71,7 @@ def test_each_question_is_one_row_with_a_column_per_variant_baseline_first():
 
 
 def test_a_variant_is_coloured_and_marked_where_it_moved_against_the_baseline():
-    (row,) = ev.question_rows_readable(COMPARISON)
+    (row,) = results_view.question_rows_readable(COMPARISON)
     short, long = row["short"], row["long"]
     assert short.startswith(":red[**✗ failed ▼**]")  # worse: red and an arrow down
     assert ":green[**2 steps ▲**]" in short  # fewer steps is better: green, arrow up
@@ -81,7 +81,7 @@ def test_a_variant_is_coloured_and_marked_where_it_moved_against_the_baseline():
 
 
 def test_the_per_check_table_writes_each_question_once():
-    rows = ev.check_rows(COMPARISON)
+    rows = results_view.check_rows(COMPARISON)
     assert [r["No."] for r in rows] == ["1.1", "1.2"]
     assert rows[0]["Question"] == COMPARISON["rows"][0]["question"]
     assert rows[1]["Question"] == ""
@@ -91,7 +91,7 @@ def test_the_per_check_table_writes_each_question_once():
 def test_the_answer_lines_the_other_run_lacks_are_highlighted_keeping_the_markdown():
     mine = "# AAPL grew the most\n- AAPL +448% [sql:1]\n- MSFT +25.8%\n\nSources below."
     theirs = "- AAPL +448% [sql:1]\n\nSources below."
-    shown = ev.highlighted_markdown(mine, theirs)
+    shown = two_runs_view.highlighted_markdown(mine, theirs)
     assert shown.splitlines() == [
         "# :orange-background[AAPL grew the most]",
         "- AAPL +448% [sql:1]",
@@ -99,7 +99,7 @@ def test_the_answer_lines_the_other_run_lacks_are_highlighted_keeping_the_markdo
         "",
         "Sources below.",
     ]
-    assert ev.highlighted_markdown("a [b] c", "") == ":orange-background[a [b\\] c]"
+    assert two_runs_view.highlighted_markdown("a [b] c", "") == ":orange-background[a [b\\] c]"
 
 
 def test_plan_steps_the_other_run_lacks_are_marked():
@@ -111,7 +111,7 @@ def test_plan_steps_the_other_run_lacks_are_marked():
         {"Step": 1, "Agent": "web_researcher", "Action": "Search the documents"},
         {"Step": 2, "Agent": "synthesizer", "Action": "Answer"},
     ]
-    marked = ev.differing_steps(mine, theirs)
+    marked = two_runs_view.differing_steps(mine, theirs)
     assert [r["Differs"] for r in marked] == ["◆ not in the other run", ""]
     assert marked[0]["Agent"] == "data_researcher"  # the rest of the row as it was
 

@@ -15,7 +15,9 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 import graph.plan_execute  # noqa: F401  (declares the prompts read below)
 from graph.prompts import default_text
 from graph.service.eval_sets import Check, EvalQuestion, EvalSet, import_eval_set, load_starter
-from graph.service.experiments import ExperimentRunner, Variant, compare
+from graph.service.experiment_comparison import compare
+from graph.service.experiment_variants import Variant
+from graph.service.experiments import ExperimentRunner
 from graph.settings import get_settings
 from tests.app.support import open_page, texts
 from tests.support_procs.fake_server import LocalOpenAIServer
@@ -411,30 +413,41 @@ def test_with_a_real_model_a_run_is_judged_from_the_page(home, services, monkeyp
 
 
 def test_figures_read_as_words_unknown_cost_and_repeats_included():
-    from ui.evals import view as ev
+    from ui.evals import results_view
 
-    assert ev.figure("cost", None) == "unknown" and ev.figure("cost", 0.00123) == "$0.0012"
-    assert ev.figure("steps", 2.5) == "2.5" and ev.figure("steps", 3.0) == "3"
-    assert ev.figure("tokens", 12345.4) == "12,345" and ev.figure("latency_s", 1.26) == "1.3 s"
-    cell = {"runs": 2, "pass_rate": 0.5, "checks": [1.0, 0.5, 0.0], "statuses": ["done"]}
-    assert ev.result_cell(cell) == "1 of 2 passed" and ev.checks_cell(cell) == "✓ ◐ ✗"
-    waiting = {"runs": 1, "pass_rate": 0.0, "checks": [1.0], "statuses": ["waiting"]}
-    assert ev.result_cell(waiting) == "✗ failed (waiting)"
     assert (
-        ev.result_cell({"runs": 0, "pass_rate": None, "checks": [None], "statuses": ["cancelled"]})
+        results_view.figure("cost", None) == "unknown"
+        and results_view.figure("cost", 0.00123) == "$0.0012"
+    )
+    assert results_view.figure("steps", 2.5) == "2.5" and results_view.figure("steps", 3.0) == "3"
+    assert (
+        results_view.figure("tokens", 12345.4) == "12,345"
+        and results_view.figure("latency_s", 1.26) == "1.3 s"
+    )
+    cell = {"runs": 2, "pass_rate": 0.5, "checks": [1.0, 0.5, 0.0], "statuses": ["done"]}
+    assert (
+        results_view.result_cell(cell) == "1 of 2 passed"
+        and results_view.checks_cell(cell) == "✓ ◐ ✗"
+    )
+    waiting = {"runs": 1, "pass_rate": 0.0, "checks": [1.0], "statuses": ["waiting"]}
+    assert results_view.result_cell(waiting) == "✗ failed (waiting)"
+    assert (
+        results_view.result_cell(
+            {"runs": 0, "pass_rate": None, "checks": [None], "statuses": ["cancelled"]}
+        )
         == "not counted (cancelled)"
     )
 
 
 def test_the_editor_text_round_trips_and_a_whole_exported_file_may_be_pasted():
     from graph.service.eval_sets import export_eval_set
-    from ui.evals import view as ev
+    from ui.evals import setup_view
 
     starter = load_starter()
-    text = ev.eval_set_text(starter)
+    text = setup_view.eval_set_text(starter)
     assert '        {"kind": "chart_produced"},\n' in text  # one check a line, no null value
-    assert ev.parse_eval_set_text(text) == starter
-    assert ev.parse_eval_set_text(json.dumps(export_eval_set(starter))) == starter
+    assert setup_view.parse_eval_set_text(text) == starter
+    assert setup_view.parse_eval_set_text(json.dumps(export_eval_set(starter))) == starter
 
 
 # ------------------------------------------------------------------ the field's formats

@@ -12,7 +12,8 @@ import graph.plan_execute  # noqa: F401  (declares the prompts read below)
 from graph.prompts import default_text
 from graph.service.blind_review import review_queue
 from graph.service.eval_sets import EvalQuestion, EvalSet
-from graph.service.experiments import ExperimentRunner, Variant
+from graph.service.experiment_variants import Variant
+from graph.service.experiments import ExperimentRunner
 from graph.service.human_reviews import HumanReviews
 from tests.app.support import open_page, texts
 

@@ -10,7 +10,8 @@ from graph.kernel.design import Design
 from graph.models.modes import PROCESS_MODES
 from graph.models.scripted import ScriptedChatModel
 from graph.service.eval_sets import Check, EvalQuestion, EvalSet
-from graph.service.experiments import ExperimentRunner, compare
+from graph.service.experiment_comparison import compare
+from graph.service.experiments import ExperimentRunner
 from graph.settings import Settings
 from tests.app.support import open_page, texts
 from tests.support_procs.fake_server import LocalOpenAIServer

@@ -260,7 +260,8 @@ def test_with_a_real_model_there_is_no_offline_note(home, monkeypatch):
 def _two_planner_experiment(services, questions=1) -> str:
     """The issue's experiment: the shipped Planner against one saying "use at most 3 steps"."""
     from graph.service.eval_sets import EvalQuestion, EvalSet
-    from graph.service.experiments import ExperimentRunner, Variant
+    from graph.service.experiment_variants import Variant
+    from graph.service.experiments import ExperimentRunner
 
     store, service = services
     limited = default_text(PLANNER).replace(

@@ -17,7 +17,8 @@ from playwright.sync_api import expect
 import graph.plan_execute  # noqa: F401  (declares the prompts read below)
 from graph.prompts import default_text
 from graph.service.eval_sets import EvalQuestion, EvalSet
-from graph.service.experiments import ExperimentRunner, Variant
+from graph.service.experiment_variants import Variant
+from graph.service.experiments import ExperimentRunner
 from graph.service.human_reviews import HumanReviews
 from graph.service.run_service import RunService
 from graph.service.store import Store

@@ -9,7 +9,9 @@ import pytest
 from graph.kernel.accounting import model_modes
 from graph.models.choice import SCRIPTED, ModelChoice
 from graph.service.eval_sets import EvalQuestion, EvalSet
-from graph.service.experiments import ExperimentRunner, Variant, compare
+from graph.service.experiment_comparison import compare
+from graph.service.experiment_variants import Variant
+from graph.service.experiments import ExperimentRunner
 from tests.realmodel.conftest import assert_done, design_for
 from tests.support_procs import llama_server
 

@@ -20,7 +20,9 @@ import pytest
 from graph.kernel.design import Design
 from graph.prompts import default_text
 from graph.service.eval_sets import Check, EvalQuestion, EvalSet
-from graph.service.experiments import ExperimentRunner, Variant, compare
+from graph.service.experiment_comparison import compare
+from graph.service.experiment_variants import Variant
+from graph.service.experiments import ExperimentRunner
 from graph.service.run_service import RunService
 from graph.service.server_runs import (
     ServerGraph,

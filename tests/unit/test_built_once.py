@@ -191,13 +191,13 @@ def test_supervisor_bus_builds_its_knowledge_tools_once_and_a_draft_tool_per_req
 
 
 def test_hierarchical_teams_builds_each_workers_tools_once(settings, monkeypatch):
-    import graph.hierarchical_teams.teams as teams
+    import graph.hierarchical_teams.workers as workers
     from graph.service.run_storage import checkpointer_for
 
     made: list[str] = []
-    real = teams.worker_tools
+    real = workers.worker_tools
     monkeypatch.setattr(
-        teams,
+        workers,
         "worker_tools",
         lambda worker, settings: made.append(worker) or real(worker, settings),
     )

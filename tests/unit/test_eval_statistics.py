@@ -11,7 +11,9 @@ from graph.kernel.design import Design
 from graph.prompts import default_text
 from graph.service import eval_statistics as stats
 from graph.service.eval_sets import Check, EvalQuestion, EvalSet
-from graph.service.experiments import ExperimentRunner, Variant, compare, run_records
+from graph.service.experiment_comparison import compare, run_records
+from graph.service.experiment_variants import Variant
+from graph.service.experiments import ExperimentRunner
 from graph.service.run_service import RunService
 from graph.settings import Settings
 

@@ -13,14 +13,9 @@ import pytest
 from graph.kernel.approval import NOT_PERFORMED
 from graph.kernel.design import Design
 from graph.service.eval_sets import Check, EvalQuestion, EvalSet
-from graph.service.experiments import (
-    ExperimentError,
-    ExperimentRunner,
-    Variant,
-    compare,
-    refresh_status,
-    status_words,
-)
+from graph.service.experiment_comparison import compare
+from graph.service.experiment_variants import ExperimentError, Variant
+from graph.service.experiments import ExperimentRunner, refresh_status, status_words
 from tests.unit.conftest import wait_for
 
 REPORT = "What caused the dot-com crash? Save a report."

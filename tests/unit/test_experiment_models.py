@@ -14,7 +14,9 @@ from graph.models.choice import SCRIPTED, ModelChoice, configured_choice
 from graph.models.modes import PROCESS_MODES
 from graph.models.scripted import ScriptedChatModel
 from graph.service.eval_sets import Check, EvalQuestion, EvalSet
-from graph.service.experiments import ExperimentRunner, Variant, compare
+from graph.service.experiment_comparison import compare
+from graph.service.experiment_variants import Variant
+from graph.service.experiments import ExperimentRunner
 from graph.service.run_service import RunService
 from graph.service.store import Store
 from graph.settings import Settings

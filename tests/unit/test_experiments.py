@@ -15,17 +15,11 @@ import graph.plan_execute  # noqa: F401  (declares the prompts read below)
 from graph.kernel.design import Design
 from graph.prompts import PromptSet, default_text
 from graph.service.eval_sets import Check, EvalQuestion, EvalSet, load_starter
-from graph.service.experiments import (
-    METRICS,
-    ExperimentError,
-    ExperimentRunner,
-    Variant,
-    compare,
-    distribution_records,
-    run_records,
-    side_by_side,
-)
+from graph.service.experiment_comparison import METRICS, compare, distribution_records, run_records
+from graph.service.experiment_variants import ExperimentError, Variant
+from graph.service.experiments import ExperimentRunner
 from graph.service.run_service import RunService
+from graph.service.side_by_side import side_by_side
 from graph.service.store import Store
 from graph.settings import Settings
 from ui.views import panels_of

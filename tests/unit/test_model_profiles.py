@@ -21,7 +21,8 @@ from graph.models.keys import forget_typed_key, typed_key
 from graph.models.modes import PROCESS_MODES
 from graph.models.scripted import ScriptedChatModel
 from graph.service.eval_sets import EvalQuestion, EvalSet
-from graph.service.experiments import ExperimentRunner, Variant
+from graph.service.experiment_variants import Variant
+from graph.service.experiments import ExperimentRunner
 from graph.service.judging import JudgeJobs
 from graph.service.model_profiles import ENVIRONMENT, OFFLINE, ModelProfiles, ProfileError
 from graph.service.run_service import RunService

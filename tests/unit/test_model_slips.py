@@ -14,7 +14,7 @@ from graph.hierarchical_teams.lead_asks import (
     SubtaskPlan,
 )
 from graph.hierarchical_teams.repairs import repair_choice, repair_drafts, repair_replan
-from graph.hierarchical_teams.teams import TeamRoute, repair_route
+from graph.hierarchical_teams.team_supervisor import TeamRoute, repair_route
 from graph.kernel.slips import match_name, repair_name
 from graph.plan_execute.planner import Plan, PlanStep, repair_plan
 from graph.supervisor_bus.supervisor import SupervisorDecision, repair_decision

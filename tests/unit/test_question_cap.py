@@ -6,7 +6,8 @@ import pytest
 
 from graph.kernel.design import Design
 from graph.service.eval_sets import EvalQuestion, EvalSet
-from graph.service.experiments import ExperimentError, ExperimentRunner, Variant
+from graph.service.experiment_variants import ExperimentError, Variant
+from graph.service.experiments import ExperimentRunner
 from graph.service.run_service import RunService
 
 CAP_WORDS = "a question may have at most 20,000 (STEPWISE_MAX_QUESTION_CHARS)."

@@ -19,7 +19,8 @@ import pytest
 
 from graph.kernel.design import Design
 from graph.service.eval_sets import load_starter
-from graph.service.experiments import ExperimentRunner, compare, run_records
+from graph.service.experiment_comparison import compare, run_records
+from graph.service.experiments import ExperimentRunner
 from graph.service.run_controls import StopSignal
 from graph.service.run_service import RunService
 from graph.service.store import Store

@@ -6,7 +6,7 @@ from pydantic import BaseModel
 
 from graph.models.chat import SCRIPTED_LABEL, make_chat_model, model_label
 from graph.models.scripted import ScriptedChatModel, count_tokens
-from graph.plan_execute.offline_rules import write_sql
+from graph.plan_execute.offline_tools import write_sql
 from graph.settings import Settings
 from graph.tools.database import open_database
 

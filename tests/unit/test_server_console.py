@@ -10,13 +10,8 @@ import time
 import pytest
 
 from graph.service.server_answers import answer_form, decisions_answer
-from graph.service.server_console import (
-    ServerConsole,
-    ServerError,
-    checkpoints_of,
-    drawing_to_dot,
-    parse_json,
-)
+from graph.service.server_console import ServerConsole, ServerError, drawing_to_dot, parse_json
+from graph.service.server_records import checkpoints_of
 
 
 @pytest.fixture

@@ -3,7 +3,7 @@ one, nothing extra otherwise; a history line per checkpoint."""
 
 from __future__ import annotations
 
-from graph.service.server_console import Checkpoint
+from graph.service.server_records import Checkpoint
 from ui.server_view import history_rows, plan_rows, short
 
 

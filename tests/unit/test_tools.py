@@ -133,12 +133,12 @@ def test_save_report_runs_once_per_key_and_says_so_when_asked_again(tmp_path):
 def _caption_of(rows: list[list], x: str = "symbol") -> tuple[str, str]:
     """What describe_chart reads from a bar chart of these rows, and the offline
     model's caption of it."""
-    from graph.plan_execute.offline_rules import _caption
+    from graph.plan_execute.offline_tools import chart_caption
     from graph.tools.charts import chart_spec, describe_chart_tool
 
     dataset = {"id": "d1", "columns": [x, "growth_pct"], "rows": rows}
     facts = describe_chart_tool(chart_spec(dataset, x, "growth_pct", mark="bar")).invoke({})
-    return facts, _caption(facts)
+    return facts, chart_caption(facts)
 
 
 def test_a_one_bar_chart_is_described_as_one_bar_not_as_a_change():

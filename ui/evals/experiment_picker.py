@@ -9,7 +9,7 @@ from collections.abc import Mapping
 import streamlit as st
 
 from graph.service.store import ExperimentRecord
-from ui.evals import view as ev
+from ui.evals import setup_view
 
 
 def pick_experiment(experiments: Mapping[str, ExperimentRecord], label: str, key: str) -> str:
@@ -17,5 +17,5 @@ def pick_experiment(experiments: Mapping[str, ExperimentRecord], label: str, key
     ``experiments`` newest first, never empty."""
     if st.session_state.get(key) not in experiments:
         st.session_state[key] = next(iter(experiments))
-    labels = {i: ev.experiment_label(record) for i, record in experiments.items()}
+    labels = {i: setup_view.experiment_label(record) for i, record in experiments.items()}
     return st.selectbox(label, list(experiments), key=key, format_func=labels.__getitem__)

@@ -8,10 +8,9 @@ from typing import Literal, Mapping
 
 import streamlit as st
 
-from graph.service.experiments import APPROVALS, ExperimentError, Variant
+from graph.service.experiment_variants import APPROVALS, ExperimentError, Variant
 from ui import access, services, widgets
-from ui.evals import NEW, RESULTS, SETS, TAB, flash_key
-from ui.evals import view as ev
+from ui.evals import NEW, RESULTS, SETS, TAB, flash_key, setup_view
 from ui.evals.results_tab import SHOWN
 from ui.evals.sets_tab import PICKED, TO_RUN
 
@@ -24,7 +23,7 @@ def _models() -> dict:
     """The variants' model picker: label -> choice (None: the model in use)."""
     service = services.service()
     stored = [p.choice() for p in service.profiles.all() if not p.built_in]
-    return ev.model_options(services.model_settings(), list(service.modes.all()), stored)
+    return setup_view.model_options(services.model_settings(), list(service.modes.all()), stored)
 
 
 def _tuned() -> Mapping[str, str]:
@@ -57,8 +56,8 @@ def show() -> None:
     }
     now = store.active_prompts()
     active = {role: now.get(prompt) for role, prompt in tuned.items()}
-    st.caption(ev.active_caption(active))
-    st.caption(ev.model_caption())
+    st.caption(setup_view.active_caption(active))
+    st.caption(setup_view.model_caption())
     ids = st.session_state.setdefault(VARIANTS, [0, 1])
     models = list(_models())
     for position, variant_id in enumerate(ids):
@@ -72,7 +71,7 @@ def show() -> None:
     name_col.text_input(
         "Experiment name",
         key="evals:exp-name",
-        placeholder=ev.experiment_name(set_name, names_typed),
+        placeholder=setup_view.experiment_name(set_name, names_typed),
     )
     repeats = repeats_col.number_input(
         "Repeats",
@@ -107,7 +106,7 @@ def show() -> None:
         f"{len(eval_set.questions)} question(s) × {len(ids)} variants × {repeats} "
         f"repeat(s) = **{total} runs**, at most {workers} at a time, with the saved "
         f"design ({len(design.enabled_agents)} agents{'; ' + limits if limits else ''}). "
-        + ev.approvals_sentence(approvals, total)
+        + setup_view.approvals_sentence(approvals, total)
     )
     st.button(
         "Start the experiment",
@@ -127,23 +126,25 @@ def _variant_row(
     columns = st.columns([2, *[4] * len(versions), 4, 1], vertical_alignment="bottom")
     columns[0].text_input(
         "Variant name",
-        value=ev.default_variant_name(position),
+        value=setup_view.default_variant_name(position),
         key=f"{key}:name",
         label_visibility=label,
     )
     for column, role in zip(columns[1:-2], versions):
-        options = [ev.SHIPPED_ID, *versions[role]]
+        options = [setup_view.SHIPPED_ID, *versions[role]]
         # The second variant onwards starts from what runs now: the active version, else
         # the newest saved one (listed first).
-        newest = next(iter(versions[role]), ev.SHIPPED_ID)
-        start = (getattr(active[role], "id", None) or newest) if position > 0 else ev.SHIPPED_ID
+        newest = next(iter(versions[role]), setup_view.SHIPPED_ID)
+        start = (
+            (getattr(active[role], "id", None) or newest) if position > 0 else setup_view.SHIPPED_ID
+        )
         column.selectbox(
             f"{role.capitalize()} prompt",
             options,
             index=options.index(start),
             key=f"{key}:{role}",
             label_visibility=label,
-            format_func=lambda i, r=role: ev.version_label(versions[r].get(i)),
+            format_func=lambda i, r=role: setup_view.version_label(versions[r].get(i)),
         )
     if st.session_state.get(f"{key}:model") not in models:
         st.session_state.pop(f"{key}:model", None)  # a server forgotten since: the default
@@ -183,7 +184,7 @@ def _variants(tuned: Mapping[str, str]) -> list[Variant]:
             Variant.from_versions(
                 services.store(),
                 name,
-                [c for c in chosen if c not in (None, ev.SHIPPED_ID)],
+                [c for c in chosen if c not in (None, setup_view.SHIPPED_ID)],
                 model=models.get(st.session_state.get(f"evals:variant:{variant_id}:model")),
             )
         )
@@ -202,7 +203,7 @@ def _start(set_name: str) -> None:
         if eval_set is None:
             raise ExperimentError(f"The eval set “{set_name}” is no longer stored.")
         variants = _variants(tuned)
-        name = (st.session_state.get("evals:exp-name") or "").strip() or ev.experiment_name(
+        name = (st.session_state.get("evals:exp-name") or "").strip() or setup_view.experiment_name(
             set_name, [v.name for v in variants]
         )
         experiment_id = services.experiments().start(

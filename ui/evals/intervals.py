@@ -6,7 +6,7 @@ repeats would tell a difference of the size seen. Pure functions on
 from __future__ import annotations
 
 from graph.service.eval_statistics import MAX_REPEATS, MIN_RUNS, RESAMPLES, repeats_for_rate
-from ui.evals.view import FIGURES, NONE, figure, vs_column
+from ui.evals.results_view import FIGURES, NONE, figure, vs_column
 
 MARKS = {"better": "▲ better", "worse": "▼ worse", "unknown": "? unknown"}
 UNCLEAR = "no clear difference"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from graph.service.store import ExperimentRecord
 from ui import prompt_view as pv
-from ui.evals.view import model_label
+from ui.evals.setup_view import model_label
 
 CONTEXT = 2  # unchanged lines kept around each change: a prompt is long, its edit short
 

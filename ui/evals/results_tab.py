@@ -9,21 +9,14 @@ import streamlit as st
 
 from graph.service.eval_formats import SHAPES, TITLES, export_results_jsonl
 from graph.service.eval_sets import EvalSet
-from graph.service.experiments import (
-    APPROVALS,
-    ExperimentError,
-    compare,
-    distribution_records,
-    refresh_status,
-    run_records,
-    status_words,
-)
+from graph.service.experiment_comparison import compare, distribution_records, run_records
+from graph.service.experiment_variants import APPROVALS, ExperimentError
+from graph.service.experiments import refresh_status, status_words
 from graph.service.store import LIVE_STATUSES
 from ui import access, offline_note, services, widgets
-from ui.evals import NEW, RESULTS, flash_key, two_runs
+from ui.evals import NEW, RESULTS, flash_key, results_view, setup_view, two_runs
 from ui.evals import intervals as iv
 from ui.evals import prompt_changes as pc
-from ui.evals import view as ev
 from ui.evals.experiment_picker import pick_experiment
 
 FLASH = flash_key(RESULTS)
@@ -46,7 +39,7 @@ def show() -> None:
     record = store.experiment(experiment_id) or experiments[experiment_id]
     tuned = services.system_of(record.design).prompts.tuned
     labels = {v.id: v.label for p in tuned.values() for v in store.prompt_versions(p)}
-    st.table(ev.variant_rows(record, labels), hide_index=True)
+    st.table(setup_view.variant_rows(record, labels), hide_index=True)
     facts = [
         f"Status: {status_words(record.status, waiting)}",
         f"eval set “{record.eval_set.get('name')}”",
@@ -146,9 +139,9 @@ def _comparison(record) -> None:
 
     _changes(record, baseline)
     st.subheader("Summary")
-    st.markdown(ev.summary_sentence(data))
+    st.markdown(results_view.summary_sentence(data))
     summary = pd.DataFrame(iv.summary_rows(data))
-    marks = [ev.vs_column(v, baseline) for v in variants if v != baseline]
+    marks = [results_view.vs_column(v, baseline) for v in variants if v != baseline]
     # Tables, not grids: their cells wrap, so a figure with its interval and three variants'
     # columns stay inside the page at 1440 px (a grid was 1,190 px wide in 978).
     with st.container(key="evals-summary"):
@@ -172,15 +165,15 @@ def _comparison(record) -> None:
         "in the table below (✓ passed, ✗ failed, ◐ passed in some repeats)."
     )
     with st.container(key="evals-comparison"):
-        st.table(ev.question_rows_readable(data), hide_index=True)
-    checks = pd.DataFrame(ev.check_rows(data))
+        st.table(results_view.question_rows_readable(data), hide_index=True)
+    checks = pd.DataFrame(results_view.check_rows(data))
     if not checks.empty:
         st.caption(
             "Each check of each question: ✓ passed, ✗ failed, or the share of repeats "
             "that passed it."
         )
         with st.container(key="evals-checks"):
-            st.table(_styled(checks, variants, ev.check_colour), hide_index=True)
+            st.table(_styled(checks, variants, results_view.check_colour), hide_index=True)
 
     _distributions(record.id, variants)
     records = run_records(store, record.id, prices)
@@ -209,7 +202,7 @@ def _changes(record, baseline: str) -> None:
 
 
 def _distributions(experiment_id: str, variants: list[str]) -> None:
-    found = ev.chart_records(
+    found = results_view.chart_records(
         distribution_records(services.store(), experiment_id, services.settings().prices)
     )
     if not found:
@@ -237,7 +230,8 @@ def _distributions(experiment_id: str, variants: list[str]) -> None:
         alt.layer(box, dots, data=pd.DataFrame(found))
         .properties(width=220, height=170)
         .facet(
-            facet=alt.Facet("metric:N", title=None, sort=list(ev.METRIC_LABELS.values())), columns=3
+            facet=alt.Facet("metric:N", title=None, sort=list(results_view.METRIC_LABELS.values())),
+            columns=3,
         )
         .resolve_scale(y="independent")
     )
@@ -251,20 +245,20 @@ def _runs(record, records: list[dict]) -> None:
         "find it in History."
     )
     st.dataframe(
-        pd.DataFrame(ev.run_rows(records)),
+        pd.DataFrame(results_view.run_rows(records)),
         hide_index=True,
         column_config={
             "Open": st.column_config.LinkColumn("Open", display_text="on the Run page ↗")
         },
     )
     eval_set = EvalSet.model_validate(record.eval_set)
-    stem = ev.file_stem(record.name)
+    stem = setup_view.file_stem(record.name)
     with st.container(horizontal=True):
         st.download_button(
             "Export the results (JSON)",
             icon=":material/download:",
             key="evals:results:json",
-            data=ev.json_file(
+            data=setup_view.json_file(
                 {"format": RESULTS_FORMAT, "experiment": record.name, "runs": records}
             ),
             file_name=f"{stem}.results.json",

@@ -28,8 +28,7 @@ from graph.service.judge_agreement import (
     score_agreement,
 )
 from ui import blind_pair, services, widgets
-from ui.evals import REVIEW, flash_key
-from ui.evals import view as ev
+from ui.evals import REVIEW, flash_key, setup_view
 from ui.evals.experiment_picker import pick_experiment
 from ui.evals.intervals import level_words
 
@@ -113,7 +112,7 @@ def _results(record, baseline: str) -> None:
     with st.container(key="evals-review-results"):
         st.table([rate_row(r) for r in rates], hide_index=True)
     rows = export_rows(store, record.id)
-    stem = ev.file_stem(record.name)
+    stem = setup_view.file_stem(record.name)
     with st.container(horizontal=True):
         st.download_button(
             "Export the judgements (CSV)",

@@ -17,9 +17,8 @@ from graph.service.eval_sets import (
     with_kept_fields,
 )
 from ui import access, services, widgets
-from ui.evals import SETS, flash_key, scale_form
+from ui.evals import SETS, flash_key, scale_form, setup_view
 from ui.evals import check_table as ct
-from ui.evals import view as ev
 
 FLASH = flash_key(SETS)
 PICKED = "evals:set"  # the set shown here
@@ -48,7 +47,7 @@ def show() -> None:
         name = st.selectbox("Eval set", names, key=PICKED, on_change=_picked_set)
         eval_set = store.load_eval_set(name)
         assert eval_set is not None  # picked from the sets listed
-        facts = (eval_set.description, ev.eval_set_facts(eval_set))
+        facts = (eval_set.description, setup_view.eval_set_facts(eval_set))
         st.markdown(" · ".join(p for p in facts if p))
         _tables(name, eval_set)
         revision = st.session_state.get(f"evals:table-rev:{name}", 0)
@@ -59,8 +58,8 @@ def show() -> None:
                 "Export JSON",
                 icon=":material/download:",
                 key="evals:export",
-                data=ev.json_file(export_eval_set(eval_set)),
-                file_name=f"stepwise-eval-set-{ev.file_stem(name)}.json",
+                data=setup_view.json_file(export_eval_set(eval_set)),
+                file_name=f"stepwise-eval-set-{setup_view.file_stem(name)}.json",
                 mime="application/json",
             )
             for shape in SHAPES:
@@ -69,7 +68,7 @@ def show() -> None:
                     icon=":material/download:",
                     key=f"evals:export:{shape}",
                     data=export_jsonl(eval_set, shape),
-                    file_name=f"{ev.file_stem(name)}.{shape}.jsonl",
+                    file_name=f"{setup_view.file_stem(name)}.{shape}.jsonl",
                     mime="application/jsonl",
                     help=f"One {TITLES[shape]} dataset item a line; the checks travel in "
                     "metadata.stepwise_checks, a scale other than 1-5 in "
@@ -194,7 +193,7 @@ def _save_tables(name: str, eval_set) -> None:
         return
     draft = with_kept_fields(draft, eval_set)  # what the tables do not show stays
     services.store().save_eval_set(draft)
-    _saved(draft.name, f"Saved “{draft.name}”: {ev.eval_set_facts(draft)}.")
+    _saved(draft.name, f"Saved “{draft.name}”: {setup_view.eval_set_facts(draft)}.")
 
 
 def _editor_key(name: str) -> str:
@@ -207,20 +206,22 @@ def _editor(name: str, eval_set) -> None:
         "Edit the questions and checks (JSON)", key="evals:edit-open", on_change="rerun"
     ):
         key = _editor_key(name)
-        saved_text = ev.eval_set_text(eval_set)
+        saved_text = setup_view.eval_set_text(eval_set)
         if key not in st.session_state:
             st.session_state[key] = saved_text
         edit_col, help_col = st.columns([3, 2], gap="large")
         with help_col:
             st.markdown(
                 "Each question has a list of checks; a run passes when it ends done "
-                "and every check passes. Check kinds:\n" + ev.check_kinds_help()
+                "and every check passes. Check kinds:\n" + setup_view.check_kinds_help()
             )
             st.caption("Change the name to save a copy under the new name.")
         with edit_col:
             text = st.text_area("Eval set JSON", key=key, height=460)
             problem = _checked(
-                lambda: ev.parse_eval_set_text(text), name, changed=lambda _: text != saved_text
+                lambda: setup_view.parse_eval_set_text(text),
+                name,
+                changed=lambda _: text != saved_text,
             )
             st.button(
                 "Save",
@@ -254,14 +255,17 @@ def _save_starter() -> None:
         return
     starter = load_starter()
     services.store().save_eval_set(starter)
-    _saved(starter.name, f"Saved the starter set “{starter.name}”: {ev.eval_set_facts(starter)}.")
+    _saved(
+        starter.name,
+        f"Saved the starter set “{starter.name}”: {setup_view.eval_set_facts(starter)}.",
+    )
 
 
 def _save_edit(name: str) -> None:
     if not access.permitted("eval_sets", FLASH):
         return
     try:
-        eval_set = ev.parse_eval_set_text(st.session_state.get(_editor_key(name), ""))
+        eval_set = setup_view.parse_eval_set_text(st.session_state.get(_editor_key(name), ""))
     except EvalSetError as exc:
         widgets.say(FLASH, "error", f"Not saved: {exc}")
         return
@@ -269,7 +273,7 @@ def _save_edit(name: str) -> None:
     eval_set = with_kept_fields(eval_set, store.load_eval_set(name))  # the editor shows less
     store.save_eval_set(eval_set)
     st.session_state.pop(_editor_key(name), None)
-    _saved(eval_set.name, f"Saved “{eval_set.name}”: {ev.eval_set_facts(eval_set)}.")
+    _saved(eval_set.name, f"Saved “{eval_set.name}”: {setup_view.eval_set_facts(eval_set)}.")
 
 
 def _delete(name: str) -> None:
@@ -318,7 +322,7 @@ def _checked(parse, name: str, changed) -> str | None:
         return str(exc)
     if changed(draft):
         st.caption(
-            f"Valid: {ev.eval_set_facts(draft)}. "
+            f"Valid: {setup_view.eval_set_facts(draft)}. "
             + (
                 f"Saving stores a new eval set “{draft.name}”."
                 if draft.name != name

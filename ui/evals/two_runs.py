@@ -9,10 +9,9 @@ from dataclasses import replace
 import streamlit as st
 
 from graph.service.evals import judge_available, judge_run
-from graph.service.experiments import side_by_side
+from graph.service.side_by_side import side_by_side
 from ui import judge_progress, services, widgets
-from ui.evals import RESULTS, flash_key
-from ui.evals import view as ev
+from ui.evals import RESULTS, flash_key, results_view, two_runs_view
 from ui.model_text import model_markdown
 from ui.views import panels_of
 
@@ -47,14 +46,14 @@ def show(record, records: list[dict], baseline: str) -> None:
         ids,
         index=left,
         key=f"evals:pair-a:{record.id}:{index}",
-        format_func=lambda i: ev.run_choice_label(by_id[i]),
+        format_func=lambda i: results_view.run_choice_label(by_id[i]),
     )
     run_b = b_col.selectbox(
         "Right run",
         ids,
         index=right,
         key=f"evals:pair-b:{record.id}:{index}",
-        format_func=lambda i: ev.run_choice_label(by_id[i]),
+        format_func=lambda i: results_view.run_choice_label(by_id[i]),
     )
     pair = side_by_side(services.store(), run_a, run_b)
     st.caption(
@@ -70,10 +69,10 @@ def show(record, records: list[dict], baseline: str) -> None:
 def _with_differences(panels: list, other: list) -> list:
     """The step tables (steps with an action, subtasks with an instruction) with the
     steps the other run's plan lacks marked."""
-    theirs = [r for p in other for r in p.rows if ev.step_signature(r)[1]]
+    theirs = [r for p in other for r in p.rows if two_runs_view.step_signature(r)[1]]
     return [
-        replace(p, rows=ev.differing_steps(p.rows, theirs))
-        if p.rows and ev.step_signature(p.rows[0])[1]
+        replace(p, rows=two_runs_view.differing_steps(p.rows, theirs))
+        if p.rows and two_runs_view.step_signature(p.rows[0])[1]
         else p
         for p in panels
     ]
@@ -95,7 +94,7 @@ def show_side(view: dict, variant: str, side: str, other: dict) -> None:
     if view["router"]:
         st.markdown(f"**The {view['router'].replace('_', ' ')}'s decisions**")
         if view["decisions"]:
-            st.table(ev.decision_rows(view["decisions"]), hide_index=True)
+            st.table(two_runs_view.decision_rows(view["decisions"]), hide_index=True)
         else:
             st.caption("None.")
     for decision in view["human_decisions"]:
@@ -103,7 +102,9 @@ def show_side(view: dict, variant: str, side: str, other: dict) -> None:
     st.markdown("**Answer**")
     with st.container(border=True):
         if view["answer"]:
-            model_markdown(ev.highlighted_markdown(view["answer"], other["answer"] or ""))
+            model_markdown(
+                two_runs_view.highlighted_markdown(view["answer"], other["answer"] or "")
+            )
         else:
             st.caption(f"No final answer ({view['status']}: {view['reason']}).")
     _judgement(view["run_id"], "" if side in ("a", "b") else f"{side}:")
@@ -112,7 +113,7 @@ def show_side(view: dict, variant: str, side: str, other: dict) -> None:
 def _judgement(run_id: str, where: str = "") -> None:
     if found := services.store().judgement(run_id):
         st.caption(f"Judged by {found['model_label']}:")
-        st.table(ev.judgement_rows(found), hide_index=True)
+        st.table(two_runs_view.judgement_rows(found), hide_index=True)
     if judge_available(services.model_settings()):
         st.button(
             "Judge this run",
@@ -136,7 +137,7 @@ def judged(record, records: list[dict]) -> None:
         ]
         for v in record.variants
     }
-    if rows := ev.judged_means(judgements):
+    if rows := two_runs_view.judged_means(judgements):
         st.caption("Mean judge scores, 1 (poor) to 5 (good), over the runs judged.")
         st.table(rows, hide_index=True)
     if judge_available(services.model_settings()):
