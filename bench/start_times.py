@@ -1,0 +1,198 @@
+"""How fast Stepwise starts (issue 33.7): a benchmark that prints figures, never a test.
+
+    python bench/start_times.py [--repeats 7] [--question "Who founded Apple?"]
+                                [--no-cli] [--no-app]
+
+1. The command line: ``python -m graph run QUESTION`` on the offline scripted model, a
+   fresh STEPWISE_HOME each time, stdout and stderr read from one pipe: the time from the
+   process's start to its first line, to its ``model:`` line (the first line that needed
+   the engine) and to its end. The same with ``--json`` (the first line then comes on
+   stderr; stdout must hold JSON only, checked). Both are interleaved, repeat by repeat.
+   Target: first line within 1 s.
+2. The app: ``streamlit run app.py`` as the README starts it (headless, a free loopback
+   port, embedded defaults, a fresh STEPWISE_HOME): the time from the process's start to
+   the Design page's heading visible in Debian's chromium (already open, as a user's
+   browser is; never a downloaded browser). Target: within 3 s.
+
+Prints the settings, the load average before and after, and for each figure the median,
+IQR and min-max of the repeats, and whether the target is met (on the median).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
+CLI_TARGET_S, APP_TARGET_S = 1.0, 3.0
+# Settings a user might have that would make the runs not the offline ones measured here.
+UNSET = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "TAVILY_API_KEY", "STEPWISE_PROVIDER",
+         "STEPWISE_DATABASE_URL", "STEPWISE_SCRIPTED_DELAY")
+
+
+def _env(home: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in UNSET}
+    return {**env, "STEPWISE_HOME": home, "PYTHONUNBUFFERED": "1"}
+
+
+def _load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def _spread(name: str, values: list[float], target: float | None = None) -> None:
+    values = sorted(values)
+    q = statistics.quantiles(values, n=4, method="inclusive") if len(values) > 1 else [values[0]] * 3
+    met = "" if target is None else (
+        f"  target <= {target:.1f} s: {'met' if q[1] <= target else 'NOT met'}"
+    )
+    print(
+        f"  {name:<34} median {q[1]:6.3f} s  IQR {q[0]:.3f}-{q[2]:.3f}  "
+        f"min-max {values[0]:.3f}-{values[-1]:.3f}  (n={len(values)}){met}"
+    )
+
+
+def cli_once(question: str, json_out: bool) -> dict[str, float]:
+    """One run: seconds from start to the first line, the ``model:`` line and the end."""
+    with tempfile.TemporaryDirectory() as home:
+        command = [sys.executable, "-m", "graph", "run", question] + (["--json"] * json_out)
+        start = time.perf_counter()
+        process = subprocess.Popen(
+            command, cwd=ROOT, env=_env(home), stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True,
+        )
+        assert process.stdout and process.stderr
+        progress = process.stderr if json_out else process.stdout
+        first = model = None
+        lines = []
+        for line in progress:
+            now = time.perf_counter() - start
+            first = now if first is None else first
+            if model is None and line.startswith("model: "):
+                model = now
+            lines.append(line)
+            if model is not None and json_out:
+                break
+        out, err = process.communicate(timeout=300)
+        end = time.perf_counter() - start
+    if process.returncode != 0 or first is None or model is None:
+        raise RuntimeError(f"run failed ({process.returncode}): {''.join(lines)}{err}")
+    if json_out:
+        json.loads(out)  # stdout holds the JSON and nothing else
+    return {"first": first, "model": model, "end": end}
+
+
+def bench_cli(repeats: int, question: str) -> None:
+    print(f"\nCommand line: python -m graph run {question!r} [--json], offline, fresh home")
+    print(f"  load average before: {_load()}")
+    results: dict[bool, list[dict[str, float]]] = {False: [], True: []}
+    for _ in range(repeats):  # interleaved: plain, then --json, each repeat
+        for json_out in (False, True):
+            results[json_out].append(cli_once(question, json_out))
+    for json_out, runs in results.items():
+        label = "--json (first line on stderr)" if json_out else "plain"
+        print(f" {label}:")
+        _spread("first line", [r["first"] for r in runs], CLI_TARGET_S)
+        _spread("'model:' line (engine loaded)", [r["model"] for r in runs])
+        _spread("whole run", [r["end"] for r in runs])
+    print(f"  load average after: {_load()}")
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def app_once(browser) -> tuple[float, float]:
+    """Seconds from ``streamlit run``'s start to its health answer and to the Design
+    page's heading visible in the browser."""
+    from playwright.sync_api import Error
+
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    with tempfile.TemporaryDirectory() as home:
+        command = [sys.executable, "-m", "streamlit", "run", "app.py",
+                   "--server.headless", "true", "--server.port", str(port)]
+        page = browser.new_page()
+        start = time.perf_counter()
+        process = subprocess.Popen(
+            command, cwd=ROOT, env=_env(home), stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            while True:  # the server answering at all
+                if process.poll() is not None:
+                    raise RuntimeError(f"streamlit exited ({process.returncode})")
+                try:
+                    with urllib.request.urlopen(url + "/_stcore/health", timeout=2):
+                        break
+                except OSError:
+                    time.sleep(0.02)
+            healthy = time.perf_counter() - start
+            try:
+                page.goto(url, timeout=60_000)
+                page.get_by_role("heading", name="Design", exact=True).wait_for(
+                    state="visible", timeout=60_000
+                )
+            except Error as exc:
+                raise RuntimeError(f"the Design page did not show: {exc}") from exc
+            shown = time.perf_counter() - start
+        finally:
+            page.close()
+            process.terminate()
+            process.wait(timeout=20)
+    return healthy, shown
+
+
+def bench_app(repeats: int) -> None:
+    print("\nApp: streamlit run app.py (headless, fresh home, embedded defaults) -> the "
+          "Design page's heading visible in chromium (already open)")
+    if not Path(CHROMIUM).exists():
+        print(f"  skipped: {CHROMIUM} is not installed")
+        return
+    from playwright.sync_api import sync_playwright
+
+    print(f"  load average before: {_load()}")
+    healthy, shown = [], []
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            for _ in range(repeats):
+                h, s = app_once(browser)
+                healthy.append(h)
+                shown.append(s)
+        finally:
+            browser.close()
+    _spread("server answers /_stcore/health", healthy)
+    _spread("Design heading visible", shown, APP_TARGET_S)
+    print(f"  load average after: {_load()}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--question", default="Who founded Apple?")
+    parser.add_argument("--no-cli", action="store_true")
+    parser.add_argument("--no-app", action="store_true")
+    args = parser.parse_args()
+    print(f"Stepwise start times, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; "
+          f"{os.cpu_count()} cores; python {sys.version.split()[0]}; repeats {args.repeats}")
+    if not args.no_cli:
+        bench_cli(args.repeats, args.question)
+    if not args.no_app:
+        bench_app(args.repeats)
+
+
+if __name__ == "__main__":
+    main()
