@@ -86,10 +86,10 @@ def parser() -> argparse.ArgumentParser:
     export = sub.add_parser("export", help="print (or write) a run as JSON")
     export.add_argument("run_id")
     export.add_argument("--output", "-o")
-    dot = sub.add_parser(
+    sub.add_parser(
         "dot", parents=[design_args], help="print a design's compiled graph as Graphviz DOT"
     )
-    listing = sub.add_parser("systems", help="list the hosted systems and their agents")
+    sub.add_parser("systems", help="list the hosted systems and their agents")
     return parsing
 
 
