@@ -12,7 +12,6 @@ built per step: their tools and prompt carry the run's datasets, chart or ledger
 
 from __future__ import annotations
 
-from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
@@ -40,6 +39,8 @@ TOOL_ROUNDS = 6  # model/tool turns a sub-agent may take for one query
 def _agent(deps: Deps, agent: str, tools: list, system_prompt: str) -> CompiledStateGraph:
     """A ReAct sub-agent over ``tools``, on the worker model, with no checkpointer of its
     own: each invoke starts from the messages it is given."""
+    from langchain.agents import create_agent  # with a run's first step, not every page's
+
     return create_agent(deps.worker_model, tools, system_prompt=system_prompt, name=agent)
 
 
