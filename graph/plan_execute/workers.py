@@ -12,6 +12,8 @@ built per step: their tools and prompt carry the run's datasets, chart or ledger
 
 from __future__ import annotations
 
+from typing import Any
+
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
@@ -36,11 +38,17 @@ from graph.tools.web import web_search_tool
 TOOL_ROUNDS = 6  # model/tool turns a sub-agent may take for one query
 
 
+def create_agent(model: Any, tools: list, **kwargs: Any) -> CompiledStateGraph:
+    """``langchain.agents.create_agent``, imported with a run's first ReAct step: the app's
+    first page compiles graphs but builds no sub-agent (issue 33.7)."""
+    from langchain.agents import create_agent as create
+
+    return create(model, tools, **kwargs)
+
+
 def _agent(deps: Deps, agent: str, tools: list, system_prompt: str) -> CompiledStateGraph:
     """A ReAct sub-agent over ``tools``, on the worker model, with no checkpointer of its
     own: each invoke starts from the messages it is given."""
-    from langchain.agents import create_agent  # with a run's first step, not every page's
-
     return create_agent(deps.worker_model, tools, system_prompt=system_prompt, name=agent)
 
 
