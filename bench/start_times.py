@@ -4,9 +4,9 @@
                                 [--no-cli] [--no-app]
 
 1. The command line: ``python -m graph run QUESTION`` on the offline scripted model, a
-   fresh STEPWISE_HOME each time, stdout and stderr read from one pipe: the time from the
-   process's start to its first line, to its ``model:`` line (the first line that needed
-   the engine) and to its end. The same with ``--json`` (the first line then comes on
+   fresh STEPWISE_HOME each time, its progress read from a pipe as it comes (stdout; stderr
+   under ``--json``): the time from the process's start to its first line, to its
+   ``model:`` line (the first line that needed the engine) and to its end. The same with ``--json`` (the first line then comes on
    stderr; stdout must hold JSON only, checked). Both are interleaved, repeat by repeat.
    Target: first line within 1 s.
    The CPU seconds the process had used at the first and the ``model:`` line are printed
@@ -14,7 +14,8 @@
 2. The app: ``streamlit run app.py`` as the README starts it (headless, a free loopback
    port, embedded defaults, a fresh STEPWISE_HOME): the time from the process's start to
    the Design page's heading visible in Debian's chromium (already open, as a user's
-   browser is; never a downloaded browser). Target: within 3 s.
+   browser is; never a downloaded browser), and to its health answer. Target: within 3 s.
+   The app's CPU seconds at both are printed too.
 
 Prints the settings, the load average before and after, and for each figure the median,
 IQR and min-max of the repeats, and whether the target is met (on the median).
