@@ -5,7 +5,6 @@ take user agents call ``run_user_agent`` from their worker node.
 
 from __future__ import annotations
 
-from langchain.agents import create_agent
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.prompts import PromptTemplate
@@ -63,6 +62,8 @@ def run_user_agent(
     prompt_text: str | None = None,
 ) -> list[BaseMessage]:
     """Its messages for ``query``, the query first."""
+    from langchain.agents import create_agent  # with a run's first step, not every page's
+
     sub = create_agent(
         model, tools, system_prompt=system_prompt(agent, tools, prompt_text), name=agent.name
     )

@@ -12,7 +12,8 @@ built per step: their tools and prompt carry the run's datasets, chart or ledger
 
 from __future__ import annotations
 
-from langchain.agents import create_agent
+from typing import Any
+
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
@@ -35,6 +36,14 @@ from graph.tools.reports import report_body, save_report_tool
 from graph.tools.web import web_search_tool
 
 TOOL_ROUNDS = 6  # model/tool turns a sub-agent may take for one query
+
+
+def create_agent(model: Any, tools: list, **kwargs: Any) -> CompiledStateGraph:
+    """``langchain.agents.create_agent``, imported with a run's first ReAct step: the app's
+    first page compiles graphs but builds no sub-agent (issue 33.7)."""
+    from langchain.agents import create_agent as create
+
+    return create(model, tools, **kwargs)
 
 
 def _agent(deps: Deps, agent: str, tools: list, system_prompt: str) -> CompiledStateGraph:

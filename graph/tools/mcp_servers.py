@@ -22,18 +22,18 @@ import threading
 from collections.abc import Coroutine
 from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import httpx
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
-from langchain_mcp_adapters.client import MultiServerMCPClient
-from langchain_mcp_adapters.tools import load_mcp_tools
-from mcp import ClientSession
-from mcp.shared.exceptions import McpError
 
 from graph.errors import StepwiseError
 from graph.redaction import redact, shown_text
 from graph.tools.mcp_config import McpConfigError, McpServerConfig, OffHostRequest, connection
+
+if TYPE_CHECKING:  # the MCP client loads with a server's first listing or call (issue 33.7)
+    from langchain_mcp_adapters.client import MultiServerMCPClient
+    from mcp import ClientSession
 
 log = logging.getLogger(__name__)
 
@@ -146,6 +146,8 @@ def parse_arguments(arguments: str | dict) -> dict:
 
 
 async def _tools(config: McpServerConfig, session: ClientSession) -> list[BaseTool]:
+    from langchain_mcp_adapters.tools import load_mcp_tools
+
     return await load_mcp_tools(session, server_name=config.name, handle_tool_errors=False)
 
 
@@ -170,6 +172,8 @@ async def _called(config: McpServerConfig, tool: str, args: dict, deadline_s: fl
 
 
 def _client(config: McpServerConfig, deadline_s: float) -> MultiServerMCPClient:
+    from langchain_mcp_adapters.client import MultiServerMCPClient
+
     return MultiServerMCPClient(
         {config.name: connection(config, deadline_s)},  # type: ignore[dict-item]
         handle_tool_errors=False,
@@ -239,6 +243,8 @@ def _leaves(exc: BaseException) -> list[BaseException]:
 
 def explain(config: McpServerConfig, exc: BaseException, deadline_s: float, tool: str = "") -> str:
     """What went wrong, in one sentence that names the server (and the tool)."""
+    from mcp.shared.exceptions import McpError  # loaded by the session that failed
+
     who = f"The MCP server “{config.name}”"
     what = f"the call to the tool “{tool}”" if tool else "the listing of its tools"
     leaves = _leaves(exc)

@@ -7,6 +7,7 @@ import socket
 import subprocess
 import sys
 
+from graph.cli import STARTING
 from graph.service.store import Store
 from graph.settings import Settings
 from tests.support import ROOT
@@ -29,7 +30,9 @@ def test_run_prints_the_plan_each_step_the_chart_and_a_cited_answer():
     result = cli("run", QUESTION)
     assert result.returncode == 0, result.stderr
     out = result.stdout
-    assert out.startswith("model: offline scripted model\nplan v1:\n  1. data_researcher:")
+    assert out.startswith(
+        f"{STARTING}\nmodel: offline scripted model\nplan v1:\n  1. data_researcher:"
+    )
     assert "step 1 | data_researcher  | running   | replans 0" in out
     assert "step 4 | synthesizer      | done      | replans 0" in out
     assert "chart: Vega-Lite spec, 300 points" in out
@@ -48,7 +51,8 @@ def test_run_json_prints_the_final_state():
         "--json",
     )
     assert result.returncode == 0, result.stderr
-    data = json.loads(result.stdout)
+    assert result.stderr.splitlines()[:2] == [STARTING, "model: offline scripted model"]
+    data = json.loads(result.stdout)  # the progress went to stderr: stdout is JSON only
     assert data["status"] == "done"
     assert data["state"]["replan_attempts"] == {"1": 1}
     assert data["state"]["enabled_agents"] == ["web_researcher", "data_researcher", "synthesizer"]
@@ -221,7 +225,7 @@ def test_a_reader_that_goes_away_after_the_first_line_leaves_no_traceback_and_th
         stderr=subprocess.PIPE,
         env={**os.environ, "STEPWISE_HOME": str(tmp_path)},
     )
-    assert process.stdout.readline().startswith("model: ")
+    assert process.stdout.readline() == f"{STARTING}\n"  # before the engine is imported
     process.stdout.close()  # as `head -1` does
     stderr = process.stderr.read()
     assert process.wait(timeout=120) == 0, stderr
