@@ -295,7 +295,7 @@ def time_data_functions(store: Store, run_id: str, repeat: int) -> dict[str, lis
     from graph.kernel.render import to_dot
     from graph.plan_execute import SYSTEM
     from ui.run_view import load_run_view
-    from ui.trace_view import build_trace
+    from ui.trace_builder import build_trace
 
     compiled = SYSTEM.build_graph(Design())
     found: dict[str, list[float]] = {

@@ -14,7 +14,8 @@ from graph.kernel.accounting import usage_by_step
 from graph.kernel.design import Design
 from graph.settings import Settings
 from tests.unit.conftest import wait_for
-from ui.trace_view import TraceBuilder, build_trace, filter_trace, format_ms
+from ui.trace_builder import TraceBuilder, build_trace
+from ui.trace_view import filter_trace, format_ms
 
 CHART_QUESTION = (
     "Which stock in the database grew the most between 2005 and 2009? Chart the prices."
