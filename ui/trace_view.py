@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import TypeVar
 
 BEFORE_STEPS = "Before step 1"  # the label of messages tagged step 0 or no step
@@ -79,9 +80,13 @@ class TraceStep:
     def tokens(self) -> int | None:
         return _total(i.tokens for i in self.items)
 
-    @property
+    @cached_property
     def label(self) -> str:
-        """ "Step 2 · data_researcher · 2 model calls · 1 tool call · 3.1 ms · 840 tokens"."""
+        """ "Step 2 · data_researcher · 2 model calls · 1 tool call · 3.1 ms · 840 tokens".
+
+        Made once per step (a step is not changed once made: ``TraceBuilder`` gives a
+        new one), in one pass over its items: a live page draws every step's label at
+        each refresh."""
         where = f"Step {self.step}" if self.step else BEFORE_STEPS
         if self.turns_in_run > 1:
             where = f"Turn {self.turn} · {where}"
@@ -89,12 +94,25 @@ class TraceStep:
         names = ", ".join(agents[:AGENTS_IN_LABEL])
         if len(agents) > AGENTS_IN_LABEL:
             names += f" +{len(agents) - AGENTS_IN_LABEL}"
-        parts = [where, names, counted(self.model_calls, "model call")]
-        if self.tool_calls:
-            parts.append(counted(self.tool_calls, "tool call"))
-        if self.model_calls or self.tool_calls:
-            parts.append(format_ms(self.latency_ms))
-            parts.append(format_tokens(self.tokens))
+        models = tools = 0
+        latencies: list[float] = []
+        tokens: list[int] = []
+        for node in self.nodes:
+            for item in node.items:
+                if item.kind == "model":
+                    models += 1
+                elif item.kind == "tool":
+                    tools += 1
+                if item.latency_ms is not None:
+                    latencies.append(item.latency_ms)
+                if item.tokens is not None:
+                    tokens.append(item.tokens)
+        parts = [where, names, counted(models, "model call")]
+        if tools:
+            parts.append(counted(tools, "tool call"))
+        if models or tools:
+            parts.append(format_ms(sum(latencies) if latencies else None))
+            parts.append(format_tokens(sum(tokens) if tokens else None))
         return " · ".join(parts)
 
 
@@ -106,12 +124,13 @@ class Trace:
     def items(self) -> list[TraceItem]:
         return [i for s in self.steps for i in s.items]
 
-    @property
+    @cached_property
     def max_latency_ms(self) -> float:
-        """The largest call's latency: each bar is drawn against it."""
+        """The largest call's latency: each bar is drawn against it (found once: each
+        item drawn asks, and a trace is not changed once made)."""
         return max((i.latency_ms or 0.0 for i in self.items), default=0.0)
 
-    @property
+    @cached_property
     def max_tokens(self) -> int:
         return max((i.tokens or 0 for i in self.items), default=0)
 
@@ -158,7 +177,10 @@ def bar_share(value: float | None, largest: float) -> float:
 
 
 def filter_trace(trace: Trace, step: int | None, agent: str | None) -> Trace:
-    """The trace narrowed to one step and/or one agent (a step left empty is dropped)."""
+    """The trace narrowed to one step and/or one agent (a step left empty is dropped);
+    the trace itself when neither is given."""
+    if step is None and agent is None:
+        return trace
     kept = []
     for s in trace.steps:
         if step is not None and s.step != step:
