@@ -271,8 +271,9 @@ class TraceBuilder:
         }
         asked = dict(laid.asked)
         inner_ids = set()
+        touched = set()  # steps with messages or calls beyond the kept layout
         for position, said in enumerate(self._inner_kept(), start=laid.count):
-            self._lay(steps, asked, position, said)
+            touched.add(self._lay(steps, asked, position, said))
             inner_ids.add(said[4])
         if self._named:  # calls that name a reply the messages lack; an older run's name none
             unkept = [
@@ -283,27 +284,45 @@ class TraceBuilder:
             for record, seq, step, namespace in sorted(unkept, key=lambda c: c[1]):
                 node = record.get("node") or ""
                 agent = _namespace_agent(namespace, node) if namespace else node
-                _place(
+                where = _place(
                     steps,
                     1 + bisect_left(starts, seq),
                     step,
                     agent or "model",
                     self._unkept_item(record, seq, namespace),
                 )
+                touched.add(where)
         turns = max((turn for turn, _ in steps), default=1)
         self._last = Trace(
-            [TraceStep(turn, step, nodes, turns) for (turn, step), nodes in steps.items()]
+            [self._step(where, nodes, turns, touched) for where, nodes in steps.items()]
         )
         return self._last
 
-    def _lay(self, steps: dict, asked: dict, position: int, said: tuple) -> None:
+    def _step(self, where: tuple, nodes: list[TraceNode], turns: int, touched: set) -> TraceStep:
+        """The step as the last trace gave it when nothing in it changed since (so its
+        label, made once, is not made again at each refresh: at 10,000 messages the labels
+        were a pass over them all), else a new one."""
+        laid = self._laid
+        if where in touched:
+            return TraceStep(where[0], where[1], nodes, turns)
+        # The kept layout's nodes only grow at the end until it is laid out anew: the same
+        # nodes holding as many items hold the same items.
+        mark = (turns, tuple((id(n), len(n.items)) for n in laid.steps.get(where, ())))
+        shown = laid.shown.get(where)
+        if shown is not None and shown[0] == mark:
+            return shown[1]
+        made = TraceStep(where[0], where[1], nodes, turns)
+        laid.shown[where] = (mark, made)
+        return made
+
+    def _lay(self, steps: dict, asked: dict, position: int, said: tuple) -> tuple[int, int]:
         """Lays one message out in ``steps``, after noting the tool calls it asks for."""
         message, seq, step, agent, mid, _ = said
         for c in message.get("tool_calls") or []:
             if isinstance(c, dict) and c.get("id"):
                 asked[c["id"]] = c
         tagged = message.get("step")
-        _place(
+        return _place(
             steps,
             1 + bisect_left(self._starts, seq),  # the turn: follow-ups started before it
             tagged if tagged is not None else step,
@@ -319,15 +338,21 @@ class _Layout:
         self.count = 0
         self.steps: dict[tuple[int, int], list[TraceNode]] = {}
         self.asked: dict[str, dict] = {}  # tool call id -> the call a reply asked for
+        self.shown: dict[tuple, tuple] = {}  # (turn, step) -> (its mark, the step given out)
 
 
-def _place(steps: dict, turn: int, step: int | None, agent: str, item: TraceItem) -> None:
+def _place(
+    steps: dict, turn: int, step: int | None, agent: str, item: TraceItem
+) -> tuple[int, int]:
+    """Puts ``item`` at the end of its step (a new node when another agent spoke last);
+    gives the step's key."""
     if not (isinstance(step, int) and step > 0):
         step = 0
     nodes = steps.setdefault((turn, step), [])
     if not nodes or nodes[-1].agent != agent:
         nodes.append(TraceNode(agent))
     nodes[-1].items.append(item)
+    return (turn, step)
 
 
 def build_trace(events: list[dict]) -> Trace:

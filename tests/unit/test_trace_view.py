@@ -375,8 +375,9 @@ def _said(mid: str, agent: str, step: int, kind: str = "ai") -> dict:
 
 def test_a_trace_given_out_stays_as_it_was_and_an_event_that_changes_nothing_gives_it_back():
     """The builder keeps the top-level messages' layout and adds to it; a trace it gave
-    out (a page may still be drawing it) is not changed by what comes later, and an event
-    the trace does not show (a state, a pause) gives the same trace back."""
+    out (a page may still be drawing it) is not changed by what comes later, an event
+    the trace does not show (a state, a pause) gives the same trace back, and a step
+    nothing new reached is given again as it was."""
     events = [
         {
             "seq": 1,
@@ -427,3 +428,6 @@ def test_a_trace_given_out_stays_as_it_was_and_an_event_that_changes_nothing_giv
     assert [i.key for i in given[2].items] == ["m1", "m2", "m3"]  # inner, not yet at the top
     assert [i.key for i in given[3].items] == ["m1", "m2", "m3", "m4"]  # m3 once
     assert given[3].items[0] is first.items[0]  # its item kept, not made again
+    # step 1, unchanged since m2: the same step, its label made once
+    assert given[3].steps[0] is given[2].steps[0] is given[1].steps[0]
+    assert given[3].steps[1] is not given[2].steps[1]  # step 2 got m4
