@@ -349,7 +349,8 @@ class LiveEvents:
     def log_next(self) -> str:
         kind = self.KINDS[self.k % len(self.KINDS)]
         inner = f"{self.agent}:{self.k // len(self.KINDS)}"
-        node, namespace, data = "", "", {}
+        node, namespace = "", ""
+        data: dict = {}
         if kind == "model call":
             data = {
                 "llm_call": {
@@ -393,13 +394,16 @@ class LiveEvents:
 
 def time_app_test(
     store: Store, run_id: str, repeat: int, live: LiveEvents | None = None
-) -> list[float]:
+) -> tuple[list[float], list[float]]:
     """The whole Run page script under AppTest, rerun ``repeat`` times; ``live``: one new
     event is logged before each rerun, as while the run is live (the page then reads that
-    one event and computes again what depends on it)."""
+    one event and computes again what depends on it). Gives the wall time of each rerun
+    (what the targets are for) and the CPU time this process spent in it, which a busy
+    machine stretches much less: on 2 cores at a load of 20 the wall time of the same
+    refresh varied threefold."""
     from streamlit.testing.v1 import AppTest
 
-    samples = []
+    samples, cpu = [], []
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
     at.query_params["run"] = run_id
     at.run()
@@ -409,11 +413,12 @@ def time_app_test(
     for _ in range(repeat):
         if live is not None:
             live.log_next()
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         at.run()
         samples.append(time.perf_counter() - t0)
+        cpu.append(time.process_time() - c0)
     assert not at.exception, [e.value for e in at.exception]
-    return samples
+    return samples, cpu
 
 
 # --------------------------------------------------------------------------- event to screen
@@ -559,12 +564,12 @@ def main() -> None:
         for name, samples in time_data_functions(store, run_id, args.repeat).items():
             print(f"  {name:<20} {_ms(samples)}")
         pages = max(5, args.repeat // 2)
-        settled = time_app_test(store, run_id, pages)
+        settled, settled_cpu = time_app_test(store, run_id, pages)
         live_id, plan = make_run(store, args.steps, size, question="Benchmark: live", ended=False)
         holder = LeaseHolder(HOME / FILE_NAME, live_id, lease_s)
         try:
             events = LiveEvents(store, live_id, args.steps, plan[str(args.steps)]["agent"])
-            live = time_app_test(store, live_id, args.repeat, events)
+            live, live_cpu = time_app_test(store, live_id, args.repeat, events)
             record = store.run(live_id)
             # What the Run page polls by: a live status (no end event, not marked
             # interrupted by the app's orphan check, the lease still ours).
@@ -582,7 +587,9 @@ def main() -> None:
         )
         print("Run page script under AppTest (whole page), each refresh reading new events only:")
         print(f"  {'finished, no new event':<24} {_ms(settled)}")
+        print(f"  {'  its CPU time':<24} {_ms(settled_cpu)}")
         print(f"  {'live, one new event':<24} {_ms(live)}")
+        print(f"  {'  its CPU time':<24} {_ms(live_cpu)}")
         print(f"    (new events in turn: {', '.join(LiveEvents.KINDS)})")
         table.append(
             (
@@ -590,23 +597,30 @@ def main() -> None:
                 statistics.median(settled),
                 statistics.median(live),
                 percentile(live, 95),
+                statistics.median(live_cpu),
             )
         )
     print(
         "\nRun page script, ms per refresh (targets at 10,000 messages, live: median "
         "<= 60 ms, p95 <= 120 ms):"
     )
-    print(f"  {'messages':>9} {'finished':>9} {'live median':>12} {'live p95':>9}")
-    for messages, settled, live, p95 in table:
-        print(f"  {messages:>9,} {settled * 1000:>9.1f} {live * 1000:>12.1f} {p95 * 1000:>9.1f}")
-    print(f"load average at end: {load()}")
-    messages, _, live, p95 = max(table)
-    met = live <= TARGET_MEDIAN_S and p95 <= TARGET_P95_S
     print(
-        f"target at {messages:,} messages, live (median <= {TARGET_MEDIAN_S * 1000:.0f} ms, "
-        f"p95 <= {TARGET_P95_S * 1000:.0f} ms): median {live * 1000:.1f} ms, p95 "
+        f"  {'messages':>9} {'finished':>9} {'live median':>12} {'live p95':>9} "
+        f"{'live CPU median':>16}"
+    )
+    for messages, settled, live, p95, cpu in table:
+        print(
+            f"  {messages:>9,} {settled * 1000:>9.1f} {live * 1000:>12.1f} {p95 * 1000:>9.1f} "
+            f"{cpu * 1000:>16.1f}"
+        )
+    print(f"load average at end: {load()}")
+    size, _, median, p95, _ = max(table)
+    met = median <= TARGET_MEDIAN_S and p95 <= TARGET_P95_S
+    print(
+        f"target at {size:,} messages, live (median <= {TARGET_MEDIAN_S * 1000:.0f} ms, "
+        f"p95 <= {TARGET_P95_S * 1000:.0f} ms): median {median * 1000:.1f} ms, p95 "
         f"{p95 * 1000:.1f} ms: {'MET' if met else 'NOT MET'}"
-        + ("" if messages >= 10_000 else " (not the 10,000 messages the target is for)")
+        + ("" if size >= 10_000 else " (not the 10,000 messages the target is for)")
     )
 
     if args.no_browser or not Path("/usr/bin/chromium").exists():
