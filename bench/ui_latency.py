@@ -139,13 +139,18 @@ def make_run(
     finished: bool = True,
     question: str = "Benchmark: a long plan",
     ended: bool = True,
+    lease_s: float = 30.0,
 ) -> tuple[str, dict]:
     """A run with the events a real one writes; returns its id and its plan.
     ``finished=False``: only the plan (the browser test writes the rest); ``ended=False``:
     every step written but the last one still running and no end event (a live run: the
-    caller holds its lease with ``LeaseHolder``)."""
+    caller holds its lease with ``LeaseHolder``, whose owner claims it here before it is
+    marked running: a running run nobody holds while its events are written is one the
+    app's run service, sweeping for orphans every few seconds, marks interrupted)."""
     run_id = uuid.uuid4().hex
     store.create_run(run_id, question, Design(), "offline scripted model")
+    if not ended and not store.claim_run(run_id, LEASE_OWNER, lease_s=lease_s):
+        raise RuntimeError(f"could not claim the fixture run {run_id}")
     store.set_run_status(run_id, "running")
     plan = {
         str(k): {
@@ -234,6 +239,9 @@ def make_run(
     return run_id, plan
 
 
+LEASE_OWNER = f"{socket.gethostname()}:{os.getpid()}:bench-ui"  # as a run service names itself
+
+
 class LeaseHolder:
     """Holds a run's lease as a run service's worker does (``graph.service.leases``): the
     run claimed for an owner named as a run service names itself (host, pid: this live
@@ -247,7 +255,7 @@ class LeaseHolder:
         from graph.service.leases import Leases
 
         self.store = Store(path)
-        self.owner = f"{socket.gethostname()}:{os.getpid()}:bench-ui"
+        self.owner = LEASE_OWNER
         self.run_id, self.lease_s = run_id, lease_s
         if not self.store.claim_run(run_id, self.owner, lease_s=lease_s):
             raise RuntimeError(f"could not claim the fixture run {run_id}")
@@ -565,7 +573,9 @@ def main() -> None:
             print(f"  {name:<20} {_ms(samples)}")
         pages = max(5, args.repeat // 2)
         settled, settled_cpu = time_app_test(store, run_id, pages)
-        live_id, plan = make_run(store, args.steps, size, question="Benchmark: live", ended=False)
+        live_id, plan = make_run(
+            store, args.steps, size, question="Benchmark: live", ended=False, lease_s=lease_s
+        )
         holder = LeaseHolder(HOME / FILE_NAME, live_id, lease_s)
         try:
             events = LiveEvents(store, live_id, args.steps, plan[str(args.steps)]["agent"])
