@@ -18,7 +18,7 @@ from pydantic import ValidationError
 from graph.kernel.design import Design
 from ui import access, inbox_keys, inbox_view, services, widgets
 from ui.roles import Refused
-from ui.run_view import ago
+from ui.run_times import ago
 from ui.view_models import ApprovalView
 
 log = logging.getLogger(__name__)

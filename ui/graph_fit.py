@@ -11,6 +11,9 @@ pages that show one call it.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
+
 import streamlit as st
 
 from graph.kernel.system import System
@@ -155,11 +158,37 @@ def design_graph(
 ) -> None:
     """The graph, whole in its column by default (scaled as above); ``key`` names this
     page's "Graph size" control, drawn in ``controls`` (a container) when given."""
-    from graph.kernel.render import LABEL_PT, to_dot
+    from graph.kernel.render import LABEL_PT
 
-    dot = to_dot(compiled, system, active=active, taken=taken, active_note=active_note)
+    dot = _dot(compiled, system, active, tuple(taken), active_note)
     size = size_choice(key, controls)
     st.html(GRAPH_NATURAL_SIZE.format(pt=LABEL_PT))
     with st.container(key=f"{key}-drawing"):
         st.graphviz_chart(dot, width="content")
         fit(f"{key}-drawing", size, float(LABEL_PT) * 4 / 3)
+
+
+DOTS_KEPT = 32  # drawings kept: a few runs' graphs at a few moments each
+_dots: OrderedDict[tuple, tuple[object, object, str]] = OrderedDict()
+_dots_lock = threading.Lock()
+
+
+def _dot(compiled, system: System, active: str | None, taken: tuple, active_note: str) -> str:
+    """``to_dot`` of a graph, kept while the same graph is drawn at the same moment of a
+    run: a live Run page redraws it twice a second and the node and edges marked change
+    only when a node starts. Kept by the graph and system objects themselves (the app
+    keeps one compiled graph per design), so an id is never taken for another's."""
+    from graph.kernel.render import to_dot
+
+    key = (id(compiled), id(system), active, taken, active_note)
+    with _dots_lock:
+        kept = _dots.get(key)
+        if kept is not None and kept[0] is compiled and kept[1] is system:
+            _dots.move_to_end(key)
+            return kept[2]
+    dot = to_dot(compiled, system, active=active, taken=taken, active_note=active_note)
+    with _dots_lock:
+        _dots[key] = (compiled, system, dot)
+        while len(_dots) > DOTS_KEPT:
+            _dots.popitem(last=False)
+    return dot

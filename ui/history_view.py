@@ -10,7 +10,7 @@ from datetime import datetime
 
 from graph.kernel.system import System, get_system, systems
 from graph.service.store import RunRecord
-from ui.run_view import ago, format_duration, idle_spans
+from ui.run_times import ago, format_duration, idle_spans
 from ui.system_view import SystemView
 from ui.views import view_of
 

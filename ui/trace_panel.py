@@ -16,9 +16,9 @@ import streamlit as st
 
 from graph.service.store import Store
 from ui.event_feed import FEED
+from ui.trace_builder import TraceBuilder
 from ui.trace_view import (
     Trace,
-    TraceBuilder,
     TraceItem,
     bar_share,
     filter_trace,

@@ -1,23 +1,18 @@
 """A run's messages as a trace: turn → step → node (agent) → the model calls and tool
 calls it made, each with the latency and tokens the event log recorded for it.
 
-Built from the run's stored events without Streamlit, so the grouping and the figures
-are testable. The figures come from what the engine logged as each call ended
-(``llm_call`` events name their reply message's id, ``tool_call`` events their tool
-call's id); a message with no recorded figure (a run logged before calls named their
-message, an HTTP call a node made itself) has none: the page says "—", never a guess.
+The trace's shape and its words, without Streamlit; ``ui.trace_builder`` builds it from
+a run's stored events.
 """
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import TypeVar
 
-FOLLOW_UP_NOTE = "Follow-up message"  # the run service's note on a follow-up's redirect
 BEFORE_STEPS = "Before step 1"  # the label of messages tagged step 0 or no step
-GENERIC_NODES = ("", "model", "tools", "supervisor")  # inner nodes named after their agent
 AGENTS_IN_LABEL = 3
 
 
@@ -85,9 +80,13 @@ class TraceStep:
     def tokens(self) -> int | None:
         return _total(i.tokens for i in self.items)
 
-    @property
+    @cached_property
     def label(self) -> str:
-        """ "Step 2 · data_researcher · 2 model calls · 1 tool call · 3.1 ms · 840 tokens"."""
+        """ "Step 2 · data_researcher · 2 model calls · 1 tool call · 3.1 ms · 840 tokens".
+
+        Made once per step (a step is not changed once made: ``TraceBuilder`` gives a
+        new one), in one pass over its items: a live page draws every step's label at
+        each refresh."""
         where = f"Step {self.step}" if self.step else BEFORE_STEPS
         if self.turns_in_run > 1:
             where = f"Turn {self.turn} · {where}"
@@ -95,12 +94,25 @@ class TraceStep:
         names = ", ".join(agents[:AGENTS_IN_LABEL])
         if len(agents) > AGENTS_IN_LABEL:
             names += f" +{len(agents) - AGENTS_IN_LABEL}"
-        parts = [where, names, _count(self.model_calls, "model call")]
-        if self.tool_calls:
-            parts.append(_count(self.tool_calls, "tool call"))
-        if self.model_calls or self.tool_calls:
-            parts.append(format_ms(self.latency_ms))
-            parts.append(format_tokens(self.tokens))
+        models = tools = 0
+        latencies: list[float] = []
+        tokens: list[int] = []
+        for node in self.nodes:
+            for item in node.items:
+                if item.kind == "model":
+                    models += 1
+                elif item.kind == "tool":
+                    tools += 1
+                if item.latency_ms is not None:
+                    latencies.append(item.latency_ms)
+                if item.tokens is not None:
+                    tokens.append(item.tokens)
+        parts = [where, names, counted(models, "model call")]
+        if tools:
+            parts.append(counted(tools, "tool call"))
+        if models or tools:
+            parts.append(format_ms(sum(latencies) if latencies else None))
+            parts.append(format_tokens(sum(tokens) if tokens else None))
         return " · ".join(parts)
 
 
@@ -112,12 +124,13 @@ class Trace:
     def items(self) -> list[TraceItem]:
         return [i for s in self.steps for i in s.items]
 
-    @property
+    @cached_property
     def max_latency_ms(self) -> float:
-        """The largest call's latency: each bar is drawn against it."""
+        """The largest call's latency: each bar is drawn against it (found once: each
+        item drawn asks, and a trace is not changed once made)."""
         return max((i.latency_ms or 0.0 for i in self.items), default=0.0)
 
-    @property
+    @cached_property
     def max_tokens(self) -> int:
         return max((i.tokens or 0 for i in self.items), default=0)
 
@@ -136,7 +149,7 @@ def _total(values: Iterable[N | None]) -> N | None:
     return sum(known) if known else None
 
 
-def _count(n: int, word: str) -> str:
+def counted(n: int, word: str) -> str:
     return f"{n} {word}" + ("" if n == 1 else "s")
 
 
@@ -163,283 +176,11 @@ def bar_share(value: float | None, largest: float) -> float:
     return max(0.02, min(1.0, value / largest))
 
 
-def _namespace_agent(namespace: str, node: str) -> str:
-    """The agent a sub-graph's event belongs to: its own node name, unless that node is
-    the sub-graph's generic one (a ReAct agent's "model", a team's "supervisor")."""
-    if node not in GENERIC_NODES:
-        return node
-    return namespace.split("/")[0].split(":")[0]
-
-
-def _fingerprint(message: dict) -> tuple:
-    return (message.get("type"), message.get("name"), message.get("content"))
-
-
-def _title(message: dict, kind: str) -> str:
-    name, agent = message.get("name"), message.get("agent")
-    if kind == "decision":
-        return "approval timeout · default decision" if name == "timeout" else "human · decision"
-    if kind == "model":
-        title = f"model call · {name or agent or 'model'}"
-        calls = message.get("tool_calls") or []
-        return title + (f" · asks for {_count(len(calls), 'tool call')}" if calls else "")
-    if kind == "tool":
-        return f"tool call · {name or 'tool'}"
-    return {
-        "user": "the user's question",
-        "agent_query": f"what {agent} was asked",
-        "request": f"what {agent} was asked",
-        "team_supervisor": f"what {agent} was asked by its team",
-        "synthesizer_prompt": f"the prompt sent to {agent}",
-    }.get(str(name), f"{name or message.get('type') or 'message'} · input")
-
-
-def _kind(message: dict) -> str:
-    if message.get("agent") == "human":
-        return "decision"
-    return {"ai": "model", "tool": "tool"}.get(str(message.get("type")), "input")
-
-
-def _new_item(
-    message: dict, kind: str, position: int, call: dict | None, asked: dict | None, timing
-) -> TraceItem:
-    """The item of one message: ``call`` the model call recorded for a reply, ``asked`` the
-    tool call a tool's result answers and ``timing`` its recorded run (None if none)."""
-    item = TraceItem(
-        kind=kind,
-        title=_title(message, kind),
-        text=str(message.get("content") or ""),
-        key=str(message.get("id") or f"at-{position}"),
-        tool_calls=[
-            {"name": c.get("name"), "args": c.get("args")}
-            for c in message.get("tool_calls") or []
-            if isinstance(c, dict)
-        ],
-        raw={"message": message},
-    )
-    if kind == "model":
-        if call is not None:
-            item.title += answered_tag(call)
-            item.tokens_in, item.tokens_out = call["input_tokens"], call["output_tokens"]
-            item.latency_ms = round(call["latency_s"] * 1000, 2)
-            item.raw["recorded call"] = call
-        elif isinstance(usage := message.get("usage"), dict):
-            item.tokens_in = int(usage.get("input_tokens") or 0)
-            item.tokens_out = int(usage.get("output_tokens") or 0)
-        if item.tokens_in is not None:
-            item.tokens = item.tokens_in + (item.tokens_out or 0)
-    elif kind == "tool":
-        if asked is not None:  # the call the reply asked for: its arguments
-            item.tool_calls = [{"name": asked.get("name"), "args": asked.get("args")}]
-        if timing is not None:
-            item.latency_ms = round(timing["latency_s"] * 1000, 2)
-            item.raw["recorded run"] = timing
-    return item
-
-
-def answered_tag(call: dict) -> str:
-    """A replay's or fork's call said as answered from the recording or by the model."""
-    if "replayed" not in call:
-        return ""
-    if call["replayed"]:
-        return " · replayed (from the recording, no request)"
-    return " · live (asked the model)"
-
-
-def _unkept_call(record: dict, seq: int, namespace: str) -> TraceItem:
-    """A model call whose reply the state did not keep (a repaired structured output, a
-    retried reply): its figures still count."""
-    return TraceItem(
-        kind="model",
-        title=f"model call · {record.get('node') or 'model'} · reply not kept"
-        + answered_tag(record),
-        text="",
-        key=f"call-{seq}",
-        latency_ms=round(record["latency_s"] * 1000, 2),
-        tokens=record["input_tokens"] + record["output_tokens"],
-        tokens_in=record["input_tokens"],
-        tokens_out=record["output_tokens"],
-        raw={"recorded call": record, "namespace": namespace},
-    )
-
-
-class TraceBuilder:
-    """A run's trace kept up to date while the run goes on: ``add`` the events logged
-    since the last call (in seq order, any kinds), then ``trace()``.
-
-    Each event is read once, as it arrives; ``trace()`` lays the messages out again
-    (what a new one changes can reach back: a top-level update drops an inner copy logged
-    earlier, a reply turns an unkept call into a kept one) but reuses the item of every
-    message whose recorded figures have not changed. A live Run page's refresh then
-    costs a pass over the messages instead of building each anew: at 10,000 messages
-    that took most of the page's time, and the new objects set off a full garbage
-    collection most refreshes. Stored events are never changed, so neither are the
-    messages the items are kept by."""
-
-    def __init__(self) -> None:
-        self._starts: list[int] = []  # seqs at which a follow-up started a new turn
-        self._calls: dict[str, tuple] = {}  # reply id -> (record, seq, step, namespace)
-        self._tools: dict[str, dict] = {}  # tool call id -> its recorded run
-        self._unnamed: list[tuple] = []  # calls that name no reply (older runs)
-        self._named = False  # whether the run's calls name their replies at all
-        # A message as an update logged it: (message, seq, event step, agent, id, print).
-        self._top: list[tuple] = []  # top-level nodes' messages, the first of each id
-        self._top_ids: set[str] = set()
-        self._top_prints: set[tuple] = set()
-        self._inner: list[tuple] = []  # every message a sub-graph logged
-        self._items: dict[int, tuple] = {}  # id(message) -> (message, inputs, item)
-        self._unkept: dict[int, tuple] = {}  # id(record) -> (record, seq, namespace, item)
-
-    def add(self, events: Iterable[dict]) -> TraceBuilder:
-        for event in events:
-            data = event.get("data")
-            if not isinstance(data, dict):
-                continue
-            if event["kind"] == "custom":
-                self._add_custom(event, data)
-            elif event["kind"] == "update":
-                self._add_update(event, data)
-        return self
-
-    def _add_custom(self, event: dict, data: dict) -> None:
-        if data.get("kind") == "redirect" and str(data.get("note") or "").startswith(
-            FOLLOW_UP_NOTE
-        ):
-            self._starts.append(event["seq"])
-        if isinstance(call := data.get("llm_call"), dict):
-            self._named = self._named or "message_id" in call
-            found = (call, event["seq"], event.get("step"), event.get("namespace") or "")
-            if call.get("message_id"):
-                self._calls[call["message_id"]] = found
-            else:
-                self._unnamed.append(found)
-        elif isinstance(timing := data.get("tool_call"), dict) and timing.get("tool_call_id"):
-            self._tools[timing["tool_call_id"]] = timing
-
-    def _add_update(self, event: dict, data: dict) -> None:
-        namespace = event.get("namespace") or ""
-        agent = _namespace_agent(namespace, event.get("node") or "") if namespace else ""
-        for message in data.get("messages") or []:
-            if not isinstance(message, dict):
-                continue
-            mid = message.get("id") or None
-            said = (message, event["seq"], event.get("step"), agent, mid, _fingerprint(message))
-            if namespace:
-                self._inner.append(said)
-                continue
-            if mid:
-                if mid in self._top_ids:
-                    continue
-                self._top_ids.add(mid)
-            self._top_prints.add(said[5])
-            self._top.append(said)
-
-    def _messages(self) -> list[tuple]:
-        """Every message once: first as the top-level nodes returned them (they carry the
-        step and agent), then any a sub-graph logged that never reached the top level (a
-        team waiting for a decision, a run stopped inside a sub-agent)."""
-        kept = list(self._top)
-        ids, prints = set(), set()
-        for said in self._inner:
-            mid, fingerprint = said[4], said[5]
-            if mid in self._top_ids or mid in ids:
-                continue
-            if fingerprint in self._top_prints or fingerprint in prints:
-                continue
-            if mid:
-                ids.add(mid)
-            prints.add(fingerprint)
-            kept.append(said)
-        return kept
-
-    def _item(self, message: dict, position: int, mid: str | None, asked: dict) -> TraceItem:
-        kind = _kind(message)
-        call = self._calls.get(mid) if kind == "model" and mid else None
-        call_id = (message.get("tool_call_id") or "") if kind == "tool" else ""
-        inputs = (
-            None if mid else position,  # an item without an id is keyed by its position
-            call[0] if call else None,
-            asked.get(call_id) if call_id else None,
-            self._tools.get(call_id) if call_id else None,
-        )
-        known = self._items.get(id(message))
-        if (
-            known is not None
-            and known[0] is message
-            and known[1][0] == inputs[0]
-            and all(a is b for a, b in zip(known[1][1:], inputs[1:]))
-        ):
-            return known[2]
-        item = _new_item(message, kind, position, *inputs[1:])
-        self._items[id(message)] = (message, inputs, item)
-        return item
-
-    def _unkept_item(self, record: dict, seq: int, namespace: str) -> TraceItem:
-        known = self._unkept.get(id(record))
-        if known is not None and known[0] is record and known[1:3] == (seq, namespace):
-            return known[3]
-        item = _unkept_call(record, seq, namespace)
-        self._unkept[id(record)] = (record, seq, namespace, item)
-        return item
-
-    def trace(self) -> Trace:
-        """Steps in the order they first appear, each agent's consecutive messages one
-        node; the calls whose reply no message holds at the end of their step."""
-        steps: dict[tuple[int, int | None], TraceStep] = {}
-        asked: dict[str, dict] = {}  # tool call id -> the call a reply asked for
-        used: set[str] = set()
-        starts = self._starts
-
-        def place(turn: int, step: int | None, agent: str, item: TraceItem) -> None:
-            if not (isinstance(step, int) and step > 0):
-                step = 0
-            group = steps.get((turn, step))
-            if group is None:
-                group = steps[(turn, step)] = TraceStep(turn, step)
-            if not group.nodes or group.nodes[-1].agent != agent:
-                group.nodes.append(TraceNode(agent))
-            group.nodes[-1].items.append(item)
-
-        for position, (message, seq, step, agent, mid, _) in enumerate(self._messages()):
-            for c in message.get("tool_calls") or []:
-                if isinstance(c, dict) and c.get("id"):
-                    asked[c["id"]] = c
-            item = self._item(message, position, mid, asked)
-            if mid in self._calls:
-                used.add(mid)
-            tagged = message.get("step")
-            place(
-                1 + bisect_left(starts, seq),  # the turn: follow-ups started before it
-                tagged if tagged is not None else step,
-                message.get("agent") or agent or message.get("name") or "—",
-                item,
-            )
-        if self._named:  # calls that name a reply the messages lack; an older run's name none
-            unkept = [c for mid, c in self._calls.items() if mid not in used] + self._unnamed
-            for record, seq, step, namespace in sorted(unkept, key=lambda c: c[1]):
-                node = record.get("node") or ""
-                agent = _namespace_agent(namespace, node) if namespace else node
-                place(
-                    1 + bisect_left(starts, seq),
-                    step,
-                    agent or "model",
-                    self._unkept_item(record, seq, namespace),
-                )
-        ordered = list(steps.values())
-        turns = max((s.turn for s in ordered), default=1)
-        for s in ordered:
-            s.turns_in_run = turns
-        return Trace(ordered)
-
-
-def build_trace(events: list[dict]) -> Trace:
-    """The run's trace from its stored "update" and "custom" events (any order; other
-    kinds are passed over)."""
-    return TraceBuilder().add(sorted(events, key=lambda e: e["seq"])).trace()
-
-
 def filter_trace(trace: Trace, step: int | None, agent: str | None) -> Trace:
-    """The trace narrowed to one step and/or one agent (a step left empty is dropped)."""
+    """The trace narrowed to one step and/or one agent (a step left empty is dropped);
+    the trace itself when neither is given."""
+    if step is None and agent is None:
+        return trace
     kept = []
     for s in trace.steps:
         if step is not None and s.step != step:

@@ -175,7 +175,7 @@ def profile_name(design: dict) -> str:
 def run_status(view: RunView) -> None:
     """The run's state in words; a failure says why, never with a traceback."""
     record = view.record
-    from ui.run_view import format_duration
+    from ui.run_times import format_duration
 
     took = format_duration(view.work_s if view.work_s is not None else record.duration_s)
     facts = [f"status **{record.status}**", *view.header]

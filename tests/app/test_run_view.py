@@ -2,14 +2,13 @@
 decisions and accounting in the step table, the state a paused run will read."""
 
 from graph.kernel.accounting import Usage
+from ui.run_times import format_duration, step_durations
 from ui.run_view import (
     decision_label,
     decision_records,
-    format_duration,
     message_title,
     run_mode,
     step_cells,
-    step_durations,
     usage_cells,
     usage_summary,
 )
@@ -187,7 +186,7 @@ def test_a_step_waiting_for_a_human_is_not_timed_until_it_runs():
 
 
 def test_pauses_and_waits_are_left_out_of_work_time_and_said_apart():
-    from ui.run_view import idle_spans, idle_words, work_time
+    from ui.run_times import idle_spans, idle_words, work_time
 
     events = [
         _state(0.0, s1="running"),
@@ -213,7 +212,7 @@ def test_pauses_and_waits_are_left_out_of_work_time_and_said_apart():
 def test_the_work_time_stands_still_during_a_hold_of_the_pace_and_never_falls():
     """Issue #28: a live page read mid-hold counted the hold as work until its end was
     logged (0.8 s, then 0.1 s, then 0.8 s ...): the hold is logged as it starts."""
-    from ui.run_view import idle_spans, work_time
+    from ui.run_times import idle_spans, work_time
 
     events = [
         _state(0.0, s1="running"),

@@ -8,7 +8,7 @@ import re
 
 from graph.kernel.design import Design
 from tests.app.support import open_page
-from ui.trace_view import build_trace
+from ui.trace_builder import build_trace
 
 CHART_QUESTION = (
     "Which stock in the database grew the most between 2005 and 2009? Chart the prices."

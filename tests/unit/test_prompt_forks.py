@@ -11,7 +11,7 @@ from graph.models.scripted import ScriptedChatModel
 from graph.prompts import PromptError, default_text
 from graph.service.run_service import RunService
 from ui.run_view import ANSWERED, load_run_view, usage_summary
-from ui.trace_view import build_trace
+from ui.trace_builder import build_trace
 
 QUESTION = "Which stock in the database grew the most between 2005 and 2009? Chart the prices."
 EXECUTOR = "plan_execute/executor"

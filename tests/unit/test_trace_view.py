@@ -14,7 +14,8 @@ from graph.kernel.accounting import usage_by_step
 from graph.kernel.design import Design
 from graph.settings import Settings
 from tests.unit.conftest import wait_for
-from ui.trace_view import TraceBuilder, build_trace, filter_trace, format_ms
+from ui.trace_builder import TraceBuilder, build_trace
+from ui.trace_view import filter_trace, format_ms
 
 CHART_QUESTION = (
     "Which stock in the database grew the most between 2005 and 2009? Chart the prices."
@@ -366,3 +367,67 @@ def test_an_item_is_made_again_only_when_a_figure_for_it_arrives(store):
     _, timed_tool = builder.trace().items
     assert timed_tool is not tool and timed_tool.latency_ms == 500.0
     assert timed_tool.tool_calls == [{"name": "run_sql", "args": {}}]
+
+
+def _said(mid: str, agent: str, step: int, kind: str = "ai") -> dict:
+    return {"id": mid, "type": kind, "name": agent, "content": mid, "step": step, "agent": agent}
+
+
+def test_a_trace_given_out_stays_as_it_was_and_an_event_that_changes_nothing_gives_it_back():
+    """The builder keeps the top-level messages' layout and adds to it; a trace it gave
+    out (a page may still be drawing it) is not changed by what comes later, an event
+    the trace does not show (a state, a pause) gives the same trace back, and a step
+    nothing new reached is given again as it was."""
+    events = [
+        {
+            "seq": 1,
+            "kind": "update",
+            "node": "executor",
+            "step": 1,
+            "data": {"messages": [_said("m1", "executor", 1)]},
+        },
+        {"seq": 2, "kind": "state", "node": "", "step": 1, "data": {"current_step": 1}},
+        {"seq": 3, "kind": "custom", "node": "", "step": 1, "data": {"paced": {"seconds": 0}}},
+        {
+            "seq": 4,
+            "kind": "update",
+            "node": "executor",
+            "step": 1,
+            "data": {"messages": [_said("m1", "executor", 1), _said("m2", "executor", 1)]},
+        },
+        {
+            "seq": 5,
+            "kind": "update",
+            "node": "model",
+            "namespace": "web_researcher:x",
+            "step": 2,
+            "data": {"messages": [_said("m3", "web_researcher", 2)]},
+        },
+        {
+            "seq": 6,
+            "kind": "update",
+            "node": "web_researcher",
+            "step": 2,
+            "data": {
+                "messages": [_said("m3", "web_researcher", 2), _said("m4", "web_researcher", 2)]
+            },
+        },
+    ]
+    builder = TraceBuilder().add(events[:1])
+    first = builder.trace()
+    shown = _shape(first)
+    builder.add(events[1:3])
+    assert builder.trace() is first
+    given = [first]
+    for k in range(3, len(events)):
+        builder.add([events[k]])
+        given.append(builder.trace())
+        assert _shape(given[-1]) == _shape(build_trace(events[: k + 1])), k
+    assert _shape(first) == shown  # not changed by the three updates after it
+    assert [i.key for i in given[1].items] == ["m1", "m2"]
+    assert [i.key for i in given[2].items] == ["m1", "m2", "m3"]  # inner, not yet at the top
+    assert [i.key for i in given[3].items] == ["m1", "m2", "m3", "m4"]  # m3 once
+    assert given[3].items[0] is first.items[0]  # its item kept, not made again
+    # step 1, unchanged since m2: the same step, its label made once
+    assert given[3].steps[0] is given[2].steps[0] is given[1].steps[0]
+    assert given[3].steps[1] is not given[2].steps[1]  # step 2 got m4
