@@ -4,11 +4,22 @@ Which settings a run uses (the design's own model, or the active profile's), whi
 model each role gets (recorded for a replay, live after a fork point, the caller's
 factory in tests), and the design's graph on the service's lease-guarded checkpointer.
 Read through the service each time: a test may swap its settings, store or factory.
+
+A design's graph is compiled once and kept (``GRAPHS_KEPT``, the most recently used):
+the Run page starts every run with a design, and compiling it took 15-56 ms a click
+(issue 33.2). A compiled graph serves concurrent runs, each on its own thread id, as an
+experiment's variant already did. A kept graph is used again only for the same design
+(its JSON: agents, prompts, model choice, settings), the same run settings (compared
+whole, a typed key included: a key typed again builds anew) and the same checkpointer;
+never for a test's model factory, a replay or a fork's recorded models, which are made
+per run.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+import threading
+from collections import OrderedDict
+from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
 from langgraph.graph.state import CompiledStateGraph
@@ -24,12 +35,18 @@ from graph.service.run_host import RunHost
 from graph.service.run_storage import store_location
 from graph.settings import Settings
 
+GRAPHS_KEPT = 8  # designs whose compiled graphs a service keeps (a few hundred kB each)
+
+Built = tuple[CompiledStateGraph, BaseChatModel, BaseChatModel]
+
 
 class RunModels:
     """A run service's models and graphs, by design."""
 
     def __init__(self, service: RunHost) -> None:
         self.service = service
+        self._kept: OrderedDict[str, tuple[Settings, Any, Built]] = OrderedDict()
+        self._kept_lock = threading.Lock()
 
     def run_settings(self, design: Design | None = None) -> Settings:
         """The settings a run of ``design`` uses: the service's, with the design's own model
@@ -100,10 +117,38 @@ class RunModels:
             )
         return live_model(model) if choice is not None and choice.fork_of else model
 
-    def graph(self, design: Design) -> tuple[CompiledStateGraph, BaseChatModel, BaseChatModel]:
-        """The design's compiled graph and models. Building it may write files of its
-        own under the home (the tools' stock database on first use): a full disk there
-        is said as the store's is."""
+    def graph(self, design: Design) -> Built:
+        """The design's compiled graph and models, built once and kept for the next run
+        of the same design (the module's docstring says when one is used again). Building
+        it may write files of its own under the home (the tools' stock database on first
+        use): a full disk there is said as the store's is."""
+        key = self._reusable(design)
+        if key is None:
+            return self._build(design)
+        settings, checkpointer = self.run_settings(design), self.service.checkpointer
+        with self._kept_lock:
+            kept = self._kept.get(key)
+            if kept is not None and kept[0] == settings and kept[1] is checkpointer:
+                self._kept.move_to_end(key)
+                return kept[2]
+        built = self._build(design)
+        with self._kept_lock:
+            self._kept[key] = (settings, checkpointer, built)
+            self._kept.move_to_end(key)
+            while len(self._kept) > GRAPHS_KEPT:
+                self._kept.popitem(last=False)
+        return built
+
+    def _reusable(self, design: Design) -> str | None:
+        """The key a design's graph is kept under; None when its models are made per run
+        (a test's factory, a replay's recording, a fork's recorded calls)."""
+        if self.service.model_factory is not None:
+            return None
+        if design.model is not None and (design.model.replay_of or design.model.fork_of):
+            return None
+        return design.model_dump_json()
+
+    def _build(self, design: Design) -> Built:
         planner, worker = self.model("planner", design), self.model("worker", design)
         system = get_system(design.system)
         with said_when_full(store_location(self.service.settings)):
