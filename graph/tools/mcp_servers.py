@@ -243,7 +243,11 @@ def _leaves(exc: BaseException) -> list[BaseException]:
 
 def explain(config: McpServerConfig, exc: BaseException, deadline_s: float, tool: str = "") -> str:
     """What went wrong, in one sentence that names the server (and the tool)."""
+    import anyio  # the MCP client's streams (loaded with it, as McpError is)
     from mcp.shared.exceptions import McpError  # loaded by the session that failed
+
+    # what writing to a stdio server that already ended raises
+    stream_gone = (anyio.BrokenResourceError, anyio.ClosedResourceError, BrokenPipeError)
 
     who = f"The MCP server “{config.name}”"
     what = f"the call to the tool “{tool}”" if tool else "the listing of its tools"
@@ -276,12 +280,16 @@ def explain(config: McpServerConfig, exc: BaseException, deadline_s: float, tool
             )
         if isinstance(leaf, ToolException):
             return f"The tool “{tool}” of the MCP server “{config.name}” returned an error: {shown_text(leaf, 300)}"
+        # A program that ends at once: the session reads "connection closed", or, when it
+        # ended before the client's first message was written, the write finds the pipe
+        # broken (anyio's BrokenResourceError; seen on a loaded machine).
+        gone = isinstance(leaf, McpError) and "closed" in str(leaf).lower()
+        if config.transport == "stdio" and (gone or isinstance(leaf, stream_gone)):
+            return (
+                f"{who} stopped before answering: the command “{config.command}” ran but "
+                "did not speak MCP over stdio (check its arguments)."
+            )
         if isinstance(leaf, McpError):
-            if config.transport == "stdio" and "closed" in str(leaf).lower():
-                return (
-                    f"{who} stopped before answering: the command “{config.command}” ran but "
-                    "did not speak MCP over stdio (check its arguments)."
-                )
             return f"{who} refused: {shown_text(leaf, 300)}"
         if isinstance(leaf, httpx.HTTPError):
             return f"{who} could not be reached at {config.url}: {shown_text(leaf, 200)}."

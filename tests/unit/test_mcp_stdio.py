@@ -11,10 +11,11 @@ import time
 import uuid
 from pathlib import Path
 
+import anyio
 import pytest
 
 from graph.tools.mcp_config import make_config
-from graph.tools.mcp_servers import READ_ONLY, McpServerError, call_tool, list_tools
+from graph.tools.mcp_servers import READ_ONLY, McpServerError, call_tool, explain, list_tools
 from tests.mcp_support import TIME_COMMAND
 
 
@@ -61,6 +62,18 @@ def test_a_program_that_is_no_mcp_server_is_one_sentence():
     config = make_config("mute", "stdio", command=sys.executable, args=["-c", "pass"])
     with pytest.raises(McpServerError, match="ran but did not speak MCP over stdio"):
         list_tools(config, deadline_s=10)
+
+
+def test_a_program_that_ended_before_the_first_message_gets_the_same_sentence():
+    """On a loaded machine such a program can end before the client writes its first
+    message: the write finds the pipe broken (anyio's BrokenResourceError in the session's
+    task group), which read "failed: BrokenResourceError: no message" before."""
+    config = make_config("mute", "stdio", command=sys.executable, args=["-c", "pass"])
+    broken = BaseExceptionGroup("unhandled errors in a TaskGroup", [anyio.BrokenResourceError()])
+    assert explain(config, broken, 10) == (
+        "The MCP server “mute” stopped before answering: the command "
+        f"“{sys.executable}” ran but did not speak MCP over stdio (check its arguments)."
+    )
 
 
 def _running(marker: str) -> list[str]:
