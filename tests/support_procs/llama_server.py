@@ -100,11 +100,26 @@ class LlamaServer:
             self.process.wait(timeout=15)
 
 
+def _may_nice(nice: int) -> bool:
+    if nice == 0:
+        return False
+    if nice < 0 and os.geteuid() != 0:
+        print(f"llama_server: not root, so the server runs at the default priority, not {nice}")
+        return False
+    return True
+
+
 def start(
-    port: int | None = None, timeout: float = 180.0, threads: int = 2, cache: bool = True
+    port: int | None = None,
+    timeout: float = 180.0,
+    threads: int = 2,
+    cache: bool = True,
+    nice: int = 0,
 ) -> LlamaServer:
     """Start the server on loopback and wait until it lists its model. ``cache``: keep
-    earlier prompts' states (off is the server's own default: each prompt is read whole)."""
+    earlier prompts' states (off is the server's own default: each prompt is read whole).
+    ``nice``: its scheduling priority, every thread's (below 0 only as root; otherwise it
+    runs at the default, saying so)."""
     if importlib.util.find_spec("llama_cpp") is None:
         raise RuntimeError(f"llama-cpp-python is not installed: {INSTALL_HINT}.")
     port = port or _free_port()
@@ -113,6 +128,9 @@ def start(
     with open(log, "w") as out:
         process = subprocess.Popen(
             [
+                # the priority set as it starts, so every thread it starts has it (on Linux a
+                # priority is a thread's own); nice execs the server, which keeps its pid
+                *(["nice", "-n", str(nice)] if _may_nice(nice) else []),
                 sys.executable,
                 "-m",
                 "llama_cpp.server",
