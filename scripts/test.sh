@@ -3,8 +3,8 @@
 # tests, PostgreSQL for the shared-store tests, a real inference server and model for the
 # real-model tests) and runs the whole suite. CI runs exactly this (.ci/run).
 #
-#   bash scripts/test.sh                        everything (what CI runs), in three lanes
-#                                               at once (below)
+#   bash scripts/test.sh                        everything (what CI runs): the slowed
+#                                               server's runs beside the rest (below)
 #   bash scripts/test.sh PYTEST ARGS            installs the same, then runs what ARGS name
 #   bash scripts/test.sh --fast [PYTEST ARGS]   the fast tier only: no browser, no PostgreSQL,
 #                                               no LangGraph Server, no real model (and none
@@ -101,42 +101,35 @@ fi
 if [ $# -gt 0 ]; then  # tests named on the command line: as they are, in one process
   exec "$PY" -m pytest -q -p no:cacheprovider "$@"
 fi
-# The whole suite in three lanes at once, each a pytest run of its own, its lines prefixed
-# with its name. Before, the server tiers ran one after another in one process (43 of 49
-# minutes), much of it waiting on the slowed model server, a browser or a timeout:
-# - slow: the slowed one-thread model server's runs (minutes each, the server idle half the
-#   time: about half a core);
-# - realmodel: every other test of the real model, on one llama.cpp server, one at a time
-#   (their calls never compete with each other);
-# - rest: the fast and processes tiers on three workers, then the browser, PostgreSQL and
-#   LangGraph Server tiers on two (whole files to a worker: one Streamlit server a module).
-# Every lane always runs to its end; the suite fails if any lane does.
+# The whole suite: the slowed model server's runs in the background from the start, beside
+# the rest, and the other real-model tests last, alone. Every part always runs; the suite
+# fails if any does. Before, the server tiers ran one after another in one process (43 of
+# 49 minutes).
+# - slow: the slowed one-thread server's runs (minutes each, the server idle half the time
+#   by its throttle and at a higher priority: about half a core), its lines prefixed;
+# - then the fast and processes tiers on three workers, and the browser, PostgreSQL and
+#   LangGraph Server tiers on two (whole files to a worker: one Streamlit server a module);
+# - then, once the slow runs are done, every other real-model test on one two-thread
+#   llama.cpp server with the machine to itself: beside the other work its two threads,
+#   which wait for each other at every step, made one run 8 times slower (821 s for 95).
+# The suite is CPU-bound on 2 cores: more at once only helps while something waits.
 START=$SECONDS
-LANES=$(mktemp -d)
-trap 'rm -rf "$LANES"' EXIT
+SLOW_RC=$(mktemp)
+trap 'rm -f "$SLOW_RC"' EXIT
 pytest_() { "$PY" -m pytest -q -p no:cacheprovider "$@"; }
-rest_lane() {
-  local rc=0
-  pytest_ -m "not realmodel and not (browser or postgres or server)" -n 3 --durations=10 || rc=$?
-  echo "fast and processes tiers done after $((SECONDS - START)) s (exit $rc)"
-  pytest_ -m "not realmodel and (browser or postgres or server)" -n 2 --dist loadfile \
-    --durations=15 || rc=$((rc ? rc : $?))
-  return "$rc"
-}
-lane() {  # NAME COMMAND...: in the background; its exit status kept in $LANES/NAME
-  local name=$1
-  shift
-  { "$@" 2>&1 && echo 0 >"$LANES/$name" || echo $? >"$LANES/$name"; } | sed -u "s/^/[$name] /" &
-}
-lane slow pytest_ -m slowmodel --durations=5
-lane realmodel pytest_ -m "realmodel and not slowmodel" --durations=10
-lane rest rest_lane
-wait
+{ pytest_ -m slowmodel --durations=5 2>&1 && echo 0 >"$SLOW_RC" || echo $? >"$SLOW_RC"; } |
+  sed -u "s/^/[slow] /" &
+SLOW=$!
 status=0
-for name in slow realmodel rest; do
-  rc=$(cat "$LANES/$name" 2>/dev/null || echo 1)
-  echo "scripts/test.sh: lane $name exit $rc"
-  [ "$rc" = 0 ] || status=1
-done
+pytest_ -m "not realmodel and not (browser or postgres or server)" -n 3 --durations=10 || status=$?
+echo "scripts/test.sh: fast and processes tiers done after $((SECONDS - START)) s (exit $status)"
+pytest_ -m "not realmodel and (browser or postgres or server)" -n 2 --dist loadfile \
+  --durations=15 || status=$((status ? status : $?))
+echo "scripts/test.sh: browser, PostgreSQL and Server tiers done after $((SECONDS - START)) s"
+wait "$SLOW" || true
+slow_rc=$(cat "$SLOW_RC")
+echo "scripts/test.sh: slowed-server runs done after $((SECONDS - START)) s (exit $slow_rc)"
+[ "$slow_rc" = 0 ] || status=1
+pytest_ -m "realmodel and not slowmodel" --durations=10 || status=$((status ? status : $?))
 echo "scripts/test.sh: whole suite $((SECONDS - START)) s"
 exit "$status"

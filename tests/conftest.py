@@ -126,8 +126,8 @@ def tiers(item: pytest.Item) -> set[str]:
     return found
 
 
-# The slowed model server's runs (minutes each, mostly waiting on the throttled server) are
-# a lane of their own in the whole suite (scripts/test.sh), beside the others: marked here.
+# The slowed model server's runs (minutes each, mostly waiting on the throttled server) run
+# beside the other tiers in the whole suite (scripts/test.sh): marked here.
 LANE_FIXTURES = {"slow_llama": "slowmodel"}
 
 
@@ -159,7 +159,7 @@ def slow_llama():
     server's own defaults (no cache of earlier prompts: every prompt is read whole).
     Started on first use for the whole session, for the runs at the default settings.
     At a higher priority than the suite's other processes (nice -5 as root): the whole suite
-    runs its lanes at once (scripts/test.sh), and with the other lanes keeping both cores
+    runs these beside its other tiers (scripts/test.sh), and with them keeping both cores
     busy its one thread got a third of its half (plan_execute 961 s, 332 s alone); the
     throttle, not the load, is to set its pace."""
     from tests.support_procs import llama_server
