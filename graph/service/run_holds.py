@@ -12,6 +12,7 @@ import logging
 import os
 import socket
 import time
+from concurrent import futures
 from contextlib import contextmanager
 from typing import Iterator
 
@@ -19,6 +20,10 @@ from graph.service.run_host import RunHost
 from graph.service.run_writes import RunWrites
 
 log = logging.getLogger(__name__)
+
+# How long answering a run waits for its ending leg to let go of it (that takes
+# milliseconds; its approval callbacks run first).
+LEG_END_WAIT_S = 10.0
 
 
 def _process_exists(pid: int) -> bool:
@@ -75,10 +80,25 @@ class RunHolds:
             f"(in {left:.0f} s at the earliest)."
         )
 
+    def after_its_last_leg(self, run_id: str) -> None:
+        """Wait (at most ``LEG_END_WAIT_S``) for a leg of the run that is still ending here:
+        its worker writes the run's status (waiting, paused), tells the approval callbacks
+        and only then lets go of the run. A claim made in that moment was undone by that
+        letting go, and the next leg ran without its lease and stopped."""
+        with self.service.table.lock:
+            entry = self.service.table.live.get(run_id)
+        if entry is None:
+            return
+        ended, _ = futures.wait([entry[0]], timeout=LEG_END_WAIT_S)
+        if not ended:  # still running: submit refuses it as in progress
+            log.info("Run %s: its leg still runs after %g s", run_id, LEG_END_WAIT_S)
+
     @contextmanager
     def holding(self, run_id: str) -> Iterator[None]:
         """Hold the run for this process while it is handed to a worker (ValueError when a
-        live process holds it); let go again if handing it over fails."""
+        live process holds it); let go again if handing it over fails. A leg of it still
+        ending here is waited for first (``after_its_last_leg``)."""
+        self.after_its_last_leg(run_id)
         self.writes.check_room()
         if not self.service.store.claim_run(run_id, self.service.owner, self.service.lease_s):
             raise ValueError(self.held_elsewhere(run_id))
