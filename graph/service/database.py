@@ -38,7 +38,6 @@ from typing import Any, Callable, Iterable, Iterator
 from urllib.parse import urlsplit
 
 from graph.errors import StepwiseError
-from graph.redaction import redact_url
 from graph.service.disk_space import said_when_full
 from graph.write_lock import write_lock
 
@@ -122,7 +121,7 @@ class Migration:
 
 
 class Database:
-    """One database, one connection, one lock. Use ``open_database`` to get one."""
+    """One database, one connection, one lock. Use ``database_choice.open_database`` to get one."""
 
     dialect = ""
     location = ""  # for people: a file path, or a URL without its password
@@ -257,20 +256,3 @@ class SqliteDatabase(Database):
     def close(self) -> None:
         with self._lock:
             self._conn.close()
-
-
-def open_database(path: Path | None = None, url: str | None = None) -> Database:
-    """PostgreSQL when ``url`` is a ``postgresql://`` URL, else the SQLite file ``path``."""
-    if url:
-        if not is_postgres_url(url):
-            raise DatabaseUnavailable(
-                f"STEPWISE_DATABASE_URL must start with postgresql://, not "
-                f"{redact_url(url).split('://')[0]}://."
-            )
-        # Imported here: postgres_database subclasses this module's Database.
-        from graph.service.postgres_database import PostgresDatabase
-
-        return PostgresDatabase(url)
-    if path is None:
-        raise ValueError("A database needs a file path or a postgresql:// URL.")
-    return SqliteDatabase(path)

@@ -23,7 +23,8 @@ from typing import Any, Iterable
 
 from graph.kernel.design import Design
 from graph.redaction import redact_data
-from graph.service.database import Database, open_database
+from graph.service.database import Database
+from graph.service.database_choice import open_database
 from graph.service.eval_sets import EvalSet
 from graph.service.repositories.audit import Audit, design_changes
 from graph.service.repositories.decisions import Decisions

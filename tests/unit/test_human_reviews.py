@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from graph.kernel.design import Design
-from graph.service.database import open_database
+from graph.service.database_choice import open_database
 from graph.service.eval_sets import EvalQuestion, EvalSet
 from graph.service.human_reviews import HumanReviews, ReviewError
 from graph.service.judge_agreement import score_agreement
