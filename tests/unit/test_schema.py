@@ -159,7 +159,7 @@ def test_a_store_opening_while_another_process_migrates_waits_for_it(database_ur
     migrating would), a store opening on the same database waits, then finds it done."""
     import threading
 
-    from graph.service.database import open_database
+    from graph.service.database_choice import open_database
 
     path = tmp_path / "stepwise.sqlite"
     holder = open_database(path=path, url=database_url)
