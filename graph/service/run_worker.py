@@ -65,19 +65,16 @@ def worker_main(fd: int) -> None:
 
     service = worker_service(settings)
     send_lock = threading.Lock()
-    graphs: dict[str, Any] = {}
-    graphs_lock = threading.Lock()
     signals: dict[int, StopSignal] = {}
 
     def reply(message: tuple) -> None:
         with send_lock:
             conn.send(message)
 
-    def compiled_for(design_json: str, design: Design) -> CompiledStateGraph:
-        with graphs_lock:  # one compiled graph per design serves all its runs
-            if design_json not in graphs:
-                graphs[design_json] = service.prepare(design)[0]
-            return graphs[design_json]
+    def compiled_for(design: Design) -> CompiledStateGraph:
+        # one compiled graph per design serves all its runs: the service keeps it
+        # (graph.service.run_models)
+        return service.prepare(design)[0]
 
     def drive(
         job: int, run_id: str, design_json: str, run_input: Any, step_mode: bool, owner: str | None
@@ -88,7 +85,7 @@ def worker_main(fd: int) -> None:
             outcome = service.continue_here(
                 run_id,
                 design,
-                compiled_for(design_json, design),
+                compiled_for(design),
                 run_input,
                 step_mode,
                 signals[job],
