@@ -47,7 +47,21 @@ export default function ({ parentElement, data }) {
   box.dataset.graphFitter = me;
   box.querySelectorAll('.graph-fit-note').forEach(n => { if (n !== note) n.style.display = 'none'; });
   const floor = data.min_px / data.label_px;
+  // Streamlit's chart (d3-graphviz) works out, at every redraw, points every pixel along
+  // each edge for an animation between drawings that it never plays (it draws with no
+  // transition): on a live Run page, whose graph is drawn again as each node starts, that
+  // was 40% of the browser's script time (a Chromium profile, issue 33). Its renderer
+  // keeps its options on the chart's element; once it exists, the tweens are switched
+  // off. The drawing is the same (they shape transitions only).
+  const calm = chart => {
+    const renderer = chart && chart.__graphviz__;
+    if (renderer && renderer._options && renderer._options.tweenPaths) {
+      renderer.tweenShapes(false);
+      renderer.tweenPaths(false);
+    }
+  };
   const fit = () => {
+    calm(box.querySelector('[data-testid="stGraphVizChart"]'));
     if (box.dataset.graphFitter !== me) {
       note.style.display = 'none';
       return;

@@ -130,6 +130,17 @@ def test_a_run_fills_the_step_table_row_by_row_then_shows_the_final_answer(page,
 
     expect(_answer(page)).to_be_visible(timeout=20_000)
     expect(page.locator('[data-testid="stVegaLiteChart"]').first).to_be_visible()
+    # The graph was drawn again as each node started. Its renderer's tweens are off
+    # (ui/graph_fit.py): with them, every redraw worked out points along every edge for an
+    # animation never played, 40% of the browser's script time on a live page.
+    tweens = page.evaluate(
+        """() => {
+        const chart = document.querySelector('[data-testid="stGraphVizChart"]');
+        const renderer = chart && chart.__graphviz__;
+        return renderer ? [renderer._options.tweenPaths, renderer._options.tweenShapes] : null;
+        }"""
+    )
+    assert tweens == [False, False], f"the graph's renderer still tweens: {tweens}"
     _shoot(page, "run.png", height=1900)
 
 
