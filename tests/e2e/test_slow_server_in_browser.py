@@ -20,6 +20,7 @@ two-thread server before these runs replaced it.
 
 from __future__ import annotations
 
+import logging
 import re
 import time
 
@@ -35,6 +36,8 @@ from tests.e2e.conftest import serve
 from tests.e2e.test_app_in_browser import _click_run
 from tests.support_procs.llama_server import MODEL_NAME
 from ui.views import view_of
+
+log = logging.getLogger(__name__)
 
 # 293, 377 and 286 s for the three runs on this 2-core machine (2026-12-03); a slower
 # machine may take twice that. Under the test's own timeout.
@@ -79,28 +82,49 @@ def slow_app(slow_llama, tmp_path_factory):
         api.server.shutdown()
 
 
-def _follow(page, store: Store, run_id: str) -> tuple[str, list[str]]:
-    """Follow the run on its page to its end, answering what it asks (Approve an approval,
-    Skip an escalation); its final status and every "The model is writing" line seen."""
+# How often the follower looks at the run's page. Between looks the tab is on a blank
+# page: a Run page left open on a live run redraws twice a second, and over these runs'
+# minutes its Chromium renderer took about a third of a core (the suite's largest single
+# cost, issue 32), time the one-thread server's run is measured beside. A look is a
+# user coming back to the tab: the page is opened afresh and read.
+LOOK_S = 15
+ENDED = ("done", "failed", "cancelled", "interrupted")
+
+
+def _look(page, url: str, store: Store, run_id: str, seen: list[str]) -> None:
+    """Open the run's page, note a "The model is writing" line if one shows, answer what
+    the run asks (Approve an approval, Skip an escalation), and leave for a blank page."""
+    page.goto(f"{url}/run?run={run_id}")
+    expect(page.get_by_text(re.compile(r"^status "))).to_be_visible()
+    writing = page.get_by_text(WRITING)
+    try:  # a call in progress shows at the first drawing or the next refresh
+        writing.first.wait_for(timeout=3_000)
+        seen.append(writing.first.inner_text(timeout=2_000))
+    except Exception as error:  # no call in progress now, or the line went as it was read
+        log.debug("no writing line at this look: %s", type(error).__name__)
+    if store.run(run_id).status == "waiting":
+        for item in store.pending_interrupts(run_id):
+            card = page.locator(f".st-key-approval-{item['id']}")
+            card.wait_for()
+            label = "Skip" if item.get("kind") == "escalation" else "Approve"
+            card.get_by_role("button", name=label, exact=True).click()
+            page.wait_for_timeout(1500)
+    page.goto("about:blank")
+
+
+def _follow(page, url: str, store: Store, run_id: str) -> tuple[str, list[str]]:
+    """Follow the run to its end, looking at its page every LOOK_S seconds and whenever it
+    waits for a person; its final status and every "The model is writing" line seen."""
     seen: list[str] = []
     deadline = time.time() + RUN_S
+    next_look = 0.0
     while time.time() < deadline:
         record = store.run(run_id)
-        if record.status in ("done", "failed", "cancelled", "interrupted"):
+        if record.status in ENDED:
             return record.status, seen
-        writing = page.get_by_text(WRITING)
-        if writing.count():
-            try:
-                seen.append(writing.first.inner_text(timeout=2_000))
-            except Exception as error:  # the line went between the count and the read
-                seen.append(f"(gone before it was read: {type(error).__name__})")
-        if record.status == "waiting":
-            for item in store.pending_interrupts(run_id):
-                card = page.locator(f".st-key-approval-{item['id']}")
-                if card.count():
-                    label = "Skip" if item.get("kind") == "escalation" else "Approve"
-                    card.get_by_role("button", name=label, exact=True).click()
-                    page.wait_for_timeout(1500)
+        if time.time() >= next_look or record.status == "waiting":
+            _look(page, url, store, run_id, seen)
+            next_look = time.time() + LOOK_S
         time.sleep(1)
     raise AssertionError(f"run {run_id} still {store.run(run_id).status} after {RUN_S} s")
 
@@ -120,7 +144,7 @@ def test_each_system_completes_on_a_one_thread_server_and_the_page_shows_its_tok
     expect(page.get_by_label("Question")).to_have_value(example)
     started = time.monotonic()
     run_id = _click_run(page)
-    status, writing = _follow(page, store, run_id)
+    status, writing = _follow(page, url, store, run_id)
     took = time.monotonic() - started
     calls = model_calls(store, run_id)
     report = call_report(system, calls, took)

@@ -56,7 +56,7 @@ def test_clock_defined_in_the_browser_answers_the_time_question_on_the_real_mode
 
             started = time.monotonic()
             run_id = ask(page, url, CLOCK_QUESTION)
-            status, _ = _follow(page, store, run_id)
+            status, _ = _follow(page, url, store, run_id)
             took = time.monotonic() - started
             calls = model_calls(store, run_id)
             report = call_report("plan_execute with clock", calls, took, "the two-thread server")
