@@ -219,12 +219,12 @@ def report(system: str, runs: int, measured: dict[str, Any]) -> None:
         f"{system} and the trivial three_steps), offline scripted model; median (min-max), s"
     )
     print(f"  load average before: {measured['loads'][0]}")
-    print(f"  {'':<16} {'first update':>22} {'total':>22}")
+    print(f"  {'':<28} {'first update':>22} {'total':>22}")
     for side, title in (("ours", system), ("trivial", "three_steps")):
         for where in ("local", "server"):
             rows = figures[f"{side} {where}"]
             print(
-                f"  {title + ' ' + where:<22} "
+                f"  {title + ' ' + where:<28} "
                 f"{_cell([r['first update'] for r in rows]):>22} "
                 f"{_cell([r['total'] for r in rows]):>22}"
             )
@@ -233,7 +233,7 @@ def report(system: str, runs: int, measured: dict[str, Any]) -> None:
             _cell([served[key] - local[key] for served, local in pairs])
             for key in ("first update", "total")
         ]
-        print(f"  {title + ' server - local':<22} {excess[0]:>22} {excess[1]:>22}")
+        print(f"  {title + ' server - local':<28} {excess[0]:>22} {excess[1]:>22}")
     for side, title in (("ours", system), ("trivial", "three_steps")):
         print(f"  {title} server run, split:")
         for part in SPLIT:
