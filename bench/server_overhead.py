@@ -16,7 +16,8 @@ A server run is then split by its own clocks (same machine): request (the client
 to the run's ``created_at``), queue (``created_at`` to the worker starting it: the
 server log's ``run_queue_ms``), start (the worker starting to the ``metadata`` event the
 client receives: the graph factory and the stream's setup), first node (``metadata`` to
-the first update) and the rest (to the end of the stream).
+the first update) and the rest (to the end of the stream). Last, the served runs again
+back to back, each created as soon as the one before it ended (the queue's worst case).
 """
 
 from __future__ import annotations
@@ -163,7 +164,8 @@ def measure(system: str, runs: int) -> dict[str, Any]:
         ours.stop()
         raise
     figures: dict[str, list[dict[str, Any]]] = {
-        k: [] for k in ("ours local", "ours server", "trivial local", "trivial server")
+        k: []
+        for k in ("ours local", "ours server", "trivial local", "trivial server", "back to back")
     }
     loop = asyncio.new_event_loop()
 
@@ -192,6 +194,14 @@ def measure(system: str, runs: int) -> dict[str, Any]:
                 result = run()
                 if index:  # the first of each is a warm-up (a graph built, modules loaded)
                     figures[name].append(result)
+        # Then ours again, each run created as soon as the one before it has ended, as a
+        # script, an answered approval or step mode's next step does: the first of them
+        # follows a pause, so it is not counted.
+        for index in range(runs + 1):
+            payload = run_input(system, examples[index % len(examples)], design)
+            result = _server(ours_client, system, payload, config)
+            if index:
+                figures["back to back"].append(result)
         loads.append(load())
         logs = {"ours": started_runs(ours.log_text()), "trivial": started_runs(trivial.log_text())}
     finally:
@@ -234,6 +244,11 @@ def report(system: str, runs: int, measured: dict[str, Any]) -> None:
             for key in ("first update", "total")
         ]
         print(f"  {title + ' server - local':<28} {excess[0]:>22} {excess[1]:>22}")
+    rows = figures["back to back"]
+    print(
+        f"  {system + ' back to back':<28} "
+        f"{_cell([r['first update'] for r in rows]):>22} {_cell([r['total'] for r in rows]):>22}"
+    )
     for side, title in (("ours", system), ("trivial", "three_steps")):
         print(f"  {title} server run, split:")
         for part in SPLIT:
