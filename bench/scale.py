@@ -15,12 +15,12 @@ level (runs one at a time); ideal = reference x first level / level. Prints figu
 Columns: jobs (runs the server works at once); wall time; ideal; their ratio; mean run
 time (each run's created_at to updated_at, queueing included); runs done.
 
-Then the per-run overhead (``--overhead N`` runs, one at a time, on a fresh server with
-one job): each run from the client's create to its join returning, split by the thread's
-checkpoint times into queue pickup (created_at to the first checkpoint: the server's
-queue, and building the graph), execution (first to last checkpoint: the graph itself)
-and the rest (last checkpoint to the join returning). Overhead = total - execution. Where
-the pickup goes is in docs/deployment.md ("Where a server run's first second goes").
+Then the per-run overhead (``--overhead N`` runs each, ``bench/server_overhead.py``): the
+same compiled graph run locally and on a fresh one-job ``langgraph dev``, and a trivial
+three-node graph served the same way, interleaved, on the offline scripted model; first
+update and total time of each, the server's excess over the local run, and a server run
+split into request, queue, start (the graph factory), first node and the rest. Where the
+time goes is in docs/deployment.md ("Where a server run's first second goes").
 """
 
 from __future__ import annotations
@@ -39,7 +39,8 @@ sys.path.insert(0, str(ROOT))
 from langgraph_sdk import get_sync_client  # noqa: E402
 
 from bench.eval_throughput import model_server  # noqa: E402
-from bench.fairness import load, spread  # noqa: E402
+from bench.server_overhead import measure as measure_overhead  # noqa: E402
+from bench.server_overhead import report  # noqa: E402
 from graph.kernel.design import Design  # noqa: E402
 from graph.kernel.system import get_system  # noqa: E402
 from graph.models.choice import ModelChoice  # noqa: E402
@@ -84,45 +85,6 @@ def measure(system: str, design: Design, questions: list[str], jobs: int) -> dic
         server.stop()
 
 
-def _at(stamp: str) -> float:
-    return datetime.fromisoformat(stamp).timestamp()
-
-
-def overhead(system: str, design: Design, questions: list[str]) -> dict[str, list[float]]:
-    """Each of ``questions`` run alone on a fresh one-job server: seconds of total,
-    pickup, execution, the rest and overhead (total - execution), per run."""
-    server = langgraph_server.start(jobs_per_worker=1)
-    parts: dict[str, list[float]] = {
-        k: [] for k in ("total", "pickup", "execution", "rest", "overhead")
-    }
-    try:
-        client = get_sync_client(url=server.url, timeout=600)
-        config = run_config(design)
-        for index, question in enumerate([questions[0], *questions]):
-            thread = client.threads.create()["thread_id"]
-            started = time.time()
-            run = client.runs.create(
-                thread, system, input=run_input(system, question, design), config=config
-            )
-            client.runs.join(thread, run["run_id"])
-            ended = time.time()
-            if index == 0:
-                continue  # warm-up: the design's graph is built
-            record = client.runs.get(thread, run["run_id"])
-            stamps = sorted(
-                _at(h["created_at"]) for h in client.threads.get_history(thread, limit=1000)
-            )
-            execution = stamps[-1] - stamps[0]
-            parts["total"].append(ended - started)
-            parts["pickup"].append(stamps[0] - _at(record["created_at"]))
-            parts["execution"].append(execution)
-            parts["rest"].append(ended - stamps[-1])
-            parts["overhead"].append(ended - started - execution)
-    finally:
-        server.stop()
-    return parts
-
-
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=16)
@@ -130,7 +92,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--jobs", default="1,2", help="runs the server works at once, per level")
     parser.add_argument("--system", default="plan_execute")
     parser.add_argument(
-        "--overhead", type=int, default=8, help="runs, one at a time, for the per-run overhead"
+        "--overhead",
+        type=int,
+        default=8,
+        help="runs of each side for the per-run overhead (0: none)",
     )
     args = parser.parse_args(argv)
     levels = [int(j) for j in args.jobs.split(",")]
@@ -160,17 +125,8 @@ def main(argv: list[str] | None = None) -> None:
                 f"{jobs:>4} {figures['wall']:>8.2f} {ideal:>8.2f} {figures['wall'] / ideal:>6.2f} "
                 f"{figures['run_s']:>6.2f} {figures['done']:>5}"
             )
-        if args.overhead:
-            print(f"load average before the overhead runs: {load()}")
-            parts = overhead(args.system, design, questions[: args.overhead])
-            print(f"per-run overhead, {args.overhead} runs one at a time (median, min-max, s):")
-            for name, values in parts.items():
-                figure = spread(values)
-                print(
-                    f"  {name:<10} {figure['median']:6.3f}  "
-                    f"({figure['min']:.3f}-{figure['max']:.3f})"
-                )
-            print(f"load average after: {load()} (no claim at a load of 2 or more)")
+    if args.overhead:
+        report(args.system, args.overhead, measure_overhead(args.system, args.overhead))
 
 
 if __name__ == "__main__":
