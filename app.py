@@ -16,31 +16,39 @@ from pathlib import Path
 
 import streamlit as st
 
-from ui import access, page_visits, projector_theme, widgets
+from ui import collector
 
-PAGE_ICON = Path(__file__).parent / "assets" / "stepwise-icon.svg"
+# The process's first run loads the app's modules with no garbage collection; one
+# collection once it has ended (``ui/collector.py``).
+collector.hold()
+try:
+    from ui import access, page_visits, projector_theme, widgets
 
-st.set_page_config(page_title="Stepwise", page_icon=str(PAGE_ICON), layout="wide")
-access.gate()  # with sign-in configured, nothing below runs for a stranger
+    PAGE_ICON = Path(__file__).parent / "assets" / "stepwise-icon.svg"
 
-page = st.navigation(
-    [
-        st.Page(
-            "app_pages/design.py", title="Design", icon=":material/account_tree:", default=True
-        ),
-        st.Page("app_pages/prompts.py", title="Prompts", icon=":material/edit_note:"),
-        st.Page("app_pages/run.py", title="Run", icon=":material/play_circle:"),
-        st.Page("app_pages/approvals.py", title="Approvals", icon=":material/front_hand:"),
-        st.Page("app_pages/history.py", title="History", icon=":material/history:"),
-        st.Page("app_pages/audit.py", title="Audit", icon=":material/policy:"),
-        st.Page("app_pages/evals.py", title="Evals", icon=":material/fact_check:"),
-        st.Page("app_pages/model.py", title="Model", icon=":material/memory:"),
-        st.Page("app_pages/tools.py", title="Tools", icon=":material/build:"),
-        st.Page("app_pages/server.py", title="Server", icon=":material/dns:"),
-    ]
-)
-page_visits.note(page.url_path)
-access.sidebar_line()
-widgets.sidebar()
-projector_theme.choose_and_apply()
-page.run()
+    st.set_page_config(page_title="Stepwise", page_icon=str(PAGE_ICON), layout="wide")
+    access.gate()  # with sign-in configured, nothing below runs for a stranger
+
+    page = st.navigation(
+        [
+            st.Page(
+                "app_pages/design.py", title="Design", icon=":material/account_tree:", default=True
+            ),
+            st.Page("app_pages/prompts.py", title="Prompts", icon=":material/edit_note:"),
+            st.Page("app_pages/run.py", title="Run", icon=":material/play_circle:"),
+            st.Page("app_pages/approvals.py", title="Approvals", icon=":material/front_hand:"),
+            st.Page("app_pages/history.py", title="History", icon=":material/history:"),
+            st.Page("app_pages/audit.py", title="Audit", icon=":material/policy:"),
+            st.Page("app_pages/evals.py", title="Evals", icon=":material/fact_check:"),
+            st.Page("app_pages/model.py", title="Model", icon=":material/memory:"),
+            st.Page("app_pages/tools.py", title="Tools", icon=":material/build:"),
+            st.Page("app_pages/server.py", title="Server", icon=":material/dns:"),
+        ]
+    )
+    page_visits.note(page.url_path)
+    access.sidebar_line()
+    widgets.sidebar()
+    projector_theme.choose_and_apply()
+    page.run()
+finally:  # also after st.stop or st.rerun
+    collector.settle()

@@ -75,6 +75,8 @@ TIER_MODULES = {
 }
 # the Tools page's test with a stdio MCP server: the page starts it
 TIER_MODULES[ROOT / "tests" / "app" / "test_tools_stdio_page.py"] = "processes"
+# the app's first script run in fresh interpreters (what it imports, what it freezes)
+TIER_MODULES[ROOT / "tests" / "app" / "test_first_page.py"] = "processes"
 # Single tests that start processes importing the engine, in modules whose other tests do
 # not (node ids; seconds measured alone on the loaded 2-core machine, 2026-12-03).
 TIER_TESTS = {

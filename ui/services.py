@@ -9,20 +9,23 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import streamlit as st
 
 from graph.kernel.design import Design
 from graph.kernel.system import System, get_system
 from graph.logs import configure_logging
-from graph.service.experiments import ExperimentRunner
-from graph.service.judging import JudgeJobs
 from graph.service.run_service import RunService
 from graph.service.server_runs import ServerGraph, ServerRunService, open_run_service
 from graph.service.store import RunRecord, Store
 from graph.settings import Settings, get_settings
 from ui.system_view import SystemView
 from ui.views import view_of
+
+if TYPE_CHECKING:  # the Evals page's: loaded when it first asks, not with the first page
+    from graph.service.experiments import ExperimentRunner
+    from graph.service.judging import JudgeJobs
 
 
 def settings() -> Settings:
@@ -100,11 +103,15 @@ def server_problem() -> str:
 
 def experiments() -> ExperimentRunner:
     """The experiment runner over that run service (its own bounded pools)."""
+    from graph.service.experiments import ExperimentRunner
+
     return ExperimentRunner.of(service())
 
 
 def judges() -> JudgeJobs:
     """The background judge over that run service (its own thread)."""
+    from graph.service.judging import JudgeJobs
+
     return JudgeJobs.of(service())
 
 
