@@ -41,8 +41,9 @@ def _alternation(secrets: Iterable[str]) -> re.Pattern | None:
 def remember_secrets(values: Iterable[str | None]) -> None:
     """Secrets to take out of every text from now on (a configured API key, say)."""
     found = {v for v in values if v and len(v) >= _MIN_SECRET}
-    # A secret may sit in JSON text with its special characters escaped.
-    found |= {json.dumps(v)[1:-1] for v in found}
+    # A secret may sit in JSON text with its special characters escaped, non-ASCII ones
+    # too (``redact_data``'s text) or not (``clean_json``'s, as the store writes it).
+    found |= {json.dumps(v, ensure_ascii=e)[1:-1] for v in found for e in (True, False)}
     global _known, _known_pattern
     if found - _known:
         with _lock:
@@ -100,6 +101,18 @@ def redact_data(value: Any) -> Any:
         if not _may_hold_secret(text):
             return json.loads(text)
     return _redact_walk(value)
+
+
+def clean_json(value: Any) -> str | None:
+    """``value``'s JSON text, non-ASCII kept (as the store writes it), when it holds
+    nothing ``redact`` would take out; None when it may, or is not JSON alone (then
+    ``redact_data`` it). The store's one encoding of an event: where ``redact_data``
+    would encode, decode a copy and the store encode that copy again."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError):  # an object, NaN: the caller walks it
+        return None
+    return None if _may_hold_secret(text) else text
 
 
 def _redact_walk(value: Any) -> Any:

@@ -135,6 +135,51 @@ def test_a_secret_anywhere_in_a_large_value_is_found_however_json_escapes_it():
     assert rows[0]["result"] == "plain text 0"  # a copy, never the caller's value
 
 
+def test_an_event_is_encoded_once_and_only_when_it_holds_no_secret_in_either_escaping():
+    """The store encodes a clean event's data once (``clean_json``, non-ASCII kept, as it
+    writes it) instead of redacting a copy and encoding that; a secret is seen however
+    the text escapes it, and a value that is not JSON alone is left to ``redact_data``."""
+    from graph.redaction import clean_json, remember_secrets
+    from graph.service.repositories.shared import dumps
+
+    odd = 'k\u00e9y"with-quote-5521'
+    remember_secrets([odd])
+    clean = {"note": 'caf\u00e9 "quoted"', "rows": [1, 2.5, None, True], "k": {"n": "x"}}
+    assert clean_json(clean) == dumps(clean)  # the very text the store writes
+    assert clean_json({"note": f"before {odd} after"}) is None  # é kept, quote escaped
+    assert clean_json({"shape": "sk-proj-AbCdEf0123456789"}) is None
+    assert clean_json({"ratio": float("nan")}) is None  # not JSON: walked instead
+
+
+def test_the_store_keeps_out_a_secret_with_characters_json_escapes(tmp_path):
+    """A clean event is stored from its one JSON text; a secret holding a quote and a
+    non-ASCII letter sits in that text in a form neither plain nor ASCII-escaped, and
+    must still be found there."""
+    secret = 'pass"w\u00f6rd-8812'
+    settings = Settings(home=tmp_path, openai_api_key=secret)  # configured: remembered
+    store = Store.open(settings)
+    try:
+        store.create_run("r1", QUESTION, Design(), "m")
+        store.append_events(
+            "r1",
+            [
+                {"seq": 1, "kind": "custom", "node": "", "data": {"note": f"key {secret}"}},
+                {"seq": 2, "kind": "update", "node": "n", "data": {"messages": ["clean"]}},
+                {"seq": 3, "kind": "custom", "node": "", "namespace": secret, "data": {}},
+            ],
+        )
+        events = store.events("r1")
+    finally:
+        store.close()
+    assert events[0]["data"] == {"note": f"key {REDACTED}"}
+    assert events[1]["data"] == {"messages": ["clean"]}
+    assert events[2]["namespace"] == REDACTED  # a field besides the data is checked too
+    escaped = json.dumps(secret, ensure_ascii=False)[1:-1].encode()  # as clean_json writes
+    for path in tmp_path.rglob("*"):  # the store and its WAL file
+        if path.is_file():
+            assert escaped not in path.read_bytes(), f"the key is in {path.name}"
+
+
 def test_secrets_remembered_while_another_thread_redacts_break_nothing(monkeypatch):
     """Settings made on one thread (a page, a run's model) remember their keys while a run
     writes its events on another: the set of secrets is never changed under a reader."""

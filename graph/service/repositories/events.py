@@ -9,7 +9,7 @@ import json
 import time
 from typing import Any
 
-from graph.redaction import redact_data
+from graph.redaction import clean_json, redact_data
 from graph.service.database import Database, Transaction
 from graph.service.repositories.shared import (
     SETTLED_STATUSES,
@@ -19,6 +19,9 @@ from graph.service.repositories.shared import (
     fence,
 )
 from graph.service.state_deltas import StateLog
+
+# The fields of an event record stored as text besides its data.
+_HEADER = ("kind", "node", "namespace", "step", "key")
 
 
 class Events:
@@ -48,8 +51,8 @@ class Events:
                 if owner is not None:
                     fence(tx, run_id, owner)
                 latest = self._latest_seq(tx, run_id)
-                for record, state in prepared:
-                    seq = self._insert_event(tx, run_id, record, state, latest)
+                for record, state, text in prepared:
+                    seq = self._insert_event(tx, run_id, record, state, latest, text)
                     latest = max(latest, seq)
                     seqs.append(seq)
         except BaseException:
@@ -59,20 +62,34 @@ class Events:
         return seqs
 
     @staticmethod
-    def _redacted(record: dict) -> tuple[dict, bool]:
-        """The record with secrets taken out, and whether it is a state event (whose
+    def _redacted(record: dict) -> tuple[dict, bool, str | None]:
+        """The record with secrets taken out, whether it is a state event (whose
         snapshot is redacted by what changed since the run's previous one:
-        ``StateLog.to_store``). An echoed server error may carry an API key."""
+        ``StateLog.to_store``), and its data's JSON when that is known to hold no secret
+        (``clean_json``: encoded once, not copied). An echoed server error may carry an
+        API key."""
         state = record["kind"] == "state" and isinstance(record.get("data"), dict)
+        if clean_json([record.get(k) for k in _HEADER]) is None:  # a secret in a field
+            record = {**redact_data({**record, "data": None}), "data": record.get("data")}
         if state:
-            return {**redact_data({**record, "data": None}), "data": record["data"]}, True
-        return redact_data(record), False
+            return record, True, None
+        text = clean_json(record.get("data"))
+        if text is None:  # it may hold a secret (or is not JSON alone): the copy redacted
+            return {**record, "data": redact_data(record.get("data"))}, False, None
+        return record, False, text
 
     def _insert_event(
-        self, tx: Transaction, run_id: str, record: dict, state: bool, latest: int
+        self,
+        tx: Transaction,
+        run_id: str,
+        record: dict,
+        state: bool,
+        latest: int,
+        text: str | None = None,
     ) -> int:
         """``append``'s writes for one redacted record, ``latest`` the run's
-        highest seq so far; the seq it is stored under."""
+        highest seq so far, ``text`` its data's JSON if already made; the seq it is
+        stored under."""
         kind = record["kind"]
         data = record.get("data")
         key = record.get("key")
@@ -105,7 +122,7 @@ class Events:
                 record.get("node") or "",
                 record.get("namespace") or "",
                 record.get("step"),
-                self._event_json(tx, logged),
+                self._event_json(tx, logged, text),
                 key,
             ),
         )
@@ -186,10 +203,11 @@ class Events:
     def latest_seq(self, run_id: str) -> int:
         return self.db.query("SELECT MAX(seq) FROM events WHERE run_id = ?", (run_id,))[0][0] or 0
 
-    def _event_json(self, tx: Transaction, value: Any) -> str:
-        """An event's data as stored: its JSON, long texts shelved. A value whose whole
-        JSON is shorter than a shelved text holds none: most values are not walked."""
-        text = dumps(value)
+    def _event_json(self, tx: Transaction, value: Any, text: str | None = None) -> str:
+        """An event's data as stored: its JSON (``text`` if made already), long texts
+        shelved. A value whose whole JSON is shorter than a shelved text holds none: most
+        values are not walked."""
+        text = dumps(value) if text is None else text
         return text if len(text) < SHELVED_TEXT else dumps(self._shelve(tx, value))
 
     def _shelve(self, tx: Transaction, value: Any) -> Any:
