@@ -151,7 +151,7 @@ class Database:
         raise NotImplementedError
 
     @contextmanager
-    def _begin(self, conn: Any, exclusive: bool) -> Iterator[None]:
+    def _begin(self, conn: Any, exclusive: bool, pipelined: bool) -> Iterator[None]:
         raise NotImplementedError
 
     # -- the interface
@@ -170,12 +170,18 @@ class Database:
             return tx.insert_id(sql, params)
 
     @contextmanager
-    def transaction(self, exclusive: bool = False) -> Iterator[Transaction]:
+    def transaction(
+        self, exclusive: bool = False, pipelined: bool = False
+    ) -> Iterator[Transaction]:
         """Everything inside commits together or not at all. ``exclusive``: no other
-        process migrates or writes meanwhile (used by ``migrate``)."""
+        process migrates or writes meanwhile (used by ``migrate``). ``pipelined``: on
+        PostgreSQL, statements are sent without waiting for their results, which come
+        when a cursor is read (``fetchone``, ``fetchall``: never ``rowcount``) or at the
+        commit: statements asked together cost one round trip. A statement's error may
+        then be raised later, at the commit at the latest."""
         with self._lock, said_when_full(self.location):
             conn = self._connection()
-            with self._begin(conn, exclusive):
+            with self._begin(conn, exclusive, pipelined):
                 yield Transaction(self, conn)
 
     def migrate(self, migrations: list[Migration]) -> int:
@@ -234,11 +240,14 @@ class SqliteDatabase(Database):
         return ddl.replace("{rowid}", "")
 
     @contextmanager
-    def transaction(self, exclusive: bool = False) -> Iterator[Transaction]:
-        """As ``Database.transaction``; writers of other processes (run workers) queue on
-        the file's write lock, woken when it is free instead of polling in SQLite's busy
-        handler. It is taken at the first write (reads and the values' serializing come
-        first) and held until the commit."""
+    def transaction(
+        self, exclusive: bool = False, pipelined: bool = False
+    ) -> Iterator[Transaction]:
+        """As ``Database.transaction`` (``pipelined`` changes nothing on a file: each
+        statement runs as it is given); writers of other processes (run workers) queue
+        on the file's write lock, woken when it is free instead of polling in SQLite's
+        busy handler. It is taken at the first write (reads and the values' serializing
+        come first) and held until the commit."""
         lock = self._write_lock
         with self._lock, said_when_full(self.location), ExitStack() as turn:
             conn = self._conn

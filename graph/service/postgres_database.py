@@ -13,6 +13,7 @@ off by the server going away (``database_lost``) says so (``database_lost_reason
 
 from __future__ import annotations
 
+import logging
 import re
 from contextlib import contextmanager
 from functools import lru_cache
@@ -25,6 +26,8 @@ from graph.service.database import Database, DatabaseUnavailable
 
 if TYPE_CHECKING:
     import psycopg
+
+log = logging.getLogger(__name__)
 
 # pg_advisory_xact_lock key of schema migrations ("stepwise" in ASCII, as an int64).
 MIGRATION_LOCK = 0x73746570776973
@@ -121,16 +124,52 @@ class PostgresDatabase(Database):
         return {r[0] for r in rows}
 
     @contextmanager
-    def _begin(self, conn: psycopg.Connection[Row], exclusive: bool) -> Iterator[None]:
-        with conn.transaction():
-            if exclusive:  # held until commit: a second process waits, then finds it done
-                conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
-            yield
+    def _begin(
+        self, conn: psycopg.Connection[Row], exclusive: bool, pipelined: bool
+    ) -> Iterator[None]:
+        if not pipelined:
+            with conn.transaction():
+                if exclusive:  # held until commit: a second process waits, then finds it done
+                    conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
+                yield
+            return
+        try:
+            # BEGIN goes with the first read, the writes after it with COMMIT (psycopg's
+            # pipeline mode; its transaction blocks would wait at BEGIN and before COMMIT).
+            with conn.pipeline():
+                conn.execute("BEGIN")
+                if exclusive:
+                    conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
+                yield
+                conn.execute("COMMIT")
+        except BaseException:
+            _roll_back_open(conn)
+            raise
 
     def close(self) -> None:
         with self._lock:
             if self._conn is not None:
                 self._conn.close()
+
+
+def _roll_back_open(conn: psycopg.Connection[Row]) -> None:
+    """After a pipelined transaction failed, its transaction may still be open: the block
+    raised before its COMMIT, or the server refused a statement and so skipped the rest
+    up to the pipeline's end, COMMIT included. It is rolled back here, or the connection
+    closed (the next statement opens a new one) when even that fails."""
+    import psycopg
+    from psycopg.pq import TransactionStatus
+
+    if conn.closed or conn.info.transaction_status not in (
+        TransactionStatus.INTRANS,
+        TransactionStatus.INERROR,
+    ):
+        return
+    try:
+        conn.execute("ROLLBACK")
+    except psycopg.Error as exc:
+        log.warning("A failed transaction could not be rolled back (%s): reconnecting.", exc)
+        conn.close()
 
 
 def _row(cursor: psycopg.Cursor[Any]) -> Callable[[Sequence[Any]], Row]:

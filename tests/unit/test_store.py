@@ -193,6 +193,91 @@ def test_events_are_appended_in_order_and_read_after_a_seq(store):
     assert store.append_event("r1", update_record(1, "again", [])) == 7
 
 
+def test_a_keyed_event_appended_again_keeps_its_first_seq_and_is_stored_once(store):
+    """A node update a resumed run replays (same key), in a later batch or twice in one,
+    is not stored again; the seq it was stored under is returned."""
+    store.create_run("r1", "question?", design(), "offline scripted model")
+    first = {**update_record(1, "planner", []), "key": "update:task-1"}
+    assert store.append_events("r1", [first, update_record(2, "executor", [])]) == [1, 2]
+    again = {**update_record(1, "planner", []), "key": "update:task-1"}
+    other = {**update_record(2, "executor", []), "key": "update:task-2"}
+    assert store.append_events("r1", [again, other, {**other, "seq": 3}]) == [1, 3, 3]
+    assert store.nodes_run("r1") == ["planner", "executor", "executor"]
+    assert store.update_keys("r1") is None  # one update without a key
+
+
+def test_an_event_write_is_fenced_by_the_lease_and_stores_nothing_for_another_owner(store):
+    from graph.service.leases import LeaseLost
+
+    store.create_run("r1", "question?", design(), "offline scripted model", owner="a", lease_s=60)
+    assert store.append_events("r1", [update_record(1, "planner", [])], owner="a") == [1]
+    with pytest.raises(LeaseLost):
+        store.append_events("r1", [update_record(2, "executor", [])], owner="b")
+    assert store.nodes_run("r1") == ["planner"]
+    assert store.append_events("r1", [update_record(1, "executor", [])], owner="a") == [2]
+    # a run that is not there is not anyone's: its events are stored (as before leases)
+    assert store.append_events("gone", [update_record(1, "x", [])], owner="a") == [1]
+
+
+def test_an_owned_batch_of_events_costs_two_round_trips_on_postgresql(tmp_path, postgres_url):
+    """Each round trip to PostgreSQL is a wait (and a chance for the run's other threads
+    to take the interpreter): a batch asks its fence, latest seq and known keys at once,
+    and sends its writes with the commit, whatever its size. Counted in libpq's own
+    trace of the messages sent: each Sync or Flush is a wait for the server."""
+    from psycopg import pq
+
+    store = Store.open(Settings(home=tmp_path, provider="scripted", database_url=postgres_url))
+    store.create_run("r1", "question?", design(), "offline scripted model", owner="a", lease_s=60)
+    batch = [{**update_record(i, f"n{i}", []), "key": f"update:{i}"} for i in (1, 2, 3)]
+    batch.append(state_record(4, 2, {}))
+    trace = tmp_path / "libpq.trace"
+    conn = store.database._connection()
+    with trace.open("w") as sink:
+        conn.pgconn.trace(sink.fileno())
+        conn.pgconn.set_trace_flags(pq.Trace.SUPPRESS_TIMESTAMPS)
+        try:
+            assert store.append_events("r1", batch, owner="a") == [1, 2, 3, 4]
+        finally:
+            conn.pgconn.untrace()
+    messages = [
+        (m[0], m[2].split()[0]) for m in (x.split("\t") for x in trace.read_text().splitlines())
+    ]
+    waits = [
+        name
+        for i, (side, name) in enumerate(messages)
+        if side == "F"
+        and name in ("Sync", "Flush")
+        and messages[i - 1] != ("F", "Sync")  # a Flush right after a Sync: the same wait
+    ]
+    assert waits == ["Flush", "Sync"], waits
+    assert store.nodes_run("r1") == ["n1", "n2", "n3"]
+    assert store.run("r1").counts == {"steps": 2, "replans": 0}
+    store.close()
+
+
+def test_a_pipelined_transaction_postgresql_refused_is_rolled_back_and_the_store_goes_on(
+    tmp_path, postgres_url
+):
+    """A statement refused in a pipeline makes the server skip the rest, COMMIT
+    included, leaving the transaction open and aborted: it is rolled back, nothing of
+    it is kept, and the connection serves the next read and write."""
+    import psycopg
+
+    store = Store.open(Settings(home=tmp_path, provider="scripted", database_url=postgres_url))
+    store.create_run("r1", "question?", design(), "offline scripted model")
+    with pytest.raises(psycopg.errors.NotNullViolation):
+        with store.database.transaction(pipelined=True) as tx:
+            tx.execute("UPDATE runs SET reason = ? WHERE id = ?", ("half-way", "r1"))
+            tx.execute(
+                "INSERT INTO events (run_id, seq, ts, kind, data_json) VALUES (?, 1, 1.0, ?, NULL)",
+                ("r1", "update"),
+            )
+    assert store.run("r1").reason == ""
+    assert store.append_event("r1", update_record(1, "planner", [])) == 1
+    assert store.nodes_run("r1") == ["planner"]
+    store.close()
+
+
 def test_a_state_event_updates_the_run_counts_and_the_latest_snapshot(store):
     store.create_run("r1", "question?", design(), "offline scripted model")
     chart = {"mark": "line", "data": {"values": [1, 2, 3]}}
