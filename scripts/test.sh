@@ -101,35 +101,45 @@ fi
 if [ $# -gt 0 ]; then  # tests named on the command line: as they are, in one process
   exec "$PY" -m pytest -q -p no:cacheprovider "$@"
 fi
-# The whole suite: the slowed model server's runs in the background from the start, beside
-# the rest, and the other real-model tests last, alone. Every part always runs; the suite
-# fails if any does. Before, the server tiers ran one after another in one process (43 of
-# 49 minutes).
+# The whole suite: the real-model tests in two lanes in the background from the start, beside
+# the rest. Every part always runs; the suite fails if any does. Before, the server tiers ran
+# one after another in one process (43 of 49 minutes), and later the real-model tests alone
+# at the end (their server had two threads, which wait for each other at every step: beside
+# other work one test took 821 s instead of 95).
 # - slow: the slowed one-thread server's runs (minutes each, the server idle half the time
-#   by its throttle and at a higher priority: about half a core), its lines prefixed;
-# - then the fast and processes tiers on three workers, and the browser, PostgreSQL and
-#   LangGraph Server tiers on two (whole files to a worker: one Streamlit server a module);
-# - then, once the slow runs are done, every other real-model test on one two-thread
-#   llama.cpp server with the machine to itself: beside the other work its two threads,
-#   which wait for each other at every step, made one run 8 times slower (821 s for 95).
+#   by its throttle), its lines prefixed;
+# - real: every other real-model test, on a one-thread llama.cpp server (nearly as fast as
+#   two with its prompt cache, on 60% of the CPU), its lines prefixed; both servers at a
+#   higher priority (nice -5 as root), so the model's pace, not the load, sets the runs';
+# - in the foreground the fast and processes tiers on three workers, then the browser,
+#   PostgreSQL and LangGraph Server tiers on two (whole files to a worker: one Streamlit
+#   server a module).
 # The suite is CPU-bound on 2 cores: more at once only helps while something waits.
 START=$SECONDS
-SLOW_RC=$(mktemp)
-trap 'rm -f "$SLOW_RC"' EXIT
+LANE_RC=$(mktemp -d)
+trap 'rm -rf "$LANE_RC"' EXIT
 pytest_() { "$PY" -m pytest -q -p no:cacheprovider "$@"; }
-{ pytest_ -m slowmodel --durations=5 2>&1 && echo 0 >"$SLOW_RC" || echo $? >"$SLOW_RC"; } |
-  sed -u "s/^/[slow] /" &
+lane() {  # lane NAME PYTEST-ARGS...: in the background, lines prefixed, exit code kept
+  local name=$1
+  shift
+  { pytest_ "$@" 2>&1 && echo 0 >"$LANE_RC/$name" || echo $? >"$LANE_RC/$name"; } |
+    sed -u "s/^/[$name] /"
+}
+lane slow -m slowmodel --durations=5 &
 SLOW=$!
+lane real -m "realmodel and not slowmodel" --durations=10 &
+REAL=$!
 status=0
 pytest_ -m "not realmodel and not (browser or postgres or server)" -n 3 --durations=10 || status=$?
 echo "scripts/test.sh: fast and processes tiers done after $((SECONDS - START)) s (exit $status)"
 pytest_ -m "not realmodel and (browser or postgres or server)" -n 2 --dist loadfile \
   --durations=15 || status=$((status ? status : $?))
 echo "scripts/test.sh: browser, PostgreSQL and Server tiers done after $((SECONDS - START)) s"
-wait "$SLOW" || true
-slow_rc=$(cat "$SLOW_RC")
-echo "scripts/test.sh: slowed-server runs done after $((SECONDS - START)) s (exit $slow_rc)"
-[ "$slow_rc" = 0 ] || status=1
-pytest_ -m "realmodel and not slowmodel" --durations=10 || status=$((status ? status : $?))
+for name in real slow; do
+  if [ "$name" = real ]; then wait "$REAL" || true; else wait "$SLOW" || true; fi
+  rc=$(cat "$LANE_RC/$name" 2>/dev/null || echo 1)
+  echo "scripts/test.sh: $name lane done after $((SECONDS - START)) s (exit $rc)"
+  [ "$rc" = 0 ] || status=1
+done
 echo "scripts/test.sh: whole suite $((SECONDS - START)) s"
 exit "$status"

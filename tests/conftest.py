@@ -146,10 +146,17 @@ def pytest_collection_modifyitems(config, items):
 @pytest.fixture(scope="session")
 def llama():
     """A real OpenAI-compatible server running a real small model, for the whole session
-    (started on first use): ``tests/support_procs/llama_server.py``."""
+    (started on first use): ``tests/support_procs/llama_server.py``.
+
+    One thread, at a higher priority than the suite's other processes (nice -5 as root):
+    the whole suite runs these tests beside its other tiers (scripts/test.sh). With the
+    prompt cache on, one thread answers a planner's call nearly as fast as two (1.47 and
+    1.12 s against 1.38 and 0.98 s, 120 and 80 tokens) on about 60% of the CPU; two
+    threads wait for each other at every step, so beside other work one test took 821 s
+    instead of 95, and the real-model tests had to run alone, last (2026-12-04)."""
     from tests.support_procs import llama_server
 
-    server = llama_server.start()
+    server = llama_server.start(threads=1, nice=-5)
     yield server
     server.stop()
 

@@ -1,5 +1,5 @@
 """An agent defined in the browser runs on the real model (issue 30's done-when), in
-Chromium at 1280×720: the app is pointed at the suite's llama.cpp server (two threads) as a
+Chromium at 1280×720: the app is pointed at the suite's llama.cpp server (one thread) as a
 user would point it, by variables; on the Design page *New agent* defines "clock" with
 mcp-server-time's ``get_current_time`` (the server registered and its tools listed
 beforehand, as the Tools page does), ticks it and sees it drawn; the question about the
@@ -59,7 +59,7 @@ def test_clock_defined_in_the_browser_answers_the_time_question_on_the_real_mode
             status, _ = _follow(page, url, store, run_id)
             took = time.monotonic() - started
             calls = model_calls(store, run_id)
-            report = call_report("plan_execute with clock", calls, took, "the two-thread server")
+            report = call_report("plan_execute with clock", calls, took, "the one-thread server")
             snapshot = store.snapshot(run_id)
             planned = {row["agent"] for row in snapshot["rows"]}
             with capsys.disabled():

@@ -45,7 +45,7 @@ def test_the_bus_supervisor_routes_the_time_question_to_clock_on_the_real_model(
     took = time.monotonic() - started
     bus = store.snapshot(run_id)["bus"]
     report = call_report(
-        "supervisor_bus with clock", model_calls(store, run_id), took, "the two-thread server"
+        "supervisor_bus with clock", model_calls(store, run_id), took, "the one-thread server"
     )
     with capsys.disabled():
         print(

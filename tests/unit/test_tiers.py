@@ -83,7 +83,7 @@ def test_browser_and_real_model_tests_are_never_fast(tiers):
     # the three systems' runs on the slowed server: in the whole suite's server part
     slow = _of(tiers, "test_slow_server_in_browser")
     assert slow == [{"browser", "realmodel"}] * 3, slow
-    # clock defined in the browser, run on the two-thread server
+    # clock defined in the browser, run on the suite's llama.cpp server
     assert _of(tiers, "test_user_agent_on_the_real_server") == [{"browser", "realmodel"}]
     assert all(t == {"realmodel"} for t in _of(tiers, "tests/realmodel/"))
 
