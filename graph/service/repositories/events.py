@@ -11,12 +11,13 @@ from typing import Any
 
 from graph.redaction import clean_json, redact_data
 from graph.service.database import Database, Transaction
-from graph.service.leases import LeaseLost
 from graph.service.repositories.shared import (
+    FENCE_SQL,
     SETTLED_STATUSES,
     SHELVED_TEXT,
     TERMINAL_STATUSES,
     dumps,
+    refuse_unheld,
 )
 from graph.service.state_deltas import StateLog
 
@@ -195,22 +196,18 @@ class Events:
         if owner is None:
             return tx.execute("SELECT MAX(seq) FROM events WHERE run_id = ?", (run_id,))
         return tx.execute(
-            "UPDATE runs SET owner = owner WHERE id = ? AND owner = ? "
-            "RETURNING (SELECT MAX(seq) FROM events WHERE run_id = ?)",
+            f"{FENCE_SQL} RETURNING (SELECT MAX(seq) FROM events WHERE run_id = ?)",
             (run_id, owner, run_id),
         )
 
     @staticmethod
     def _latest_seq(tx: Transaction, run_id: str, owner: str | None, rows: list) -> int:
         """The seq ``_ask_latest_seq`` read; ``LeaseLost`` when ``owner`` does not hold
-        the run (a run that is not there is fenced by nobody, as in ``fence``)."""
+        the run (``refuse_unheld``, as ``fence`` does)."""
         if rows:
             return int(rows[0][0] or 0)
-        if (
-            owner is not None
-            and tx.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone()
-        ):
-            raise LeaseLost(run_id)
+        if owner is not None:
+            refuse_unheld(tx, run_id)
         row = tx.execute("SELECT MAX(seq) FROM events WHERE run_id = ?", (run_id,)).fetchone()
         return int(row[0] or 0)
 

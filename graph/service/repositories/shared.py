@@ -108,15 +108,21 @@ def like(text: str) -> str:
     return "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
 
+# The statement that fences a write: it matches the run's row only while ``owner`` holds
+# it, and keeps the row locked until the commit (``fence``; the event log adds a RETURNING).
+FENCE_SQL = "UPDATE runs SET owner = owner WHERE id = ? AND owner = ?"
+
+
 def fence(tx: Transaction, run_id: str, owner: str) -> None:
     """Go on with this transaction only while ``owner`` holds the run; the row stays
     locked until the commit, so no other process claims it in between. Here, not with
     the leases, because the event log's writes need it too."""
-    if (
-        tx.execute(
-            "UPDATE runs SET owner = owner WHERE id = ? AND owner = ?", (run_id, owner)
-        ).rowcount
-        == 0
-        and tx.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone()
-    ):
+    if tx.execute(FENCE_SQL, (run_id, owner)).rowcount == 0:
+        refuse_unheld(tx, run_id)
+
+
+def refuse_unheld(tx: Transaction, run_id: str) -> None:
+    """After ``FENCE_SQL`` matched no row: ``LeaseLost`` when the run is there (another
+    holds it); nothing when it is not (a run that is not there is fenced by nobody)."""
+    if tx.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone():
         raise LeaseLost(run_id)
