@@ -125,10 +125,11 @@ lane() {  # lane NAME PYTEST-ARGS...: in the background, lines prefixed, exit co
   { pytest_ "$@" 2>&1 && echo 0 >"$LANE_RC/$name" || echo $? >"$LANE_RC/$name"; } |
     sed -u "s/^/[$name] /"
 }
+declare -A LANE_PID
 lane slow -m slowmodel --durations=5 &
-SLOW=$!
+LANE_PID[slow]=$!
 lane real -m "realmodel and not slowmodel" --durations=10 &
-REAL=$!
+LANE_PID[real]=$!
 status=0
 pytest_ -m "not realmodel and not (browser or postgres or server)" -n 3 --durations=10 || status=$?
 echo "scripts/test.sh: fast and processes tiers done after $((SECONDS - START)) s (exit $status)"
@@ -136,7 +137,7 @@ pytest_ -m "not realmodel and (browser or postgres or server)" -n 2 --dist loadf
   --durations=15 || status=$((status ? status : $?))
 echo "scripts/test.sh: browser, PostgreSQL and Server tiers done after $((SECONDS - START)) s"
 for name in real slow; do
-  if [ "$name" = real ]; then wait "$REAL" || true; else wait "$SLOW" || true; fi
+  wait "${LANE_PID[$name]}" || true
   rc=$(cat "$LANE_RC/$name" 2>/dev/null || echo 1)
   echo "scripts/test.sh: $name lane done after $((SECONDS - START)) s (exit $rc)"
   [ "$rc" = 0 ] || status=1
