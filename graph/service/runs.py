@@ -252,6 +252,13 @@ def _drive(
         if design.pace_s
         else None
     )
+    # Nobody reads the events (no callback, no pace): only node updates are streamed (the
+    # node count), without the usage handler; the end state is read from the checkpoint.
+    watched = bool(on_event or on_events or inner_pace or not graph.checkpointer)
+    usage = UsageRecorder(
+        on_call=lambda call, ns: emit("custom", "", ns, {"llm_call": call}),
+        on_tool=lambda timing, ns: emit("custom", "", ns, {"tool_call": timing}),
+    )
     configurable: dict = {"thread_id": thread_id}
     if design.approvals_by == "experiment":  # the gate answers without a person
         agents = get_system(design.system).agents
@@ -265,10 +272,7 @@ def _drive(
         # node's writes can be checkpointed, so a crash cannot lose a call that happened.
         # Each tool run's latency is logged the same way (a tool_call event).
         "callbacks": [
-            UsageRecorder(
-                on_call=lambda call, ns: emit("custom", "", ns, {"llm_call": call}),
-                on_tool=lambda timing, ns: emit("custom", "", ns, {"tool_call": timing}),
-            ),
+            *([usage] if watched else []),
             *([NodeGuard(before_node)] if before_node is not None else []),
             *([inner_pace] if inner_pace is not None else []),
         ],
@@ -289,8 +293,8 @@ def _drive(
             stream = graph.stream(
                 run_input,
                 config,
-                stream_mode=["updates", "custom", "values", "tasks"],
-                subgraphs=True,
+                stream_mode=["updates", "custom", "values", "tasks"] if watched else ["updates"],
+                subgraphs=watched,
                 interrupt_before="*" if step_mode else None,
                 control=control,
                 # (LangGraph warns when there is no checkpointer to be durable with.)
@@ -300,7 +304,9 @@ def _drive(
             for part in stream:
                 # LangGraph types a v1 stream's parts loosely; with subgraphs and several
                 # modes each is (namespace, mode, chunk).
-                namespace, mode, chunk = cast(tuple[tuple[str, ...], str, Any], part)
+                namespace, mode, chunk = cast(
+                    tuple[tuple[str, ...], str, Any], part if watched else ((), *part)
+                )
                 ns = "/".join(namespace)
                 if mode == "values":
                     if not namespace:
