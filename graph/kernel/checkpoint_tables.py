@@ -14,14 +14,11 @@ import json
 import random
 import re
 import sqlite3
-from contextlib import ExitStack
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import PendingWrite, get_checkpoint_id, writes_sort_key
 from langgraph.checkpoint.serde.base import SerializerProtocol
-
-from graph.write_lock import WriteLock
 
 TABLES = """
 CREATE TABLE IF NOT EXISTS checkpoints (
@@ -77,6 +74,16 @@ def create_tables(conn: sqlite3.Connection) -> bool:
 SELECT_CHECKPOINTS = (
     "SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, "
     "checkpoint, metadata FROM checkpoints"
+)
+
+# A checkpoint's new channel versions (each written once), then the checkpoint itself.
+INSERT_BLOBS = (
+    "INSERT OR IGNORE INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, kind, "
+    "base, type, blob) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+)
+INSERT_CHECKPOINT = (
+    "INSERT OR REPLACE INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, "
+    "parent_checkpoint_id, type, checkpoint, metadata) VALUES (?, ?, ?, ?, ?, ?, ?)"
 )
 
 
@@ -182,27 +189,3 @@ def pending_writes(
         (task_id, channel, serde.loads_typed((type_, value)))
         for task_id, channel, type_, value, _, _ in rows
     ]
-
-
-class WritingCursor:
-    """A cursor whose first write takes the file's write lock, held (by ``turn``) until
-    the transaction's commit."""
-
-    def __init__(self, cur: sqlite3.Cursor, lock: WriteLock, turn: ExitStack):
-        self._cur, self._lock, self._turn, self._holding = cur, lock, turn, False
-
-    def _before(self, sql: str) -> None:
-        if not self._holding and not sql.lstrip()[:6].upper() == "SELECT":
-            self._turn.enter_context(self._lock.held())
-            self._holding = True
-
-    def execute(self, sql: str, params: Any = ()) -> sqlite3.Cursor:
-        self._before(sql)
-        return self._cur.execute(sql, params)
-
-    def executemany(self, sql: str, rows: Any) -> sqlite3.Cursor:
-        self._before(sql)
-        return self._cur.executemany(sql, rows)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._cur, name)
