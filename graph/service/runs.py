@@ -24,7 +24,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import RunControl
 from langgraph.types import Checkpointer, Durability
 
-from graph.kernel.accounting import UsageRecorder
+from graph.kernel.accounting import UsageRecorder, calls_logged
 from graph.kernel.approval import AUTOMATIC
 from graph.kernel.design import Design, limit_words, node_run_limit
 from graph.kernel.system import get_system
@@ -253,7 +253,8 @@ def _drive(
         else None
     )
     # Nobody reads the events (no callback, no pace): only node updates are streamed (the
-    # node count), without the usage handler; the end state is read from the checkpoint.
+    # node count), the usage handler only for the debug log; the end state is read from
+    # the checkpoint.
     watched = bool(on_event or on_events or inner_pace or not graph.checkpointer)
     usage = UsageRecorder(
         on_call=lambda call, ns: emit("custom", "", ns, {"llm_call": call}),
@@ -272,7 +273,7 @@ def _drive(
         # node's writes can be checkpointed, so a crash cannot lose a call that happened.
         # Each tool run's latency is logged the same way (a tool_call event).
         "callbacks": [
-            *([usage] if watched else []),
+            *([usage] if watched or calls_logged() else []),
             *([NodeGuard(before_node)] if before_node is not None else []),
             *([inner_pace] if inner_pace is not None else []),
         ],

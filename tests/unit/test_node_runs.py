@@ -4,6 +4,7 @@ own), and an accounting handler that LangChain calls for model and tool events o
 Structural, not timed: every extra traced layer around a node, or a handler called for
 every chain event, is work repeated at every step of every run."""
 
+import logging
 from collections import Counter
 
 from langchain_core.callbacks import BaseCallbackHandler
@@ -150,10 +151,12 @@ def test_a_new_version_of_an_appended_or_merged_channel_always_changes_its_value
     assert bumps > 5  # the idle channels were written, only never for nothing
 
 
-def test_a_run_nobody_watches_leaves_out_the_accounting_handler_and_ends_the_same(tmp_path):
-    """With no event callback nothing reads a run's model-call records or its streamed
-    states and sub-agent steps: the run leaves the handler (and those streams) out, work
-    at every step, and still ends as a watched run of the same design does."""
+def test_a_run_nobody_watches_leaves_out_the_accounting_handler_and_ends_the_same(tmp_path, caplog):
+    """With no event callback (and no debug log of model calls) nothing reads a run's
+    model-call records or its streamed states and sub-agent steps: the run leaves the
+    handler (and those streams) out, work at every step, and still ends as a watched run
+    of the same design does."""
+    caplog.set_level(logging.INFO, logger="graph.kernel.accounting")
     with_recorder: list[bool] = []
 
     class Handlers(ScriptedChatModel):
