@@ -2,12 +2,12 @@
 
 This is the one place that drives a compiled graph: the command line, the app's run
 service and the benchmarks all call ``run_question``. It streams node updates and
-full states, hands each event to a callback (print it, store it), and always ends
-with an outcome in words: done, failed (and why) or cancelled, with the state as far
-as it got. LangGraph's quiet endings (a route to a missing node, the recursion
-limit) are turned into failures that say so. What it reports is in ``run_records.py``,
-what stops it from outside in ``run_controls.py``, where runs are kept in
-``run_storage.py``.
+full states (node updates only when no callback reads them), hands each event to a
+callback (print it, store it), and always ends with an outcome in words: done, failed
+(and why) or cancelled, with the state as far as it got. LangGraph's quiet endings (a
+route to a missing node, the recursion limit) are turned into failures that say so. What
+it reports is in ``run_records.py``, what stops it from outside in ``run_controls.py``,
+where runs are kept in ``run_storage.py``.
 """
 
 from __future__ import annotations
