@@ -1,5 +1,5 @@
-"""The SQLite tables of Stepwise's checkpointer (``graph.kernel.versioned_saver``) and the
-SQL it reads them with.
+"""The SQLite tables of Stepwise's checkpointer (``graph.kernel.versioned_saver``), the
+SQL it reads and writes them with, and a channel's value rebuilt from its stored steps.
 
 ``checkpoints`` and ``writes`` have the columns LangGraph's ``SqliteSaver`` gives them, so
 a file it wrote (its checkpoints holding their values inline) opens here as it is;
@@ -189,3 +189,71 @@ def pending_writes(
         (task_id, channel, serde.loads_typed((type_, value)))
         for task_id, channel, type_, value, _, _ in rows
     ]
+
+
+def channel_values(
+    cur: sqlite3.Cursor, serde: SerializerProtocol, key: tuple[str, str], versions: dict, memo: dict
+) -> dict:
+    """The channel values of thread and namespace ``key`` at ``versions``, each rebuilt
+    from its stored steps (``checkpoint_blobs``); ``memo`` keeps the rows and values read,
+    for the other checkpoints of one call."""
+    out = {}
+    for channel, version in versions.items():
+        value = _channel_value(cur, serde, key, channel, str(version), memo)
+        if value is not _ABSENT:  # a container of its own, as a fresh read gives
+            out[channel] = type(value)(value) if type(value) in (list, dict) else value
+    return out
+
+
+def _channel_value(
+    cur: sqlite3.Cursor,
+    serde: SerializerProtocol,
+    key: tuple[str, str],
+    channel: str,
+    version: str,
+    memo: dict,
+) -> Any:
+    """``channel``'s value at ``version``: its steps read back to a whole value, then
+    applied in order (appends and merges on their base); ``_ABSENT`` for an empty one."""
+    thread_id, ns = key
+    values = memo.setdefault(("values", thread_id, ns, channel), {})
+    if version in values:
+        return values[version]
+    rows = memo.get(("rows", thread_id, ns, channel))
+    if rows is None:
+        cur.execute(
+            "SELECT version, kind, base, type, blob FROM checkpoint_blobs "
+            "WHERE thread_id = ? AND checkpoint_ns = ? AND channel = ?",
+            (thread_id, ns, channel),
+        )
+        rows = {r[0]: r[1:] for r in cur.fetchall()}
+        memo[("rows", thread_id, ns, channel)] = rows
+    chain = []
+    at: str | None = version
+    while at is not None and at not in values:
+        row = rows.get(at)
+        if row is None:
+            values[at] = _ABSENT
+            break
+        chain.append((at, row))
+        at = row[1] if row[0] in ("append", "merge") else None
+    for at, (kind, base, type_, blob) in reversed(chain):
+        if kind == "empty":
+            values[at] = _ABSENT
+            continue
+        part = serde.loads_typed((type_, blob))
+        if kind == "full":
+            values[at] = part
+            continue
+        before = values.get(base, _ABSENT)
+        if before is _ABSENT:
+            raise ValueError(
+                f"Checkpoint channel {channel!r} version {at} builds on version {base}, "
+                "which checkpoints.sqlite does not hold: the file was changed outside "
+                "Stepwise."
+            )
+        values[at] = [*before, *part] if kind == "append" else {**before, **part}
+    return values[version]
+
+
+_ABSENT = object()

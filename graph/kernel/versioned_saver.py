@@ -49,6 +49,7 @@ from graph.kernel.checkpoint_tables import (
     INSERT_BLOBS,
     INSERT_CHECKPOINT,
     SELECT_CHECKPOINTS,
+    channel_values,
     checkpoint_config,
     create_tables,
     insert_writes,
@@ -296,68 +297,14 @@ class VersionedSqliteSaver(BaseCheckpointSaver[str]):
 
     # ------------------------------------------------------------------ reading
 
-    def _values(
-        self, cur: sqlite3.Cursor, thread_id: str, ns: str, versions: dict, memo: dict
-    ) -> dict:
-        """The channel values at ``versions``, each rebuilt from its stored steps;
-        ``memo`` keeps the rows and values read, for the other checkpoints of one call."""
-        out = {}
-        for channel, version in versions.items():
-            value = self._value(cur, thread_id, ns, channel, str(version), memo)
-            if value is not _ABSENT:  # a container of its own, as a fresh read gives
-                out[channel] = type(value)(value) if type(value) in (list, dict) else value
-        return out
-
-    def _value(
-        self, cur: sqlite3.Cursor, thread_id: str, ns: str, channel: str, version: str, memo: dict
-    ) -> Any:
-        values = memo.setdefault(("values", thread_id, ns, channel), {})
-        if version in values:
-            return values[version]
-        rows = memo.get(("rows", thread_id, ns, channel))
-        if rows is None:
-            cur.execute(
-                "SELECT version, kind, base, type, blob FROM checkpoint_blobs "
-                "WHERE thread_id = ? AND checkpoint_ns = ? AND channel = ?",
-                (thread_id, ns, channel),
-            )
-            rows = {r[0]: r[1:] for r in cur.fetchall()}
-            memo[("rows", thread_id, ns, channel)] = rows
-        chain = []
-        at: str | None = version
-        while at is not None and at not in values:
-            row = rows.get(at)
-            if row is None:
-                values[at] = _ABSENT
-                break
-            chain.append((at, row))
-            at = row[1] if row[0] in ("append", "merge") else None
-        for at, (kind, base, type_, blob) in reversed(chain):
-            if kind == "empty":
-                values[at] = _ABSENT
-                continue
-            part = self.serde.loads_typed((type_, blob))
-            if kind == "full":
-                values[at] = part
-                continue
-            before = values.get(base, _ABSENT)
-            if before is _ABSENT:
-                raise ValueError(
-                    f"Checkpoint channel {channel!r} version {at} builds on version {base}, "
-                    "which checkpoints.sqlite does not hold: the file was changed outside "
-                    "Stepwise."
-                )
-            values[at] = [*before, *part] if kind == "append" else {**before, **part}
-        return values[version]
-
     def _tuple(self, cur: sqlite3.Cursor, row: tuple[Any, ...], memo: dict) -> CheckpointTuple:
         thread_id, ns, checkpoint_id, parent_id, type_, blob, metadata = row
         checkpoint = self.serde.loads_typed((type_, blob))
         if "channel_values" not in checkpoint:  # this saver's: values are blobs
             checkpoint = {
                 **checkpoint,
-                "channel_values": self._values(
-                    cur, thread_id, ns, checkpoint["channel_versions"], memo
+                "channel_values": channel_values(
+                    cur, self.serde, (thread_id, ns), checkpoint["channel_versions"], memo
                 ),
             }
         writes = pending_writes(
@@ -431,6 +378,3 @@ class VersionedSqliteSaver(BaseCheckpointSaver[str]):
                 del self._last[key]
             for key in [k for k in self._stored if k[0] == thread_id]:
                 del self._stored[key]
-
-
-_ABSENT = object()
