@@ -20,7 +20,8 @@ ratio is printed (``bench/fairness.py``); the load average is printed at start a
 Timings, interleaved in one process (each repeat runs all of them, in rotating order),
 median with the interquartile range and min-max:
 
-- ``stepwise, no store``  : ``run_question`` on a graph built once (checkpoints, no events);
+- ``stepwise, no store``  : ``run_question`` on a graph built once (checkpoints, no events:
+  nobody watches, so it streams node updates only, as the peer line does);
 - ``app path, prepared once``: ``RunService.start`` + ``wait``: the graph built once
   (``prepare``), and every run event written to the store;
 - ``app path, built per click``: the same, the graph built by ``start`` as the Run page
@@ -28,9 +29,9 @@ median with the interquartile range and min-max:
 - ``langgraph peer``      : the peer graph, built once, streamed (``stream_mode="updates"``);
   the ratios are against this one.
 
-For context, a fourth line streams the peer the way Stepwise's ``continue_run`` does
-(updates, custom, values and tasks, with subgraphs: what shows sub-agents live and keys
-events by task): the part of the gap that is this streaming, not the engine's nodes.
+For context, a fourth line streams the peer the way Stepwise's ``continue_run`` does for a
+watcher, as on the app's path (updates, custom, values and tasks, with subgraphs: what
+shows sub-agents live and keys events by task): the part of that gap that is streaming.
 
 ``--growth`` prints, for plans of 5/10/20/40/80 steps run through the RunService (store
 on, a fresh home per size): ms/step, the checkpoints and run events one run leaves and

@@ -44,18 +44,33 @@ class WriteLock:
     @contextmanager
     def held(self) -> Iterator[None]:
         """Hold the file's write turn (queued behind other processes' writers)."""
-        with self._thread_lock:
+        self.acquire()
+        try:
+            yield
+        finally:
+            self.release()
+
+    def acquire(self) -> None:
+        """Take the write turn; each ``acquire`` is followed by one ``release`` on the same
+        thread (``held`` pairs them; a caller on a hot path pairs them itself)."""
+        self._thread_lock.acquire()
+        try:
             if self._depth == 0 and fcntl is not None:
                 if self._fd is None:
                     self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
                 fcntl.flock(self._fd, fcntl.LOCK_EX)
-            self._depth += 1
-            try:
-                yield
-            finally:
-                self._depth -= 1
-                if self._depth == 0 and self._fd is not None:
-                    fcntl.flock(self._fd, fcntl.LOCK_UN)
+        except BaseException:
+            self._thread_lock.release()
+            raise
+        self._depth += 1
+
+    def release(self) -> None:
+        try:
+            self._depth -= 1
+            if self._depth == 0 and self._fd is not None:
+                fcntl.flock(self._fd, fcntl.LOCK_UN)
+        finally:
+            self._thread_lock.release()
 
 
 def write_lock(database: Path | str) -> WriteLock:

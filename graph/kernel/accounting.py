@@ -29,6 +29,12 @@ from graph.models.recorded import reply_record, request_record
 log = logging.getLogger(__name__)
 
 
+def calls_logged() -> bool:
+    """Whether the log records each model call (DEBUG here): a run whose events nobody
+    reads still carries the handler then, for those lines."""
+    return log.isEnabledFor(logging.DEBUG)
+
+
 class UsageRecorder(BaseCallbackHandler):
     """Reports each chat-model call (model, tokens, latency, reply message id): to
     ``on_call(call, namespace)`` when given (namespace: the sub-agent's path, as the

@@ -1,5 +1,5 @@
-"""The SQLite tables of Stepwise's checkpointer (``graph.kernel.versioned_saver``) and the
-SQL it reads them with.
+"""The SQLite tables of Stepwise's checkpointer (``graph.kernel.versioned_saver``), the
+SQL it reads and writes them with, and a channel's value rebuilt from its stored steps.
 
 ``checkpoints`` and ``writes`` have the columns LangGraph's ``SqliteSaver`` gives them, so
 a file it wrote (its checkpoints holding their values inline) opens here as it is;
@@ -14,14 +14,11 @@ import json
 import random
 import re
 import sqlite3
-from contextlib import ExitStack
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import PendingWrite, get_checkpoint_id, writes_sort_key
 from langgraph.checkpoint.serde.base import SerializerProtocol
-
-from graph.write_lock import WriteLock
 
 TABLES = """
 CREATE TABLE IF NOT EXISTS checkpoints (
@@ -77,6 +74,16 @@ def create_tables(conn: sqlite3.Connection) -> bool:
 SELECT_CHECKPOINTS = (
     "SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, "
     "checkpoint, metadata FROM checkpoints"
+)
+
+# A checkpoint's new channel versions (each written once), then the checkpoint itself.
+INSERT_BLOBS = (
+    "INSERT OR IGNORE INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, kind, "
+    "base, type, blob) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+)
+INSERT_CHECKPOINT = (
+    "INSERT OR REPLACE INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, "
+    "parent_checkpoint_id, type, checkpoint, metadata) VALUES (?, ?, ?, ?, ?, ?, ?)"
 )
 
 
@@ -184,25 +191,69 @@ def pending_writes(
     ]
 
 
-class WritingCursor:
-    """A cursor whose first write takes the file's write lock, held (by ``turn``) until
-    the transaction's commit."""
+def channel_values(
+    cur: sqlite3.Cursor, serde: SerializerProtocol, key: tuple[str, str], versions: dict, memo: dict
+) -> dict:
+    """The channel values of thread and namespace ``key`` at ``versions``, each rebuilt
+    from its stored steps (``checkpoint_blobs``); ``memo`` keeps the rows and values read,
+    for the other checkpoints of one call."""
+    out = {}
+    for channel, version in versions.items():
+        value = _channel_value(cur, serde, key, channel, str(version), memo)
+        if value is not _ABSENT:  # a container of its own, as a fresh read gives
+            out[channel] = type(value)(value) if type(value) in (list, dict) else value
+    return out
 
-    def __init__(self, cur: sqlite3.Cursor, lock: WriteLock, turn: ExitStack):
-        self._cur, self._lock, self._turn, self._holding = cur, lock, turn, False
 
-    def _before(self, sql: str) -> None:
-        if not self._holding and not sql.lstrip()[:6].upper() == "SELECT":
-            self._turn.enter_context(self._lock.held())
-            self._holding = True
+def _channel_value(
+    cur: sqlite3.Cursor,
+    serde: SerializerProtocol,
+    key: tuple[str, str],
+    channel: str,
+    version: str,
+    memo: dict,
+) -> Any:
+    """``channel``'s value at ``version``: its steps read back to a whole value, then
+    applied in order (appends and merges on their base); ``_ABSENT`` for an empty one."""
+    thread_id, ns = key
+    values = memo.setdefault(("values", thread_id, ns, channel), {})
+    if version in values:
+        return values[version]
+    rows = memo.get(("rows", thread_id, ns, channel))
+    if rows is None:
+        cur.execute(
+            "SELECT version, kind, base, type, blob FROM checkpoint_blobs "
+            "WHERE thread_id = ? AND checkpoint_ns = ? AND channel = ?",
+            (thread_id, ns, channel),
+        )
+        rows = {r[0]: r[1:] for r in cur.fetchall()}
+        memo[("rows", thread_id, ns, channel)] = rows
+    chain = []
+    at: str | None = version
+    while at is not None and at not in values:
+        row = rows.get(at)
+        if row is None:
+            values[at] = _ABSENT
+            break
+        chain.append((at, row))
+        at = row[1] if row[0] in ("append", "merge") else None
+    for at, (kind, base, type_, blob) in reversed(chain):
+        if kind == "empty":
+            values[at] = _ABSENT
+            continue
+        part = serde.loads_typed((type_, blob))
+        if kind == "full":
+            values[at] = part
+            continue
+        before = values.get(base, _ABSENT)
+        if before is _ABSENT:
+            raise ValueError(
+                f"Checkpoint channel {channel!r} version {at} builds on version {base}, "
+                "which checkpoints.sqlite does not hold: the file was changed outside "
+                "Stepwise."
+            )
+        values[at] = [*before, *part] if kind == "append" else {**before, **part}
+    return values[version]
 
-    def execute(self, sql: str, params: Any = ()) -> sqlite3.Cursor:
-        self._before(sql)
-        return self._cur.execute(sql, params)
 
-    def executemany(self, sql: str, rows: Any) -> sqlite3.Cursor:
-        self._before(sql)
-        return self._cur.executemany(sql, rows)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._cur, name)
+_ABSENT = object()

@@ -24,11 +24,12 @@ connection, lock and SQL helpers are not LangGraph's API and may change with any
 from __future__ import annotations
 
 import json
+import operator
 import sqlite3
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import ExitStack, contextmanager
+from contextlib import contextmanager
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -45,8 +46,10 @@ from langgraph.checkpoint.base import (
 )
 
 from graph.kernel.checkpoint_tables import (
+    INSERT_BLOBS,
+    INSERT_CHECKPOINT,
     SELECT_CHECKPOINTS,
-    WritingCursor,
+    channel_values,
     checkpoint_config,
     create_tables,
     insert_writes,
@@ -84,31 +87,49 @@ class VersionedSqliteSaver(BaseCheckpointSaver[str]):
         path = next((r[2] for r in conn.execute("PRAGMA database_list") if r[1] == "main"), "")
         self._write_lock = write_lock(path) if path else None
 
+    def _make_tables(self) -> None:
+        """The file's tables, made at the first read or write (with ``_lock`` held)."""
+        if not self._ready:
+            self._has_task_path = create_tables(self.conn)
+            self.conn.commit()
+            self._ready = True
+
     @contextmanager
-    def _cursor(self, write: bool = False) -> Iterator[Any]:
-        """A cursor on ``conn`` (its tables made first). One that writes is one
-        transaction, committed when done, rolled back on an error; on a file it takes
-        the file's write lock at its first write (the values are serialized by then)
-        and keeps it until its commit."""
-        with self._lock, ExitStack() as turn:
-            if not self._ready:
-                self._has_task_path = create_tables(self.conn)
-                self.conn.commit()
-                self._ready = True
+    def _cursor(self) -> Iterator[sqlite3.Cursor]:
+        """A cursor on ``conn`` to read with (its tables made first)."""
+        with self._lock:
+            self._make_tables()
             cur = self.conn.cursor()
             try:
-                if write and self._write_lock is not None:
-                    yield WritingCursor(cur, self._write_lock, turn)
-                else:
-                    yield cur
-            except BaseException:
-                if write:
-                    self.conn.rollback()
-                raise
-            else:
-                if write:
-                    self.conn.commit()
+                yield cur
             finally:
+                cur.close()
+
+    def _write(self, statements: Callable[[sqlite3.Cursor], list], lease: str | None) -> None:
+        """One write transaction: the lease check of thread ``lease`` (``before_write``),
+        then ``statements(cur)``, which may read, gives the (SQL, rows) to write; on a file
+        its write lock is held from the first of them to the commit (the values are
+        serialized by then). Rolled back on an error."""
+        with self._lock:
+            self._make_tables()
+            cur = self.conn.cursor()
+            lock = None
+            try:
+                if lease is not None:
+                    self._before_write(lease)
+                writes = statements(cur)
+                if self._write_lock is not None:
+                    lock = self._write_lock
+                    lock.acquire()
+                for sql, rows in writes:
+                    cur.executemany(sql, rows)
+                self.conn.commit()
+            except BaseException:
+                self.conn.rollback()
+                raise
+            finally:
+                if lock is not None:
+                    lock.release()
                 cur.close()
 
     def setup(self) -> None:
@@ -138,25 +159,26 @@ class VersionedSqliteSaver(BaseCheckpointSaver[str]):
             return ("dict", {k: self._fingerprint(v) for k, v in value.items()})
         return None
 
-    def _remember(self, key: tuple, version: str, kept: Any) -> None:
+    def _remember(self, written: list[tuple[tuple, str, Any]]) -> None:
+        """Each (key, version, kept) written: the base of that channel's next delta."""
         with self._memory:
-            if kept is None:
-                self._last.pop(key, None)
-                return
-            self._last[key] = (version, kept)
-            self._last.move_to_end(key)
+            for key, version, kept in written:
+                if kept is None:
+                    self._last.pop(key, None)
+                    continue
+                self._last[key] = (version, kept)
+                self._last.move_to_end(key)
             while len(self._last) > _REMEMBERED:
                 self._last.popitem(last=False)
 
-    def _encode(self, key: tuple, value: Any, kept: Any) -> tuple[str, str | None, Any]:
-        """(kind, base version, what to serialize) for a new version of a channel;
+    def _encode(self, last: Any, value: Any, kept: Any) -> tuple[str, str | None, Any]:
+        """(kind, base version, what to serialize) for a new version of a channel, from
+        ``last`` (the version this saver wrote last for it and its ``_kept``, or None);
         ``kept``: ``_kept(value)``, each dict item's fingerprint taken once."""
-        with self._memory:
-            last = self._last.get(key)
         if last is not None:
             base, (shape, items) = last
             if shape == "list" and type(value) is list and len(value) >= len(items):
-                if all(a is b for a, b in zip(value, items)):
+                if all(map(operator.is_, value, items)):  # no Python call per item
                     return "append", base, value[len(items) :]
             elif shape == "dict" and type(value) is dict and items.keys() <= value.keys():
                 now = kept[1]
@@ -178,50 +200,45 @@ class VersionedSqliteSaver(BaseCheckpointSaver[str]):
         bare = {k: v for k, v in checkpoint.items() if k != "channel_values"}
         rows: list[tuple[Any, ...]] = []
         written = []
-        for channel, version in new_versions.items():
-            key = (thread_id, ns, channel)
+        with self._memory:
+            last = self._last.get
+            lasts = [last((thread_id, ns, channel)) for channel in new_versions]
+        for (channel, version), before in zip(new_versions.items(), lasts):
             if channel not in values:
                 rows.append((thread_id, ns, channel, str(version), "empty", None, None, None))
                 continue
             kept = self._kept(values[channel])
-            kind, base, part = self._encode(key, values[channel], kept)
+            kind, base, part = self._encode(before, values[channel], kept)
             rows.append((thread_id, ns, channel, str(version), kind, base, *self._dump(part)))
-            written.append((key, str(version), kept))
+            written.append(((thread_id, ns, channel), str(version), kept))
         carried = [(c, str(versions[c])) for c in values if c not in new_versions and c in versions]
         type_, serialized = self.serde.dumps_typed(bare)
         serialized_metadata = json.dumps(
             get_checkpoint_metadata(config, metadata), ensure_ascii=False
         ).encode("utf-8", "ignore")
-        with self._cursor(write=True) as cur:
-            self._before_write(thread_id)
+        row = (
+            thread_id,
+            ns,
+            checkpoint["id"],
+            config["configurable"].get("checkpoint_id"),
+            type_,
+            serialized,
+            serialized_metadata,
+        )
+
+        def statements(cur: sqlite3.Cursor) -> list:
             for channel, version in self._missing(cur, thread_id, ns, carried):
                 rows.append(
                     (thread_id, ns, channel, version, "full", None, *self._dump(values[channel]))
                 )
-            cur.executemany(
-                "INSERT OR IGNORE INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, "
-                "version, kind, base, type, blob) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                rows,
-            )
-            cur.execute(
-                "INSERT OR REPLACE INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, "
-                "parent_checkpoint_id, type, checkpoint, metadata) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (
-                    thread_id,
-                    ns,
-                    checkpoint["id"],
-                    config["configurable"].get("checkpoint_id"),
-                    type_,
-                    serialized,
-                    serialized_metadata,
-                ),
-            )
-        for key, version, kept in written:  # bases of the next deltas, once committed
-            self._remember(key, version, kept)
+            return [(INSERT_BLOBS, rows), (INSERT_CHECKPOINT, (row,))]
+
+        self._write(statements, thread_id)
+        self._remember(written)  # bases of the next deltas, once committed
         with self._memory:
             known = self._stored.setdefault((thread_id, ns), set())
             self._stored.move_to_end((thread_id, ns))
-            known.update((r[2], r[3]) for r in rows)
+            known.update([(r[2], r[3]) for r in rows])
             known.update(carried)
             while len(self._stored) > _REMEMBERED:
                 self._stored.popitem(last=False)
@@ -256,10 +273,8 @@ class VersionedSqliteSaver(BaseCheckpointSaver[str]):
             )
             for idx, (channel, value) in enumerate(writes)
         ]
-        replace = all(w[0] in WRITES_IDX_MAP for w in writes)
-        with self._cursor(write=True) as cur:
-            self._before_write(str(configurable["thread_id"]))
-            cur.executemany(insert_writes(replace), rows)
+        sql = insert_writes(all(w[0] in WRITES_IDX_MAP for w in writes))
+        self._write(lambda cur: [(sql, rows)], str(configurable["thread_id"]))
 
     def _missing(
         self, cur: sqlite3.Cursor, thread_id: str, ns: str, carried: list[tuple[str, str]]
@@ -282,68 +297,14 @@ class VersionedSqliteSaver(BaseCheckpointSaver[str]):
 
     # ------------------------------------------------------------------ reading
 
-    def _values(
-        self, cur: sqlite3.Cursor, thread_id: str, ns: str, versions: dict, memo: dict
-    ) -> dict:
-        """The channel values at ``versions``, each rebuilt from its stored steps;
-        ``memo`` keeps the rows and values read, for the other checkpoints of one call."""
-        out = {}
-        for channel, version in versions.items():
-            value = self._value(cur, thread_id, ns, channel, str(version), memo)
-            if value is not _ABSENT:  # a container of its own, as a fresh read gives
-                out[channel] = type(value)(value) if type(value) in (list, dict) else value
-        return out
-
-    def _value(
-        self, cur: sqlite3.Cursor, thread_id: str, ns: str, channel: str, version: str, memo: dict
-    ) -> Any:
-        values = memo.setdefault(("values", thread_id, ns, channel), {})
-        if version in values:
-            return values[version]
-        rows = memo.get(("rows", thread_id, ns, channel))
-        if rows is None:
-            cur.execute(
-                "SELECT version, kind, base, type, blob FROM checkpoint_blobs "
-                "WHERE thread_id = ? AND checkpoint_ns = ? AND channel = ?",
-                (thread_id, ns, channel),
-            )
-            rows = {r[0]: r[1:] for r in cur.fetchall()}
-            memo[("rows", thread_id, ns, channel)] = rows
-        chain = []
-        at: str | None = version
-        while at is not None and at not in values:
-            row = rows.get(at)
-            if row is None:
-                values[at] = _ABSENT
-                break
-            chain.append((at, row))
-            at = row[1] if row[0] in ("append", "merge") else None
-        for at, (kind, base, type_, blob) in reversed(chain):
-            if kind == "empty":
-                values[at] = _ABSENT
-                continue
-            part = self.serde.loads_typed((type_, blob))
-            if kind == "full":
-                values[at] = part
-                continue
-            before = values.get(base, _ABSENT)
-            if before is _ABSENT:
-                raise ValueError(
-                    f"Checkpoint channel {channel!r} version {at} builds on version {base}, "
-                    "which checkpoints.sqlite does not hold: the file was changed outside "
-                    "Stepwise."
-                )
-            values[at] = [*before, *part] if kind == "append" else {**before, **part}
-        return values[version]
-
     def _tuple(self, cur: sqlite3.Cursor, row: tuple[Any, ...], memo: dict) -> CheckpointTuple:
         thread_id, ns, checkpoint_id, parent_id, type_, blob, metadata = row
         checkpoint = self.serde.loads_typed((type_, blob))
         if "channel_values" not in checkpoint:  # this saver's: values are blobs
             checkpoint = {
                 **checkpoint,
-                "channel_values": self._values(
-                    cur, thread_id, ns, checkpoint["channel_versions"], memo
+                "channel_values": channel_values(
+                    cur, self.serde, (thread_id, ns), checkpoint["channel_versions"], memo
                 ),
             }
         writes = pending_writes(
@@ -405,14 +366,15 @@ class VersionedSqliteSaver(BaseCheckpointSaver[str]):
 
     def delete_thread(self, thread_id: str) -> None:
         thread_id = str(thread_id)
-        with self._cursor(write=True) as cur:
-            for table in ("checkpoints", "writes", "checkpoint_blobs"):
-                cur.execute(f"DELETE FROM {table} WHERE thread_id = ?", (thread_id,))
+        self._write(
+            lambda cur: [
+                (f"DELETE FROM {table} WHERE thread_id = ?", [(thread_id,)])
+                for table in ("checkpoints", "writes", "checkpoint_blobs")
+            ],
+            None,
+        )
         with self._memory:
             for key in [k for k in self._last if k[0] == thread_id]:
                 del self._last[key]
             for key in [k for k in self._stored if k[0] == thread_id]:
                 del self._stored[key]
-
-
-_ABSENT = object()

@@ -2,12 +2,12 @@
 
 This is the one place that drives a compiled graph: the command line, the app's run
 service and the benchmarks all call ``run_question``. It streams node updates and
-full states, hands each event to a callback (print it, store it), and always ends
-with an outcome in words: done, failed (and why) or cancelled, with the state as far
-as it got. LangGraph's quiet endings (a route to a missing node, the recursion
-limit) are turned into failures that say so. What it reports is in ``run_records.py``,
-what stops it from outside in ``run_controls.py``, where runs are kept in
-``run_storage.py``.
+full states (node updates only when no callback reads them), hands each event to a
+callback (print it, store it), and always ends with an outcome in words: done, failed
+(and why) or cancelled, with the state as far as it got. LangGraph's quiet endings (a
+route to a missing node, the recursion limit) are turned into failures that say so. What
+it reports is in ``run_records.py``, what stops it from outside in ``run_controls.py``,
+where runs are kept in ``run_storage.py``.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import RunControl
 from langgraph.types import Checkpointer, Durability
 
-from graph.kernel.accounting import UsageRecorder
+from graph.kernel.accounting import UsageRecorder, calls_logged
 from graph.kernel.approval import AUTOMATIC
 from graph.kernel.design import Design, limit_words, node_run_limit
 from graph.kernel.system import get_system
@@ -252,6 +252,14 @@ def _drive(
         if design.pace_s
         else None
     )
+    # Nobody reads the events (no callback, no pace): only node updates are streamed (the
+    # node count), the usage handler only for the debug log; the end state is read from
+    # the checkpoint.
+    watched = bool(on_event or on_events or inner_pace or not graph.checkpointer)
+    usage = UsageRecorder(
+        on_call=lambda call, ns: emit("custom", "", ns, {"llm_call": call}),
+        on_tool=lambda timing, ns: emit("custom", "", ns, {"tool_call": timing}),
+    )
     configurable: dict = {"thread_id": thread_id}
     if design.approvals_by == "experiment":  # the gate answers without a person
         agents = get_system(design.system).agents
@@ -265,10 +273,7 @@ def _drive(
         # node's writes can be checkpointed, so a crash cannot lose a call that happened.
         # Each tool run's latency is logged the same way (a tool_call event).
         "callbacks": [
-            UsageRecorder(
-                on_call=lambda call, ns: emit("custom", "", ns, {"llm_call": call}),
-                on_tool=lambda timing, ns: emit("custom", "", ns, {"tool_call": timing}),
-            ),
+            *([usage] if watched or calls_logged() else []),
             *([NodeGuard(before_node)] if before_node is not None else []),
             *([inner_pace] if inner_pace is not None else []),
         ],
@@ -289,8 +294,8 @@ def _drive(
             stream = graph.stream(
                 run_input,
                 config,
-                stream_mode=["updates", "custom", "values", "tasks"],
-                subgraphs=True,
+                stream_mode=["updates", "custom", "values", "tasks"] if watched else ["updates"],
+                subgraphs=watched,
                 interrupt_before="*" if step_mode else None,
                 control=control,
                 # (LangGraph warns when there is no checkpointer to be durable with.)
@@ -300,7 +305,9 @@ def _drive(
             for part in stream:
                 # LangGraph types a v1 stream's parts loosely; with subgraphs and several
                 # modes each is (namespace, mode, chunk).
-                namespace, mode, chunk = cast(tuple[tuple[str, ...], str, Any], part)
+                namespace, mode, chunk = cast(
+                    tuple[tuple[str, ...], str, Any], part if watched else ((), *part)
+                )
                 ns = "/".join(namespace)
                 if mode == "values":
                     if not namespace:

@@ -4,6 +4,7 @@ own), and an accounting handler that LangChain calls for model and tool events o
 Structural, not timed: every extra traced layer around a node, or a handler called for
 every chain event, is work repeated at every step of every run."""
 
+import logging
 from collections import Counter
 
 from langchain_core.callbacks import BaseCallbackHandler
@@ -148,3 +149,37 @@ def test_a_new_version_of_an_appended_or_merged_channel_always_changes_its_value
                     channel
                 ), f"{channel} got a new version without a change"
     assert bumps > 5  # the idle channels were written, only never for nothing
+
+
+def test_a_run_nobody_watches_leaves_out_the_accounting_handler_and_ends_the_same(tmp_path, caplog):
+    """With no event callback (and no debug log of model calls) nothing reads a run's
+    model-call records or its streamed states and sub-agent steps: the run leaves the
+    handler (and those streams) out, work at every step, and still ends as a watched run
+    of the same design does."""
+    caplog.set_level(logging.INFO, logger="graph.kernel.accounting")
+    with_recorder: list[bool] = []
+
+    class Handlers(ScriptedChatModel):
+        def _generate(self, messages, stop=None, run_manager=None, **kwargs):
+            handlers = run_manager.handlers if run_manager is not None else []
+            with_recorder.append(any(isinstance(h, UsageRecorder) for h in handlers))
+            return super()._generate(messages, stop, run_manager, **kwargs)
+
+    def run(name: str, **watching):
+        model = Handlers()
+        graph = SYSTEM.build_graph(
+            Design(),
+            checkpointer=open_checkpointer(tmp_path / name, SYSTEM.shape.state_types),
+            planner_model=model,
+            worker_model=model,
+        )
+        return run_question(QUESTION, Design(), graph=graph, **watching)
+
+    watched = run("watched.sqlite", on_event=lambda event: None)
+    assert with_recorder and all(with_recorder)
+    with_recorder.clear()
+    alone = run("alone.sqlite")
+    assert with_recorder and not any(with_recorder)
+    assert alone.status == watched.status == "done"
+    assert (alone.nodes_run, alone.rows) == (watched.nodes_run, watched.rows)
+    assert alone.state["final_answer"] == watched.state["final_answer"]
