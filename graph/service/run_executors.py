@@ -37,6 +37,10 @@ if TYPE_CHECKING:
     from graph.service.run_records import StateHistory
 
 
+class NothingLeftToRun(ValueError):
+    """A stopped run's last checkpoint has no node left to run: it reached its end."""
+
+
 class LegEnd(Protocol):
     """How one leg of a local run's stream stopped (``RunOutcome``, ``run_processes.Ended``)."""
 
@@ -285,7 +289,7 @@ class LocalExecutor:
         self.runs.reconcile_events(run_id, design, compiled)
         self.runs.take_queued_redirects(run_id, design, compiled)
         if not pending_nodes(compiled.get_state(_config(run_id))):
-            raise ValueError("Nothing left to run: the run reached its end.")
+            raise NothingLeftToRun("Nothing left to run: the run reached its end.")
 
     def refuse_redirect_while_live(self) -> None:
         """Nothing to refuse: the run's worker applies it when the run stops."""
