@@ -11,6 +11,7 @@ from langgraph.types import Command
 
 from graph.kernel.design import Design
 from graph.service.disk_space import DiskFull
+from graph.service.run_executors import NothingLeftToRun
 from graph.service.run_holds import RunHolds
 from graph.service.run_host import RunHost
 from graph.service.run_writes import RunWrites
@@ -149,6 +150,12 @@ class Decisions:
             raise ValueError(f"A {record.status} run cannot be resumed.")
         with self.holds.holding(run_id):
             compiled = self.service.executor.graph_for(design)
-            self.service.executor.ready_to_resume(run_id, design, compiled)
+            try:
+                self.service.executor.ready_to_resume(run_id, design, compiled)
+            except NothingLeftToRun:
+                # Killed after its last checkpoint, before its end was logged: its worker
+                # runs nothing and writes the end its last state says.
+                if record.status != "interrupted":
+                    raise
             self.service.store.set_run_status(run_id, "queued", "Resumed from its last checkpoint.")
             self.service.submit(run_id, design, compiled, None, step_mode)

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from langchain_core.runnables import RunnableConfig
 
+from graph.errors import StepwiseError
 from graph.kernel.checkpoints import checkpoint_timeline, fork_state, history, pending_nodes
 from graph.kernel.design import Design
 from graph.kernel.inner_checkpoints import inner_timeline, interleave
@@ -35,6 +36,10 @@ if TYPE_CHECKING:
 
     from graph.service.run_controls import StopSignal
     from graph.service.run_records import StateHistory
+
+
+class NothingLeftToRun(StepwiseError, ValueError):
+    """A stopped run's last checkpoint has no node left to run: it reached its end."""
 
 
 class LegEnd(Protocol):
@@ -285,7 +290,7 @@ class LocalExecutor:
         self.runs.reconcile_events(run_id, design, compiled)
         self.runs.take_queued_redirects(run_id, design, compiled)
         if not pending_nodes(compiled.get_state(_config(run_id))):
-            raise ValueError("Nothing left to run: the run reached its end.")
+            raise NothingLeftToRun("Nothing left to run: the run reached its end.")
 
     def refuse_redirect_while_live(self) -> None:
         """Nothing to refuse: the run's worker applies it when the run stops."""

@@ -11,8 +11,9 @@ the Run page starts every run with a design, and compiling it took 15-56 ms a cl
 experiment's variant already did. A kept graph is used again only for the same design
 (its JSON: agents, prompts, model choice, settings), the same run settings (compared
 whole, a typed key included: a key typed again builds anew) and the same checkpointer;
-never for a test's model factory, a replay or a fork's recorded models, which are made
-per run.
+with a model factory (tests, benchmarks), only while it gives the very models the graph
+was built with (a factory making a new model per call builds anew each time); never for
+a replay or a fork's recorded models, which are made per run.
 """
 
 from __future__ import annotations
@@ -122,16 +123,27 @@ class RunModels:
         of the same design (the module's docstring says when one is used again). Building
         it may write files of its own under the home (the tools' stock database on first
         use): a full disk there is said as the store's is."""
-        key = self._reusable(design)
-        if key is None:
-            return self._build(design)
+        if design.model is not None and (design.model.replay_of or design.model.fork_of):
+            return self._build(design)  # its recorded models are made per run
+        # A factory's models first (cheap): its graph is kept only for the same models.
+        made = (
+            (self.model("planner", design), self.model("worker", design))
+            if self.service.model_factory is not None
+            else None
+        )
+        key = design.model_dump_json()
         settings, checkpointer = self.run_settings(design), self.service.checkpointer
         with self._kept_lock:
             kept = self._kept.get(key)
-            if kept is not None and kept[0] == settings and kept[1] is checkpointer:
+            if (
+                kept is not None
+                and kept[0] == settings
+                and kept[1] is checkpointer
+                and (made is None or (kept[2][1] is made[0] and kept[2][2] is made[1]))
+            ):
                 self._kept.move_to_end(key)
                 return kept[2]
-        built = self._build(design)
+        built = self._build(design, made)
         with self._kept_lock:
             self._kept[key] = (settings, checkpointer, built)
             self._kept.move_to_end(key)
@@ -139,17 +151,11 @@ class RunModels:
                 self._kept.popitem(last=False)
         return built
 
-    def _reusable(self, design: Design) -> str | None:
-        """The key a design's graph is kept under; None when its models are made per run
-        (a test's factory, a replay's recording, a fork's recorded calls)."""
-        if self.service.model_factory is not None:
-            return None
-        if design.model is not None and (design.model.replay_of or design.model.fork_of):
-            return None
-        return design.model_dump_json()
-
-    def _build(self, design: Design) -> Built:
-        planner, worker = self.model("planner", design), self.model("worker", design)
+    def _build(
+        self, design: Design, made: tuple[BaseChatModel, BaseChatModel] | None = None
+    ) -> Built:
+        """The design's graph on ``made`` (planner, worker), or on models made now."""
+        planner, worker = made or (self.model("planner", design), self.model("worker", design))
         system = get_system(design.system)
         with said_when_full(store_location(self.service.settings)):
             compiled = system.build_graph(

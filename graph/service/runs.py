@@ -133,10 +133,12 @@ def continue_run(
 
     Events go to ``on_event`` one by one, or to ``on_events`` in batches a store writes in
     one transaction (each SQLite call mid-run hands the interpreter to the run's other
-    threads: per event, that cost more than the write). Node updates and streamed custom
-    events wait at most ``EVENT_LINGER_S`` for company; a state, a model or tool call (a
-    crash must not lose a call that happened) and the end are handed over at once, with
-    whatever waits before them. A paced run hands each update over before its pause.
+    threads: per event, that cost more than the write). Node updates, states, tool
+    timings and streamed custom events wait at most ``EVENT_LINGER_S`` for company; a
+    model call (a crash must not lose a call that happened) and the end are handed over
+    at once, with whatever waits before them: a superstep's updates and state go with
+    the next superstep's first model call (half the transactions of handing each state
+    over at once). A paced run hands each update and state over before its pause.
 
     ``before_node`` is called as each node starts (inner ones too); what it raises fails
     the node before it does anything (a run whose process lost its lease).
@@ -252,13 +254,16 @@ def _drive(
         if design.pace_s
         else None
     )
+    # What may wait for company (``EVENT_LINGER_S``): every event but a model call and the
+    # end, unless the run is paced (each update and state shown before its pause).
+    hold = not design.pace_s
     # Nobody reads the events (no callback, no pace): only node updates are streamed (the
     # node count), the usage handler only for the debug log; the end state is read from
     # the checkpoint.
     watched = bool(on_event or on_events or inner_pace or not graph.checkpointer)
     usage = UsageRecorder(
         on_call=lambda call, ns: emit("custom", "", ns, {"llm_call": call}),
-        on_tool=lambda timing, ns: emit("custom", "", ns, {"tool_call": timing}),
+        on_tool=lambda timing, ns: emit("custom", "", ns, {"tool_call": timing}, hold=hold),
     )
     configurable: dict = {"thread_id": thread_id}
     if design.approvals_by == "experiment":  # the gate answers without a person
@@ -271,7 +276,7 @@ def _drive(
         "tags": ["stepwise", design.system],
         # Every model call becomes an llm_call event, logged as the call ends: before the
         # node's writes can be checkpointed, so a crash cannot lose a call that happened.
-        # Each tool run's latency is logged the same way (a tool_call event).
+        # Each tool run's latency becomes a tool_call event, which waits for company.
         "callbacks": [
             *([usage] if watched or calls_logged() else []),
             *([NodeGuard(before_node)] if before_node is not None else []),
@@ -301,7 +306,6 @@ def _drive(
                 # (LangGraph warns when there is no checkpointer to be durable with.)
                 durability=durability if graph.checkpointer else None,
             )
-            hold = not design.pace_s  # a paced run shows each update before its pause
             for part in stream:
                 # LangGraph types a v1 stream's parts loosely; with subgraphs and several
                 # modes each is (namespace, mode, chunk).
@@ -312,7 +316,7 @@ def _drive(
                 if mode == "values":
                     if not namespace:
                         state = chunk
-                        emit("state", "", "", chunk)
+                        emit("state", "", "", chunk, hold=hold)
                     continue
                 if mode == "tasks":
                     if isinstance(chunk, dict) and "triggers" in chunk:  # a task starts

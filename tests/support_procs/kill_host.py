@@ -6,6 +6,10 @@ the run's worker thread dies, at the batch of events it is about to store:
   call:K       the first event after model call K;
   saved:NODE   the first event once NODE's writes are in the checkpoint;
   stored:NODE  the same, but after storing that event.
+Never while a model call has replied and its llm_call event is not yet handed over (it is
+as the call ends, from the node's thread): a crash in that moment loses the call's record
+whatever the log does, and the run's events that wait for company are written by the
+run's threads at any moment, the linger's too.
 """
 
 import os
@@ -23,7 +27,8 @@ from graph.service.store import Store  # noqa: E402
 
 QUESTION, TRIGGER, CALLS_FILE = sys.argv[1], sys.argv[2], sys.argv[3]
 KIND, _, WHAT = TRIGGER.partition(":")
-calls_here: list[int] = []
+calls_here: list[int] = []  # model calls made here, counted before their line is written
+logged_here: list[int] = []  # llm_call events this process has stored
 
 
 class CountingModel(ScriptedChatModel):
@@ -33,9 +38,9 @@ class CountingModel(ScriptedChatModel):
 
     def _generate(self, *args, **kwargs):
         result = super()._generate(*args, **kwargs)
+        calls_here.append(1)
         with open(CALLS_FILE, "a") as calls:
             calls.write("call\n")
-        calls_here.append(1)
         return result
 
 
@@ -58,11 +63,21 @@ class KillingStore(Store):
         before a batch (or, for "stored", just after it) once the trigger is due."""
         if threading.current_thread().name.startswith("stepwise-run"):  # the run's worker
             due = len(calls_here) >= int(WHAT) if KIND == "call" else node_saved(run_id)
-            if due:
-                if KIND == "stored":
-                    super().append_events(run_id, records, **kwargs)
+            if due and KIND == "stored":
+                seqs = self._logged(run_id, records, **kwargs)
+                if len(calls_here) == len(logged_here):
+                    os.kill(os.getpid(), signal.SIGKILL)
+                return seqs
+            if due and len(calls_here) == len(logged_here):
                 os.kill(os.getpid(), signal.SIGKILL)
-        return super().append_events(run_id, records, **kwargs)
+        return self._logged(run_id, records, **kwargs)
+
+    def _logged(self, run_id: str, records: list[dict], **kwargs) -> list[int]:
+        seqs = super().append_events(run_id, records, **kwargs)
+        logged_here.extend(
+            1 for r in records if isinstance(r.get("data"), dict) and "llm_call" in r["data"]
+        )
+        return seqs
 
 
 service = RunService(KillingStore.open(), model_factory=lambda role: CountingModel())

@@ -1,10 +1,10 @@
 """How a run hands its events to the store: in batches, one transaction each.
 
-Node updates (a subgraph's too) and streamed custom events wait a moment (at most
-``EVENT_LINGER_S``) to share a transaction with what follows; a state, a model call (a
-crash must not lose a call that happened) and the run's end are handed over at once with
-whatever waits before them. Nothing waits for a slow node to end, and a paced run hands
-each update over before its pause.
+Node updates (a subgraph's too), states, tool timings and streamed custom events wait a
+moment (at most ``EVENT_LINGER_S``) to share a transaction with what follows; a model
+call (a crash must not lose a call that happened) and the run's end are handed over at
+once with whatever waits before them. Nothing waits for a slow node to end, and a paced
+run hands each update over before its pause.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import threading
 import time
 from typing import Annotated, TypedDict
 
+from langchain_core.tools import tool
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
 
@@ -71,10 +72,35 @@ def _team(tmp_path, slow):
     return builder.compile(checkpointer=saver)
 
 
-def _run(tmp_path, design: Design) -> list[list[RunEvent]]:
+@tool
+def shout(text: str) -> str:
+    """The text in capitals."""
+    return text.upper()
+
+
+def _tool_then_model(tmp_path):
+    """use: runs a tool (as a model's tool call), then calls a model."""
+
+    def use(state: S, config) -> dict:
+        shout.invoke(
+            {"name": "shout", "args": {"text": "hi"}, "id": "c1", "type": "tool_call"}, config
+        )
+        ScriptedChatModel().invoke("Say hello.", config)
+        return {"seen": ["use"]}
+
+    builder = StateGraph(S)
+    builder.add_node("use", use)
+    builder.add_edge(START, "use")
+    builder.add_edge("use", END)
+    saver = SqliteSaver(sqlite3.connect(tmp_path / "c.sqlite", check_same_thread=False))
+    return builder.compile(checkpointer=saver)
+
+
+def _run(tmp_path, design: Design, graph=None, last: str = "join") -> list[list[RunEvent]]:
     batches: list[list[RunEvent]] = []
-    outcome = continue_run(_graph(tmp_path), {}, "t", design, on_events=batches.append)
-    assert outcome.state["seen"][-1] == "join"
+    graph = graph if graph is not None else _graph(tmp_path)
+    outcome = continue_run(graph, {"seen": ["in"]}, "t", design, on_events=batches.append)
+    assert outcome.state["seen"][-1] == last
     events = [e for batch in batches for e in batch]
     assert [e.seq for e in events] == list(range(1, len(events) + 1))  # in order, none lost
     return batches
@@ -89,26 +115,40 @@ def _update(node: str):
     return lambda e: e.kind == "update" and e.node == node
 
 
-def test_a_one_node_superstep_is_written_with_its_state_and_a_model_call_at_once(
-    tmp_path, monkeypatch
-):
+def test_states_and_updates_wait_for_the_next_model_call_or_the_end(tmp_path, monkeypatch):
     # What is handed over at once, not what the linger's timer happens to flush: on a loaded
     # machine the 0.2 s timer fired between the subgraph's update and its node's.
     monkeypatch.setattr(runs, "EVENT_LINGER_S", 60.0)
     batches = _run(tmp_path, Design())
-    ask = _batch_of(batches, _update("ask"))
-    assert [e.kind for e in ask][-2:] == ["update", "state"]
-    # The model call was handed over when it ended, before its node's update.
+    # The input's state waited for the first model call, handed over when it ended.
     call = _batch_of(batches, lambda e: e.kind == "custom" and "llm_call" in e.data)
-    assert call[-1].kind == "custom" and call is not ask
-    # A subgraph's own updates come with its node's update and the superstep's state.
-    inner = _batch_of(batches, _update("inner"))
-    assert [(e.kind, e.node, bool(e.namespace)) for e in inner] == [
+    assert [e.kind for e in call] == ["state", "custom"]
+    # Every superstep after it (a subgraph's own updates, a parallel one's) went as the
+    # stream ended, in order: one transaction, not one per superstep; then the end.
+    assert len(batches) == 3 and [e.kind for e in batches[-1]] == ["end"]
+    assert [(e.kind, e.node, bool(e.namespace)) for e in batches[1]] == [
+        ("update", "ask", False),
+        ("state", "", False),
         ("update", "deep", True),
         ("update", "inner", False),
         ("state", "", False),
+        *sorted([("update", "left", False), ("update", "right", False)]),
+        ("state", "", False),
+        ("update", "join", False),
+        ("state", "", False),
     ]
-    assert [e.kind for e in batches[-1]] == ["end"]
+
+
+def test_a_tool_timing_waits_for_the_model_call_after_it(tmp_path, monkeypatch):
+    monkeypatch.setattr(runs, "EVENT_LINGER_S", 60.0)
+    batches = _run(tmp_path, Design(), _tool_then_model(tmp_path), last="use")
+    timed = _batch_of(batches, lambda e: e.kind == "custom" and "tool_call" in e.data)
+    assert [next(iter(e.data)) if e.kind == "custom" else e.kind for e in timed] == [
+        "state",
+        "tool_call",
+        "llm_call",
+    ]
+    assert timed[1].data["tool_call"]["tool_call_id"] == "c1"
 
 
 def test_an_update_is_handed_over_while_a_slow_node_after_it_still_runs(tmp_path):

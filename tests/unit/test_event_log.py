@@ -77,6 +77,7 @@ def reference_path(tmp_path_factory) -> list[str]:
         "saved:planner",  # its writes checkpointed, its update not yet logged
         "stored:planner",  # its writes checkpointed and its update logged
         "stored:chart_generator",  # a sub-agent node
+        "stored:synthesizer",  # the last node: its end not logged yet, nothing left to run
     ],
 )
 def test_a_run_killed_at_any_point_resumes_with_a_log_matching_its_checkpoints(

@@ -1,7 +1,7 @@
 """A design's graph is compiled once and used again by the next run of the same design
 (``graph.service.run_models``, issue 33.2): the Run page starts each run with a design,
 and compiling it took 15-56 ms a click. Never reused across a changed design, changed run
-settings, a test's model factory or a replay's recorded models."""
+settings, new models from a test's model factory or a replay's recorded models."""
 
 from __future__ import annotations
 
@@ -20,9 +20,9 @@ def test_two_runs_of_one_design_share_one_compiled_graph_and_both_finish(
     builds: list[Design] = []
     build = run_models.RunModels._build
 
-    def counted(self, design):
+    def counted(self, design, made=None):
         builds.append(design)
-        return build(self, design)
+        return build(self, design, made)
 
     monkeypatch.setattr(run_models.RunModels, "_build", counted)
     first, second = service.start(QUESTION, Design()), service.start(QUESTION, Design())
@@ -57,12 +57,28 @@ def test_changed_run_settings_build_anew(service: RunService):
     assert service.models.graph(Design())[0] is not kept
 
 
-def test_models_from_a_factory_are_never_kept(store, settings):
+def test_new_models_from_a_factory_build_anew(store, settings):
     factory = RunService(
         store, settings, timeout_tick_s=0, model_factory=lambda role: ScriptedChatModel()
     )
     try:
         assert factory.models.graph(Design())[0] is not factory.models.graph(Design())[0]
+    finally:
+        factory.shutdown()
+
+
+def test_a_factory_giving_the_same_models_shares_the_graph_between_runs(store, settings):
+    """As a benchmark's or an experiment's factory does: a run started without
+    ``prepared`` (the Run page's path) finds the graph the run before it built."""
+    model = ScriptedChatModel()
+    factory = RunService(store, settings, timeout_tick_s=0, model_factory=lambda role: model)
+    try:
+        first = factory.models.graph(Design())
+        assert factory.models.graph(Design()) is first
+        run_id = factory.start(QUESTION, Design())
+        assert factory.wait(run_id, timeout=60).status == "done"
+        assert factory.models.graph(Design()) is first
+        assert factory.models.graph(Design(recursion_limit=30))[0] is not first[0]
     finally:
         factory.shutdown()
 
