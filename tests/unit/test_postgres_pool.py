@@ -132,3 +132,30 @@ def test_connections_the_server_closed_are_replaced_for_each_thread(store, postg
     for t in threads:
         t.join()
     assert results == ["running"] * 3
+
+
+def test_a_lease_renewal_costs_two_round_trips_and_says_which_runs_it_kept(store, tmp_path):
+    """The lease holder's heartbeat: one statement renewing its runs and naming them, its
+    BEGIN sent with it and its COMMIT after (it was BEGIN, UPDATE, SELECT, COMMIT)."""
+    store.create_run("mine", "q", Design(), "m", owner="a", lease_s=60)
+    store.create_run("theirs", "q", Design(), "m", owner="b", lease_s=60)
+    before = {r: store.run_lease(r)[1] for r in ("mine", "theirs")}
+    trace = tmp_path / "libpq.trace"
+    with store.database.connection() as conn, trace.open("w") as sink:
+        conn.pgconn.trace(sink.fileno())
+        conn.pgconn.set_trace_flags(pq.Trace.SUPPRESS_TIMESTAMPS)
+        try:
+            kept = store.keep_leases("a", ["mine", "theirs", "r1", "gone"], 600)
+        finally:
+            conn.pgconn.untrace()
+    messages = [
+        tuple(line.split("\t")[i] for i in (0, 2)) for line in trace.read_text().splitlines()
+    ]
+    sent = [name.split()[0] for side, name in messages if side == "F"]
+    waits = [
+        m for i, m in enumerate(sent) if m in ("Query", "Sync", "Flush") and sent[i - 1] != "Sync"
+    ]
+    assert kept == {"mine"}
+    assert waits == ["Query", "Flush", "Sync"], sent  # the clock's read, then the renewal's
+    assert store.run_lease("mine")[1] > before["mine"] + 500
+    assert store.run_lease("theirs")[1] == before["theirs"]
