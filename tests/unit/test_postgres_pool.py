@@ -156,6 +156,25 @@ def test_a_lease_renewal_costs_two_round_trips_and_says_which_runs_it_kept(store
         m for i, m in enumerate(sent) if m in ("Query", "Sync", "Flush") and sent[i - 1] != "Sync"
     ]
     assert kept == {"mine"}
-    assert waits == ["Query", "Flush", "Sync"], sent  # the clock's read, then the renewal's
+    assert waits == ["Flush", "Sync"], sent  # (the server's clock was read before)
     assert store.run_lease("mine")[1] > before["mine"] + 500
     assert store.run_lease("theirs")[1] == before["theirs"]
+
+
+def test_the_server_s_clock_is_read_once_and_carried_on_between_reads(store, tmp_path):
+    """Each lease write asks the time by the server's clock: read from the server once,
+    then carried on by this process's monotonic clock (no round trip), agreeing with the
+    server's."""
+    trace = tmp_path / "libpq.trace"
+    with store.database.connection() as conn, trace.open("w") as sink:
+        conn.pgconn.trace(sink.fileno())
+        conn.pgconn.set_trace_flags(pq.Trace.SUPPRESS_TIMESTAMPS)
+        try:
+            times = [store.lease_clock() for _ in range(3)]
+        finally:
+            conn.pgconn.untrace()
+        server = conn.execute("SELECT EXTRACT(EPOCH FROM clock_timestamp())").fetchone()[0]
+    sent = [line.split("\t")[2].split()[0] for line in trace.read_text().splitlines()]
+    assert [m for m in sent if m in ("Query", "Sync", "Flush")] == ["Query"], sent
+    assert times == sorted(times)
+    assert abs(float(server) - times[-1]) < 1.0
