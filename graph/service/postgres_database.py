@@ -38,8 +38,8 @@ CONNECT_TIMEOUT_S = 10
 # The store's connections in one process: a run's writes (its stream and its events'
 # flusher), lease renewals, the pages' reads. More runs than this share them in turn.
 POOL_SIZE = 8
-# How long a statement waits for a free connection (one takes milliseconds); then the
-# database is said unavailable, with the server's reason when it is down.
+# How long a statement waits for a free connection (one takes milliseconds); then it
+# opens one of its own (``_spare_connection``), or says why the server cannot be reached.
 POOL_WAIT_S = 5.0
 # How often the server's clock is read (``clock``); in between this process's monotonic
 # clock carries it on, drifting by microseconds.
@@ -122,19 +122,25 @@ class PostgresDatabase(Database):
         with ExitStack() as stack:
             try:
                 conn = stack.enter_context(self._pool.connection())
-            except PoolTimeout as exc:
-                raise self._no_connection(exc) from exc
+            except PoolTimeout:
+                conn = stack.enter_context(self._spare_connection())
             self._held.conn = conn
             try:
                 yield conn
             finally:
                 self._held.conn = None
 
-    def _no_connection(self, timeout: BaseException) -> DatabaseUnavailable:
-        """No connection came within ``POOL_WAIT_S``: the server's reason when it cannot
-        be reached, else the pool's (every connection busy)."""
-        connect_postgres(self.url).close()  # raises DatabaseUnavailable saying why
-        return unavailable(self.url, timeout)
+    def _spare_connection(self) -> psycopg.Connection[Row]:
+        """No pooled connection came within ``POOL_WAIT_S``: every one busy (many runs at
+        once), or the server gone. A connection of its own for this once, closed after;
+        ``DatabaseUnavailable`` saying why when none can be made."""
+        log.warning(
+            "All %d of the store's PostgreSQL connections stayed busy for %.0f s: "
+            "opening one more for this statement.",
+            POOL_SIZE,
+            POOL_WAIT_S,
+        )
+        return connect_postgres(self.url, row_factory=_row)
 
     def sql(self, sql: str) -> str:
         return _postgres_sql(sql)

@@ -178,3 +178,38 @@ def test_the_server_s_clock_is_read_once_and_carried_on_between_reads(store, tmp
     assert [m for m in sent if m in ("Query", "Sync", "Flush")] == ["Query"], sent
     assert times == sorted(times)
     assert abs(float(server) - times[-1]) < 1.0
+
+
+def test_with_every_pooled_connection_busy_a_statement_opens_one_of_its_own(
+    tmp_path, postgres_url, monkeypatch
+):
+    """More runs at once than the pool has connections, each inside a transaction: a
+    statement that waited its time for one opens a connection of its own instead of
+    failing as if the database had gone away."""
+    from graph.service import postgres_database
+
+    monkeypatch.setattr(postgres_database, "POOL_SIZE", 2)
+    monkeypatch.setattr(postgres_database, "POOL_WAIT_S", 0.2)
+    store = Store.open(Settings(home=tmp_path, provider="scripted", database_url=postgres_url))
+    store.create_run("r1", "question?", Design(), "offline scripted model")
+    opened = [threading.Event() for _ in range(2)]
+    release = threading.Event()
+
+    def hold(event: threading.Event) -> None:
+        with store.database.transaction():
+            event.set()
+            release.wait(GUARD_S)
+
+    holders = [threading.Thread(target=hold, args=(e,)) for e in opened]
+    for t in holders:
+        t.start()
+    try:
+        assert all(e.wait(GUARD_S) for e in opened)
+        store.set_run_status("r1", "running")
+        status = store.run("r1").status
+    finally:
+        release.set()
+        for t in holders:
+            t.join()
+        store.close()
+    assert status == "running"
