@@ -15,9 +15,11 @@ which database it is on:
 - transactions: ``with db.transaction() as tx: tx.execute(...)`` commits once at the end,
   or rolls everything back.
 
-Each ``Database`` has one connection behind one lock (the store is used from page threads
-and run workers at once): statements of one process never interleave inside a
-transaction, and PostgreSQL's row locks order the statements of several processes.
+A ``SqliteDatabase`` has one connection behind one lock (the store is used from page
+threads and run workers at once): statements of one process never interleave inside a
+transaction. A ``PostgresDatabase`` hands each thread a connection of a pool, kept by the
+thread for the length of its transaction; PostgreSQL's row locks order the statements of
+several connections and processes.
 Schema migrations (``migrate``) run in one transaction under a lock, so two processes
 starting at once on one database never both migrate: SQLite's ``BEGIN IMMEDIATE``, and on
 PostgreSQL a transaction-scoped advisory lock.
@@ -121,7 +123,8 @@ class Migration:
 
 
 class Database:
-    """One database, one connection, one lock. Use ``database_choice.open_database`` to get one."""
+    """One database; one connection and one lock unless a subclass says otherwise. Use
+    ``database_choice.open_database`` to get one."""
 
     dialect = ""
     location = ""  # for people: a file path, or a URL without its password

@@ -15,14 +15,17 @@ from __future__ import annotations
 
 import logging
 import re
-from contextlib import contextmanager
+import threading
+import time
+from contextlib import ExitStack, contextmanager
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 from urllib.parse import urlsplit
 
-from graph.kernel.pg_connections import connection_lost
+from graph.kernel.pg_connections import check_connection
 from graph.redaction import REDACTED, redact, redact_url, url_password
-from graph.service.database import Database, DatabaseUnavailable
+from graph.service.database import Database, DatabaseUnavailable, Result, Transaction
+from graph.service.disk_space import said_when_full
 
 if TYPE_CHECKING:
     import psycopg
@@ -32,6 +35,15 @@ log = logging.getLogger(__name__)
 # pg_advisory_xact_lock key of schema migrations ("stepwise" in ASCII, as an int64).
 MIGRATION_LOCK = 0x73746570776973
 CONNECT_TIMEOUT_S = 10
+# The store's connections in one process: a run's writes (its stream and its events'
+# flusher), lease renewals, the pages' reads. More runs than this share them in turn.
+POOL_SIZE = 8
+# How long a statement waits for a free connection (one takes milliseconds); then it
+# opens one of its own (``_spare_connection``), or says why the server cannot be reached.
+POOL_WAIT_S = 5.0
+# How often the server's clock is read (``clock``); in between this process's monotonic
+# clock carries it on, drifting by microseconds.
+CLOCK_READ_S = 10.0
 
 
 class Row(dict):
@@ -59,48 +71,131 @@ _DDL_POSTGRES = (
 
 
 class PostgresDatabase(Database):
-    """A PostgreSQL database shared by several app processes (psycopg 3). The connection
-    is opened again if it was lost (a server restart): before the next statement when
-    the server closed it while idle (``connection_lost``), else after the statement it
-    failed."""
+    """A PostgreSQL database shared by several app processes (psycopg 3), through a pool
+    of connections (``psycopg_pool``): a run's writes, its lease renewals and the pages'
+    reads go on at once instead of queueing behind one connection, each waiting on its
+    own round trips and commits. A thread inside a transaction keeps its connection for
+    whatever it asks meanwhile (it sees its own writes, as on one connection).
+
+    A connection the server closed (a restart) is replaced: before it is handed out when
+    the server closed it while idle (``check_connection``), else after the statement it
+    failed (the pool drops a broken connection when it comes back)."""
 
     dialect = "postgresql"
 
     def __init__(self, url: str):
         super().__init__()
+        from psycopg_pool import ConnectionPool
+
         self.url = url
         self.location = redact_url(url)
         self.path = None
-        self._conn: psycopg.Connection[Row] | None = None
-        with self._lock:
-            self._connection()
+        self._held = threading.local()  # the connection this thread is using, if any
+        self._clock_lock = threading.Lock()
+        self._clock_read: tuple[float, float] | None = None  # (server time, monotonic) then
+        connect_postgres(url).close()  # unreachable: the server's reason, not a pool timeout
+        self._pool: ConnectionPool[psycopg.Connection[Row]] = ConnectionPool(
+            url,
+            min_size=1,
+            max_size=POOL_SIZE,
+            kwargs={"autocommit": True, "row_factory": _row, "connect_timeout": CONNECT_TIMEOUT_S},
+            check=check_connection,  # after a server restart, a new one, not a dead one
+            # Reconnection backs off (1, 2, 4... s); given up after 5 s, the next request
+            # tries again at once.
+            reconnect_timeout=5.0,
+            timeout=POOL_WAIT_S,
+            name="stepwise-store",
+            open=False,
+        )
+        self._pool.open(wait=True, timeout=CONNECT_TIMEOUT_S)
 
-    def _connection(self) -> psycopg.Connection[Row]:
-        if self._conn is None or connection_lost(self._conn):
-            if self._conn is not None:
-                self._conn.close()
-            self._conn = connect_postgres(self.url, row_factory=_row)
-        return self._conn
+    @contextmanager
+    def connection(self) -> Iterator[psycopg.Connection[Row]]:
+        """A connection of the pool, this thread's for the block: what the thread asks
+        inside it (a read in a transaction, a nested transaction) uses the same one."""
+        held = getattr(self._held, "conn", None)
+        if held is not None:
+            yield held
+            return
+        from psycopg_pool import PoolTimeout
+
+        with ExitStack() as stack:
+            try:
+                conn = stack.enter_context(self._pool.connection())
+            except PoolTimeout:
+                conn = stack.enter_context(self._spare_connection())
+            self._held.conn = conn
+            try:
+                yield conn
+            finally:
+                self._held.conn = None
+
+    def _spare_connection(self) -> psycopg.Connection[Row]:
+        """No pooled connection came within ``POOL_WAIT_S``: every one busy (many runs at
+        once), or the server gone. A connection of its own for this once, closed after;
+        ``DatabaseUnavailable`` saying why when none can be made."""
+        log.warning(
+            "All %d of the store's PostgreSQL connections stayed busy for %.0f s: "
+            "opening one more for this statement.",
+            POOL_SIZE,
+            POOL_WAIT_S,
+        )
+        return connect_postgres(self.url, row_factory=_row)
 
     def sql(self, sql: str) -> str:
         return _postgres_sql(sql)
 
     def clock(self) -> float:
         """The server's time: app processes on machines whose clocks disagree still agree
-        on when a lease runs out."""
-        return float(self.query("SELECT EXTRACT(EPOCH FROM clock_timestamp())")[0][0])
+        on when a lease runs out. Read from the server once per ``CLOCK_READ_S`` and
+        carried on by this process's monotonic clock meanwhile (which no change of this
+        machine's time moves): a lease's time without a round trip each."""
+        with self._clock_lock:
+            now = time.monotonic()
+            if self._clock_read is not None and now - self._clock_read[1] < CLOCK_READ_S:
+                return self._clock_read[0] + (now - self._clock_read[1])
+            server = float(self.query("SELECT EXTRACT(EPOCH FROM clock_timestamp())")[0][0])
+            after = time.monotonic()
+            self._clock_read = (server, (now + after) / 2)  # read half-way, as near as known
+            return server + (after - self._clock_read[1])
 
     def query(self, sql: str, params: Iterable = ()) -> list:
         """A read; if the connection was lost (a server restart, an idle connection cut
         by a proxy), once more on a new one: a read is safe to repeat."""
         import psycopg
 
-        try:
-            return super().query(sql, params)
-        except psycopg.OperationalError:
-            if self._conn is None or not (self._conn.broken or self._conn.closed):
-                raise
-        return super().query(sql, params)
+        sql, values = self.sql(sql), self.params(params)
+        nested = getattr(self._held, "conn", None) is not None
+        with self.connection() as conn:
+            try:
+                return conn.execute(sql, values).fetchall()
+            except psycopg.OperationalError:
+                if nested or not (conn.broken or conn.closed):
+                    raise  # the server refused it, or a transaction of this thread was cut
+                log.info("The store's connection was lost; the read is asked again.")
+        with self.connection() as conn:  # the pool has dropped the broken one
+            return conn.execute(sql, values).fetchall()
+
+    def execute(self, sql: str, params: Iterable = ()) -> Result:
+        """One write, its own transaction without BEGIN and COMMIT (autocommit): one
+        round trip where a transaction block costs three."""
+        with said_when_full(self.location), self.connection() as conn:
+            return Result(conn.execute(self.sql(sql), self.params(params)).rowcount)
+
+    def insert_id(self, sql: str, params: Iterable = ()) -> int:
+        with said_when_full(self.location), self.connection() as conn:
+            cursor = conn.execute(self.sql(sql + " RETURNING id"), self.params(params))
+            return int(cursor.fetchall()[0][0])
+
+    @contextmanager
+    def transaction(
+        self, exclusive: bool = False, pipelined: bool = False
+    ) -> Iterator[Transaction]:
+        """As ``Database.transaction``, on a connection of the pool (no lock: PostgreSQL
+        orders what transactions of several connections do)."""
+        with said_when_full(self.location), self.connection() as conn:
+            with self._begin(conn, exclusive, pipelined):
+                yield Transaction(self, conn)
 
     def params(self, params: Iterable) -> tuple:
         """PostgreSQL text cannot hold NUL: a model's stray ``\x00`` becomes U+FFFD instead
@@ -147,9 +242,7 @@ class PostgresDatabase(Database):
             raise
 
     def close(self) -> None:
-        with self._lock:
-            if self._conn is not None:
-                self._conn.close()
+        self._pool.close()
 
 
 def _roll_back_open(conn: psycopg.Connection[Row]) -> None:

@@ -231,8 +231,7 @@ def test_an_owned_batch_of_events_costs_two_round_trips_on_postgresql(tmp_path, 
     batch = [{**update_record(i, f"n{i}", []), "key": f"update:{i}"} for i in (1, 2, 3)]
     batch.append(state_record(4, 2, {}))
     trace = tmp_path / "libpq.trace"
-    conn = store.database._connection()
-    with trace.open("w") as sink:
+    with store.database.connection() as conn, trace.open("w") as sink:  # the append's too
         conn.pgconn.trace(sink.fileno())
         conn.pgconn.set_trace_flags(pq.Trace.SUPPRESS_TIMESTAMPS)
         try:
