@@ -16,7 +16,11 @@ from pathlib import Path
 
 import streamlit as st
 
-from ui import collector
+from ui import collector, native_heap
+
+# malloc gives freed memory back past fixed thresholds, which it no longer raises
+# (``ui/native_heap.py``); once per process.
+native_heap.fix_thresholds()
 
 # The process's first run loads the app's modules with no garbage collection; one
 # collection once it has ended (``ui/collector.py``).
@@ -52,3 +56,4 @@ try:
     page.run()
 finally:  # also after st.stop or st.rerun
     collector.settle()
+    native_heap.give_back()  # what the run freed, back to the system
