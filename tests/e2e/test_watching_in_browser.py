@@ -264,6 +264,12 @@ def test_the_projector_theme_is_high_contrast_kept_across_pages_and_tables_read_
         expect(presentation).to_be_checked()
         cell = page.locator('[data-testid="stTable"] td').first
         expect(cell).to_be_visible()
+        # The switch shows checked at once; the larger type comes with the page's next
+        # script run (on a busy CI machine the cell was read at 14 px before it).
+        page.wait_for_function(
+            "() => { const c = document.querySelector('[data-testid=\"stTable\"] td');"
+            " return c && parseFloat(getComputedStyle(c).fontSize) >= 18 }"
+        )
         size = float(cell.evaluate("e => getComputedStyle(e).fontSize").removesuffix("px"))
         assert size >= 18, size
         assert cell.evaluate(CONTRAST) == 21
