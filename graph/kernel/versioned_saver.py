@@ -119,8 +119,8 @@ class VersionedSqliteSaver(BaseCheckpointSaver[str]):
                     self._before_write(lease)
                 writes = statements(cur)
                 if self._write_lock is not None:
-                    lock = self._write_lock
-                    lock.acquire()
+                    self._write_lock.acquire()
+                    lock = self._write_lock  # released below only once taken
                 for sql, rows in writes:
                     cur.executemany(sql, rows)
                 self.conn.commit()

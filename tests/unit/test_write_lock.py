@@ -14,6 +14,8 @@ import sys
 import threading
 from pathlib import Path
 
+import pytest
+
 from graph.kernel.checkpoints import open_checkpointer
 from graph.service.database import SqliteDatabase
 from graph.settings import REPO_ROOT
@@ -93,4 +95,40 @@ def test_checkpoint_writes_wait_for_another_process_and_reads_do_not(tmp_path):
     other = OtherProcess(path)
     assert saver.get_tuple(config) is None  # a read goes on meanwhile
     _waits_for(other, lambda: saver.put(config, checkpoint, {}, {"notes": "1"}))
+    assert saver.get_tuple(config).checkpoint["channel_values"] == {"notes": ["a"]}
+
+
+def test_a_checkpoint_write_whose_turn_cannot_be_taken_says_why_and_the_next_one_works(
+    tmp_path, monkeypatch
+):
+    """The lock file refuses (an I/O error): the write fails with that error, not with the
+    saver releasing a turn it never took, writes nothing, and the next write goes on."""
+    import graph.write_lock
+
+    path = tmp_path / "checkpoints.sqlite"
+    saver = open_checkpointer(path)
+    config = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
+    checkpoint = {
+        "v": 4,
+        "id": "1",
+        "ts": "2026-01-01T00:00:00+00:00",
+        "channel_values": {"notes": ["a"]},
+        "channel_versions": {"notes": "1"},
+        "versions_seen": {},
+        "updated_channels": ["notes"],
+    }
+    saver.setup()
+    flock = graph.write_lock.fcntl.flock
+
+    def refusing(fd: int, operation: int) -> None:
+        if operation == graph.write_lock.fcntl.LOCK_EX:
+            raise OSError(5, "Input/output error")
+        flock(fd, operation)
+
+    monkeypatch.setattr(graph.write_lock.fcntl, "flock", refusing)
+    with pytest.raises(OSError, match="Input/output error"):
+        saver.put(config, checkpoint, {}, {"notes": "1"})
+    assert saver.get_tuple(config) is None
+    monkeypatch.setattr(graph.write_lock.fcntl, "flock", flock)
+    saver.put(config, checkpoint, {}, {"notes": "1"})
     assert saver.get_tuple(config).checkpoint["channel_values"] == {"notes": ["a"]}
