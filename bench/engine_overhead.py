@@ -24,8 +24,8 @@ median with the interquartile range and min-max:
   nobody watches, so it streams node updates only, as the peer line does);
 - ``app path, prepared once``: ``RunService.start`` + ``wait``: the graph built once
   (``prepare``), and every run event written to the store;
-- ``app path, built per click``: the same, the graph built by ``start`` as the Run page
-  calls it (no ``prepared``);
+- ``app path, built per click``: the same, ``start`` called as the Run page calls it (no
+  ``prepared``): it finds the design's graph kept after the first run (``RunModels``);
 - ``langgraph peer``      : the peer graph, built once, streamed (``stream_mode="updates"``);
   the ratios are against this one.
 
@@ -176,8 +176,8 @@ class Sides:
 
     def stepwise_store(self, per_click: bool = False) -> Took:
         """The app's path: ``RunService.start`` + ``wait``, every event to the store. The
-        Run page calls ``start`` without ``prepared`` (the graph built per click):
-        ``per_click`` times that; otherwise the graph is built once (``prepare``)."""
+        Run page calls ``start`` without ``prepared`` (the graph looked up per click, kept
+        by ``RunModels``): ``per_click`` times that; otherwise ``prepare``'s graph."""
         with timed() as took:
             prepared = None if per_click else self.prepared
             run_id = self.service.start(QUESTION, self.design, prepared=prepared)
