@@ -44,6 +44,12 @@ log = logging.getLogger(__name__)
 RUN_S = 1200
 pytestmark = pytest.mark.timeout(1500)
 WRITING = re.compile(r"The model is writing a .*: \d+ tokens so far, \d+\.\d tokens/s \(\d+ s\)")
+# A call sent (or queued) and not yet writing; a look that finds one before any
+# token-rate line was seen waits this long for the call to start writing.
+PENDING = re.compile(
+    r"The model server has .*: waiting for its first token|Waiting for the model server"
+)
+WAIT_FOR_WRITING_MS = 90_000
 # Small designs keep the suite's added time low, as the other real-model tests do: the plan
 # with two agents (one calls a tool, so the header says how tools were asked) and one
 # replan; the others whole. Which agents are on is the design's, not a setting.
@@ -97,8 +103,15 @@ def _look(page, url: str, store: Store, run_id: str, seen: list[str]) -> None:
     page.goto(f"{url}/run?run={run_id}")
     expect(page.get_by_text(re.compile(r"^status "))).to_be_visible()
     writing = page.get_by_text(WRITING)
+    # Until a token-rate line has been seen, a look that finds a call still waiting for
+    # its first token stays on the page (it refreshes itself) until the call writes: a
+    # system whose replies are short (the teams' routing JSON: a few seconds of writing
+    # after 15-18 s of reading the prompt) was otherwise looked at only while it read,
+    # and CI once saw no line in a whole run.
+    pending = page.get_by_text(PENDING)
     try:  # a call in progress shows at the first drawing or the next refresh
-        writing.first.wait_for(timeout=3_000)
+        pending.or_(writing).first.wait_for(timeout=3_000)  # a call in progress
+        writing.first.wait_for(timeout=2_000 if seen else WAIT_FOR_WRITING_MS)
         seen.append(writing.first.inner_text(timeout=2_000))
     except Exception as error:  # no call in progress now, or the line went as it was read
         log.debug("no writing line at this look: %s", type(error).__name__)

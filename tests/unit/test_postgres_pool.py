@@ -6,6 +6,7 @@ lone write costs one round trip. A real PostgreSQL server (the ``postgres`` fixt
 from __future__ import annotations
 
 import threading
+import time
 
 import psycopg
 import pytest
@@ -116,9 +117,19 @@ def test_connections_the_server_closed_are_replaced_for_each_thread(store, postg
     with psycopg.connect(postgres.admin_url, autocommit=True) as admin:
         database = store.database.url.rsplit("/", 1)[1]
         cut = admin.execute(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s",
+            "SELECT pid, pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s",
             (database,),
         ).fetchall()
+        # pg_terminate_backend only signals: a backend still exiting has not yet said so
+        # on its socket, and its connection would look idle and alive. A restart is over
+        # when the old backends are gone (what "closed" means here); wait for that.
+        pids = [pid for pid, _ in cut]
+        deadline = time.monotonic() + GUARD_S
+        while admin.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE pid = ANY(%s)", (pids,)
+        ).fetchone() != (0,):
+            assert time.monotonic() < deadline, "the terminated backends did not exit"
+            time.sleep(0.05)
     assert len(cut) >= 2
     results: list[str] = []
 
