@@ -43,7 +43,8 @@ def test_an_events_data_is_encoded_once_as_the_store_writes_it():
 
 def test_an_events_own_json_is_searched_for_a_secret_before_it_is_stored(tmp_path):
     """The text ``event_record`` made is written as it is only when it holds no secret:
-    one that does is redacted, and the key is nowhere in the store's files."""
+    one that does is redacted (with a secret in a field besides, too), and the key is
+    nowhere in the store's files."""
     secret = 'pass"w\u00f6rd-4471'
     store = Store.open(Settings(home=tmp_path, openai_api_key=secret))  # remembered
     try:
@@ -51,13 +52,22 @@ def test_an_events_own_json_is_searched_for_a_secret_before_it_is_stored(tmp_pat
         records = [
             event_record(_event("custom", {"note": f"echoed {secret}"}, 1), "plan_execute"),
             event_record(_event("custom", {"note": "clean"}, 2), "plan_execute"),
+            event_record(
+                RunEvent(3, 1003.0, "update", "n", f"ns {secret}", 1, {"note": f"also {secret}"}),
+                "plan_execute",
+            ),
         ]
         assert all("data_json" in r for r in records)
         store.append_events("r1", records)
         events = store.events("r1")
     finally:
         store.close()
-    assert [e["data"] for e in events] == [{"note": f"echoed {REDACTED}"}, {"note": "clean"}]
+    assert [e["data"] for e in events] == [
+        {"note": f"echoed {REDACTED}"},
+        {"note": "clean"},
+        {"note": f"also {REDACTED}"},  # a secret in a field and in the data
+    ]
+    assert events[2]["namespace"] == f"ns {REDACTED}"
     escaped = json.dumps(secret, ensure_ascii=False)[1:-1].encode()
     for path in tmp_path.rglob("*"):
         if path.is_file():

@@ -103,15 +103,18 @@ class Events:
         it made it). An echoed server error may carry an API key."""
         state = record["kind"] == "state" and isinstance(record.get("data"), dict)
         header = [record.get(k) for k in _HEADER]
+        made = record.get("data_json")
         if not (
             clean_texts([v for v in header if isinstance(v, str)])
             if all(v is None or type(v) in (str, int) for v in header)
             else clean_json(header) is not None
-        ):  # a secret in a field
-            record = {**redact_data({**record, "data": None}), "data": record.get("data")}
+        ):  # a secret in a field: those redacted, the data and its text checked below
+            record = {
+                **redact_data({**record, "data": None, "data_json": None}),
+                "data": record.get("data"),
+            }
         if state:
             return record, True, None
-        made = record.get("data_json")
         text = clean_text(made) if isinstance(made, str) else clean_json(record.get("data"))
         if text is None:  # it may hold a secret (or is not JSON alone): the copy redacted
             return {**record, "data": redact_data(record.get("data"))}, False, None
