@@ -115,6 +115,18 @@ def clean_json(value: Any) -> str | None:
     return None if _may_hold_secret(text) else text
 
 
+def clean_texts(texts: Iterable[str]) -> bool:
+    """Whether none of ``texts`` holds anything ``redact`` would take out: an event's
+    short fields checked together, without encoding them as JSON first."""
+    return not _may_hold_secret("\n".join(texts))
+
+
+def clean_text(text: str) -> str | None:
+    """``text`` (a value's JSON, made by the caller) when it holds nothing ``redact``
+    would take out; None when it may (then ``redact_data`` the value)."""
+    return None if _may_hold_secret(text) else text
+
+
 def _redact_walk(value: Any) -> Any:
     if isinstance(value, str):
         return redact(value)

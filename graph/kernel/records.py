@@ -32,8 +32,13 @@ def message_record(message: BaseMessage) -> dict:
     }
 
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
 def plain(value: Any) -> Any:
     """``value`` as JSON-safe data (messages as records)."""
+    if type(value) in _SCALARS:  # the most common, and no message: returned at once
+        return value
     if hasattr(value, "response_metadata") and hasattr(value, "content"):
         return message_record(value)
     if isinstance(value, dict):

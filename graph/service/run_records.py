@@ -5,6 +5,7 @@ updates a killed process saved in its checkpoints but never stored (``missed_upd
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Protocol
@@ -71,7 +72,12 @@ class RunOutcome:
 
 def event_record(event: RunEvent, system: str) -> dict:
     """An event as JSON-safe data for the store and exports: a state becomes its
-    system's snapshot, messages become records, anything else its text."""
+    system's snapshot, messages become records, anything else its text.
+
+    Any other event's data is encoded once here, as the store writes it
+    (``event_json``): its ``data_json``, which the store searches for secrets and writes
+    instead of encoding the data again. Data that is JSON already (a model call with its
+    request, a tool timing) is kept as it is, not copied record by record first."""
     if event.kind == "state":
         snapshot = get_system(system).snapshot(event.data)
         # a snapshot without ``counts`` is counted by its rows as the store keeps it
@@ -79,9 +85,10 @@ def event_record(event: RunEvent, system: str) -> dict:
             **snapshot,
             "conversation": plain(conversation_snapshot(event.data)),
         }
+        text = None
     else:
-        data = plain(event.data)
-    return {
+        data, text = event_json(event.data)
+    record = {
         "seq": event.seq,
         "ts": event.ts,
         "kind": event.kind,
@@ -91,6 +98,26 @@ def event_record(event: RunEvent, system: str) -> dict:
         "data": data,
         "key": event.key,
     }
+    if text is not None:
+        record["data_json"] = text
+    return record
+
+
+def event_json(value: Any) -> tuple[Any, str | None]:
+    """``value`` as plain JSON data (``plain``: messages as records) and its JSON text as
+    the store writes it (non-ASCII kept; None when it is not JSON alone, a NaN say). A
+    value that encodes as it is is returned as it is: encoding fails at the first
+    message, model or set in it, and only then is it made plain. Its text is the same
+    either way, except a dict key True, False or None (JSON's "true"; ``plain``'s "True")."""
+    try:
+        return value, json.dumps(value, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError):  # an object in it (or NaN): made plain first
+        pass
+    value = plain(value)
+    try:
+        return value, json.dumps(value, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError):  # NaN, a cycle: the store walks it
+        return value, None
 
 
 class StateHistory(Protocol):

@@ -15,11 +15,12 @@ added items, and its new length). A stored patch event is ``{"$delta": {"base": 
 
 from __future__ import annotations
 
+import json
 import threading
 from collections import OrderedDict
 from typing import Any, Callable
 
-from graph.redaction import redact_data
+from graph.redaction import clean_json, redact_data
 
 DELTA = "$delta"
 _SAME = object()
@@ -97,22 +98,32 @@ class StateLog:
         with self._lock:
             return self._whole.get((run_id, seq), _SAME)
 
-    def to_store(self, run_id: str, data: dict) -> tuple[Any, dict]:
-        """What to store for a new state event, and the whole snapshot it stands for,
-        both with secrets taken out (``redact_data``). A patch on the run's last state
-        event written by this process is redacted alone: the snapshot is not walked again
-        for each step. The run's first state event (or the first after a restart) is
-        stored whole."""
+    def to_store(self, run_id: str, data: dict) -> tuple[Any, dict, str | None]:
+        """What to store for a new state event, the whole snapshot it stands for, both
+        with secrets taken out (``redact_data``), and the JSON text of what to store when
+        it was made here (a patch's: encoded once, for the secret search and the log). A
+        patch on the run's last state event written by this process is redacted alone:
+        the snapshot is not walked again for each step. The run's first state event (or
+        the first after a restart) is stored whole."""
         with self._lock:
             base_seq, base = self._written.get(run_id, (None, _SAME))
         if base is _SAME:
             whole = redact_data(data)
-            return whole, whole
+            return whole, whole, None
         # Compared with the redacted base: a text that held a secret differs, so it is
         # in the patch and redacted there.
         patch = diff(base, data)
-        patch = {"$keys": {}} if patch is _SAME else redact_data(patch)
-        return {DELTA: {"base": base_seq, "patch": patch}}, apply(base, patch)
+        text: str | None
+        if patch is _SAME:
+            patch, text = {"$keys": {}}, '{"$keys": {}}'
+        else:  # a copy either way (read back from its text when clean): the base of the
+            # next patch shares nothing with the run's live values
+            text = clean_json(patch)
+            patch = json.loads(text) if text is not None else redact_data(patch)
+        logged = {DELTA: {"base": base_seq, "patch": patch}}
+        if text is not None:  # as ``json.dumps(logged, ensure_ascii=False)`` writes it
+            text = f'{{"{DELTA}": {{"base": {base_seq}, "patch": {text}}}}}'
+        return logged, apply(base, patch), text
 
     def stored(self, run_id: str, seq: int, data: dict) -> None:
         """The state event ``seq`` (whole: ``data``) is committed: the base of the next."""

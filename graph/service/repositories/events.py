@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import time
 from typing import Any
 
-from graph.redaction import clean_json, redact_data
+from graph.redaction import clean_json, clean_text, clean_texts, redact_data
 from graph.service.database import Database, Transaction
 from graph.service.repositories.shared import (
     FENCE_SQL,
@@ -23,6 +24,22 @@ from graph.service.state_deltas import StateLog
 
 # The fields of an event record stored as text besides its data.
 _HEADER = ("kind", "node", "namespace", "step", "key")
+
+
+# A JSON string token at least a shelved text long: its opening quote, then that many
+# characters that are not a quote (an escaped quote inside it replaced by two others).
+_LONG_TOKEN = re.compile('"[^"]{%d}' % SHELVED_TEXT)
+
+
+def _may_hold_long_text(text: str) -> bool:
+    """Whether the JSON ``text`` of a value may hold a string of ``SHELVED_TEXT``
+    characters or more (``_shelve`` stores those once). Never False when it does: such a
+    string's token is at least as long as the string (escapes only lengthen it), and an
+    escaped quote in it is counted as two characters, not as its end. True for some that
+    do not (a long key, an escaped backslash before a closing quote): they are walked."""
+    if len(text) < SHELVED_TEXT:
+        return False
+    return _LONG_TOKEN.search(text.replace('\\"', "''") if '\\"' in text else text) is not None
 
 
 class Events:
@@ -64,10 +81,13 @@ class Events:
                 )
                 latest = self._latest_seq(tx, run_id, owner, asked.fetchall())
                 known = {row[0]: int(row[1]) for row in logged.fetchall()} if logged else {}
+                row: dict = {}  # the runs row's snapshot, as the batch's last state sets it
                 for record, state, text in prepared:
-                    seq = self._insert_event(tx, run_id, record, state, latest, known, text)
+                    seq = self._insert_event(tx, run_id, record, state, latest, known, text, row)
                     latest = max(latest, seq)
                     seqs.append(seq)
+                if row:
+                    self._set_snapshot(tx, run_id, row)
         except BaseException:
             # A state event's base may not have been committed: the next is stored whole.
             self._states.forget(run_id)
@@ -79,14 +99,23 @@ class Events:
         """The record with secrets taken out, whether it is a state event (whose
         snapshot is redacted by what changed since the run's previous one:
         ``StateLog.to_store``), and its data's JSON when that is known to hold no secret
-        (``clean_json``: encoded once, not copied). An echoed server error may carry an
-        API key."""
+        (``clean_json``: encoded once, not copied; ``event_record``'s ``data_json`` when
+        it made it). An echoed server error may carry an API key."""
         state = record["kind"] == "state" and isinstance(record.get("data"), dict)
-        if clean_json([record.get(k) for k in _HEADER]) is None:  # a secret in a field
-            record = {**redact_data({**record, "data": None}), "data": record.get("data")}
+        header = [record.get(k) for k in _HEADER]
+        made = record.get("data_json")
+        if not (
+            clean_texts([v for v in header if isinstance(v, str)])
+            if all(v is None or type(v) in (str, int) for v in header)
+            else clean_json(header) is not None
+        ):  # a secret in a field: those redacted, the data and its text checked below
+            record = {
+                **redact_data({**record, "data": None, "data_json": None}),
+                "data": record.get("data"),
+            }
         if state:
             return record, True, None
-        text = clean_json(record.get("data"))
+        text = clean_text(made) if isinstance(made, str) else clean_json(record.get("data"))
         if text is None:  # it may hold a secret (or is not JSON alone): the copy redacted
             return {**record, "data": redact_data(record.get("data"))}, False, None
         return record, False, text
@@ -100,12 +129,15 @@ class Events:
         latest: int,
         known: dict[str, int],
         text: str | None = None,
+        row: dict | None = None,
     ) -> int:
         """``append``'s writes for one redacted record, ``latest`` the run's
         highest seq so far, ``known`` the seqs of its keys already logged (this one's
         added once written), ``text`` its data's JSON if already made; the seq it is
-        stored under. Nothing here reads a result: on PostgreSQL the writes go with the
-        commit."""
+        stored under. A state event's whole snapshot goes into ``row`` (replacing an
+        earlier one of the batch: a reader sees only the transaction's last), written to
+        the runs row by ``_set_snapshot``; without ``row``, at once. Nothing here reads a
+        result: on PostgreSQL the writes go with the commit."""
         kind = record["kind"]
         data = record.get("data")
         key = record.get("key")
@@ -118,7 +150,7 @@ class Events:
             known[key] = seq
         logged = data
         if state and isinstance(data, dict):  # a state event's data is a dict
-            logged, whole = self._states.to_store(
+            logged, whole, text = self._states.to_store(
                 run_id, {k: v for k, v in data.items() if k != "chart_spec"}
             )
             data = {
@@ -141,19 +173,12 @@ class Events:
             ),
         )
         if kind == "state" and isinstance(data, dict):
-            counts = data.get("counts")  # the system's own (its snapshot's)
-            if not isinstance(counts, dict):
-                counts = {"steps": len(data.get("rows") or [])}
-            tx.execute(
-                "UPDATE runs SET snapshot_json = ?, counts_json = ?, "
-                "final_answer = COALESCE(?, final_answer) WHERE id = ?",
-                (
-                    dumps(data),
-                    dumps({str(k): int(v) for k, v in counts.items()}),
-                    data.get("final_answer"),
-                    run_id,
-                ),
-            )
+            final = data.get("final_answer")
+            if row is None:
+                self._set_snapshot(tx, run_id, {"snapshot": data, "final": final})
+            else:
+                row["snapshot"] = data
+                row["final"] = row.get("final") if final is None else final
             # The base of the run's next state event (forgotten if this transaction fails).
             self._states.stored(run_id, seq, whole)
         elif kind == "end" and isinstance(data, dict):
@@ -175,6 +200,25 @@ class Events:
                     ),
                 )
         return seq
+
+    @staticmethod
+    def _set_snapshot(tx: Transaction, run_id: str, row: dict) -> None:
+        """The runs row's snapshot and counts, and its final answer unless ``final`` is
+        None (``row``: ``snapshot``, ``final``)."""
+        data = row["snapshot"]
+        counts = data.get("counts")  # the system's own (its snapshot's)
+        if not isinstance(counts, dict):
+            counts = {"steps": len(data.get("rows") or [])}
+        tx.execute(
+            "UPDATE runs SET snapshot_json = ?, counts_json = ?, "
+            "final_answer = COALESCE(?, final_answer) WHERE id = ?",
+            (
+                dumps(data),
+                dumps({str(k): int(v) for k, v in counts.items()}),
+                row["final"],
+                run_id,
+            ),
+        )
 
     def pending_interrupts(self, run_id: str) -> list[dict]:
         """What a waiting run asks a human, from its last end event ({id, kind, step,
@@ -237,10 +281,10 @@ class Events:
 
     def _event_json(self, tx: Transaction, value: Any, text: str | None = None) -> str:
         """An event's data as stored: its JSON (``text`` if made already), long texts
-        shelved. A value whose whole JSON is shorter than a shelved text holds none: most
-        values are not walked."""
+        shelved. Only a value whose JSON holds a string token of a shelved text's length
+        is walked (``_may_hold_long_text``): most values are not."""
         text = dumps(value) if text is None else text
-        return text if len(text) < SHELVED_TEXT else dumps(self._shelve(tx, value))
+        return dumps(self._shelve(tx, value)) if _may_hold_long_text(text) else text
 
     def _shelve(self, tx: Transaction, value: Any) -> Any:
         """Long texts stored once: every state event repeats the run's messages and
