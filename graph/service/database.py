@@ -55,6 +55,16 @@ class DatabaseTooNew(StepwiseError, RuntimeError):
     """The database was migrated by a newer Stepwise than this one."""
 
 
+# The SQLSTATE of PostgreSQL's ``stepwise_refuse`` (schema version 12).
+REFUSED_STATE = "SW001"
+
+
+class Refused(RuntimeError):
+    """A statement gave up its transaction (PostgreSQL's ``stepwise_refuse``): what the
+    statements sent with it assumed did not hold, and nothing of the transaction was
+    stored. The caller asks again the slower way."""
+
+
 def is_postgres_url(url: str | None) -> bool:
     return bool(url) and urlsplit(url).scheme in POSTGRES_SCHEMES
 

@@ -24,7 +24,14 @@ from urllib.parse import urlsplit
 
 from graph.kernel.pg_connections import check_connection
 from graph.redaction import REDACTED, redact, redact_url, url_password
-from graph.service.database import Database, DatabaseUnavailable, Result, Transaction
+from graph.service.database import (
+    REFUSED_STATE,
+    Database,
+    DatabaseUnavailable,
+    Refused,
+    Result,
+    Transaction,
+)
 from graph.service.disk_space import said_when_full
 
 if TYPE_CHECKING:
@@ -192,10 +199,18 @@ class PostgresDatabase(Database):
         self, exclusive: bool = False, pipelined: bool = False
     ) -> Iterator[Transaction]:
         """As ``Database.transaction``, on a connection of the pool (no lock: PostgreSQL
-        orders what transactions of several connections do)."""
+        orders what transactions of several connections do). A statement calling
+        ``stepwise_refuse`` raises ``Refused`` (the transaction rolled back)."""
+        import psycopg
+
         with said_when_full(self.location), self.connection() as conn:
-            with self._begin(conn, exclusive, pipelined):
-                yield Transaction(self, conn)
+            try:
+                with self._begin(conn, exclusive, pipelined):
+                    yield Transaction(self, conn)
+            except psycopg.Error as exc:
+                if exc.sqlstate == REFUSED_STATE:
+                    raise Refused(str(exc)) from exc
+                raise
 
     def params(self, params: Iterable) -> tuple:
         """PostgreSQL text cannot hold NUL: a model's stray ``\x00`` becomes U+FFFD instead

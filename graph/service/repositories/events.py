@@ -10,7 +10,7 @@ import time
 from typing import Any
 
 from graph.redaction import clean_json, redact_data
-from graph.service.database import Database, Transaction
+from graph.service.database import Database, Refused, Transaction
 from graph.service.repositories.shared import (
     FENCE_SQL,
     SETTLED_STATUSES,
@@ -31,6 +31,9 @@ class Events:
     def __init__(self, db: Database, states: StateLog) -> None:
         self.db = db
         self._states = states  # state events are stored as patches on the previous one
+        # Runs whose events were stored under other seqs than their own (a resumed run's,
+        # one another writer logged to meanwhile): their batches read first (``append``).
+        self._renumbered: set[str] = set()
 
     def append(self, run_id: str, records: list[dict], owner: str | None = None) -> list[int]:
         """Store ``event_record``s of one run, in order, in one transaction; the seq each
@@ -46,6 +49,10 @@ class Events:
         again: the seq it has is returned. LangGraph's pseudo-nodes are never stored.
         """
         prepared = [self._redacted(record) for record in records]
+        if self.db.dialect == "postgresql" and run_id not in self._renumbered:
+            stored = self._append_at_once(run_id, prepared, owner)
+            if stored is not None:
+                return stored
         keys = list(dict.fromkeys(r["key"] for r, _, _ in prepared if r.get("key") is not None))
         seqs: list[int] = []
         try:
@@ -70,6 +77,61 @@ class Events:
                     seqs.append(seq)
         except BaseException:
             # A state event's base may not have been committed: the next is stored whole.
+            self._states.forget(run_id)
+            raise
+        if any(seq != int(r["seq"]) for seq, (r, _, _) in zip(seqs, prepared)):
+            if len(self._renumbered) >= 1024:  # a few a day; never more than this kept
+                self._renumbered.clear()
+            self._renumbered.add(run_id)  # its next batches too: no use trying them at once
+        return seqs
+
+    def _append_at_once(
+        self, run_id: str, prepared: list[tuple[dict, bool, str | None]], owner: str | None
+    ) -> list[int] | None:
+        """PostgreSQL: ``append``'s batch in one round trip, sent with its commit without
+        waiting on a read, when the batch is as a running run's usually is: its seqs in
+        order, its keys distinct, no pseudo-node. Each event is then stored under its own
+        seq, which the first statement checks on the server: that ``owner`` holds the run
+        (the row locked until the commit, as ``fence`` does), that no seq of the run is as
+        high as the batch's first and that none of its keys is logged yet; else it gives
+        up the transaction (``stepwise_refuse``) and None is returned, nothing stored: the
+        batch goes the way that reads first (two round trips)."""
+        records = [record for record, _, _ in prepared]
+        seqs = [int(r["seq"]) for r in records]
+        keys = [r["key"] for r in records if r.get("key") is not None]
+        if (
+            not records
+            or any(b <= a for a, b in zip(seqs, seqs[1:]))
+            or len(set(keys)) != len(keys)
+            or any(
+                r["kind"] == "update" and str(r.get("node") or "").startswith("__") for r in records
+            )
+        ):
+            return None
+        checks = ["EXISTS (SELECT 1 FROM events WHERE run_id = ? AND seq >= ?)"]
+        params: list[Any] = [run_id, seqs[0]]
+        if keys:
+            checks.append("EXISTS (SELECT 1 FROM events WHERE run_id = ? AND event_key = ANY(?))")
+            params += [run_id, keys]
+        if owner is not None:
+            fenced = f"WITH fenced AS ({FENCE_SQL} RETURNING id) "
+            checks.insert(0, "NOT EXISTS (SELECT 1 FROM fenced)")
+            params = [run_id, owner, *params]
+        else:
+            fenced = ""
+        try:
+            with self.db.transaction(pipelined=True) as tx:
+                tx.execute(
+                    f"{fenced}SELECT stepwise_refuse('not held, or not new') "
+                    f"WHERE {' OR '.join(checks)}",
+                    params,
+                )
+                for (record, state, text), seq in zip(prepared, seqs):
+                    self._insert_event(tx, run_id, record, state, seq - 1, {}, text)
+        except Refused:
+            self._states.forget(run_id)  # the base its state events were patched on
+            return None
+        except BaseException:
             self._states.forget(run_id)
             raise
         return seqs
