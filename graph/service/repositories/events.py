@@ -88,8 +88,8 @@ class Events:
     def _append_at_once(
         self, run_id: str, prepared: list[tuple[dict, bool, str | None]], owner: str | None
     ) -> list[int] | None:
-        """PostgreSQL: ``append``'s batch in one round trip, sent with its commit without
-        waiting on a read, when the batch is as a running run's usually is: its seqs in
+        """PostgreSQL: ``append``'s batch in one round trip, its statements sent as one
+        message (``Database.unread``: nothing read before the end), when the batch is as a running run's usually is: its seqs in
         order, its keys distinct, no pseudo-node. Each event is then stored under its own
         seq, which the first statement checks on the server: that ``owner`` holds the run
         (the row locked until the commit, as ``fence`` does), that no seq of the run is as
@@ -120,7 +120,7 @@ class Events:
         else:
             fenced = ""
         try:
-            with self.db.transaction(pipelined=True) as tx:
+            with self.db.unread() as tx:  # one message: one wait, one round trip
                 tx.execute(
                     f"{fenced}SELECT stepwise_refuse('not held, or not new') "
                     f"WHERE {' OR '.join(checks)}",
