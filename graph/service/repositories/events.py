@@ -89,13 +89,14 @@ class Events:
         self, run_id: str, prepared: list[tuple[dict, bool, str | None]], owner: str | None
     ) -> list[int] | None:
         """PostgreSQL: ``append``'s batch in one round trip, its statements sent as one
-        message (``Database.unread``: nothing read before the end), when the batch is as a running run's usually is: its seqs in
-        order, its keys distinct, no pseudo-node. Each event is then stored under its own
-        seq, which the first statement checks on the server: that ``owner`` holds the run
-        (the row locked until the commit, as ``fence`` does), that no seq of the run is as
-        high as the batch's first and that none of its keys is logged yet; else it gives
-        up the transaction (``stepwise_refuse``) and None is returned, nothing stored: the
-        batch goes the way that reads first (two round trips)."""
+        message (``Database.unread``: nothing read before the end), when the batch is as
+        a running run's usually is: its seqs in order, its keys distinct, no pseudo-node.
+        Each event is then stored under its own seq, which the first statement checks on
+        the server: that ``owner`` holds the run (the row locked until the commit, as
+        ``fence`` does), that no seq of the run is as high as the batch's first and that
+        none of its keys is logged yet; else it gives up the transaction
+        (``stepwise_refuse``) and None is returned, nothing stored: the batch goes the
+        way that reads first (two round trips)."""
         records = [record for record, _, _ in prepared]
         seqs = [int(r["seq"]) for r in records]
         keys = [r["key"] for r in records if r.get("key") is not None]
