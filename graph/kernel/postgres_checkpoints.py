@@ -15,8 +15,9 @@ from collections import OrderedDict
 from typing import TYPE_CHECKING, Any, Iterable
 
 if TYPE_CHECKING:
-    from langgraph.checkpoint.postgres import PostgresSaver
     from psycopg_pool import ConnectionPool
+
+    from graph.kernel.postgres_saver import BatchedPostgresSaver
 
 from graph.kernel.checkpoints import BlobSerializer
 from graph.kernel.pg_connections import check_connection
@@ -65,14 +66,18 @@ class PostgresTextStore:
         return text
 
 
-def open_postgres_checkpointer(url: str, types: Iterable[tuple[str, str]] = ()) -> PostgresSaver:
+def open_postgres_checkpointer(
+    url: str, types: Iterable[tuple[str, str]] = ()
+) -> BatchedPostgresSaver:
     """A ``PostgresSaver`` on ``url`` (its tables created or migrated once, under a lock),
-    long texts stored once. A database that cannot be reached raises psycopg's own
+    long texts stored once, a task's writes inserted by one statement
+    (``BatchedPostgresSaver``). A database that cannot be reached raises psycopg's own
     error (the caller words it for people)."""
     import psycopg
-    from langgraph.checkpoint.postgres import PostgresSaver
     from psycopg.rows import dict_row
     from psycopg_pool import ConnectionPool
+
+    from graph.kernel.postgres_saver import BatchedPostgresSaver
 
     psycopg.connect(url, connect_timeout=10).close()  # the server's reason, not a pool timeout
     pool = ConnectionPool(
@@ -91,7 +96,7 @@ def open_postgres_checkpointer(url: str, types: Iterable[tuple[str, str]] = ()) 
     pool.open(wait=True, timeout=10)
     try:
         serde = BlobSerializer(PostgresTextStore(pool), allowed_msgpack_modules=tuple(types))
-        saver = PostgresSaver(pool, serde=serde)
+        saver = BatchedPostgresSaver(pool, serde=serde)
         with pool.connection() as conn:
             conn.execute("SELECT pg_advisory_lock(%s)", (SETUP_LOCK,))
             try:

@@ -55,6 +55,16 @@ class DatabaseTooNew(StepwiseError, RuntimeError):
     """The database was migrated by a newer Stepwise than this one."""
 
 
+# The SQLSTATE of PostgreSQL's ``stepwise_refuse`` (schema version 12).
+REFUSED_STATE = "SW001"
+
+
+class Refused(RuntimeError):
+    """A statement gave up its transaction (PostgreSQL's ``stepwise_refuse``): what the
+    statements sent with it assumed did not hold, and nothing of the transaction was
+    stored. The caller asks again the slower way."""
+
+
 def is_postgres_url(url: str | None) -> bool:
     return bool(url) and urlsplit(url).scheme in POSTGRES_SCHEMES
 
@@ -186,6 +196,14 @@ class Database:
             conn = self._connection()
             with self._begin(conn, exclusive, pipelined):
                 yield Transaction(self, conn)
+
+    @contextmanager
+    def unread(self) -> Iterator[Transaction]:
+        """A transaction of writes whose results nobody reads (``execute`` returns
+        nothing to read): on PostgreSQL they go as one message at the end, one round
+        trip and one wait (``PostgresDatabase.unread``); here, ``transaction``."""
+        with self.transaction(pipelined=True) as tx:
+            yield tx
 
     def migrate(self, migrations: list[Migration]) -> int:
         """Bring the schema to the last of ``migrations`` (numbered from 1, in order) and

@@ -24,7 +24,14 @@ from urllib.parse import urlsplit
 
 from graph.kernel.pg_connections import check_connection
 from graph.redaction import REDACTED, redact, redact_url, url_password
-from graph.service.database import Database, DatabaseUnavailable, Result, Transaction
+from graph.service.database import (
+    REFUSED_STATE,
+    Database,
+    DatabaseUnavailable,
+    Refused,
+    Result,
+    Transaction,
+)
 from graph.service.disk_space import said_when_full
 
 if TYPE_CHECKING:
@@ -192,10 +199,44 @@ class PostgresDatabase(Database):
         self, exclusive: bool = False, pipelined: bool = False
     ) -> Iterator[Transaction]:
         """As ``Database.transaction``, on a connection of the pool (no lock: PostgreSQL
-        orders what transactions of several connections do)."""
+        orders what transactions of several connections do). A statement calling
+        ``stepwise_refuse`` raises ``Refused`` (the transaction rolled back)."""
+        import psycopg
+
         with said_when_full(self.location), self.connection() as conn:
-            with self._begin(conn, exclusive, pipelined):
-                yield Transaction(self, conn)
+            try:
+                with self._begin(conn, exclusive, pipelined):
+                    yield Transaction(self, conn)
+            except psycopg.Error as exc:
+                if exc.sqlstate == REFUSED_STATE:
+                    raise Refused(str(exc)) from exc
+                raise
+
+    @contextmanager
+    def unread(self) -> Iterator[Transaction]:
+        """As ``Database.unread``: the statements are kept, then sent together as one
+        Query message at the end of the block (psycopg's ``ClientCursor`` binds their
+        values as quoted literals), which PostgreSQL runs as one transaction: committed
+        when all of them succeed, else none. One wait for the server, where a pipeline
+        polls its socket (releasing the interpreter to the run's other threads, whose
+        turn then lasts up to the switch interval) at each statement. A statement
+        calling ``stepwise_refuse`` raises ``Refused``."""
+        import psycopg
+
+        tx = _UnreadTransaction(self)
+        yield tx
+        if not tx.statements:
+            return
+        sql = "; ".join(statement for statement, _ in tx.statements)
+        values = [value for _, params in tx.statements for value in params]
+        with said_when_full(self.location), self.connection() as conn:
+            try:
+                with psycopg.ClientCursor(conn) as cursor:
+                    cursor.execute(sql, values)
+            except psycopg.Error as exc:
+                if exc.sqlstate == REFUSED_STATE:
+                    raise Refused(str(exc)) from exc
+                raise
 
     def params(self, params: Iterable) -> tuple:
         """PostgreSQL text cannot hold NUL: a model's stray ``\x00`` becomes U+FFFD instead
@@ -243,6 +284,34 @@ class PostgresDatabase(Database):
 
     def close(self) -> None:
         self._pool.close()
+
+
+class _UnreadTransaction(Transaction):
+    """``PostgresDatabase.unread``'s transaction: each statement kept, in PostgreSQL's
+    spelling, to be sent at the end; nothing to read from it."""
+
+    def __init__(self, db: PostgresDatabase) -> None:
+        super().__init__(db, None)
+        self.statements: list[tuple[str, tuple]] = []
+
+    def execute(self, sql: str, params: Iterable = ()) -> None:
+        self.statements.append((self.db.sql(sql), self.db.params(params)))
+
+    def executemany(self, sql: str, rows: Iterable[Iterable]) -> None:
+        for row in rows:
+            self.execute(sql, row)
+
+    def insert_id(self, sql: str, params: Iterable = ()) -> int:
+        raise TypeError("an unread transaction has no result to read an id from")
+
+    def script(self, ddl: str) -> None:
+        raise TypeError("DDL goes in a transaction of its own, not an unread one")
+
+    def columns(self, table: str) -> set[str]:
+        raise TypeError("an unread transaction has no result to read columns from")
+
+    def add_column(self, table: str, name: str, kind: str) -> None:
+        raise TypeError("DDL goes in a transaction of its own, not an unread one")
 
 
 def _roll_back_open(conn: psycopg.Connection[Row]) -> None:

@@ -11,7 +11,7 @@ DDL is written as SQLite spells it; ``graph.service.database`` turns it into Pos
 
 from __future__ import annotations
 
-from graph.service.database import Migration, Transaction
+from graph.service.database import REFUSED_STATE, Migration, Transaction
 
 _VERSION_1 = """
 CREATE TABLE IF NOT EXISTS designs (
@@ -340,6 +340,28 @@ def _user_agents(tx: Transaction) -> None:
     tx.script(_USER_AGENTS)
 
 
+# PostgreSQL only: a statement calls it to give up its transaction, with ``reason`` as
+# the error (SQLSTATE ``REFUSED_STATE``: ``database.Refused``), when what the statements pipelined after it
+# assumed does not hold. VOLATILE, so it is only called on the rows that reach it.
+_REFUSE_FUNCTION = """
+CREATE OR REPLACE FUNCTION stepwise_refuse(reason TEXT) RETURNS BOOLEAN
+LANGUAGE plpgsql VOLATILE AS $body$
+BEGIN
+    RAISE EXCEPTION USING MESSAGE = reason, ERRCODE = '{REFUSED_STATE}';
+END
+$body$
+""".replace("{REFUSED_STATE}", REFUSED_STATE)
+
+
+def _refuse_function(tx: Transaction) -> None:
+    """Version 12: on PostgreSQL, ``stepwise_refuse(reason)``: the event log stores a
+    batch in one round trip, its first statement refusing the transaction when the run
+    is not this process's or the batch's seqs or keys are not new (``Events.append``).
+    Nothing on SQLite."""
+    if tx.db.dialect == "postgresql":
+        tx.execute(_REFUSE_FUNCTION)
+
+
 MIGRATIONS = [
     Migration(1, "designs, prompts, runs, events, experiments and the rest", _tables),
     Migration(2, "run leases, event keys, queued redirects", _leases),
@@ -352,5 +374,6 @@ MIGRATIONS = [
     Migration(9, "MCP tool servers and their tools' policies", _mcp_servers),
     Migration(10, "MCP tools' chosen policies; pending imported servers", _mcp_choices),
     Migration(11, "agents defined in the browser", _user_agents),
+    Migration(12, "PostgreSQL: a function giving up a pipelined transaction", _refuse_function),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1].version

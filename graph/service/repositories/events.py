@@ -1,17 +1,17 @@
-"""The event log: what happened in each run, in order, and the run's latest snapshot.
-Appending an event also keeps the run's snapshot, counts and end status in the same
-transaction."""
+"""The event log written: what happened in each run, in order, and the run's latest
+snapshot. Appending an event also keeps the run's snapshot, counts and end status in the
+same transaction. Reading it back: ``event_reads``."""
 
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 import time
 from typing import Any
 
 from graph.redaction import clean_json, clean_text, clean_texts, redact_data
-from graph.service.database import Database, Transaction
+from graph.service.database import Database, Refused, Transaction
+from graph.service.repositories.event_reads import EventReads
 from graph.service.repositories.shared import (
     FENCE_SQL,
     SETTLED_STATUSES,
@@ -42,12 +42,15 @@ def _may_hold_long_text(text: str) -> bool:
     return _LONG_TOKEN.search(text.replace('\\"', "''") if '\\"' in text else text) is not None
 
 
-class Events:
-    """The ``events`` and ``event_texts`` tables, and the snapshot a state event sets."""
+class Events(EventReads):
+    """The ``events`` and ``event_texts`` tables written, and the snapshot a state event
+    sets (the reads: ``EventReads``)."""
 
     def __init__(self, db: Database, states: StateLog) -> None:
-        self.db = db
-        self._states = states  # state events are stored as patches on the previous one
+        super().__init__(db, states)
+        # Runs whose events were stored under other seqs than their own (a resumed run's,
+        # one another writer logged to meanwhile): their batches read first (``append``).
+        self._renumbered: set[str] = set()
 
     def append(self, run_id: str, records: list[dict], owner: str | None = None) -> list[int]:
         """Store ``event_record``s of one run, in order, in one transaction; the seq each
@@ -63,6 +66,10 @@ class Events:
         again: the seq it has is returned. LangGraph's pseudo-nodes are never stored.
         """
         prepared = [self._redacted(record) for record in records]
+        if self.db.dialect == "postgresql" and run_id not in self._renumbered:
+            stored = self._append_at_once(run_id, prepared, owner)
+            if stored is not None:
+                return stored
         keys = list(dict.fromkeys(r["key"] for r, _, _ in prepared if r.get("key") is not None))
         seqs: list[int] = []
         try:
@@ -90,6 +97,65 @@ class Events:
                     self._set_snapshot(tx, run_id, row)
         except BaseException:
             # A state event's base may not have been committed: the next is stored whole.
+            self._states.forget(run_id)
+            raise
+        if any(seq != int(r["seq"]) for seq, (r, _, _) in zip(seqs, prepared)):
+            if len(self._renumbered) >= 1024:  # a few a day; never more than this kept
+                self._renumbered.clear()
+            self._renumbered.add(run_id)  # its next batches too: no use trying them at once
+        return seqs
+
+    def _append_at_once(
+        self, run_id: str, prepared: list[tuple[dict, bool, str | None]], owner: str | None
+    ) -> list[int] | None:
+        """PostgreSQL: ``append``'s batch in one round trip, its statements sent as one
+        message (``Database.unread``: nothing read before the end), when the batch is as
+        a running run's usually is: its seqs in order, its keys distinct, no pseudo-node.
+        Each event is then stored under its own seq, which the first statement checks on
+        the server: that ``owner`` holds the run (the row locked until the commit, as
+        ``fence`` does), that no seq of the run is as high as the batch's first and that
+        none of its keys is logged yet; else it gives up the transaction
+        (``stepwise_refuse``) and None is returned, nothing stored: the batch goes the
+        way that reads first (two round trips)."""
+        records = [record for record, _, _ in prepared]
+        seqs = [int(r["seq"]) for r in records]
+        keys = [r["key"] for r in records if r.get("key") is not None]
+        if (
+            not records
+            or any(b <= a for a, b in zip(seqs, seqs[1:]))
+            or len(set(keys)) != len(keys)
+            or any(
+                r["kind"] == "update" and str(r.get("node") or "").startswith("__") for r in records
+            )
+        ):
+            return None
+        checks = ["EXISTS (SELECT 1 FROM events WHERE run_id = ? AND seq >= ?)"]
+        params: list[Any] = [run_id, seqs[0]]
+        if keys:
+            checks.append("EXISTS (SELECT 1 FROM events WHERE run_id = ? AND event_key = ANY(?))")
+            params += [run_id, keys]
+        if owner is not None:
+            fenced = f"WITH fenced AS ({FENCE_SQL} RETURNING id) "
+            checks.insert(0, "NOT EXISTS (SELECT 1 FROM fenced)")
+            params = [run_id, owner, *params]
+        else:
+            fenced = ""
+        try:
+            with self.db.unread() as tx:  # one message: one wait, one round trip
+                tx.execute(
+                    f"{fenced}SELECT stepwise_refuse('not held, or not new') "
+                    f"WHERE {' OR '.join(checks)}",
+                    params,
+                )
+                row: dict = {}  # the runs row's snapshot, as the batch's last state sets it
+                for (record, state, text), seq in zip(prepared, seqs):
+                    self._insert_event(tx, run_id, record, state, seq - 1, {}, text, row)
+                if row:
+                    self._set_snapshot(tx, run_id, row)
+        except Refused:
+            self._states.forget(run_id)  # the base its state events were patched on
+            return None
+        except BaseException:
             self._states.forget(run_id)
             raise
         return seqs
@@ -220,18 +286,6 @@ class Events:
             ),
         )
 
-    def pending_interrupts(self, run_id: str) -> list[dict]:
-        """What a waiting run asks a human, from its last end event ({id, kind, step,
-        agent, query, reason, asked_at})."""
-        rows = self.db.query(
-            "SELECT data_json FROM events WHERE run_id = ? AND kind = 'end' "
-            "ORDER BY seq DESC LIMIT 1",
-            (run_id,),
-        )
-        if not rows:
-            return []
-        return list((self._load(rows[0][0]) or {}).get("interrupts") or [])
-
     @staticmethod
     def _ask_latest_seq(tx: Transaction, run_id: str, owner: str | None) -> Any:
         """Ask the run's highest seq so far; with an ``owner``, in the statement that
@@ -254,30 +308,6 @@ class Events:
             refuse_unheld(tx, run_id)
         row = tx.execute("SELECT MAX(seq) FROM events WHERE run_id = ?", (run_id,)).fetchone()
         return int(row[0] or 0)
-
-    def update_keys(self, run_id: str) -> set[str] | None:
-        """The keys of the run's top-level node updates; None when some update has none (a
-        run logged before updates were keyed: its log cannot be matched to checkpoints)."""
-        rows = self.db.query(
-            "SELECT event_key FROM events WHERE run_id = ? AND kind = 'update' AND namespace = ''",
-            (run_id,),
-        )
-        keys = {r["event_key"] for r in rows}
-        return None if None in keys else keys
-
-    def last_seq_of_keys(self, run_id: str, keys: list[str]) -> int | None:
-        """The seq of the last of these keyed events in the run's log; None when none is."""
-        if not keys:
-            return None
-        rows = self.db.query(
-            f"SELECT MAX(seq) FROM events WHERE run_id = ? AND event_key IN "
-            f"({', '.join('?' * len(keys))})",
-            (run_id, *keys),
-        )
-        return rows[0][0]
-
-    def latest_seq(self, run_id: str) -> int:
-        return self.db.query("SELECT MAX(seq) FROM events WHERE run_id = ?", (run_id,))[0][0] or 0
 
     def _event_json(self, tx: Transaction, value: Any, text: str | None = None) -> str:
         """An event's data as stored: its JSON (``text`` if made already), long texts
@@ -305,129 +335,3 @@ class Events:
         if isinstance(value, (list, tuple)):
             return [self._shelve(tx, v) for v in value]
         return value
-
-    def _load(self, data_json: str) -> Any:
-        """An event's data with its shelved texts put back."""
-        data = json.loads(data_json)
-        if '"$text"' not in data_json:
-            return data
-        texts: dict[str, str] = {}
-
-        def back(value: Any) -> Any:
-            if isinstance(value, dict):
-                if len(value) == 1 and isinstance(value.get("$text"), str):
-                    sha = value["$text"]
-                    if sha not in texts:
-                        row = self.db.query("SELECT text FROM event_texts WHERE sha = ?", (sha,))
-                        texts[sha] = row[0]["text"] if row else ""
-                    return texts[sha]
-                return {k: back(v) for k, v in value.items()}
-            if isinstance(value, list):
-                return [back(v) for v in value]
-            return value
-
-        return back(data)
-
-    def _event(self, row: Any) -> dict:
-        return {
-            "seq": row["seq"],
-            "ts": row["ts"],
-            "kind": row["kind"],
-            "node": row["node"],
-            "namespace": row["namespace"],
-            "step": row["step"],
-            "data": self._load(row["data_json"]),
-        }
-
-    def read(
-        self, run_id: str, after_seq: int = 0, kinds: tuple[str, ...] | None = None
-    ) -> list[dict]:
-        sql = (
-            "SELECT seq, ts, kind, node, namespace, step, data_json FROM events "
-            "WHERE run_id = ? AND seq > ?"
-        )
-        params: list = [run_id, after_seq]
-        if kinds:
-            sql += f" AND kind IN ({', '.join('?' * len(kinds))})"
-            params += list(kinds)
-        found = [self._event(r) for r in self.db.query(sql + " ORDER BY seq", params)]
-        return self._states.resolve(run_id, found, self._states_until)
-
-    def idle(self, run_ids: list[str]) -> dict[str, list[dict]]:
-        """Per run, only the events that say when it did no work: its "end" events
-        (waiting for a person, paused, between turns), each followed by the time of the
-        event after it (``kind`` "next"), and its pace holds. The History list's work
-        time is read from these, not from every event of fifty runs."""
-        found: dict[str, list[dict]] = {r: [] for r in run_ids}
-        if not run_ids:
-            return found
-        marks = ", ".join("?" * len(run_ids))
-        rows = self.db.query(
-            "SELECT run_id, seq, ts, kind, node, namespace, step, data_json, "
-            "(SELECT n.ts FROM events n WHERE n.run_id = e.run_id AND n.seq > e.seq "
-            "ORDER BY n.seq LIMIT 1) AS next_ts FROM events e "
-            f"WHERE run_id IN ({marks}) AND (kind = 'end' OR "
-            "(kind = 'custom' AND data_json LIKE ?)) ORDER BY run_id, seq",
-            [*run_ids, '%"pac%'],  # {"pacing": ...} and {"paced": ...}
-        )
-        for row in rows:
-            events = found[row["run_id"]]
-            events.append(self._event(row))
-            if row["kind"] == "end" and row["next_ts"] is not None:
-                events.append({"ts": row["next_ts"], "kind": "next", "data": {}})
-        return found
-
-    def _states_until(self, run_id: str, seq: int) -> list[tuple[int, Any]]:
-        """The run's stored state events up to ``seq``, newest first (patches as stored)."""
-        rows = self.db.query(
-            "SELECT seq, data_json FROM events WHERE run_id = ? AND kind = 'state' AND seq <= ? "
-            "ORDER BY seq DESC",
-            (run_id, seq),
-        )
-        return [(r["seq"], self._load(r["data_json"])) for r in rows]
-
-    def snapshot(self, run_id: str) -> dict | None:
-        rows = self.db.query("SELECT snapshot_json FROM runs WHERE id = ?", (run_id,))
-        if not rows or rows[0]["snapshot_json"] is None:
-            return None
-        return json.loads(rows[0]["snapshot_json"])
-
-    def messages(
-        self, run_id: str, step: int | None = None, agent: str | None = None
-    ) -> list[dict]:
-        """The run's messages in order, as the top-level nodes added them (a sub-agent's
-        messages arrive twice: from inside it and when its node returns; the top-level copy
-        carries the step and agent, so that is the one kept)."""
-        rows = self.db.query(
-            "SELECT data_json FROM events WHERE run_id = ? AND kind = 'update' "
-            "AND namespace = '' ORDER BY seq",
-            (run_id,),
-        )
-        seen: set[str] = set()
-        found = []
-        for row in rows:
-            data = self._load(row["data_json"])
-            if not isinstance(data, dict):
-                continue
-            for message in data.get("messages") or []:
-                if not isinstance(message, dict):
-                    continue
-                if message.get("id") is not None:
-                    if message["id"] in seen:
-                        continue
-                    seen.add(message["id"])
-                if step is not None and message.get("step") != step:
-                    continue
-                if agent is not None and message.get("agent") != agent:
-                    continue
-                found.append(message)
-        return found
-
-    def nodes_run(self, run_id: str) -> list[str]:
-        """The top-level nodes in the order they ran: the path taken through the graph."""
-        rows = self.db.query(
-            "SELECT node FROM events WHERE run_id = ? AND kind = 'update' "
-            "AND namespace = '' ORDER BY seq",
-            (run_id,),
-        )
-        return [r["node"] for r in rows]

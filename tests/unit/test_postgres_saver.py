@@ -1,0 +1,91 @@
+"""The PostgreSQL checkpointer's writes (graph/kernel/postgres_saver.py): a task's writes
+are one INSERT, in one round trip, read back as LangGraph's own saver reads them, a
+special channel's write replacing the one before. A real PostgreSQL server (the
+``postgres`` fixture) and the checkpointer the run service opens."""
+
+from __future__ import annotations
+
+import pytest
+from langgraph.checkpoint.base import ERROR, INTERRUPT, empty_checkpoint
+from psycopg import pq
+from psycopg.rows import dict_row
+from psycopg_pool import ConnectionPool
+
+from graph.kernel.postgres_checkpoints import open_postgres_checkpointer
+from graph.kernel.postgres_saver import BatchedPostgresSaver, many_rows
+
+
+@pytest.fixture
+def saver(postgres_url):
+    made = open_postgres_checkpointer(postgres_url)
+    yield made
+    made.conn.close()
+
+
+def test_a_task_s_writes_are_one_insert_in_one_round_trip(saver, postgres_url, tmp_path):
+    """Counted in libpq's trace of the messages sent on the one connection of a pool of
+    one (as the checkpointer's, a real pool): LangGraph's saver binds one statement per
+    write. The statement is prepared at its first use on a connection (one round trip
+    more, once): the second task's writes are the ones counted."""
+    pool = ConnectionPool(
+        postgres_url,
+        min_size=1,
+        max_size=1,
+        kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
+        open=True,
+    )
+    traced = BatchedPostgresSaver(pool, serde=saver.serde)
+    config = {"configurable": {"thread_id": "t1", "checkpoint_ns": ""}}
+    stored = traced.put(config, empty_checkpoint(), {"source": "input", "step": -1}, {})
+    writes = [("messages", ["hello"]), ("plan", {"steps": [1, 2]}), ("final_answer", "done")]
+    traced.put_writes(stored, writes, task_id="task-0")
+    trace = tmp_path / "libpq.trace"
+    try:
+        with trace.open("w") as sink:
+            with pool.connection() as conn:
+                conn.pgconn.trace(sink.fileno())
+                conn.pgconn.set_trace_flags(pq.Trace.SUPPRESS_TIMESTAMPS)
+            traced.put_writes(stored, writes, task_id="task-1")
+            with pool.connection() as conn:
+                conn.pgconn.untrace()
+        found = traced.get_tuple(stored)
+    finally:
+        pool.close()
+    lines = [line.split("\t") for line in trace.read_text().splitlines()]
+    sent = [m[2].split()[0] for m in lines if len(m) > 2 and m[0] == "F"]
+    assert sent.count("Bind") == 1, sent
+    assert [m for m in sent if m in ("Sync", "Flush", "Query")] == ["Sync"], sent
+    assert found is not None
+    assert found.pending_writes == [
+        (task, channel, value) for task in ("task-0", "task-1") for channel, value in writes
+    ]
+
+
+def test_a_special_channel_written_again_replaces_the_write_before(saver):
+    config = {"configurable": {"thread_id": "t2", "checkpoint_ns": ""}}
+    stored = saver.put(config, empty_checkpoint(), {"source": "input", "step": -1}, {})
+    saver.put_writes(stored, [(ERROR, "first"), (INTERRUPT, ["asked"])], task_id="task-1")
+    saver.put_writes(stored, [(ERROR, "second"), (INTERRUPT, ["asked again"])], task_id="task-1")
+    saver.put_writes(stored, [("messages", ["written twice"])] * 2, task_id="task-2")
+    saver.put_writes(stored, [(ERROR, "a"), (ERROR, "b")], task_id="task-3")  # the last kept
+    found = saver.get_tuple(stored)
+    assert found is not None
+    assert sorted(found.pending_writes, key=str) == sorted(
+        [
+            ("task-1", ERROR, "second"),
+            ("task-1", INTERRUPT, ["asked again"]),
+            ("task-2", "messages", ["written twice"]),
+            ("task-2", "messages", ["written twice"]),
+            ("task-3", ERROR, "b"),
+        ],
+        key=str,
+    )
+
+
+def test_a_statement_of_another_shape_is_left_to_langgraph():
+    one_row = "INSERT INTO t (a, b) VALUES (%s, %s) ON CONFLICT (a) DO NOTHING"
+    assert many_rows(one_row, 3) == (
+        "INSERT INTO t (a, b) VALUES (%s, %s), (%s, %s), (%s, %s) ON CONFLICT (a) DO NOTHING"
+    )
+    assert many_rows("INSERT INTO t (a) SELECT unnest(%s)", 3) is None
+    assert many_rows("INSERT INTO t VALUES (%s), (%s)", 3) is None
