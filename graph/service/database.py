@@ -59,7 +59,7 @@ class DatabaseTooNew(StepwiseError, RuntimeError):
 REFUSED_STATE = "SW001"
 
 
-class Refused(RuntimeError):
+class Refused(StepwiseError, RuntimeError):
     """A statement gave up its transaction (PostgreSQL's ``stepwise_refuse``): what the
     statements sent with it assumed did not hold, and nothing of the transaction was
     stored. The caller asks again the slower way."""
