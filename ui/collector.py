@@ -26,7 +26,9 @@ quarter: with ~270,000 objects kept, the garbage of many page loads piled up fir
 small objects raised the high-water mark of Python's allocator (1 MiB arenas, 113 → 129
 in six cycles of ``bench/app_memory.py``), and a few long-lived objects made meanwhile
 kept each new arena: the app's resident memory grew by ~20 MB that no later collection
-gave back. Collected after each page run, the garbage never piles up. A full collection
+gave back. Collected after each page run, the garbage never piles up (+6 to +8 MB at a
+30 s session TTL). What closed sessions hold until their TTL ends is not garbage: with
+Streamlit's 120 s, the app still grows by ~25 MB (README, Benchmarks). A full collection
 takes ~150 ms at this size, so at most one per ``SWEEP_GAP_S`` (a burst of clicks pays
 once), and never after the first run (``settle`` has just collected).
 
