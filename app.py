@@ -23,7 +23,8 @@ from ui import collector, native_heap
 native_heap.fix_thresholds()
 
 # The process's first run loads the app's modules with no garbage collection; one
-# collection once it has ended (``ui/collector.py``).
+# collection once it has ended, then one after a full script run every few seconds at
+# most (``ui/collector.py``).
 collector.hold()
 try:
     from ui import access, page_visits, projector_theme, widgets
@@ -56,4 +57,5 @@ try:
     page.run()
 finally:  # also after st.stop or st.rerun
     collector.settle()
+    collector.sweep()  # the garbage of page runs and closed sessions, before it piles up
     native_heap.give_back()  # what the run freed, back to the system
