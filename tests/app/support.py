@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-APP = str(Path(__file__).resolve().parents[2] / "app.py")
+ROOT = Path(__file__).resolve().parents[2]
+APP = str(ROOT / "app.py")
 TIMEOUT = 30
 
 
@@ -108,3 +113,25 @@ def replace_rows(at: AppTest, key: str, rows: list[dict]) -> None:
         "added_rows": rows,
         "deleted_rows": list(range(count)),
     }
+
+
+def last_json_line(home, code: str, env: dict[str, str] | None = None):
+    """What ``code``, run in a fresh interpreter on ``home`` (what is imported, the
+    collector's and malloc's state are per process), printed last, as JSON. The
+    environment's model, tracing, Stepwise and malloc settings are left out, ``env``
+    added."""
+    clean = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("OPENAI_", "OTEL_", "STEPWISE_", "MALLOC_"))
+    }
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        text=True,
+        capture_output=True,
+        timeout=300,
+        env={**clean, "STEPWISE_HOME": str(home), **(env or {})},
+    )
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout.splitlines()[-1])

@@ -9,12 +9,7 @@ size: which collections ran, and whether a garbage cycle was freed."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-
-from tests.support import ROOT
+from tests.app.support import ROOT, last_json_line
 
 # Two script runs of the app; the full collections begun during the second are counted,
 # with the gap between sweeps set by the test (0: every run; an hour: none).
@@ -52,19 +47,7 @@ print(json.dumps({"swept": swept, "freed": alive() is None}))
 
 
 def _last_line(home, code: str, gap: float) -> dict:
-    env = {
-        k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "OTEL_", "STEPWISE_"))
-    }
-    result = subprocess.run(
-        [sys.executable, "-c", f"GAP = {gap!r}\n" + code],
-        cwd=ROOT,
-        text=True,
-        capture_output=True,
-        timeout=300,
-        env={**env, "STEPWISE_HOME": str(home)},
-    )
-    assert result.returncode == 0, result.stderr
-    return json.loads(result.stdout.splitlines()[-1])
+    return last_json_line(home, f"GAP = {gap!r}\n" + code)
 
 
 def test_after_a_later_script_run_the_app_collects_every_generation(tmp_path):

@@ -10,12 +10,7 @@ No timing: what is imported, and what the collector did, when."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-
-from tests.support import ROOT
+from tests.app.support import ROOT, last_json_line
 
 # Needed only by other pages, a PostgreSQL store, a model server, a chart, an MCP tool
 # server or an OpenTelemetry collector; none of them draws the Design page.
@@ -69,19 +64,7 @@ print(json.dumps({{
 
 def _first_run(home, then: str = ""):
     """What the script printed last: the first run's figures, or what ``then`` prints."""
-    env = {
-        k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "OTEL_", "STEPWISE_"))
-    }
-    result = subprocess.run(
-        [sys.executable, "-c", FIRST_RUN + then],
-        cwd=ROOT,
-        text=True,
-        capture_output=True,
-        timeout=300,
-        env={**env, "STEPWISE_HOME": str(home)},
-    )
-    assert result.returncode == 0, result.stderr
-    return json.loads(result.stdout.splitlines()[-1])
+    return last_json_line(home, FIRST_RUN + then)
 
 
 def test_the_first_page_loads_no_other_pages_modules_database_driver_model_client_or_charts(

@@ -13,15 +13,11 @@ memory: what glibc's ``mallinfo2`` counts, mapped blocks and the heap's bytes.""
 
 from __future__ import annotations
 
-import json
-import os
 import platform
-import subprocess
-import sys
 
 import pytest
 
-from tests.support import ROOT
+from tests.app.support import ROOT, last_json_line
 
 pytestmark = pytest.mark.skipif(
     platform.libc_ver()[0] != "glibc", reason="malloc's thresholds are glibc's"
@@ -62,27 +58,8 @@ assert not at.exception, [e.value for e in at.exception]
 """ % str(ROOT / "app.py")
 
 
-def _last_line(home, code: str, env: dict[str, str] | None = None):
-    """What ``code``, run in a fresh interpreter on ``home``, printed last (JSON)."""
-    clean = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("OPENAI_", "OTEL_", "STEPWISE_", "MALLOC_"))
-    }
-    result = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=ROOT,
-        text=True,
-        capture_output=True,
-        timeout=300,
-        env={**clean, "STEPWISE_HOME": str(home), **(env or {})},
-    )
-    assert result.returncode == 0, result.stderr
-    return json.loads(result.stdout.splitlines()[-1])
-
-
 def _heap(home, first: str = "", env: dict[str, str] | None = None) -> dict:
-    return _last_line(home, first + HEAP_AFTER_FREES, env)
+    return last_json_line(home, first + HEAP_AFTER_FREES, env)
 
 
 def test_once_the_app_has_run_large_blocks_stay_mapped_and_freed_heap_is_given_back(tmp_path):
@@ -112,7 +89,7 @@ def test_thresholds_chosen_in_the_environment_are_left_alone(tmp_path):
 
 
 def test_after_each_script_run_the_app_gives_freed_pages_back(tmp_path):
-    trims = _last_line(
+    trims = last_json_line(
         tmp_path,
         APP_FIRST + "at.run()\nimport json\nfrom ui import native_heap\n"
         "print(json.dumps(native_heap.trims()))\n",

@@ -78,11 +78,12 @@ def test_nested_transactions_of_one_thread_do_not_block_themselves(tmp_path):
     db.close()
 
 
-def test_checkpoint_writes_wait_for_another_process_and_reads_do_not(tmp_path):
-    path = tmp_path / "checkpoints.sqlite"
-    saver = open_checkpointer(path)
-    config = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
-    checkpoint = {
+CONFIG = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
+
+
+def _checkpoint() -> dict:
+    """A checkpoint with one channel, ``notes`` = ["a"], at version "1"."""
+    return {
         "v": 4,
         "id": "1",
         "ts": "2026-01-01T00:00:00+00:00",
@@ -91,6 +92,12 @@ def test_checkpoint_writes_wait_for_another_process_and_reads_do_not(tmp_path):
         "versions_seen": {},
         "updated_channels": ["notes"],
     }
+
+
+def test_checkpoint_writes_wait_for_another_process_and_reads_do_not(tmp_path):
+    path = tmp_path / "checkpoints.sqlite"
+    saver = open_checkpointer(path)
+    config, checkpoint = CONFIG, _checkpoint()
     saver.setup()
     other = OtherProcess(path)
     assert saver.get_tuple(config) is None  # a read goes on meanwhile
@@ -107,16 +114,7 @@ def test_a_checkpoint_write_whose_turn_cannot_be_taken_says_why_and_the_next_one
 
     path = tmp_path / "checkpoints.sqlite"
     saver = open_checkpointer(path)
-    config = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
-    checkpoint = {
-        "v": 4,
-        "id": "1",
-        "ts": "2026-01-01T00:00:00+00:00",
-        "channel_values": {"notes": ["a"]},
-        "channel_versions": {"notes": "1"},
-        "versions_seen": {},
-        "updated_channels": ["notes"],
-    }
+    config, checkpoint = CONFIG, _checkpoint()
     saver.setup()
     flock = graph.write_lock.fcntl.flock
 
