@@ -112,7 +112,7 @@ def clean_json(value: Any) -> str | None:
         text = json.dumps(value, ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError):  # an object, NaN: the caller walks it
         return None
-    return None if _may_hold_secret(text) else text
+    return clean_text(text)
 
 
 def clean_texts(texts: Iterable[str]) -> bool:

@@ -199,18 +199,10 @@ class PostgresDatabase(Database):
         self, exclusive: bool = False, pipelined: bool = False
     ) -> Iterator[Transaction]:
         """As ``Database.transaction``, on a connection of the pool (no lock: PostgreSQL
-        orders what transactions of several connections do). A statement calling
-        ``stepwise_refuse`` raises ``Refused`` (the transaction rolled back)."""
-        import psycopg
-
+        orders what transactions of several connections do)."""
         with said_when_full(self.location), self.connection() as conn:
-            try:
-                with self._begin(conn, exclusive, pipelined):
-                    yield Transaction(self, conn)
-            except psycopg.Error as exc:
-                if exc.sqlstate == REFUSED_STATE:
-                    raise Refused(str(exc)) from exc
-                raise
+            with self._begin(conn, exclusive, pipelined):
+                yield Transaction(self, conn)
 
     @contextmanager
     def unread(self) -> Iterator[Transaction]:
@@ -220,7 +212,7 @@ class PostgresDatabase(Database):
         when all of them succeed, else none. One wait for the server, where a pipeline
         polls its socket (releasing the interpreter to the run's other threads, whose
         turn then lasts up to the switch interval) at each statement. A statement
-        calling ``stepwise_refuse`` raises ``Refused``."""
+        calling ``stepwise_refuse`` (sent only this way) raises ``Refused``."""
         import psycopg
 
         tx = _UnreadTransaction(self)

@@ -42,6 +42,21 @@ def _may_hold_long_text(text: str) -> bool:
     return _LONG_TOKEN.search(text.replace('\\"', "''") if '\\"' in text else text) is not None
 
 
+def _pseudo_update(record: dict) -> bool:
+    """An update of LangGraph's own (``__interrupt__``...): never stored."""
+    return record["kind"] == "update" and str(record.get("node") or "").startswith("__")
+
+
+def _clean_header(record: dict) -> bool:
+    """Whether the record's short fields hold nothing ``redact`` would take out: their
+    strings searched together when each is a string, a number or None (as they are),
+    else their JSON."""
+    header = [record.get(k) for k in _HEADER]
+    if all(v is None or type(v) in (str, int) for v in header):
+        return clean_texts([v for v in header if isinstance(v, str)])
+    return clean_json(header) is not None
+
+
 class Events(EventReads):
     """The ``events`` and ``event_texts`` tables written, and the snapshot a state event
     sets (the reads: ``EventReads``)."""
@@ -124,9 +139,7 @@ class Events(EventReads):
             not records
             or any(b <= a for a, b in zip(seqs, seqs[1:]))
             or len(set(keys)) != len(keys)
-            or any(
-                r["kind"] == "update" and str(r.get("node") or "").startswith("__") for r in records
-            )
+            or any(_pseudo_update(r) for r in records)
         ):
             return None
         checks = ["EXISTS (SELECT 1 FROM events WHERE run_id = ? AND seq >= ?)"]
@@ -168,13 +181,8 @@ class Events(EventReads):
         (``clean_json``: encoded once, not copied; ``event_record``'s ``data_json`` when
         it made it). An echoed server error may carry an API key."""
         state = record["kind"] == "state" and isinstance(record.get("data"), dict)
-        header = [record.get(k) for k in _HEADER]
         made = record.get("data_json")
-        if not (
-            clean_texts([v for v in header if isinstance(v, str)])
-            if all(v is None or type(v) in (str, int) for v in header)
-            else clean_json(header) is not None
-        ):  # a secret in a field: those redacted, the data and its text checked below
+        if not _clean_header(record):  # a secret in a field: those redacted, the data below
             record = {
                 **redact_data({**record, "data": None, "data_json": None}),
                 "data": record.get("data"),
@@ -207,7 +215,7 @@ class Events(EventReads):
         kind = record["kind"]
         data = record.get("data")
         key = record.get("key")
-        if kind == "update" and str(record.get("node") or "").startswith("__"):
+        if _pseudo_update(record):
             return latest
         if key is not None and key in known:
             return known[key]
