@@ -16,7 +16,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from ui import collector, native_heap
+from ui import collector, native_heap, session_expiry
 
 # malloc gives freed memory back past fixed thresholds, which it no longer raises
 # (``ui/native_heap.py``); once per process.
@@ -26,6 +26,9 @@ native_heap.fix_thresholds()
 # collection once it has ended, then one after a full script run every few seconds at
 # most (``ui/collector.py``).
 collector.hold()
+# Closed tabs' sessions shut down and their memory given back once Streamlit's TTL for
+# them has passed, even if no one opens the app again (``ui/session_expiry.py``).
+session_expiry.start()
 try:
     from ui import access, page_visits, projector_theme, widgets
 
