@@ -34,9 +34,10 @@ from graph.service.disk_space import said_when_full
 from graph.service.replays import recorded_model
 from graph.service.run_host import RunHost
 from graph.service.run_storage import store_location
-from graph.settings import Settings
+from graph.settings import Settings, get_settings
 
 GRAPHS_KEPT = 8  # designs whose compiled graphs a service keeps (a few hundred kB each)
+PROMPT_SETS_CHECKED = 64  # prompt sets a service remembers as sound
 
 Built = tuple[CompiledStateGraph, BaseChatModel, BaseChatModel]
 
@@ -48,6 +49,7 @@ class RunModels:
         self.service = service
         self._kept: OrderedDict[str, tuple[Settings, Any, Built]] = OrderedDict()
         self._kept_lock = threading.Lock()
+        self._sound: OrderedDict[tuple, None] = OrderedDict()  # prompt sets that passed
 
     def run_settings(self, design: Design | None = None) -> Settings:
         """The settings a run of ``design`` uses: the service's, with the design's own model
@@ -93,6 +95,24 @@ class RunModels:
             if len(names) == 1
             else (f"planner/executor {model_label(planner)}, workers {model_label(worker)}")
         )
+
+    def check_prompts(self, design: Design) -> None:
+        """``PromptError`` naming the prompt and the problem when ``design``'s texts (its
+        own over the shipped ones) cannot serve. A set that passed is not checked again
+        (each check reads every prompt file and parses every template: ~0.5 ms a
+        click); one that failed is checked each time. A run uses the texts its graph was
+        built with, and building checks them too, so a shipped file changed meanwhile
+        is read when a graph is next built."""
+        key = (str(get_settings().prompts_dir), tuple(sorted(design.prompts.items())))
+        with self._kept_lock:
+            if key in self._sound:
+                self._sound.move_to_end(key)
+                return
+        PromptSet(design.prompts)
+        with self._kept_lock:
+            self._sound[key] = None
+            while len(self._sound) > PROMPT_SETS_CHECKED:
+                self._sound.popitem(last=False)
 
     def recorded_versions(self, design: Design) -> dict[str, int]:
         """Which stored prompt versions this design's texts are (for comparing runs)."""

@@ -33,7 +33,6 @@ from graph.agents.user_agent_tools import use_mcp_servers
 from graph.kernel.design import Design
 from graph.kernel.system import get_system
 from graph.models.modes import ModeBook
-from graph.prompts import PromptSet
 from graph.service.approval_timeouts import ApprovalTimeouts
 from graph.service.disk_space import DiskReserve
 from graph.service.leases import LeaseGuardedSaver, Leases
@@ -173,7 +172,7 @@ class RunService(RunParts):
         design = self.with_active_model(design)
         if design.model is not None and (problem := design.model.key_problem()):
             raise ValueError(problem)
-        PromptSet(design.prompts)  # PromptError naming the prompt and the problem
+        self.models.check_prompts(design)  # PromptError naming the prompt and the problem
         compiled, planner, worker = prepared or self.models.graph(design)
         run_id = uuid.uuid4().hex
         versions = (

@@ -8,10 +8,12 @@ import time
 import pytest
 
 from graph.kernel.design import Design
+from graph.kernel.system import register, unregister
 from graph.models.scripted import ScriptedChatModel
-from graph.prompts import PromptError
+from graph.prompts import PromptError, default_text
 from graph.service.run_service import RunService
 from graph.service.store import INTERRUPTED_REASON
+from tests.fourth import SYSTEM as RELAY
 
 QUESTION = "Which stock in the database grew the most between 2005 and 2009? Chart the prices."
 
@@ -163,6 +165,37 @@ def test_a_design_with_a_broken_prompt_is_refused_naming_it(make_service, store)
     with pytest.raises(PromptError, match=r"\{user_qeury\}"):
         service.start(QUESTION, bad)
     assert store.runs() == []
+
+
+@pytest.fixture
+def relay():
+    """The fourth system of the tests, whose graph is built without reading a prompt:
+    with a model factory (no model reads one either), a broken prompt text in its
+    design is refused by ``start``'s own check alone."""
+    register(RELAY)
+    yield RELAY
+    unregister(RELAY.name)
+
+
+def test_a_broken_prompt_is_refused_every_time_even_after_a_sound_one_passed(
+    make_service, store, relay
+):
+    """``start`` remembers the prompt sets it found sound, by their texts; never a
+    refusal, so the next click on a broken one is refused again."""
+    service = make_service(model_factory=lambda role: ScriptedChatModel())
+    sound = Design(
+        system=relay.name,
+        prompts={"plan_execute/synthesizer": default_text("plan_execute/synthesizer") + "\n"},
+    )
+    kept = service.wait(service.start(QUESTION, sound))
+    assert kept.status == "done", kept.reason
+    bad = Design(system=relay.name, prompts={"plan_execute/planner": "Plan {user_qeury}"})
+    for _ in range(2):  # the same set again: not remembered as sound
+        with pytest.raises(PromptError, match=r"\{user_qeury\}"):
+            service.start(QUESTION, bad)
+    assert [r.id for r in store.runs()] == [kept.id]
+    again = service.wait(service.start(QUESTION, sound))  # the sound one still starts
+    assert again.status == "done", again.reason
 
 
 def test_a_run_records_the_active_prompt_versions_it_used(make_service, store):

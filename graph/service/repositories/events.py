@@ -26,6 +26,11 @@ from graph.service.state_deltas import StateLog
 _HEADER = ("kind", "node", "namespace", "step", "key")
 
 
+_INSERT_EVENT = (
+    "INSERT INTO events (run_id, seq, ts, kind, node, namespace, step, data_json, event_key) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
 # A JSON string token at least a shelved text long: its opening quote, then that many
 # characters that are not a quote (an escaped quote inside it replaced by two others).
 _LONG_TOKEN = re.compile('"[^"]{%d}' % SHELVED_TEXT)
@@ -104,10 +109,14 @@ class Events(EventReads):
                 latest = self._latest_seq(tx, run_id, owner, asked.fetchall())
                 known = {row[0]: int(row[1]) for row in logged.fetchall()} if logged else {}
                 row: dict = {}  # the runs row's snapshot, as the batch's last state sets it
+                rows: list[tuple] = []  # the batch's events rows, inserted in one call
                 for record, state, text in prepared:
-                    seq = self._insert_event(tx, run_id, record, state, latest, known, text, row)
+                    seq = self._insert_event(
+                        tx, run_id, record, state, latest, known, text, row, rows
+                    )
                     latest = max(latest, seq)
                     seqs.append(seq)
+                tx.executemany(_INSERT_EVENT, rows)
                 if row:
                     self._set_snapshot(tx, run_id, row)
         except BaseException:
@@ -204,14 +213,18 @@ class Events(EventReads):
         known: dict[str, int],
         text: str | None = None,
         row: dict | None = None,
+        rows: list[tuple] | None = None,
     ) -> int:
         """``append``'s writes for one redacted record, ``latest`` the run's
         highest seq so far, ``known`` the seqs of its keys already logged (this one's
         added once written), ``text`` its data's JSON if already made; the seq it is
         stored under. A state event's whole snapshot goes into ``row`` (replacing an
         earlier one of the batch: a reader sees only the transaction's last), written to
-        the runs row by ``_set_snapshot``; without ``row``, at once. Nothing here reads a
-        result: on PostgreSQL the writes go with the commit."""
+        the runs row by ``_set_snapshot``; without ``row``, at once. The events row goes
+        into ``rows`` when given, for the caller to insert with the batch's others in one
+        call (``_INSERT_EVENT``; each SQLite call lets the run's other threads take the
+        interpreter), else at once. Nothing here reads a result: on PostgreSQL the writes
+        go with the commit."""
         kind = record["kind"]
         data = record.get("data")
         key = record.get("key")
@@ -231,21 +244,21 @@ class Events(EventReads):
                 **whole,
                 **redact_data({k: v for k, v in data.items() if k == "chart_spec"}),
             }
-        tx.execute(
-            "INSERT INTO events (run_id, seq, ts, kind, node, namespace, step, data_json, "
-            "event_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                run_id,
-                seq,
-                record.get("ts") or time.time(),
-                kind,
-                record.get("node") or "",
-                record.get("namespace") or "",
-                record.get("step"),
-                self._event_json(tx, logged, text),
-                key,
-            ),
+        values = (
+            run_id,
+            seq,
+            record.get("ts") or time.time(),
+            kind,
+            record.get("node") or "",
+            record.get("namespace") or "",
+            record.get("step"),
+            self._event_json(tx, logged, text),
+            key,
         )
+        if rows is None:
+            tx.execute(_INSERT_EVENT, values)
+        else:
+            rows.append(values)
         if kind == "state" and isinstance(data, dict):
             final = data.get("final_answer")
             if row is None:
