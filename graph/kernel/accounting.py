@@ -47,6 +47,10 @@ class UsageRecorder(BaseCallbackHandler):
     ignore_retriever = True
     ignore_custom_event = True
     ignore_retry = True
+    # What ``on_call`` raises (the store full, unreachable, the run's lease lost) fails the
+    # model call and so its node: LangChain would otherwise log it and go on, and the
+    # node's writes could be checkpointed before the call's event is stored.
+    raise_error = True
 
     def __init__(
         self,
