@@ -54,11 +54,10 @@ def configure_connection(conn: Connection[Any]) -> None:
     """``psycopg_pool`` ``configure``: a new connection compresses the long values it
     writes (a checkpoint's blobs, an event's data, a run's snapshot: ~20 of a run's rows
     pass PostgreSQL's 2 kB limit) with lz4, several times faster than PostgreSQL's own
-    default (pglz) for about the same size. A server built without lz4, or older than
-    PostgreSQL 14 (no such setting), keeps pglz."""
+    default (pglz) for about the same size. A server built without lz4 keeps pglz."""
     import psycopg
 
     try:
         conn.execute("SET default_toast_compression = lz4")
-    except (psycopg.errors.InvalidParameterValue, psycopg.errors.UndefinedObject) as exc:
+    except psycopg.errors.InvalidParameterValue as exc:
         log.info("This PostgreSQL server has no lz4 (%s): long values compressed with pglz.", exc)
