@@ -12,14 +12,11 @@ process's later ones.
 
 from __future__ import annotations
 
-import logging
 import select
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from psycopg import Connection
-
-log = logging.getLogger(__name__)
 
 
 def connection_lost(conn: Connection[Any]) -> bool:
@@ -48,16 +45,3 @@ def check_connection(conn: Connection[Any]) -> None:
     if connection_lost(conn):
         conn.close()
         raise psycopg.OperationalError("the server closed this idle connection")
-
-
-def configure_connection(conn: Connection[Any]) -> None:
-    """``psycopg_pool`` ``configure``: a new connection compresses the long values it
-    writes (a checkpoint's blobs, an event's data, a run's snapshot: ~20 of a run's rows
-    pass PostgreSQL's 2 kB limit) with lz4, several times faster than PostgreSQL's own
-    default (pglz) for about the same size. A server built without lz4 keeps pglz."""
-    import psycopg
-
-    try:
-        conn.execute("SET default_toast_compression = lz4")
-    except psycopg.errors.InvalidParameterValue as exc:
-        log.info("This PostgreSQL server has no lz4 (%s): long values compressed with pglz.", exc)

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from graph.kernel.postgres_saver import BatchedPostgresSaver
 
 from graph.kernel.checkpoints import BlobSerializer
-from graph.kernel.pg_connections import check_connection, configure_connection
+from graph.kernel.pg_connections import check_connection
 
 # pg_advisory_lock key of the checkpoint tables' setup ("stepckpt" in ASCII): two
 # processes starting at once would otherwise both create them.
@@ -87,7 +87,6 @@ def open_postgres_checkpointer(
         # What PostgresSaver needs of a connection (its documented setup).
         kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
         check=check_connection,  # after a server restart, a new one, not a dead one
-        configure=configure_connection,  # long values compressed with lz4
         # Its reconnection backs off (1, 2, 4... s): after a long outage the next try could
         # be a minute away. Given up after 5 s, the next request tries again at once.
         reconnect_timeout=5.0,

@@ -22,7 +22,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 from urllib.parse import urlsplit
 
-from graph.kernel.pg_connections import check_connection, configure_connection
+from graph.kernel.pg_connections import check_connection
 from graph.redaction import REDACTED, redact, redact_url, url_password
 from graph.service.database import (
     REFUSED_STATE,
@@ -109,7 +109,6 @@ class PostgresDatabase(Database):
             max_size=POOL_SIZE,
             kwargs={"autocommit": True, "row_factory": _row, "connect_timeout": CONNECT_TIMEOUT_S},
             check=check_connection,  # after a server restart, a new one, not a dead one
-            configure=configure_connection,  # long values compressed with lz4
             # Reconnection backs off (1, 2, 4... s); given up after 5 s, the next request
             # tries again at once.
             reconnect_timeout=5.0,

@@ -224,31 +224,3 @@ def test_with_every_pooled_connection_busy_a_statement_opens_one_of_its_own(
             t.join()
         store.close()
     assert status == "running"
-
-
-def test_long_values_are_compressed_with_lz4(store, postgres_url):
-    """The store's and the checkpointer's connections compress long values with lz4
-    (``configure_connection``), not PostgreSQL's default pglz: a long event's data and
-    a checkpoint's long blob, as PostgreSQL reports their compression."""
-    from langgraph.checkpoint.base import empty_checkpoint
-
-    from graph.kernel.postgres_checkpoints import open_postgres_checkpointer
-
-    # many short texts (a long one would be stored once, apart, uncompressed)
-    data = {"rows": [{"step": i, "text": f"step {i} of a long plan"} for i in range(400)]}
-    update = {"seq": 1, "ts": 1.0, "kind": "update", "node": "n", "step": 1, "data": data}
-    store.append_events("r1", [update])
-    saver = open_postgres_checkpointer(postgres_url)
-    try:
-        checkpoint = empty_checkpoint()
-        checkpoint["channel_values"] = {"notes": [f"note {i} of many" for i in range(600)]}
-        config = {"configurable": {"thread_id": "t1", "checkpoint_ns": ""}}
-        saver.put(config, checkpoint, {"source": "input", "step": -1}, {"notes": "1"})
-    finally:
-        saver.conn.close()
-    with psycopg.connect(postgres_url) as conn:
-        found = conn.execute(
-            "SELECT (SELECT pg_column_compression(data_json) FROM events WHERE run_id = 'r1'), "
-            "(SELECT pg_column_compression(blob) FROM checkpoint_blobs WHERE channel = 'notes')"
-        ).fetchone()
-    assert found == ("lz4", "lz4")
