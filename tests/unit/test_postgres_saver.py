@@ -89,3 +89,55 @@ def test_a_statement_of_another_shape_is_left_to_langgraph():
     )
     assert many_rows("INSERT INTO t (a) SELECT unnest(%s)", 3) is None
     assert many_rows("INSERT INTO t VALUES (%s), (%s)", 3) is None
+
+
+def test_a_checkpoint_and_its_blobs_are_one_statement_in_one_round_trip(
+    saver, postgres_url, tmp_path
+):
+    """Counted in libpq's trace on a pool of one connection: LangGraph's saver binds one
+    INSERT per blob and one for the checkpoint. Read back by LangGraph's own reader:
+    the blobs, the inlined values, the parent and the metadata as it stores them. A
+    statement is prepared at its first use on a connection (one round trip more, once):
+    the second checkpoint, of as many blobs, is the one counted."""
+    pool = ConnectionPool(
+        postgres_url,
+        min_size=1,
+        max_size=1,
+        kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
+        open=True,
+    )
+    traced = BatchedPostgresSaver(pool, serde=saver.serde)
+    config = {"configurable": {"thread_id": "t3", "checkpoint_ns": ""}}
+    first = empty_checkpoint()
+    first["channel_values"] = {"messages": ["hi"], "plan": {"steps": [1]}, "n": 1}
+    versions = {"messages": "1", "plan": "1", "n": "1"}
+    first["channel_versions"] = versions
+    stored = traced.put(config, first, {"source": "input", "step": -1}, versions)
+    second = empty_checkpoint()
+    second["channel_values"] = {"messages": ["hi", "there"], "plan": {"steps": [2]}, "n": 2}
+    second["channel_versions"] = {"messages": "2", "plan": "2", "n": "2"}
+    trace = tmp_path / "libpq.trace"
+    try:
+        with trace.open("w") as sink:
+            with pool.connection() as conn:
+                conn.pgconn.trace(sink.fileno())
+                conn.pgconn.set_trace_flags(pq.Trace.SUPPRESS_TIMESTAMPS)
+            latest = traced.put(
+                stored, second, {"source": "loop", "step": 0}, second["channel_versions"]
+            )
+            with pool.connection() as conn:
+                conn.pgconn.untrace()
+    finally:
+        pool.close()
+    lines = [line.split("\t") for line in trace.read_text().splitlines()]
+    sent = [m[2].split()[0] for m in lines if len(m) > 2 and m[0] == "F"]
+    assert sent.count("Bind") == 1, sent
+    assert [m for m in sent if m in ("Sync", "Flush", "Query")] == ["Sync"], sent
+    found = saver.get_tuple(latest)
+    assert found is not None
+    assert found.checkpoint["channel_values"] == second["channel_values"]
+    assert found.parent_config == stored
+    assert found.metadata["source"] == "loop" and found.metadata["step"] == 0
+    earlier = saver.get_tuple(stored)
+    assert earlier is not None
+    assert earlier.checkpoint["channel_values"] == first["channel_values"]
