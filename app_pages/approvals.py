@@ -132,6 +132,7 @@ for group in inbox.groups:
                     link_run=True,
                     show_flash=True,
                     keys=inbox_keys.card_keys(item["id"], current),
+                    compact=inbox_view.decided_before(item, opened_at),
                 )
 inbox_keys.script(current)
 

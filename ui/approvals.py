@@ -211,12 +211,16 @@ def approval_card(
     link_run: bool = False,
     show_flash: bool = False,
     keys: dict[str, str] | None = None,
+    compact: bool = False,
 ) -> None:
     """One question with its facts and the buttons that answer it. A decided question
     (``item["decided"]``) keeps its card, boxes greyed, and a line saying who decided
     what and when where the buttons were: nothing below moves up under the pointer.
-    ``show_flash``: the card shows its own messages, under its buttons. ``keys``: the
-    keyboard shortcut of each decision's button (the inbox's current card)."""
+    ``compact``: a decided question is drawn with no boxes and no buttons (one decided
+    before the page was opened: nothing can move that was never shown waiting, and a
+    session keeps every widget a page drew while Streamlit keeps it). ``show_flash``:
+    the card shows its own messages, under its buttons. ``keys``: the keyboard shortcut
+    of each decision's button (the inbox's current card)."""
     decided = item.get("decided")
     st.html(OUTCOME_STYLE)
     with st.container(border=True, key=f"approval-{item['id']}"):
@@ -227,6 +231,9 @@ def approval_card(
             else services.view_of_design(design).approval_view(item)
         )
         st.markdown(view.heading)
+        if decided and compact:
+            _decided_line(item, decided, link_run)
+            return
         if view.code:
             st.code(
                 view.code, language="json" if item.get("tool_call") else "http", wrap_lines=True
@@ -291,14 +298,7 @@ def approval_card(
                         shortcut=None if decided else (keys or {}).get(decision),
                     )
                 if decided:
-                    kind_of_outcome = inbox_view.outcome_kind(decided)
-                    with (
-                        st.container(key=f"decided-{item['id']}"),
-                        st.container(key=f"outcome-{kind_of_outcome}-{item['id']}"),
-                    ):
-                        st.markdown(
-                            f"{OUTCOME_ICONS[kind_of_outcome]} {inbox_view.decided_line(decided)}"
-                        )
+                    _outcome(item, decided)
         if show_flash:
             widgets.flash(flash_key, keep_s=120)
         if link_run:
@@ -308,3 +308,29 @@ def approval_card(
                 icon=":material/play_circle:",
                 query_params={"run": item["run_id"]},
             )
+
+
+def _outcome(item: dict, decided: dict) -> None:
+    """The line saying who decided what and when, with its kind's icon."""
+    kind_of_outcome = inbox_view.outcome_kind(decided)
+    with (
+        st.container(key=f"decided-{item['id']}"),
+        st.container(key=f"outcome-{kind_of_outcome}-{item['id']}"),
+    ):
+        st.markdown(f"{OUTCOME_ICONS[kind_of_outcome]} {inbox_view.decided_line(decided)}")
+
+
+def _decided_line(item: dict, decided: dict, link_run: bool) -> None:
+    """A question decided before the page was opened: its run, why it asked, what was
+    decided; no boxes, no buttons."""
+    prefix = f"Run: “{item.get('question', '')}” · " if link_run else ""
+    st.caption(f"{prefix}Asked at {waiting_since(item.get('asked_at'))}")
+    st.markdown(f"**Why it asks:** {item.get('reason') or 'no reason recorded'}")
+    _outcome(item, decided)
+    if link_run:
+        st.page_link(
+            "app_pages/run.py",
+            label="Watch this run",
+            icon=":material/play_circle:",
+            query_params={"run": item["run_id"]},
+        )

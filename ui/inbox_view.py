@@ -120,6 +120,13 @@ def decided_since(opened_at: float, now: float | None = None) -> float:
     return min(opened_at, now - RECENT_S)
 
 
+def decided_before(item: dict, opened_at: float) -> bool:
+    """Whether ``item`` was decided before ``opened_at`` (the page opened in this
+    session): it was never shown waiting there, so its card need not keep its boxes."""
+    decided = item.get("decided")
+    return bool(decided) and float(decided.get("at") or 0) < opened_at
+
+
 @dataclass
 class Filters:
     """What the user chose to see; an empty set lets everything through."""

@@ -238,3 +238,23 @@ def test_a_webhooks_link_opens_the_inbox_on_its_card(home, services):
     at = open_page("app_pages/approvals.py", card=linked)
     assert f"Current card: step 2 (report_writer) of “{IBM}”" in texts(at)
     assert _keys(at)[f"approvals:{linked}:approve"] == "a"
+
+
+def test_a_question_decided_before_the_page_opened_is_drawn_without_boxes(home, services):
+    """Nothing can move that was never shown waiting, so its card is a line: no boxes, no
+    buttons (a session keeps every widget its page drew, while Streamlit keeps it). One
+    decided once the page is open keeps its greyed boxes (the test above)."""
+    store, service = services
+    answered, waiting = (waiting_run(store, service, q) for q in (REPORT, APPLE))
+    item = _item(service, answered)
+    service.decide(answered, item["id"], "approve")
+    at = open_page("app_pages/approvals.py")
+    key = f"approvals:{item['id']}:"
+    assert not [
+        w for w in (*at.text_area, *at.text_input, *at.button) if (w.key or "").startswith(key)
+    ]
+    assert any(
+        line.startswith(":material/check_circle: Approved by you at ") for line in _outcomes(at)
+    )
+    assert _item(service, waiting)["id"] in _card_order(at)  # the waiting one keeps its boxes
+    assert not at.exception
