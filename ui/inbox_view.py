@@ -124,7 +124,7 @@ def decided_before(item: dict, opened_at: float) -> bool:
     """Whether ``item`` was decided before ``opened_at`` (the page opened in this
     session): it was never shown waiting there, so its card need not keep its boxes."""
     decided = item.get("decided")
-    return bool(decided) and float(decided.get("at") or 0) < opened_at
+    return isinstance(decided, dict) and float(decided.get("at") or 0) < opened_at
 
 
 @dataclass
