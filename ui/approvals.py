@@ -302,12 +302,7 @@ def approval_card(
         if show_flash:
             widgets.flash(flash_key, keep_s=120)
         if link_run:
-            st.page_link(
-                "app_pages/run.py",
-                label="Watch this run",
-                icon=":material/play_circle:",
-                query_params={"run": item["run_id"]},
-            )
+            _watch_link(item)
 
 
 def _outcome(item: dict, decided: dict) -> None:
@@ -328,9 +323,14 @@ def _decided_line(item: dict, decided: dict, link_run: bool) -> None:
     st.markdown(f"**Why it asks:** {item.get('reason') or 'no reason recorded'}")
     _outcome(item, decided)
     if link_run:
-        st.page_link(
-            "app_pages/run.py",
-            label="Watch this run",
-            icon=":material/play_circle:",
-            query_params={"run": item["run_id"]},
-        )
+        _watch_link(item)
+
+
+def _watch_link(item: dict) -> None:
+    """The link to the question's run on the Run page."""
+    st.page_link(
+        "app_pages/run.py",
+        label="Watch this run",
+        icon=":material/play_circle:",
+        query_params={"run": item["run_id"]},
+    )
