@@ -305,14 +305,17 @@ def approval_card(
             _watch_link(item)
 
 
-def _outcome(item: dict, decided: dict) -> None:
-    """The line saying who decided what and when, with its kind's icon."""
+def _outcome(item: dict, decided: dict, over_buttons: bool = True) -> None:
+    """The line saying who decided what and when, with its kind's icon and colour:
+    written over the card's spent buttons (``over_buttons``), else in the card's flow."""
     kind_of_outcome = inbox_view.outcome_kind(decided)
-    with (
-        st.container(key=f"decided-{item['id']}"),
-        st.container(key=f"outcome-{kind_of_outcome}-{item['id']}"),
-    ):
-        st.markdown(f"{OUTCOME_ICONS[kind_of_outcome]} {inbox_view.decided_line(decided)}")
+    line = f"{OUTCOME_ICONS[kind_of_outcome]} {inbox_view.decided_line(decided)}"
+    outcome = f"outcome-{kind_of_outcome}-{item['id']}"
+    if not over_buttons:
+        st.container(key=outcome).markdown(line)
+        return
+    with st.container(key=f"decided-{item['id']}"), st.container(key=outcome):
+        st.markdown(line)
 
 
 def _decided_line(item: dict, decided: dict, link_run: bool) -> None:
@@ -321,7 +324,7 @@ def _decided_line(item: dict, decided: dict, link_run: bool) -> None:
     prefix = f"Run: “{item.get('question', '')}” · " if link_run else ""
     st.caption(f"{prefix}Asked at {waiting_since(item.get('asked_at'))}")
     st.markdown(f"**Why it asks:** {item.get('reason') or 'no reason recorded'}")
-    _outcome(item, decided)
+    _outcome(item, decided, over_buttons=False)
     if link_run:
         _watch_link(item)
 

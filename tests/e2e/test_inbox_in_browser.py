@@ -197,3 +197,27 @@ def test_the_inbox_is_worked_with_the_keyboard_alone(page, inbox):
         "reject",
     ]
     assert decided[third["id"]]["reason"] == "not before the lawyers read it"
+
+
+def test_cards_decided_before_the_page_opened_are_lines_inside_their_cards(page, inbox):
+    """Opened again (a new session, after the tests above decided cards of the column):
+    each card decided before it opened has no boxes or buttons, and its outcome line
+    stands inside the card (the full card writes it over its spent buttons; with none,
+    it must not float off to the page's top). Screenshot: inbox-decided-before.png."""
+    url, store, cards = inbox
+    _opened(page, url)
+    decided = [item for item in cards["column"] if not store.pending_interrupts(item["run_id"])]
+    decided = [i for i in decided if _card(page, i).count()]
+    assert decided, "no card of the column was decided before the page opened"
+    for item in decided:
+        card = _card(page, item)
+        card.scroll_into_view_if_needed()
+        assert card.locator("textarea, input, button").count() == 0
+        outcome = card.locator("[class*='st-key-outcome-']")
+        expect(outcome).to_be_visible()
+        box, line = card.bounding_box(), outcome.bounding_box()
+        assert box and line
+        assert box["y"] <= line["y"] and line["y"] + line["height"] <= box["y"] + box["height"]
+        assert box["x"] <= line["x"] and line["x"] + line["width"] <= box["x"] + box["width"]
+    _card(page, decided[0]).scroll_into_view_if_needed()
+    page.screenshot(path=str(SHOTS / "inbox-decided-before.png"))
