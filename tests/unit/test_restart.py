@@ -93,7 +93,12 @@ def test_a_run_killed_mid_step_is_interrupted_and_resumes_to_the_end(home):
 def test_a_pending_approval_survives_a_kill_and_approving_finishes_the_run(home):
     proc, run_id = host(home, "What caused the dot-com crash? Save a report.", delay=0.0)
     watch = Store.open(Settings(home=home))
-    wait_for(lambda: watch.run(run_id).status == "waiting", what="the approval")
+    # Waiting, and let go: the host writes the status before it gives the run back, and a
+    # kill in between leaves its lease to run out first (the decision would be refused).
+    wait_for(
+        lambda: watch.run(run_id).status == "waiting" and watch.run_lease(run_id)[0] is None,
+        what="the approval, the run let go by its host",
+    )
     kill(proc)
     service = new_service(home)
     (pending,) = service.pending_approvals()
