@@ -224,27 +224,19 @@ def test_an_owned_batch_of_events_costs_one_round_trip_on_postgresql(tmp_path, p
     to take the interpreter): a running run's batch is sent whole as one message, its
     first statement checking on the server that the run is held and its seqs and keys
     are new, whatever its size. Counted in libpq's own trace of the messages sent: each
-    Query, Sync or Flush is a wait for the server. Its statements are prepared on a
-    connection at their first use there (one round trip more, once): the second batch,
-    of the same statements on the same connection, is the one counted."""
+    Query, Sync or Flush is a wait for the server."""
     from psycopg import pq
 
     store = Store.open(Settings(home=tmp_path, provider="scripted", database_url=postgres_url))
     store.create_run("r1", "question?", design(), "offline scripted model", owner="a", lease_s=60)
-
-    def batch(first: int) -> list[dict]:
-        made = [
-            {**update_record(i, f"n{i}", []), "key": f"update:{i}"} for i in range(first, first + 3)
-        ]
-        return [*made, state_record(first + 3, 2, {})]
-
+    batch = [{**update_record(i, f"n{i}", []), "key": f"update:{i}"} for i in (1, 2, 3)]
+    batch.append(state_record(4, 2, {}))
     trace = tmp_path / "libpq.trace"
-    with store.database.connection() as conn, trace.open("w") as sink:  # the appends' too
-        assert store.append_events("r1", batch(1), owner="a") == [1, 2, 3, 4]
+    with store.database.connection() as conn, trace.open("w") as sink:  # the append's too
         conn.pgconn.trace(sink.fileno())
         conn.pgconn.set_trace_flags(pq.Trace.SUPPRESS_TIMESTAMPS)
         try:
-            assert store.append_events("r1", batch(5), owner="a") == [5, 6, 7, 8]
+            assert store.append_events("r1", batch, owner="a") == [1, 2, 3, 4]
         finally:
             conn.pgconn.untrace()
     messages = [
@@ -258,50 +250,8 @@ def test_an_owned_batch_of_events_costs_one_round_trip_on_postgresql(tmp_path, p
         and messages[i - 1] != ("F", "Sync")  # a Flush right after a Sync: the same wait
     ]
     assert waits == ["Query"], waits
-    assert store.nodes_run("r1") == ["n1", "n2", "n3", "n5", "n6", "n7"]
+    assert store.nodes_run("r1") == ["n1", "n2", "n3"]
     assert store.run("r1").counts == {"steps": 2, "replans": 0}
-    store.close()
-
-
-def test_a_batch_s_statements_are_planned_once_per_connection_on_postgresql(tmp_path, postgres_url):
-    """A batch's statements go as EXECUTEs of statements prepared on the connection:
-    PostgreSQL keeps their plans (``pg_prepared_statements``: one entry per statement
-    text, planned, or its plan reused, once per execution), where the simple protocol parsed and planned
-    each statement of each batch. A refused batch leaves them prepared."""
-    store = Store.open(Settings(home=tmp_path, provider="scripted", database_url=postgres_url))
-    store.create_run("r1", "question?", design(), "offline scripted model", owner="a", lease_s=60)
-    with store.database.connection() as conn:
-        for first in (1, 3, 5, 7):
-            batch = [{**update_record(first, f"n{first}", []), "key": f"update:{first}"}]
-            batch.append(state_record(first + 1, 1, {}))
-            assert store.append_events("r1", batch, owner="a") == [first, first + 1]
-        behind = [{**update_record(2, "late", []), "key": "update:late"}]
-        assert store.append_events("r1", behind, owner="a") == [9]  # refused, then read first
-        rows = conn.execute(
-            "SELECT generic_plans + custom_plans FROM pg_prepared_statements "
-            "WHERE name LIKE 'stepwise%%'"
-        ).fetchall()
-    # the check that the run is held (five batches, one refused), the events' INSERT
-    # (two events each in the four stored), the runs row's snapshot (once a batch)
-    assert sorted(r[0] for r in rows) == [4, 5, 8], rows
-    assert store.nodes_run("r1") == ["n1", "n3", "n5", "n7", "late"]
-    store.close()
-
-
-def test_a_batch_whose_statements_were_deallocated_is_stored_whole(tmp_path, postgres_url):
-    """psycopg deallocates every prepared statement of a connection after a rollback
-    (``DEALLOCATE ALL``): the next batch on it prepares its statements again and is
-    stored, once."""
-    store = Store.open(Settings(home=tmp_path, provider="scripted", database_url=postgres_url))
-    store.create_run("r1", "question?", design(), "offline scripted model", owner="a", lease_s=60)
-    with store.database.connection() as conn:
-        first = [{**update_record(1, "n1", []), "key": "update:1"}, state_record(2, 1, {})]
-        assert store.append_events("r1", first, owner="a") == [1, 2]
-        conn.execute("DEALLOCATE ALL")
-        second = [{**update_record(3, "n2", []), "key": "update:2"}, state_record(4, 2, {})]
-        assert store.append_events("r1", second, owner="a") == [3, 4]
-    assert [e["seq"] for e in store.events("r1")] == [1, 2, 3, 4]
-    assert store.nodes_run("r1") == ["n1", "n2"]
     store.close()
 
 
