@@ -231,14 +231,12 @@ def approval_card(
             else services.view_of_design(design).approval_view(item)
         )
         st.markdown(view.heading)
-        if decided and compact:
-            _decided_line(item, decided, link_run)
-            return
-        if view.code:
+        short = compact and bool(decided)  # its run, why it asked, what was decided
+        if view.code and not short:
             st.code(
                 view.code, language="json" if item.get("tool_call") else "http", wrap_lines=True
             )
-        if view.note:
+        if view.note and not short:
             st.caption(view.note)
         prefix = f"Run: “{item.get('question', '')}” · " if link_run else ""
         # The lines a decision rewrites, one line each whatever their length: a clock
@@ -249,6 +247,11 @@ def approval_card(
             else:
                 _clock(_with_timeout(item, design), prefix)
         st.markdown(f"**Why it asks:** {item.get('reason') or 'no reason recorded'}")
+        if compact and decided:  # ``short``
+            _outcome(item, decided, over_buttons=False)
+            if link_run:
+                _watch_link(item)
+            return
         with st.container(key=f"oneline-note-{item['id']}"):
             if decided:  # one line in the note's place, so the card keeps its height
                 st.caption("Answered: the deadline no longer applies.")
@@ -316,17 +319,6 @@ def _outcome(item: dict, decided: dict, over_buttons: bool = True) -> None:
         return
     with st.container(key=f"decided-{item['id']}"), st.container(key=outcome):
         st.markdown(line)
-
-
-def _decided_line(item: dict, decided: dict, link_run: bool) -> None:
-    """A question decided before the page was opened: its run, why it asked, what was
-    decided; no boxes, no buttons."""
-    prefix = f"Run: “{item.get('question', '')}” · " if link_run else ""
-    st.caption(f"{prefix}Asked at {waiting_since(item.get('asked_at'))}")
-    st.markdown(f"**Why it asks:** {item.get('reason') or 'no reason recorded'}")
-    _outcome(item, decided, over_buttons=False)
-    if link_run:
-        _watch_link(item)
 
 
 def _watch_link(item: dict) -> None:
