@@ -27,8 +27,8 @@ small objects raised the high-water mark of Python's allocator (1 MiB arenas, 11
 in six cycles of ``bench/app_memory.py``), and a few long-lived objects made meanwhile
 kept each new arena: the app's resident memory grew by ~20 MB that no later collection
 gave back. Collected after each page run, the garbage never piles up (+6 to +8 MB at a
-30 s session TTL). What closed sessions hold until their TTL ends is not garbage: with
-Streamlit's 120 s, the app still grows by ~25 MB (README, Benchmarks). A full collection
+30 s session TTL). What closed sessions hold until their TTL ends is not garbage; once it
+has ended, ``ui/session_expiry`` shuts them down and collects (``collect_now``). A full collection
 takes ~150 ms at this size, so at most one per ``SWEEP_GAP_S`` (a burst of clicks pays
 once), and never after the first run (``settle`` has just collected).
 
@@ -109,6 +109,16 @@ def sweep() -> bool:
         time.perf_counter() - started,
     )
     return True
+
+
+def collect_now() -> int:
+    """One full collection now, whatever the gap (``ui/session_expiry`` has just shut
+    sessions down: their garbage is there), counted as the last full one, so the next
+    ``sweep`` waits its gap from it. How many unreachable objects it found."""
+    global _last_full
+    with _lock:
+        _last_full = time.monotonic()
+    return gc.collect()
 
 
 def sweeps() -> int:

@@ -23,19 +23,18 @@ is lost.
 No public API lists or expires stored sessions: this reaches into Streamlit's runtime
 (``Runtime.instance()._session_mgr``, its ``_storage_lock`` and the storage's TTL cache;
 Streamlit pinned in requirements.txt). If they are not there, a warning is logged once and
-the looks stop: the app works as before; ``tests/e2e/test_session_expiry.py`` fails on
+the looks stop: the app works as before; ``tests/e2e/test_session_expiry_in_browser.py`` fails on
 such a Streamlit. No page wording here.
 """
 
 from __future__ import annotations
 
-import gc
 import logging
 import threading
 import time
 from typing import Any
 
-from ui import native_heap
+from ui import collector, native_heap
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +42,6 @@ CHECK_S = 5.0  # seconds between two looks for sessions whose time is up (a dict
 
 _lock = threading.Lock()
 _started = False  # the looks have begun in this process
-_expired = 0  # sessions this process has taken out and shut down
 
 
 class StreamlitChanged(RuntimeError):
@@ -72,7 +70,6 @@ def _storage() -> tuple[Any, threading.Lock] | None:
 def expire_closed_sessions() -> int:
     """One look: the closed sessions whose TTL has passed taken out of Streamlit's storage
     and shut down, then their memory collected and given back. How many were taken."""
-    global _expired
     found = _storage()
     if found is None:
         return 0
@@ -89,10 +86,8 @@ def expire_closed_sessions() -> int:
         except Exception:  # one session's cleanup failing must not keep the others
             log.exception("closed session %s could not be shut down", session_id)
     del removed, info  # the last references to them: the collection below frees them
-    collected = gc.collect()
+    collected = collector.collect_now()
     native_heap.give_back()
-    with _lock:
-        _expired += count
     log.info(
         "%d closed session(s) past their TTL shut down; a full collection found %d "
         "unreachable objects (%.3f s)",
@@ -132,8 +127,3 @@ def start(check_s: float = CHECK_S) -> bool:
         _started = True
     _schedule(check_s)
     return True
-
-
-def expired() -> int:
-    """How many closed sessions this process has shut down after their TTL."""
-    return _expired
