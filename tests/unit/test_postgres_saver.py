@@ -5,6 +5,10 @@ special channel's write replacing the one before. A real PostgreSQL server (the
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
 import pytest
 from langgraph.checkpoint.base import ERROR, INTERRUPT, empty_checkpoint
 from psycopg import pq
@@ -22,11 +26,10 @@ def saver(postgres_url):
     made.conn.close()
 
 
-def test_a_task_s_writes_are_one_insert_in_one_round_trip(saver, postgres_url, tmp_path):
-    """Counted in libpq's trace of the messages sent on the one connection of a pool of
-    one (as the checkpointer's, a real pool): LangGraph's saver binds one statement per
-    write. The statement is prepared at its first use on a connection (one round trip
-    more, once): the second task's writes are the ones counted."""
+@pytest.fixture
+def one_connection(postgres_url):
+    """A pool of one connection, as the checkpointer's (a real pool): libpq's trace of it
+    sees every message the saver sends."""
     pool = ConnectionPool(
         postgres_url,
         min_size=1,
@@ -34,25 +37,40 @@ def test_a_task_s_writes_are_one_insert_in_one_round_trip(saver, postgres_url, t
         kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
         open=True,
     )
-    traced = BatchedPostgresSaver(pool, serde=saver.serde)
+    yield pool
+    pool.close()
+
+
+def _sent_while(pool: ConnectionPool, trace: Path, action: Callable[[], Any]) -> tuple[list, Any]:
+    """The frontend messages sent on ``pool``'s one connection while ``action`` ran (libpq's
+    trace, written to ``trace``), and what ``action`` returned."""
+    with trace.open("w") as sink:
+        with pool.connection() as conn:
+            conn.pgconn.trace(sink.fileno())
+            conn.pgconn.set_trace_flags(pq.Trace.SUPPRESS_TIMESTAMPS)
+        result = action()
+        with pool.connection() as conn:
+            conn.pgconn.untrace()
+    lines = [line.split("\t") for line in trace.read_text().splitlines()]
+    return [m[2].split()[0] for m in lines if len(m) > 2 and m[0] == "F"], result
+
+
+def test_a_task_s_writes_are_one_insert_in_one_round_trip(saver, one_connection, tmp_path):
+    """Counted in libpq's trace of the messages sent on the one connection of a pool of
+    one (as the checkpointer's, a real pool): LangGraph's saver binds one statement per
+    write. The statement is prepared at its first use on a connection (one round trip
+    more, once): the second task's writes are the ones counted."""
+    traced = BatchedPostgresSaver(one_connection, serde=saver.serde)
     config = {"configurable": {"thread_id": "t1", "checkpoint_ns": ""}}
     stored = traced.put(config, empty_checkpoint(), {"source": "input", "step": -1}, {})
     writes = [("messages", ["hello"]), ("plan", {"steps": [1, 2]}), ("final_answer", "done")]
     traced.put_writes(stored, writes, task_id="task-0")
-    trace = tmp_path / "libpq.trace"
-    try:
-        with trace.open("w") as sink:
-            with pool.connection() as conn:
-                conn.pgconn.trace(sink.fileno())
-                conn.pgconn.set_trace_flags(pq.Trace.SUPPRESS_TIMESTAMPS)
-            traced.put_writes(stored, writes, task_id="task-1")
-            with pool.connection() as conn:
-                conn.pgconn.untrace()
-        found = traced.get_tuple(stored)
-    finally:
-        pool.close()
-    lines = [line.split("\t") for line in trace.read_text().splitlines()]
-    sent = [m[2].split()[0] for m in lines if len(m) > 2 and m[0] == "F"]
+    sent, _ = _sent_while(
+        one_connection,
+        tmp_path / "libpq.trace",
+        lambda: traced.put_writes(stored, writes, task_id="task-1"),
+    )
+    found = traced.get_tuple(stored)
     assert sent.count("Bind") == 1, sent
     assert [m for m in sent if m in ("Sync", "Flush", "Query")] == ["Sync"], sent
     assert found is not None
@@ -92,21 +110,14 @@ def test_a_statement_of_another_shape_is_left_to_langgraph():
 
 
 def test_a_checkpoint_and_its_blobs_are_one_statement_in_one_round_trip(
-    saver, postgres_url, tmp_path
+    saver, one_connection, tmp_path
 ):
     """Counted in libpq's trace on a pool of one connection: LangGraph's saver binds one
     INSERT per blob and one for the checkpoint. Read back by LangGraph's own reader:
     the blobs, the inlined values, the parent and the metadata as it stores them. A
     statement is prepared at its first use on a connection (one round trip more, once):
     the second checkpoint, of as many blobs, is the one counted."""
-    pool = ConnectionPool(
-        postgres_url,
-        min_size=1,
-        max_size=1,
-        kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
-        open=True,
-    )
-    traced = BatchedPostgresSaver(pool, serde=saver.serde)
+    traced = BatchedPostgresSaver(one_connection, serde=saver.serde)
     config = {"configurable": {"thread_id": "t3", "checkpoint_ns": ""}}
     first = empty_checkpoint()
     first["channel_values"] = {"messages": ["hi"], "plan": {"steps": [1]}, "n": 1}
@@ -116,21 +127,13 @@ def test_a_checkpoint_and_its_blobs_are_one_statement_in_one_round_trip(
     second = empty_checkpoint()
     second["channel_values"] = {"messages": ["hi", "there"], "plan": {"steps": [2]}, "n": 2}
     second["channel_versions"] = {"messages": "2", "plan": "2", "n": "2"}
-    trace = tmp_path / "libpq.trace"
-    try:
-        with trace.open("w") as sink:
-            with pool.connection() as conn:
-                conn.pgconn.trace(sink.fileno())
-                conn.pgconn.set_trace_flags(pq.Trace.SUPPRESS_TIMESTAMPS)
-            latest = traced.put(
-                stored, second, {"source": "loop", "step": 0}, second["channel_versions"]
-            )
-            with pool.connection() as conn:
-                conn.pgconn.untrace()
-    finally:
-        pool.close()
-    lines = [line.split("\t") for line in trace.read_text().splitlines()]
-    sent = [m[2].split()[0] for m in lines if len(m) > 2 and m[0] == "F"]
+    sent, latest = _sent_while(
+        one_connection,
+        tmp_path / "libpq.trace",
+        lambda: traced.put(
+            stored, second, {"source": "loop", "step": 0}, second["channel_versions"]
+        ),
+    )
     assert sent.count("Bind") == 1, sent
     assert [m for m in sent if m in ("Sync", "Flush", "Query")] == ["Sync"], sent
     found = saver.get_tuple(latest)
