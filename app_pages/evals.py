@@ -4,7 +4,7 @@ of ``ui/evals``."""
 
 import streamlit as st
 
-from ui import widgets
+from ui import moved_tabs, widgets
 from ui.evals import (
     FORKS,
     NEW,
@@ -31,9 +31,7 @@ st.markdown(
 )
 widgets.store_or_stop()
 
-sets, new, results, review, forks = st.tabs(
-    [SETS, NEW, RESULTS, REVIEW, FORKS], key=TAB, on_change="rerun"
-)
+sets, new, results, review, forks = moved_tabs.tabs([SETS, NEW, RESULTS, REVIEW, FORKS], key=TAB)
 with sets:
     sets_tab.show()
 with new:

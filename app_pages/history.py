@@ -12,6 +12,7 @@ from graph.service.store import STATUSES
 from ui import history_actions as actions
 from ui import (
     history_open,
+    moved_tabs,
     playground_view,
     prompt_fork,
     run_actions,
@@ -161,8 +162,8 @@ with remove.popover("Delete run", icon=":material/delete:"):
         "Delete", type="primary", key="history:delete", on_click=actions.delete, args=(run_id,)
     )
 
-run_tab, timeline_tab, fork_tab, export_tab = st.tabs(  # keyed, tracked: a fork opens "Run"
-    ["Run", "Checkpoint timeline", "Fork or replay", "Export"], key=TAB, on_change="rerun"
+run_tab, timeline_tab, fork_tab, export_tab = moved_tabs.tabs(  # a fork opens "Run"
+    ["Run", "Checkpoint timeline", "Fork or replay", "Export"], key=TAB
 )
 try:
     timeline = hv.name_fork_origin(service.timeline(run_id), record.parent_run)

@@ -18,7 +18,7 @@ from graph.kernel.design import Design
 from graph.service.import_checks import ImportProblem, load_json
 from graph.service.otlp import otlp_json
 from graph.service.run_spans import stored_trace
-from ui import access, services, widgets
+from ui import access, moved_tabs, services, widgets
 from ui import history_view as hv
 from ui.roles import Refused
 from ui.run_actions import pace_label
@@ -26,7 +26,7 @@ from ui.run_actions import pace_label
 FLASH = "history:flash"
 OPENED = "history:opened"  # the opened run's id; None once the user unselected its row
 FORKED = "history:forked"  # (new run id, confirmation): shown while that run is open
-TAB = "history:tab"
+TAB = "history:tab"  # the opened run's tabs (ui.moved_tabs: a fork moves them to "Run")
 
 
 def flash(kind: str, text: str) -> None:
@@ -106,7 +106,7 @@ def replay(run_id: str) -> None:
     )
     clear_filter()
     open_run(new_id)
-    st.session_state[TAB] = "Run"
+    moved_tabs.move_to(TAB, "Run")
 
 
 def fork(run_id: str, checkpoint_id: str, change: str, design: Design) -> None:
@@ -149,7 +149,7 @@ def fork(run_id: str, checkpoint_id: str, change: str, design: Design) -> None:
     )
     clear_filter()
     open_run(new_id)
-    st.session_state[TAB] = "Run"  # its steps, not the parent's fork form
+    moved_tabs.move_to(TAB, "Run")  # its steps, not the parent's fork form
 
 
 def export_file(run_id: str) -> str:

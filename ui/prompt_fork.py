@@ -11,7 +11,7 @@ import streamlit as st
 
 from graph.kernel.design import Design
 from graph.prompts import PromptError, default_text
-from ui import access, services
+from ui import access, moved_tabs, services
 from ui import history_actions as actions
 from ui import history_view as hv
 
@@ -112,4 +112,4 @@ def fork(run_id: str, checkpoint_id: str, prompt: str) -> None:
     )
     actions.clear_filter()
     actions.open_run(new_id)
-    st.session_state[actions.TAB] = "Run"
+    moved_tabs.move_to(actions.TAB, "Run")

@@ -21,6 +21,7 @@ from graph.service.experiments import ExperimentRunner
 from graph.settings import get_settings
 from tests.app.support import open_page, texts
 from tests.support_procs.fake_server import LocalOpenAIServer
+from ui import moved_tabs
 
 PAGE = "app_pages/evals.py"
 PLANNER = "plan_execute/planner"
@@ -188,7 +189,9 @@ def test_an_experiment_of_two_variants_runs_and_its_table_matches_compare(home, 
     (record,) = store.experiments()
     assert record.name == "small: default vs no data" and record.total == 4
     assert [v["versions"] for v in record.variants] == [{}, {PLANNER: version.id}]
-    assert at.session_state["evals:tab"] == "Compare variants"
+    assert at.session_state[moved_tabs.drawn_key("evals:tab", at.session_state)] == (
+        "Compare variants"
+    )
     ExperimentRunner.of(service).wait(record.id, timeout=120)
     at.run()
     assert not at.exception

@@ -140,7 +140,7 @@ def test_the_offline_note_holds_when_a_variant_ran_on_the_offline_model(home, se
     )
     store.set_experiment_status("e1", "stopped")  # no runs to wait for
     at = open_page(PAGE)
-    at.session_state["evals:tab"] = "Compare variants"
+    at.session_state["evals:tab:0"] = "Compare variants"
     at.run()
     assert not at.exception
     assert "Runs use the **offline scripted model**" in texts(at)

@@ -6,6 +6,7 @@ import json
 from graph.kernel.design import Design
 from graph.prompts import default_text
 from tests.app.support import button, open_page, replace_rows, texts, wait_status
+from ui import moved_tabs
 
 TESLA = "How did Tesla's stock do in 2008?"
 REPORT = "What caused the dot-com crash? Save a report."
@@ -153,6 +154,7 @@ def test_a_fork_with_an_edited_plan_runs_as_a_new_run_with_that_plan_and_its_par
     shown = at.data_editor(key=f"history:change:plan:{point}:table").value
     assert shown["agent"][0] == "data_researcher"  # the plan at that checkpoint
     replace_rows(at, f"history:change:plan:{point}:table", list(NEW_PLAN.values()))
+    at.session_state[moved_tabs.drawn_key("history:tab", at.session_state)] = "Fork or replay"
     at.run()
     button(at, "Run on as a new run").click().run()
     new_id = _opened(at)
@@ -174,7 +176,8 @@ def test_a_fork_with_an_edited_plan_runs_as_a_new_run_with_that_plan_and_its_par
     assert rows[new_id[:8]]["Origin"] == f"fork of {run_id[:8]}"
     assert rows[new_id[:8]]["System"] == "Planner / Executor"
     assert any(s.value.startswith(confirmation) for s in at.success)  # still there
-    assert at.session_state["history:tab"] == "Run"  # its steps, not the fork form
+    shown = at.session_state[moved_tabs.drawn_key("history:tab", at.session_state)]
+    assert shown == "Run"  # its steps, not the fork form
     assert _opened(at) == new_id and _selected_rows(at) == [0]  # its row, at the top
     _click_row(at, 1)  # the parent: the fork's confirmation goes
     assert _opened(at) == run_id

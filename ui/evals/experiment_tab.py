@@ -9,7 +9,7 @@ from typing import Literal, Mapping
 import streamlit as st
 
 from graph.service.experiment_variants import APPROVALS, ExperimentError, Variant
-from ui import access, services, widgets
+from ui import access, moved_tabs, services, widgets
 from ui.evals import NEW, RESULTS, SETS, TAB, flash_key, setup_view
 from ui.evals.results_tab import SHOWN
 from ui.evals.sets_tab import PICKED, TO_RUN
@@ -219,7 +219,7 @@ def _start(set_name: str) -> None:
         widgets.say(FLASH, "error", f"Not started: {exc}")
         return
     st.session_state[SHOWN] = experiment_id
-    st.session_state[TAB] = RESULTS
+    moved_tabs.move_to(TAB, RESULTS)
     widgets.say(
         flash_key(RESULTS),
         "success",
