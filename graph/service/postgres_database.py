@@ -220,7 +220,6 @@ class PostgresDatabase(Database):
         (a failed statement would end that transaction, so none is sent again). A
         statement calling ``stepwise_refuse`` (sent only this way) raises ``Refused``."""
         import psycopg
-        from psycopg.pq import TransactionStatus
 
         tx = _UnreadTransaction(self)
         yield tx
@@ -228,13 +227,7 @@ class PostgresDatabase(Database):
             return
         with said_when_full(self.location), self.connection() as conn:
             try:
-                if conn.info.transaction_status == TransactionStatus.IDLE:
-                    self._prepared.send(conn, tx.statements)
-                else:
-                    sql = "; ".join(statement for statement, _ in tx.statements)
-                    values = [value for _, params in tx.statements for value in params]
-                    with psycopg.ClientCursor(conn) as cursor:
-                        cursor.execute(sql, values)
+                self._prepared.send(conn, tx.statements)
             except psycopg.Error as exc:
                 if exc.sqlstate == REFUSED_STATE:
                     raise Refused(str(exc)) from exc

@@ -76,12 +76,20 @@ class PreparedStatements:
     def send(self, conn: Any, statements: list[tuple[str, tuple]]) -> None:
         """``statements`` (their text, their values) as one Query message: the
         ``PREPARE`` of each not yet held on ``conn``, then the ``EXECUTE`` of each, the
-        values bound by psycopg's ``ClientCursor``. ``conn`` must have no transaction
-        open (the writes are then one implicit transaction). Sent once more, the
-        connection's statements read from the server, if one was missing or already
-        there."""
+        values bound by psycopg's ``ClientCursor``: one implicit transaction. Sent once
+        more, the connection's statements read from the server, if one was missing or
+        already there. On a connection inside a transaction (a failed statement would end
+        it, so nothing could be sent again) the statements go as themselves."""
         import psycopg
+        from psycopg.pq import TransactionStatus
 
+        if conn.info.transaction_status != TransactionStatus.IDLE:
+            with psycopg.ClientCursor(conn) as cursor:
+                cursor.execute(
+                    "; ".join(sql for sql, _ in statements),
+                    [value for _, params in statements for value in params],
+                )
+            return
         try:
             self._send(conn, statements)
         except (

@@ -151,3 +151,14 @@ def test_a_connection_the_server_closed_is_prepared_again(pg_store, postgres_url
         ]
         assert sorted(held(conn).values()) == [1, 1, 2]  # prepared on this connection
     assert pg_store.nodes_run("r1") == ["n1", "n2"]
+
+
+def test_a_batch_inside_a_transaction_goes_as_its_statements(pg_store):
+    """On a connection inside a transaction of this thread, a failed EXECUTE would end
+    that transaction, and the batch could not be sent again: its statements go as
+    themselves, nothing prepared, stored with the transaction."""
+    with pg_store.database.connection() as conn, pg_store.database.transaction():
+        batch = [keyed(1, "n1"), state_record(2, 1, {})]
+        assert pg_store.append_events("r1", batch, owner="a") == [1, 2]
+        assert held(conn) == {}
+    assert pg_store.nodes_run("r1") == ["n1"]
