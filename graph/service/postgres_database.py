@@ -33,6 +33,7 @@ from graph.service.database import (
     Transaction,
 )
 from graph.service.disk_space import said_when_full
+from graph.service.postgres_prepared import PreparedStatements
 
 if TYPE_CHECKING:
     import psycopg
@@ -100,6 +101,7 @@ class PostgresDatabase(Database):
         self._held = threading.local()  # the connection this thread is using, if any
         self._clock_lock = threading.Lock()
         self._clock_read: tuple[float, float] | None = None  # (server time, monotonic) then
+        self._prepared = PreparedStatements()  # ``unread``'s statements, by connection
         connect_postgres(url).close()  # unreachable: the server's reason, not a pool timeout
         self._pool: ConnectionPool[psycopg.Connection[Row]] = ConnectionPool(
             url,
@@ -211,20 +213,21 @@ class PostgresDatabase(Database):
         values as quoted literals), which PostgreSQL runs as one transaction: committed
         when all of them succeed, else none. One wait for the server, where a pipeline
         polls its socket (releasing the interpreter to the run's other threads, whose
-        turn then lasts up to the switch interval) at each statement. A statement
-        calling ``stepwise_refuse`` (sent only this way) raises ``Refused``."""
+        turn then lasts up to the switch interval) at each statement. Each statement is
+        sent as the ``EXECUTE`` of its text prepared on the connection (``PREPARE``d in
+        the same message at its first use there: ``postgres_prepared``), not parsed and
+        planned again; on a connection inside a transaction of this thread, as itself
+        (a failed statement would end that transaction, so none is sent again). A
+        statement calling ``stepwise_refuse`` (sent only this way) raises ``Refused``."""
         import psycopg
 
         tx = _UnreadTransaction(self)
         yield tx
         if not tx.statements:
             return
-        sql = "; ".join(statement for statement, _ in tx.statements)
-        values = [value for _, params in tx.statements for value in params]
         with said_when_full(self.location), self.connection() as conn:
             try:
-                with psycopg.ClientCursor(conn) as cursor:
-                    cursor.execute(sql, values)
+                self._prepared.send(conn, tx.statements)
             except psycopg.Error as exc:
                 if exc.sqlstate == REFUSED_STATE:
                     raise Refused(str(exc)) from exc

@@ -6,6 +6,7 @@ special channel's write replacing the one before. A real PostgreSQL server (the
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -144,3 +145,38 @@ def test_a_checkpoint_and_its_blobs_are_one_statement_in_one_round_trip(
     earlier = saver.get_tuple(stored)
     assert earlier is not None
     assert earlier.checkpoint["channel_values"] == first["channel_values"]
+
+
+def test_each_statement_is_planned_once_on_a_connection(saver):
+    """The checkpointer's statements are prepared by psycopg at their first use on a
+    connection and planned once there (a generic plan), not at each of their first five
+    executions as PostgreSQL does by default: ``pg_prepared_statements`` of the pool's
+    connections, after eight checkpoints and their tasks' writes, each read back: eight
+    executions of each statement on its generic plan, none planned with its values."""
+    config = {"configurable": {"thread_id": "t4", "checkpoint_ns": ""}}
+    for step in range(8):
+        checkpoint = empty_checkpoint()
+        checkpoint["channel_values"] = {"messages": ["hi"] * (step + 1), "plan": {"step": step}}
+        versions = {"messages": str(step + 1), "plan": str(step + 1)}
+        checkpoint["channel_versions"] = versions
+        config = saver.put(config, checkpoint, {"source": "loop", "step": step}, versions)
+        saver.put_writes(config, [("messages", ["x"]), ("plan", {"n": step})], task_id="t")
+        assert saver.get_tuple(config) is not None
+    plans: dict[str, dict[str, int]] = {}  # each statement's plans, summed over the pool
+    with ExitStack() as held:
+        for _ in range(saver.conn.max_size):  # every connection of the pool, at once
+            conn = held.enter_context(saver.conn.connection())
+            for row in conn.execute(
+                "SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements"
+            ).fetchall():
+                seen = plans.setdefault(" ".join(row["statement"].split())[:27].upper(), {})
+                for kind in ("generic_plans", "custom_plans"):
+                    seen[kind] = seen.get(kind, 0) + row[kind]
+    for text in (
+        "WITH BLOBS AS (INSERT INTO ",
+        "INSERT INTO CHECKPOINT_WRIT",
+        "SELECT THREAD_ID, CHECKPOIN",
+    ):
+        # the checkpoint with its blobs, the task's writes, the checkpoint's read
+        assert plans[text]["generic_plans"] == 8, plans
+    assert all(seen["custom_plans"] == 0 for seen in plans.values()), plans
