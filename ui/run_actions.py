@@ -69,8 +69,11 @@ WATCHING = "run:watching"
 SAID = "run:said"  # (run id, what starting it from another page said)
 
 
+SELECTOR = "run:watch:"
+
+
 def selector_key(run_id: str) -> str:
-    return f"run:watch:{run_id}"
+    return f"{SELECTOR}{run_id}"
 
 
 def watched_run(runs: list[str], asked: str | None, arrived: bool) -> str:
@@ -88,9 +91,25 @@ def watched_run(runs: list[str], asked: str | None, arrived: bool) -> str:
 
 
 def select(key: str) -> None:
-    """The user chose another run in the widget ``key``."""
-    st.session_state[WATCHING] = st.session_state[key]
-    st.query_params["run"] = st.session_state[key]
+    """The user chose another run in the widget ``key``.
+
+    Not when the widget sends the run it was drawn for: that is a browser that had not yet
+    drawn the run shown since (a run just started) sending an earlier widget's value
+    again. Streamlit keeps a widget's callback after the widget is gone and takes a value
+    sent for it as a change, so the page went back to the run shown before Run was
+    pressed (seen twice in whole suites under load: the new run then out of sight)."""
+    chosen = st.session_state[key]
+    if not is_choice(key, chosen):
+        log.info("a stale value of the run selector %s ignored", key)
+        return
+    st.session_state[WATCHING] = chosen
+    st.query_params["run"] = chosen
+
+
+def is_choice(key: str, chosen: str) -> bool:
+    """Whether the selector ``key`` sending ``chosen`` is a person's choice: another run
+    than the one it was drawn for."""
+    return chosen != key.removeprefix(SELECTOR)
 
 
 def pace_choices(*also: float) -> list[float]:

@@ -116,14 +116,23 @@ def test_a_rerun_carrying_the_browsers_old_address_and_choice_keeps_the_new_run(
     service.wait(old, timeout=60)
     at = open_page("app_pages/run.py")
     assert watched(at).value == old
-    old_box = watched(at).key
+    old_box = watched(at)
+    old_value = old_box._widget_state  # what the browser sends for that box (its id, value)
     at.text_area(key="run:question").set_value(CHART_QUESTION)
     button(at, "Run").click().run()
     new = at.query_params["run"]
     assert new != old and watched(at).value == new
-    assert watched(at).key != old_box  # the earlier run's box is gone with its value
+    assert watched(at).key != old_box.key  # the earlier run's box is gone
     at.query_params["run"] = old  # the browser's old address on a rerun of the page
     at.run()
+    assert watched(at).value == new and at.query_params["run"] == new
+    # The browser sends the earlier box's value again (it had not drawn the new box yet):
+    # Streamlit keeps that box's callback and takes the value for a change (seen in whole
+    # suites under load: the page went back to the old run).
+    # (AppTest has no public way to send what a browser sends: its own _tree and _run.)
+    stale = at._tree.get_widget_states()
+    stale.widgets.append(old_value)
+    at._run(widget_state=stale)
     assert watched(at).value == new and at.query_params["run"] == new
     watched(at).set_value(old).run()  # a choice in the box is the user's
     assert watched(at).value == old and at.query_params["run"] == old
