@@ -20,21 +20,25 @@ def _turn(key: str) -> str:
     return f"{key}:moved"
 
 
-def drawn_key(key: str, state: Mapping[str, Any] | None = None) -> str:
-    """The key the tabs called ``key`` are drawn under now (``state``: a test's session
-    state; the page's own by default)."""
+def _last_move(key: str, state: Mapping[str, Any] | None = None) -> tuple[int, str | None]:
+    """How many times the tabs called ``key`` were moved, and to which tab last (``state``:
+    a test's session state; the page's own by default)."""
     seen: Any = st.session_state if state is None else state
-    turn, _ = seen[_turn(key)] if _turn(key) in seen else (0, None)
-    return f"{key}:{turn}"
+    return seen[_turn(key)] if _turn(key) in seen else (0, None)
+
+
+def drawn_key(key: str, state: Mapping[str, Any] | None = None) -> str:
+    """The key the tabs called ``key`` are drawn under now."""
+    return f"{key}:{_last_move(key, state)[0]}"
 
 
 def tabs(labels: Sequence[str], key: str) -> Sequence[Any]:
     """``st.tabs`` whose selected tab the browser reports, opened on the last move's tab."""
-    turn, label = st.session_state.get(_turn(key), (0, None))
-    return st.tabs(list(labels), key=f"{key}:{turn}", default=label, on_change="rerun")
+    _, label = _last_move(key)
+    return st.tabs(list(labels), key=drawn_key(key), default=label, on_change="rerun")
 
 
 def move_to(key: str, label: str) -> None:
     """Open the tabs called ``key`` on ``label`` when the page is next drawn."""
-    turn, _ = st.session_state.get(_turn(key), (0, None))
+    turn, _ = _last_move(key)
     st.session_state[_turn(key)] = (turn + 1, label)

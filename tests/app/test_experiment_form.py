@@ -15,6 +15,7 @@ from graph.service.experiments import ExperimentRunner
 from graph.settings import Settings
 from tests.app.support import open_page, texts
 from tests.support_procs.fake_server import LocalOpenAIServer
+from ui import moved_tabs
 
 PAGE = "app_pages/evals.py"
 TWO = EvalSet(
@@ -140,7 +141,7 @@ def test_the_offline_note_holds_when_a_variant_ran_on_the_offline_model(home, se
     )
     store.set_experiment_status("e1", "stopped")  # no runs to wait for
     at = open_page(PAGE)
-    at.session_state["evals:tab:0"] = "Compare variants"
+    at.session_state[moved_tabs.drawn_key("evals:tab", at.session_state)] = "Compare variants"
     at.run()
     assert not at.exception
     assert "Runs use the **offline scripted model**" in texts(at)
