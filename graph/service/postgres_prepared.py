@@ -64,6 +64,11 @@ def prepared_form(sql: str) -> tuple[str, str, str]:
     return name, f"PREPARE {name} AS {body}", execute
 
 
+def _values(statements: list[tuple[str, tuple]]) -> list[Any]:
+    """The values of ``statements``, in the order of their placeholders in one message."""
+    return [value for _, params in statements for value in params]
+
+
 class PreparedStatements:
     """Which statement names each connection holds prepared, as far as known: a
     connection not seen before holds none; one whose message with ``PREPARE``s failed
@@ -85,10 +90,7 @@ class PreparedStatements:
 
         if conn.info.transaction_status != TransactionStatus.IDLE:
             with psycopg.ClientCursor(conn) as cursor:
-                cursor.execute(
-                    "; ".join(sql for sql, _ in statements),
-                    [value for _, params in statements for value in params],
-                )
+                cursor.execute("; ".join(sql for sql, _ in statements), _values(statements))
             return
         try:
             self._send(conn, statements)
@@ -126,10 +128,9 @@ class PreparedStatements:
         sql = "; ".join(
             [prepare for _, prepare, _ in missing] + [forms[text][2] for text, _ in statements]
         )
-        values = [value for _, params in statements for value in params]
         try:
             with psycopg.ClientCursor(conn) as cursor:
-                cursor.execute(sql, values)
+                cursor.execute(sql, _values(statements))
         except BaseException as exc:
             # Its PREPAREs may have run (they stay whatever failed after them), or a
             # statement known held was not: the server says which, before the next batch.
