@@ -5,7 +5,11 @@ LangGraph keeps a subgraph's checkpoints under a namespace of their own
 (``search_team:<task id>``), apart from the top graph's, so the thread's history alone
 never lists them: a teams run looked as if nothing happened inside its teams. Here each
 namespace's history is read through the compiled graph (which finds the subgraph by its
-namespace) and placed after the top-graph checkpoint it ran from.
+namespace) and placed after the top-graph checkpoint it ran from. A graph a node only
+invokes (plan_execute's ReAct sub-agents) is no subgraph LangGraph can find from the top
+graph, which would then read its checkpoints with the top graph's own channels (every one
+"its input", the plan's fields, nothing next); its system names a graph of the same shape
+to read them with (``Forks.inner_graph``, ``reader_of``).
 
 They are shown, not forked: LangGraph forks a thread from its top graph, and a
 subgraph's past checkpoint cannot be copied into a new thread without the parent state
@@ -17,13 +21,34 @@ The node playground reads one by its namespace (``namespace_of``) to try the nod
 from __future__ import annotations
 
 import bisect
-from typing import Iterable
+from typing import Callable, Iterable
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
 
 from graph.kernel.checkpoints import checkpoint_row
+
+# The graph that saved a subgraph's checkpoints, by the subgraph's path ("search_team",
+# "searcher"), when LangGraph cannot find it from the top graph; None: not known.
+InnerGraphs = Callable[[list[str]], "CompiledStateGraph | None"]
+
+
+def reader_of(
+    graph: CompiledStateGraph, namespace: str, inner_graphs: InnerGraphs | None = None
+) -> CompiledStateGraph:
+    """The graph to read ``namespace``'s checkpoints with: ``graph`` when LangGraph finds
+    the subgraph from it (a subgraph node: a team) or nobody knows a better one, else
+    ``inner_graphs``' graph for it, lent ``graph``'s checkpointer."""
+    path = subgraph_path(namespace)
+    if not path or inner_graphs is None:
+        return graph
+    if next(graph.get_subgraphs(namespace="|".join(path), recurse=True), None) is not None:
+        return graph
+    inner = inner_graphs(path)
+    if inner is None:
+        return graph
+    return inner.copy(update={"checkpointer": graph.checkpointer})
 
 
 def namespaces(graph: CompiledStateGraph, thread_id: str) -> list[str]:
@@ -57,19 +82,24 @@ def subgraph_path(namespace: str) -> list[str]:
 
 
 def inner_timeline(
-    graph: CompiledStateGraph, thread_id: str, fields: Iterable[str] = (), last_messages: int = 3
+    graph: CompiledStateGraph,
+    thread_id: str,
+    fields: Iterable[str] = (),
+    last_messages: int = 3,
+    inner_graphs: InnerGraphs | None = None,
 ) -> list[dict]:
     """Each checkpoint saved inside a subgraph, oldest first within its namespace: where
     (``inside``: the team), the inner node that produced it, what ran next, the
     subgraph's ``fields`` (all but messages when none are named), its last messages,
     what changed since the previous checkpoint of the same subgraph run, and the
     top-graph checkpoint it ran from (``parent_checkpoint``; None when LangGraph did not
-    record it)."""
+    record it). ``inner_graphs``: the graphs of subgraphs LangGraph cannot find (``reader_of``)."""
     wanted = tuple(fields)
     rows: list[dict] = []
     for ns in namespaces(graph, thread_id):
         config: RunnableConfig = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns}}
-        snaps = list(reversed(list(graph.get_state_history(config))))
+        reader = reader_of(graph, ns, inner_graphs)
+        snaps = list(reversed(list(reader.get_state_history(config))))
         previous: dict = {}
         for i, snap in enumerate(snaps):
             shown = wanted or tuple(k for k in (snap.values or {}) if k != "messages")

@@ -21,6 +21,8 @@ from graph.kernel.node_asks import NodeAsk, NotTryable
 from graph.prompts import PromptError, PromptSet, prompt_names
 
 if TYPE_CHECKING:
+    from langgraph.graph.state import CompiledStateGraph
+
     from graph.kernel.design import Design
     from graph.settings import Settings
 
@@ -74,6 +76,13 @@ class Forks:
     # empty: every key but messages.
     inner_fields: tuple[str, ...] = ()
     edit_goto: str | None = None  # where a run whose request was edited goes on; None: none
+
+    def inner_graph(self, path: list[str]) -> CompiledStateGraph | None:
+        """A graph of the shape of the subgraph at ``path`` (its node names, e.g.
+        ``["web_researcher"]``) to read its checkpoints with, for a subgraph LangGraph
+        cannot find from the top graph (a graph a node's function invokes); None: none
+        (a subgraph node is found without one)."""
+        return None
 
     def edit_request(self, state: dict, text: str) -> dict:
         """The state update for a request a human edited mid-run (``edit_goto``)."""

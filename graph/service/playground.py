@@ -24,7 +24,7 @@ from langgraph.types import StateSnapshot
 from graph.errors import StepwiseError
 from graph.kernel.design import Design
 from graph.kernel.guardrail import classifier_ask
-from graph.kernel.inner_checkpoints import namespace_of, namespaces, subgraph_path
+from graph.kernel.inner_checkpoints import namespace_of, namespaces, reader_of, subgraph_path
 from graph.kernel.node_asks import NodeAsk, NotTryable
 from graph.kernel.system import System, get_system
 from graph.models.scripted import ScriptedChatModel
@@ -95,7 +95,7 @@ def target(service: RunService, run_id: str, checkpoint_id: str) -> Target:
         namespace = namespace_of(compiled, run_id, checkpoint_id)
         if namespace:
             config["configurable"]["checkpoint_ns"] = namespace
-            snapshot = compiled.get_state(config)
+            snapshot = reader_of(compiled, namespace, system.forks.inner_graph).get_state(config)
     if namespace is None or snapshot.created_at is None:
         raise PlaygroundError(f"Run {run_id[:8]} has no checkpoint {checkpoint_id!r}.")
     if not snapshot.next:
@@ -133,7 +133,8 @@ def tryable_points(service: RunService, run_id: str) -> list[dict]:
     places = [(n, "", "", s) for n, s in enumerate(reversed(history))]
     for namespace in namespaces(compiled, run_id):
         config: RunnableConfig = {"configurable": {"thread_id": run_id, "checkpoint_ns": namespace}}
-        for snapshot in compiled.get_state_history(config):
+        reader = reader_of(compiled, namespace, system.forks.inner_graph)
+        for snapshot in reader.get_state_history(config):
             parent = ((snapshot.metadata or {}).get("parents") or {}).get("") or ""
             cid = snapshot.config["configurable"]["checkpoint_id"]
             places.append((numbers.get(parent, len(history)), cid, namespace, snapshot))

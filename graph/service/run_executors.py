@@ -260,11 +260,17 @@ class LocalExecutor:
         root = checkpoint_timeline(compiled, run_id, system.forks.timeline_fields)
         if not inner:
             return root
-        return interleave(root, inner_timeline(compiled, run_id, system.forks.inner_fields))
+        return interleave(
+            root,
+            inner_timeline(
+                compiled, run_id, system.forks.inner_fields, inner_graphs=system.forks.inner_graph
+            ),
+        )
 
     def inner_checkpoints(self, run_id: str, design: Design) -> list[dict]:
         compiled = self.runs.compiled_of(design)
-        return inner_timeline(compiled, run_id, get_system(design.system).forks.inner_fields)
+        forks = get_system(design.system).forks
+        return inner_timeline(compiled, run_id, forks.inner_fields, inner_graphs=forks.inner_graph)
 
     def thread_of(self, run_id: str) -> str:
         return run_id

@@ -104,3 +104,27 @@ def test_a_plan_execute_runs_inner_checkpoints_are_titled_by_its_sub_agents(home
     assert not at.exception, [e.value for e in at.exception]
     shown = texts(at)
     assert "Inside the sub-agents" in shown and "Inside the teams" not in shown
+
+
+def test_a_sub_agents_checkpoints_are_read_as_its_own_model_and_tool_turns(home, services):
+    """A ReAct sub-agent is a graph its node invokes, which LangGraph cannot find from the
+    top graph: read with the top graph's channels, every checkpoint inside it was "its
+    input" with the plan's fields, and none had a node after it."""
+    store, service = services
+    run_id = service.start("How did Tesla's stock do in 2008?", Design())
+    assert wait_status(store, run_id, "done").status == "done"
+    inner = [p for p in service.inner_checkpoints(run_id) if p["inside"] == "data_researcher"]
+    assert [(p["node"], p["next"]) for p in inner] == [
+        ("input", ["__start__"]),
+        ("__start__", ["model"]),
+        ("model", ["tools"]),  # the model asked for the SQL tool
+        ("tools", ["model"]),
+        ("model", []),  # its answer: the sub-agent ends
+    ]
+    assert all("plan" not in p["fields"] and "step_results" not in p["fields"] for p in inner)
+    at = open_page("app_pages/history.py", run=run_id)
+    assert not at.exception, [e.value for e in at.exception]
+    table = next(d.value for d in at.dataframe if "Fork from" in d.value.columns)
+    labels = list(table["Checkpoint"])
+    assert "↳ inside data_researcher: model" in labels
+    assert "↳ inside data_researcher: tools" in labels

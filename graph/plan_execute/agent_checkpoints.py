@@ -1,0 +1,33 @@
+"""Reading what plan_execute's sub-agents saved inside a run.
+
+Every sub-agent (the researchers, the chart and report agents, a user's agents) is a ReAct
+graph (``create_agent``) that its node's function invokes. Its checkpoints are saved
+under the node's namespace (``web_researcher:<task id>``), but LangGraph cannot find that
+graph from the top graph (it is no subgraph node) and reads such a namespace with the top
+graph's own channels: every checkpoint looked like "its input" with the plan's fields and
+nothing to run next. They are read with this graph instead: one of the same shape (the
+nodes ``model`` and ``tools``, the agent's channels), on the offline scripted model with
+one tool. Reading a checkpoint needs only the shape; this graph is never run.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from langchain_core.tools import tool
+from langgraph.graph.state import CompiledStateGraph
+
+from graph.models.scripted import ScriptedChatModel
+from graph.plan_execute.workers import create_agent
+
+
+@tool
+def never_called(query: str) -> str:
+    """Stands for a sub-agent's tools in a graph that only reads its checkpoints."""
+    raise RuntimeError("agent_checkpoints' reader graph is never run")
+
+
+@lru_cache(maxsize=1)
+def sub_agent_reader() -> CompiledStateGraph:
+    """A ReAct graph shaped like every plan_execute sub-agent, to read their checkpoints."""
+    return create_agent(ScriptedChatModel(), [never_called], name="sub_agent")
