@@ -79,10 +79,13 @@ class Forks:
 
     def inner_graph(self, path: list[str]) -> CompiledStateGraph | None:
         """A graph of the shape of the subgraph at ``path`` (its node names, e.g.
-        ``["web_researcher"]``) to read its checkpoints with, for a subgraph LangGraph
-        cannot find from the top graph (a graph a node's function invokes); None: none
-        (a subgraph node is found without one)."""
-        return None
+        ``["web_researcher"]``) to read its checkpoints with, asked only for a subgraph
+        LangGraph cannot find from the top graph: a graph a node's function invokes,
+        which in Stepwise is a ReAct agent (plan_execute's sub-agents, any system's user
+        agents). None: read with the top graph's channels."""
+        from graph.agents.agent_checkpoints import sub_agent_reader
+
+        return sub_agent_reader()
 
     def edit_request(self, state: dict, text: str) -> dict:
         """The state update for a request a human edited mid-run (``edit_goto``)."""

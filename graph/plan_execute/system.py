@@ -103,12 +103,6 @@ class PlanForks(Forks):
             return super().check_fork_change(field, text, design)
         return read_plan(text, design)
 
-    def inner_graph(self, path: list[str]) -> CompiledStateGraph | None:
-        """Every subgraph of plan_execute is a ReAct sub-agent a node invokes."""
-        from graph.plan_execute.agent_checkpoints import sub_agent_reader
-
-        return sub_agent_reader()
-
 
 class PlanPrompts(Prompts):
     def node_ask(

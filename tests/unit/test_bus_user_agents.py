@@ -58,6 +58,11 @@ def test_the_time_question_goes_to_clock_on_the_bus_which_really_calls_the_time_
         for m in snapshot["bus"]
     )
     assert "Europe/Rome" in (record.final_answer or "")
+    # what clock saved inside the run is read as its own model and tool turns (a graph
+    # its node invokes: LangGraph would read it with the bus's channels)
+    inner = [p for p in service.inner_checkpoints(run_id) if p["inside"] == "clock"]
+    assert [p["node"] for p in inner][:4] == ["input", "__start__", "model", "tools"], inner
+    assert all("bus" not in p["fields"] for p in inner)
 
 
 def test_without_arguments_in_the_request_clock_says_it_needs_a_real_model_and_the_run_goes_on(
