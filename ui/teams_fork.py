@@ -133,6 +133,15 @@ def edit_summary(update: dict) -> str:
     return "; ".join(parts) + "."
 
 
+def _nullable(frame: pd.DataFrame) -> pd.DataFrame:
+    """Whole-number and yes/no columns as pandas' nullable kinds: a row a person adds
+    starts blank, which an int64 or bool column cannot hold (pandas 3 warns and turns the
+    column into objects; pandas 4 refuses the edit)."""
+    kinds = {c: "Int64" for c in frame.select_dtypes("integer").columns}
+    kinds |= {c: "boolean" for c in frame.select_dtypes("bool").columns}
+    return frame.astype(kinds) if kinds else frame
+
+
 def _records(frame: pd.DataFrame) -> list[dict]:
     """An edited table's rows as plain values (blank cells None)."""
     return json.loads(frame.to_json(orient="records"))
@@ -148,7 +157,7 @@ def table_editor(view: SystemView, point: dict, change: str, design: Design, key
     if table is None:
         return False
     st.caption(table.note)
-    frame = pd.DataFrame(table.rows, columns=table.columns)
+    frame = _nullable(pd.DataFrame(table.rows, columns=table.columns))
     config = {
         name: st.column_config.SelectboxColumn(name, options=options)
         for name, options in table.choices.items()
