@@ -82,6 +82,7 @@ class Leases:
         # run id -> (the owner it is held as, monotonic time of the statement that last
         # confirmed it: taken before the statement, so a freeze during it counts)
         self._held: dict[str, tuple[str, float]] = {}
+        self._since: dict[str, float] = {}  # run id -> when its worker began holding it
         self._lost: set[str] = set()
 
     def hold(self, run_id: str, owner: str | None = None) -> None:
@@ -89,11 +90,13 @@ class Leases:
         check its writes from now; the first check asks the store."""
         with self._lock:
             self._held[run_id] = (owner or self.owner, -math.inf)
+            self._since[run_id] = time.monotonic()
             self._lost.discard(run_id)
 
     def let_go(self, run_id: str) -> None:
         with self._lock:
             self._held.pop(run_id, None)
+            self._since.pop(run_id, None)
             self._lost.discard(run_id)
 
     def is_lost(self, run_id: str) -> bool:
@@ -117,8 +120,17 @@ class Leases:
         for run_id in run_ids:
             if run_id in kept:
                 self._confirmed(run_id, asked)
-            else:
+            elif self._held_before(run_id, asked):
                 self.lose(run_id)
+
+    def _held_before(self, run_id: str, at: float) -> bool:
+        """Whether a worker has held ``run_id`` since before ``at``. The heartbeat's list
+        of live runs is taken before its statement: a run whose leg ended meanwhile was
+        released (not renewed, and not lost), and one whose next leg claimed it again
+        after the statement (a resume after a decision) is held on that claim."""
+        with self._lock:
+            since = self._since.get(run_id)
+        return since is not None and since <= at
 
     def check(self, run_id: str) -> None:
         """Raise ``LeaseLost`` unless this process still holds ``run_id`` (asking the

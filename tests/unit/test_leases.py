@@ -73,6 +73,58 @@ def test_a_lease_held_by_one_owner_is_refused_to_another_until_it_runs_out(tmp_p
     store.close()
 
 
+class HeartbeatAnsweredLate:
+    """The real store, except that the heartbeat's answer (``keep_leases``) reaches the
+    process only after ``meanwhile`` has run: the order two threads can take."""
+
+    def __init__(self, store: Store, meanwhile) -> None:
+        self.store, self.meanwhile = store, meanwhile
+
+    def keep_leases(self, owner: str, run_ids, lease_s: float) -> set[str]:
+        kept = self.store.keep_leases(owner, run_ids, lease_s)
+        self.meanwhile()
+        return kept
+
+    def __getattr__(self, name: str):
+        return getattr(self.store, name)
+
+
+def test_a_heartbeat_answered_after_the_runs_next_leg_claimed_it_does_not_take_it_away(
+    tmp_path, database_url
+):
+    """A leg ends waiting for a decision (its lease released) while the heartbeat renews
+    the runs it listed as live; the decision comes and the next leg claims the run before
+    the heartbeat's answer (not renewed: nobody held it) is read. That answer was taken
+    as the run lost: the next leg stopped, logged as lost to this very process, and the
+    run ended "cancelled" (seen in bench/app_memory.py's fill)."""
+    from graph.service.leases import LeaseLost, Leases
+
+    store = Store.open(Settings(home=tmp_path, database_url=database_url))
+    store.create_run("r", QUESTION, Design(), "m", owner="me", lease_s=30)
+    lost: list[str] = []
+
+    def next_leg_claims_it() -> None:
+        assert store.claim_run("r", "me", 30)
+        leases.hold("r")
+
+    leases = Leases(HeartbeatAnsweredLate(store, next_leg_claims_it), "me", 30, lost.append)
+    leases.hold("r")
+    leases.let_go("r")  # the first leg ends: waiting for a decision
+    store.release_run("r", "me")
+    leases.renew(["r"])  # listed live before the release; its answer read after the claim
+    assert lost == [] and not leases.is_lost("r")
+    leases.check("r")  # the next leg writes on
+    # a run really taken over while held is still lost
+    store.release_run("r", "me")
+    assert store.claim_run("r", "other", 30)
+    leases.store = store
+    leases.renew(["r"])
+    assert lost == ["r"]
+    with pytest.raises(LeaseLost):
+        leases.check("r")
+    store.close()
+
+
 def test_an_old_store_file_gains_the_lease_columns_on_open(tmp_path):
     import sqlite3
 
