@@ -83,17 +83,33 @@ class Leases:
         # confirmed it: taken before the statement, so a freeze during it counts)
         self._held: dict[str, tuple[str, float]] = {}
         self._lost: set[str] = set()
+        # run id -> (owner, monotonic time) of a lease this process just took (``claimed``)
+        self._claimed: dict[str, tuple[str, float]] = {}
+
+    def claimed(self, run_id: str, owner: str, at: float) -> None:
+        """The store gave ``owner`` a lease on ``run_id`` by a statement started at ``at``
+        (monotonic): the worker that holds it next counts that as its first
+        confirmation, instead of asking the store again."""
+        with self._lock:
+            if len(self._claimed) >= 1024:  # runs recorded but never started: a few
+                self._claimed.clear()
+            self._claimed[run_id] = (owner, at)
 
     def hold(self, run_id: str, owner: str | None = None) -> None:
         """A worker starts on a run claimed for ``owner`` (this process's by default):
-        check its writes from now; the first check asks the store."""
+        check its writes from now; the first check asks the store, unless the lease was
+        just taken here for the same owner (``claimed``: confirmed then)."""
+        owner = owner or self.owner
         with self._lock:
-            self._held[run_id] = (owner or self.owner, -math.inf)
+            claim = self._claimed.pop(run_id, None)
+            confirmed = claim[1] if claim is not None and claim[0] == owner else -math.inf
+            self._held[run_id] = (owner, confirmed)
             self._lost.discard(run_id)
 
     def let_go(self, run_id: str) -> None:
         with self._lock:
             self._held.pop(run_id, None)
+            self._claimed.pop(run_id, None)
             self._lost.discard(run_id)
 
     def is_lost(self, run_id: str) -> bool:

@@ -89,6 +89,7 @@ class Workers:
             lost = self.service.leases.is_lost(run_id)
             self.service.leases.let_go(run_id)
             with self.service.table.lock:
+                self.service.table.fresh.pop(run_id, None)  # driven elsewhere, or never
                 entry = self.service.table.live.get(run_id)
                 if entry is not None and entry[1] is cancel:  # not a newer worker's entry
                     self.service.table.live.pop(run_id)

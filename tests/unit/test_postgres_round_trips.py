@@ -6,11 +6,18 @@ by libpq's trace of the store's connection."""
 
 from __future__ import annotations
 
-import pytest
+import threading
+import time
 
-from graph.service.leases import LeaseLost
+import pytest
+from psycopg import pq
+
+from graph.kernel.design import Design
+from graph.service.leases import LeaseLost, Leases
+from graph.service.run_service import RunService
 from graph.service.store import Store
 from graph.settings import Settings
+from tests.unit.test_postgres_prepared import waits_of
 from tests.unit.test_store import design, state_record, update_record
 
 # A row of ``runs_written`` for each row version an UPDATE of ``runs`` makes.
@@ -56,3 +63,104 @@ def test_an_event_batch_writes_the_runs_row_once(pg_store):
     assert _written(pg_store) == 1
     assert [e["seq"] for e in pg_store.events("r1")] == [1, 2, 3]
     assert pg_store.run("r1").counts == {"steps": 3, "replans": 0}
+
+
+def _waits(trace) -> int:
+    """The waits for the server in libpq's trace (``trace``, a file): each Query, Sync or
+    Flush the client sent (a Flush right after a Sync: the same wait)."""
+    return len(waits_of(trace))
+
+
+def _traced(store: Store, trace, action):
+    """``action()`` on this thread's connection of the store's pool (what the store asks
+    from this thread goes on it), traced by libpq into ``trace``; what it returned."""
+    with store.database.connection() as conn, trace.open("w") as sink:
+        conn.pgconn.trace(sink.fileno())
+        conn.pgconn.set_trace_flags(pq.Trace.SUPPRESS_TIMESTAMPS)
+        try:
+            return action()
+        finally:
+            conn.pgconn.untrace()
+
+
+def test_a_new_run_s_record_is_not_read_back(pg_store, tmp_path):
+    """Recording a run is its INSERT alone (one wait): the record returned is made from
+    the values written, as the database stores them (a NUL as U+FFFD), equal to the one
+    read afterwards."""
+    pg_store.database.clock()  # the server's clock read: not what is counted
+    trace = tmp_path / "libpq.trace"
+    made = _traced(
+        pg_store,
+        trace,
+        lambda: pg_store.create_run(
+            "r2",
+            "what\x00now?",
+            design(),
+            "offline scripted model",
+            prompt_versions={"planner": 3},
+            parent_run="r1",
+            parent_checkpoint="c1",
+            owner="a",
+            lease_s=60,
+        ),
+    )
+    assert _waits(trace) == 1
+    assert made == pg_store.run("r2")
+    assert made.question == "what\ufffdnow?" and made.prompt_versions == {"planner": 3}
+
+
+def test_a_lease_just_taken_here_is_not_asked_for_again(pg_store, tmp_path):
+    """The worker of a run this process just recorded, owned and leased, counts that as
+    its lease's first confirmation: its first check asks nothing of the store (it renewed
+    the lease just taken, a synced commit). A lease not taken here, or taken more than
+    half a lease ago, is asked for, and one another owner holds is lost."""
+    leases = Leases(pg_store, "a", lease_s=60)
+    trace = tmp_path / "libpq.trace"
+    pg_store.create_run("r2", "q?", design(), "offline", owner="a", lease_s=60)
+    leases.claimed("r2", "a", time.monotonic())
+    leases.hold("r2")
+    _traced(pg_store, trace, lambda: leases.check("r2"))
+    assert _waits(trace) == 0
+    leases.hold("r1")  # held, not claimed here: asked
+    _traced(pg_store, trace, lambda: leases.check("r1"))
+    assert _waits(trace) == 2  # the renewal, pipelined with BEGIN, then COMMIT
+    pg_store.create_run("r3", "q?", design(), "offline", owner="a", lease_s=60)
+    leases.claimed("r3", "a", time.monotonic() - 31)  # half a lease ago: asked again
+    leases.hold("r3")
+    _traced(pg_store, trace, lambda: leases.check("r3"))
+    assert _waits(trace) == 2
+    pg_store.create_run("r4", "q?", design(), "offline", owner="b", lease_s=60)
+    leases.claimed("r4", "b", time.monotonic())
+    leases.hold("r4")  # as this process's owner, not the one that took it: asked, lost
+    with pytest.raises(LeaseLost):
+        leases.check("r4")
+
+
+def test_a_run_reads_back_nothing_its_process_just_wrote(tmp_path):
+    """A whole run recorded and driven by one service, every statement of its store
+    traced (SQLite's own trace; the code is the same on PostgreSQL): its runs row read
+    as it ends (its worker's look at the status its end event wrote, and ``wait``'s, the
+    caller's), neither at its record, nor for its
+    prompt versions, nor its first seq (a run just recorded has no event), and its lease
+    not renewed by its worker as it starts (just taken)."""
+    settings = Settings(home=tmp_path, provider="scripted")
+    service = RunService(Store.open(settings), settings, timeout_tick_s=0)
+    seen: list[tuple[str, str]] = []
+    try:
+        conn = service.store.database._conn
+        conn.set_trace_callback(
+            lambda sql: seen.append((threading.current_thread().name, " ".join(sql.split())))
+        )
+        run_id = service.start("How did Tesla's stock do in 2008?", Design())
+        assert service.wait(run_id, timeout=120).status == "done"
+        conn.set_trace_callback(None)
+    finally:
+        service.shutdown()
+    # the run's worker and the threads storing its events, not the heartbeat's renewals
+    by_worker = [sql for thread, sql in seen if thread not in ("MainThread", "stepwise-run-leases")]
+    reads = [sql for _, sql in seen if sql.startswith("SELECT id, question")]
+    assert len(reads) == 2, reads
+    assert not [sql for sql in by_worker if sql.startswith("SELECT MAX(seq)")]
+    assert not [sql for sql in by_worker if "lease_until" in sql and "owner = NULL" not in sql]
+    statuses = [sql for sql in by_worker if sql.startswith("UPDATE runs SET status")]
+    assert any("'running'" in sql for sql in statuses), statuses  # the worker's, traced
