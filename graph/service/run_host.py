@@ -51,7 +51,7 @@ class RunTable:
     # How runs ended that the store could not record then (its database away): written,
     # and the runs let go of, once it answers (``RunWrites.end_or_keep``).
     unwritten: dict[str, tuple[str, str]] = field(default_factory=dict)
-    # Runs recorded here and not yet driven (no event logged): their prompt versions,
+    # Runs started here and not yet driven (no event logged): their prompt versions,
     # so their first leg reads neither back from the store (``RunService.continue_here``).
     fresh: dict[str, dict[str, int]] = field(default_factory=dict)
 

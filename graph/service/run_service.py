@@ -184,6 +184,7 @@ class RunService(RunParts):
         self.record_run(
             run_id, question, design, planner, worker, versions, parent_run, parent_checkpoint
         )
+        self.table.fresh[run_id] = dict(versions)  # nothing logged before its first leg
         initial = get_system(design.system).initial_state(question, design)
         self.submit(run_id, design, compiled, initial, step_mode, pool=pool)
         return run_id
@@ -215,7 +216,6 @@ class RunService(RunParts):
             lease_s=self.lease_s,
         )
         self.leases.claimed(run_id, self.owner, asked)
-        self.table.fresh[run_id] = dict(prompt_versions)
 
     def submit(
         self,
