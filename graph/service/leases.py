@@ -37,6 +37,7 @@ from langgraph.checkpoint.base import (
 
 from graph.errors import StepwiseError
 from graph.kernel.versioned_saver import VersionedSqliteSaver
+from graph.service.new_threads import NewThreads
 
 log = logging.getLogger(__name__)
 
@@ -199,12 +200,14 @@ def _thread(config: RunnableConfig) -> str | None:
 
 class LeaseGuardedSaver(BaseCheckpointSaver):
     """A run service's checkpointer: the saver it wraps, refusing the checkpoint writes
-    of a run this process has lost (``Leases.check``). Reads pass through."""
+    of a run this process has lost (``Leases.check``). Reads pass through, but for a
+    namespace of a new run's thread known to hold nothing yet (``new_threads``)."""
 
     def __init__(self, inner: BaseCheckpointSaver, leases: Leases):
         super().__init__(serde=inner.serde)
         self.inner = inner
         self.leases = leases
+        self.new_threads = NewThreads()
         if isinstance(inner, VersionedSqliteSaver):
             # checked again inside the write, after the values are serialized: the
             # window a freeze could slip a write through is the lock's taking, not the
@@ -217,6 +220,7 @@ class LeaseGuardedSaver(BaseCheckpointSaver):
         thread = _thread(config)
         if thread is not None:
             self.leases.check(thread)
+        self.new_threads.writing(config)
 
     @property
     def conn(self) -> Any:
@@ -229,6 +233,8 @@ class LeaseGuardedSaver(BaseCheckpointSaver):
         return self.inner.config_specs
 
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        if self.new_threads.empty(config):
+            return None
         return self.inner.get_tuple(config)
 
     def list(
@@ -262,6 +268,8 @@ class LeaseGuardedSaver(BaseCheckpointSaver):
         return self.inner.put_writes(config, writes, task_id, task_path)
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        if self.new_threads.empty(config):
+            return None
         return await self.inner.aget_tuple(config)
 
     async def alist(

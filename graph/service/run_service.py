@@ -248,20 +248,21 @@ class RunService(RunParts):
         """Drive the run's stream in this process, its events into the store (a worker
         thread's part of a run; also what a worker process does with one)."""
         fresh = self.table.fresh.pop(run_id, None)  # recorded here: no event, versions known
-        return continue_run(
-            compiled,
-            run_input,
-            run_id,
-            design,
-            settings=self.run_settings(design),
-            on_events=lambda events: self.writes.store_events(run_id, design.system, events),
-            before_node=lambda: self.leases.check(run_id),
-            cancel=cancel,
-            step_mode=step_mode,
-            first_seq=0 if fresh is not None else self.store.latest_seq(run_id),
-            durability=self.durability,
-            metadata=self.run_metadata(run_id, design, fresh),
-        )
+        with self.checkpointer.new_threads.driving(run_id, fresh is not None):
+            return continue_run(
+                compiled,
+                run_input,
+                run_id,
+                design,
+                settings=self.run_settings(design),
+                on_events=lambda events: self.writes.store_events(run_id, design.system, events),
+                before_node=lambda: self.leases.check(run_id),
+                cancel=cancel,
+                step_mode=step_mode,
+                first_seq=0 if fresh is not None else self.store.latest_seq(run_id),
+                durability=self.durability,
+                metadata=self.run_metadata(run_id, design, fresh),
+            )
 
     def thread_of(self, run_id: str) -> str:
         """The LangGraph thread a run's state lives in (its executor's)."""

@@ -10,14 +10,20 @@ import threading
 import time
 
 import pytest
+from langgraph.checkpoint.base import empty_checkpoint
 from psycopg import pq
+from psycopg.rows import dict_row
+from psycopg_pool import ConnectionPool
 
 from graph.kernel.design import Design
-from graph.service.leases import LeaseLost, Leases
+from graph.kernel.postgres_checkpoints import open_postgres_checkpointer
+from graph.kernel.postgres_saver import BatchedPostgresSaver
+from graph.service.leases import LeaseGuardedSaver, LeaseLost, Leases
 from graph.service.run_service import RunService
 from graph.service.store import Store
 from graph.settings import Settings
 from tests.unit.test_postgres_prepared import waits_of
+from tests.unit.test_postgres_saver import _sent_while
 from tests.unit.test_store import design, state_record, update_record
 
 # A row of ``runs_written`` for each row version an UPDATE of ``runs`` makes.
@@ -40,6 +46,22 @@ def pg_store(tmp_path, postgres_url):
         conn.execute(_COUNT_UPDATES)
     yield store
     store.close()
+
+
+@pytest.fixture
+def saver(postgres_url):
+    made = open_postgres_checkpointer(postgres_url)  # its tables made
+    yield made
+    made.conn.close()
+
+
+@pytest.fixture
+def one_connection(postgres_url):
+    """A pool of one connection, as the checkpointer's: libpq's trace of it sees all."""
+    kwargs = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
+    pool = ConnectionPool(postgres_url, min_size=1, max_size=1, kwargs=kwargs, open=True)
+    yield pool
+    pool.close()
 
 
 def _written(store: Store) -> int:
@@ -142,18 +164,23 @@ def test_a_run_reads_back_nothing_its_process_just_wrote(tmp_path):
     as it ends (its worker's look at the status its end event wrote, and ``wait``'s, the
     caller's), neither at its record, nor for its
     prompt versions, nor its first seq (a run just recorded has no event), and its lease
-    not renewed by its worker as it starts (just taken)."""
+    not renewed by its worker as it starts (just taken); its checkpoints read once, at
+    its end (its thread and its subgraphs' hold nothing when they start: ``NewThreads``)."""
     settings = Settings(home=tmp_path, provider="scripted")
     service = RunService(Store.open(settings), settings, timeout_tick_s=0)
     seen: list[tuple[str, str]] = []
+    read: list[str] = []
     try:
         conn = service.store.database._conn
         conn.set_trace_callback(
             lambda sql: seen.append((threading.current_thread().name, " ".join(sql.split())))
         )
+        checkpoints = service.checkpointer.conn
+        checkpoints.set_trace_callback(lambda sql: read.append(sql) if "SELECT" in sql else None)
         run_id = service.start("How did Tesla's stock do in 2008?", Design())
         assert service.wait(run_id, timeout=120).status == "done"
         conn.set_trace_callback(None)
+        checkpoints.set_trace_callback(None)
     finally:
         service.shutdown()
     # the run's worker and the threads storing its events, not the heartbeat's renewals
@@ -164,3 +191,43 @@ def test_a_run_reads_back_nothing_its_process_just_wrote(tmp_path):
     assert not [sql for sql in by_worker if "lease_until" in sql and "owner = NULL" not in sql]
     statuses = [sql for sql in by_worker if sql.startswith("UPDATE runs SET status")]
     assert any("'running'" in sql for sql in statuses), statuses  # the worker's, traced
+    # one checkpoint read: its end's state; not its stream's start nor its subgraphs'
+    assert len([sql for sql in read if sql.startswith("SELECT thread_id, checkpoint_ns")]) == 1
+
+
+def test_a_new_run_s_checkpoint_namespaces_are_not_read_until_written(
+    pg_store, saver, one_connection, tmp_path
+):
+    """While a new run's first leg is driven (``NewThreads.driving``), LangGraph's read
+    of a namespace of its thread nothing has been written to (the stream's start, each
+    subgraph's) is answered with nothing, no statement sent; a namespace once written,
+    the same thread after the leg, and a thread not new are read from the database."""
+    guarded = LeaseGuardedSaver(
+        BatchedPostgresSaver(one_connection, serde=saver.serde), Leases(pg_store, "a", 60)
+    )
+    trace = tmp_path / "libpq.trace"
+
+    def where(thread: str, ns: str = "") -> dict:
+        return {"configurable": {"thread_id": thread, "checkpoint_ns": ns}}
+
+    with guarded.new_threads.driving("t1"):
+        for ns in ("", "researcher:task-1"):
+            sent, found = _sent_while(
+                one_connection, trace, lambda ns=ns: guarded.get_tuple(where("t1", ns))
+            )
+            assert (sent, found) == ([], None)
+        stored = guarded.put(where("t1"), empty_checkpoint(), {"source": "input", "step": -1}, {})
+        sent, found = _sent_while(one_connection, trace, lambda: guarded.get_tuple(where("t1")))
+        assert sent and found is not None and found.config == stored  # read: written
+        sent, _ = _sent_while(
+            one_connection, trace, lambda: guarded.get_tuple(where("t1", "researcher:task-1"))
+        )
+        assert sent == []
+    sent, found = _sent_while(
+        one_connection, trace, lambda: guarded.get_tuple(where("t1", "researcher:task-1"))
+    )
+    assert sent and found is None  # after the leg: asked
+    guarded.put(where("t2"), empty_checkpoint(), {"source": "input", "step": -1}, {})
+    with guarded.new_threads.driving("t2", new=False):
+        sent, found = _sent_while(one_connection, trace, lambda: guarded.get_tuple(where("t2")))
+        assert sent and found is not None
