@@ -54,6 +54,9 @@ class RunTable:
     # Runs started here and not yet driven (no event logged): their prompt versions,
     # so their first leg reads neither back from the store (``RunService.continue_here``).
     fresh: dict[str, dict[str, int]] = field(default_factory=dict)
+    # Runs whose end event this process stored (which set their status): their worker
+    # need not read the status back before it finishes (``Workers.redirect_or_finish``).
+    ended: set[str] = field(default_factory=set)
 
 
 class RunHost(Protocol):

@@ -161,10 +161,10 @@ def test_a_lease_just_taken_here_is_not_asked_for_again(pg_store, tmp_path):
 def test_a_run_reads_back_nothing_its_process_just_wrote(tmp_path):
     """A whole run recorded and driven by one service, every statement of its store
     traced (SQLite's own trace; the code is the same on PostgreSQL): its runs row read
-    as it ends (its worker's look at the status its end event wrote, and ``wait``'s, the
-    caller's), neither at its record, nor for its
+    once as it ends (by ``wait``, the caller's), neither at its record, nor for its
     prompt versions, nor its first seq (a run just recorded has no event), and its lease
-    not renewed by its worker as it starts (just taken); its checkpoints read once, at
+    not renewed by its worker as it starts (just taken), nor for the status its end
+    event, stored here, has just set; its checkpoints read once, at
     its end (its thread and its subgraphs' hold nothing when they start: ``NewThreads``)."""
     settings = Settings(home=tmp_path, provider="scripted")
     service = RunService(Store.open(settings), settings, timeout_tick_s=0)
@@ -186,7 +186,7 @@ def test_a_run_reads_back_nothing_its_process_just_wrote(tmp_path):
     # the run's worker and the threads storing its events, not the heartbeat's renewals
     by_worker = [sql for thread, sql in seen if thread not in ("MainThread", "stepwise-run-leases")]
     reads = [sql for _, sql in seen if sql.startswith("SELECT id, question")]
-    assert len(reads) == 2, reads
+    assert len(reads) == 1, reads  # wait's
     assert not [sql for sql in by_worker if sql.startswith("SELECT MAX(seq)")]
     assert not [sql for sql in by_worker if "lease_until" in sql and "owner = NULL" not in sql]
     statuses = [sql for sql in by_worker if sql.startswith("UPDATE runs SET status")]
