@@ -176,11 +176,9 @@ class RunService(RunParts):
         self.models.check_prompts(design)  # PromptError naming the prompt and the problem
         compiled, planner, worker = prepared or self.models.graph(design)
         run_id = uuid.uuid4().hex
-        versions = (
-            prompt_versions
-            if prompt_versions is not None
-            else self.models.recorded_versions(design)
-        )
+        versions = prompt_versions
+        if versions is None:
+            versions = self.models.recorded_versions(design)
         self.record_run(
             run_id, question, design, planner, worker, versions, parent_run, parent_checkpoint
         )
