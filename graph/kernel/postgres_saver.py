@@ -6,7 +6,7 @@ one round trip and one commit): a step of an offline run wrote ~5 rows a task, e
 statement the server parses, plans and executes and the client binds. Here they are one
 multi-row INSERT of LangGraph's own statement (its ``VALUES`` row repeated), still one
 round trip and one commit. Anything this cannot do as LangGraph does (a statement text of
-another shape in a later release, one row, a special channel written twice) goes to
+another shape in a later release, no row, a special channel written twice) goes to
 ``PostgresSaver.put_writes`` unchanged.
 
 ``PostgresSaver.put`` binds its blob INSERT once per changed channel (~3 a checkpoint of
@@ -170,7 +170,7 @@ class BatchedPostgresSaver(PostgresSaver):
         )
         if (
             sql is None
-            or len(writes) < 2
+            or not writes
             or len(set(indexes)) != len(indexes)  # one statement cannot upsert a row twice
             or not isinstance(self.conn, ConnectionPool)
         ):

@@ -82,6 +82,29 @@ def test_a_task_s_writes_are_one_insert_in_one_round_trip(saver, one_connection,
     ]
 
 
+def test_a_task_s_one_write_is_one_statement_in_one_round_trip(saver, one_connection, tmp_path):
+    """A task that wrote one channel: LangGraph's saver sends its row in a pipeline under
+    its lock (a Flush, then a Sync); here it is LangGraph's statement as it is, one Bind
+    and one Sync, as a task's several writes are."""
+    traced = BatchedPostgresSaver(one_connection, serde=saver.serde)
+    config = {"configurable": {"thread_id": "t7", "checkpoint_ns": ""}}
+    stored = traced.put(config, empty_checkpoint(), {"source": "input", "step": -1}, {})
+    traced.put_writes(stored, [("messages", ["first"])], task_id="task-0")  # prepared here
+    sent, _ = _sent_while(
+        one_connection,
+        tmp_path / "libpq.trace",
+        lambda: traced.put_writes(stored, [("plan", {"steps": [1]})], task_id="task-1"),
+    )
+    assert sent.count("Bind") == 1, sent
+    assert [m for m in sent if m in ("Sync", "Flush", "Query")] == ["Sync"], sent
+    found = traced.get_tuple(stored)
+    assert found is not None
+    assert found.pending_writes == [
+        ("task-0", "messages", ["first"]),
+        ("task-1", "plan", {"steps": [1]}),
+    ]
+
+
 def test_a_special_channel_written_again_replaces_the_write_before(saver):
     config = {"configurable": {"thread_id": "t2", "checkpoint_ns": ""}}
     stored = saver.put(config, empty_checkpoint(), {"source": "input", "step": -1}, {})
