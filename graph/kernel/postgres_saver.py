@@ -6,7 +6,7 @@ one round trip and one commit): a step of an offline run wrote ~5 rows a task, e
 statement the server parses, plans and executes and the client binds. Here they are one
 multi-row INSERT of LangGraph's own statement (its ``VALUES`` row repeated), still one
 round trip and one commit. Anything this cannot do as LangGraph does (a statement text of
-another shape in a later release, one row, a special channel written twice) goes to
+another shape in a later release, no row, a special channel written twice) goes to
 ``PostgresSaver.put_writes`` unchanged.
 
 ``PostgresSaver.put`` binds its blob INSERT once per changed channel (~3 a checkpoint of
@@ -16,8 +16,15 @@ run as a data-modifying ``WITH`` of LangGraph's checkpoint INSERT: one statement
 round trip, one commit, the same rows. A value it does not know how LangGraph stores
 (LangGraph's own types, a delta snapshot) sends the checkpoint to ``PostgresSaver.put``.
 
-Only public names of LangGraph are used: the saver's SQL constants, its ``serde``,
-``lock`` and ``conn`` (the pool it was given), ``get_serializable_checkpoint_metadata``.
+Neither takes the saver's ``lock``: ``PostgresSaver`` holds it around every statement,
+pool or not (it guards a single connection shared by threads), so a run's checkpoint puts
+and its tasks' writes, which LangGraph sends from several threads, took turns for one
+lock while the pool had connections free. On a pool each call has a connection of its
+own, and the server orders what they write (different rows: a task's writes, another
+checkpoint's blobs; LangGraph chains a thread's puts itself). Its reads keep the lock.
+
+Only public names of LangGraph are used: the saver's SQL constants, its ``serde`` and
+``conn`` (the pool it was given), ``get_serializable_checkpoint_metadata``.
 
 A module of its own, imported when a PostgreSQL checkpointer is opened
 (``postgres_checkpoints``): LangGraph's Postgres package and psycopg load only then.
@@ -136,7 +143,7 @@ class BatchedPostgresSaver(PostgresSaver):
                 Jsonb(get_serializable_checkpoint_metadata(config, metadata)),
             )
         )
-        with self.lock, self.conn.connection() as conn, conn.cursor(binary=True) as cur:
+        with self.conn.connection() as conn, conn.cursor(binary=True) as cur:
             cur.execute(sql, params)
         return {
             "configurable": {
@@ -163,7 +170,7 @@ class BatchedPostgresSaver(PostgresSaver):
         )
         if (
             sql is None
-            or len(writes) < 2
+            or not writes
             or len(set(indexes)) != len(indexes)  # one statement cannot upsert a row twice
             or not isinstance(self.conn, ConnectionPool)
         ):
@@ -180,5 +187,5 @@ class BatchedPostgresSaver(PostgresSaver):
         values: list[Any] = []
         for idx, (channel, value) in zip(indexes, writes):
             values.extend((*head, idx, channel, *self.serde.dumps_typed(value)))
-        with self.lock, self.conn.connection() as conn, conn.cursor(binary=True) as cur:
+        with self.conn.connection() as conn, conn.cursor(binary=True) as cur:
             cur.execute(sql, values)

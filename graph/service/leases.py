@@ -37,6 +37,7 @@ from langgraph.checkpoint.base import (
 
 from graph.errors import StepwiseError
 from graph.kernel.versioned_saver import VersionedSqliteSaver
+from graph.service.new_threads import NewThreads
 
 log = logging.getLogger(__name__)
 
@@ -84,19 +85,36 @@ class Leases:
         self._held: dict[str, tuple[str, float]] = {}
         self._since: dict[str, float] = {}  # run id -> when its worker began holding it
         self._lost: set[str] = set()
+        # run id -> (owner, monotonic time) of a lease this process just took (``claimed``)
+        self._claimed: dict[str, tuple[str, float]] = {}
+
+    def claimed(self, run_id: str, owner: str, at: float) -> None:
+        """The store gave ``owner`` a lease on ``run_id`` by a statement started at ``at``
+        (monotonic): the worker that holds it next counts that as its first
+        confirmation, instead of asking the store again."""
+        with self._lock:
+            if len(self._claimed) >= 1024:  # runs recorded but never started: a few
+                self._claimed.clear()
+            self._claimed[run_id] = (owner, at)
 
     def hold(self, run_id: str, owner: str | None = None) -> None:
         """A worker starts on a run claimed for ``owner`` (this process's by default):
-        check its writes from now; the first check asks the store."""
+        check its writes from now; the first check asks the store, unless the lease was
+        just taken here for the same owner (``claimed``: confirmed then)."""
+        owner = owner or self.owner
         with self._lock:
-            self._held[run_id] = (owner or self.owner, -math.inf)
-            self._since[run_id] = time.monotonic()
+            claim = self._claimed.pop(run_id, None)
+            confirmed = claim[1] if claim is not None and claim[0] == owner else -math.inf
+            self._held[run_id] = (owner, confirmed)
+            # held since the statement that claimed it here, else from now
+            self._since[run_id] = confirmed if confirmed > -math.inf else time.monotonic()
             self._lost.discard(run_id)
 
     def let_go(self, run_id: str) -> None:
         with self._lock:
             self._held.pop(run_id, None)
             self._since.pop(run_id, None)
+            self._claimed.pop(run_id, None)
             self._lost.discard(run_id)
 
     def is_lost(self, run_id: str) -> bool:
@@ -195,12 +213,14 @@ def _thread(config: RunnableConfig) -> str | None:
 
 class LeaseGuardedSaver(BaseCheckpointSaver):
     """A run service's checkpointer: the saver it wraps, refusing the checkpoint writes
-    of a run this process has lost (``Leases.check``). Reads pass through."""
+    of a run this process has lost (``Leases.check``). Reads pass through, but for a
+    namespace of a new run's thread known to hold nothing yet (``new_threads``)."""
 
     def __init__(self, inner: BaseCheckpointSaver, leases: Leases):
         super().__init__(serde=inner.serde)
         self.inner = inner
         self.leases = leases
+        self.new_threads = NewThreads()
         if isinstance(inner, VersionedSqliteSaver):
             # checked again inside the write, after the values are serialized: the
             # window a freeze could slip a write through is the lock's taking, not the
@@ -213,6 +233,7 @@ class LeaseGuardedSaver(BaseCheckpointSaver):
         thread = _thread(config)
         if thread is not None:
             self.leases.check(thread)
+        self.new_threads.writing(config)
 
     @property
     def conn(self) -> Any:
@@ -225,6 +246,8 @@ class LeaseGuardedSaver(BaseCheckpointSaver):
         return self.inner.config_specs
 
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        if self.new_threads.empty(config):
+            return None
         return self.inner.get_tuple(config)
 
     def list(
@@ -258,6 +281,8 @@ class LeaseGuardedSaver(BaseCheckpointSaver):
         return self.inner.put_writes(config, writes, task_id, task_path)
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        if self.new_threads.empty(config):
+            return None
         return await self.inner.aget_tuple(config)
 
     async def alist(

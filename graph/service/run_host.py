@@ -51,6 +51,12 @@ class RunTable:
     # How runs ended that the store could not record then (its database away): written,
     # and the runs let go of, once it answers (``RunWrites.end_or_keep``).
     unwritten: dict[str, tuple[str, str]] = field(default_factory=dict)
+    # Runs started here and not yet driven (no event logged): their prompt versions,
+    # so their first leg reads neither back from the store (``RunService.continue_here``).
+    fresh: dict[str, dict[str, int]] = field(default_factory=dict)
+    # Runs whose end event this process stored (which set their status): their worker
+    # need not read the status back before it finishes (``Workers.redirect_or_finish``).
+    ended: set[str] = field(default_factory=set)
 
 
 class RunHost(Protocol):

@@ -34,6 +34,7 @@ from graph.service.disk_space import said_when_full
 from graph.service.replays import recorded_model
 from graph.service.run_host import RunHost
 from graph.service.run_storage import store_location
+from graph.service.runs import run_metadata
 from graph.settings import Settings, get_settings
 
 GRAPHS_KEPT = 8  # designs whose compiled graphs a service keeps (a few hundred kB each)
@@ -121,6 +122,16 @@ class RunModels:
             for name, version in self.service.store.active_prompts().items()
             if design.prompts.get(name) == version.text
         }
+
+    def run_metadata(
+        self, run_id: str, design: Design, versions: dict[str, int] | None = None
+    ) -> dict[str, Any]:
+        """The run's id, system and prompt versions (``versions`` when known, else read
+        from its record), for LangChain's tracers (LangSmith)."""
+        if versions is None:
+            record = self.service.store.run(run_id)
+            versions = record.prompt_versions if record else {}
+        return run_metadata(run_id, design.system, versions)
 
     def model(
         self, role: Literal["planner", "worker"], design: Design | None = None

@@ -58,6 +58,12 @@ class RunParts:
         """Whether a run of ``design`` never waits (``RunModels.computes_without_pause``)."""
         return self.models.computes_without_pause(design)
 
+    def run_metadata(
+        self, run_id: str, design: Design, versions: dict[str, int] | None = None
+    ) -> dict[str, Any]:
+        """What a run's config tells LangChain's tracers (``RunModels.run_metadata``)."""
+        return self.models.run_metadata(run_id, design, versions)
+
     def model(
         self, role: Literal["planner", "worker"], design: Design | None = None
     ) -> BaseChatModel:

@@ -20,6 +20,7 @@ import logging
 import os
 import socket
 import threading
+import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -54,7 +55,7 @@ from graph.service.run_redirects import Redirects
 from graph.service.run_storage import checkpointer_for
 from graph.service.run_workers import Workers
 from graph.service.run_writes import RunWrites
-from graph.service.runs import continue_run, run_metadata
+from graph.service.runs import continue_run
 from graph.service.store import RunRecord, Store
 from graph.settings import Settings, get_settings
 
@@ -175,14 +176,13 @@ class RunService(RunParts):
         self.models.check_prompts(design)  # PromptError naming the prompt and the problem
         compiled, planner, worker = prepared or self.models.graph(design)
         run_id = uuid.uuid4().hex
-        versions = (
-            prompt_versions
-            if prompt_versions is not None
-            else self.models.recorded_versions(design)
-        )
+        versions = prompt_versions
+        if versions is None:
+            versions = self.models.recorded_versions(design)
         self.record_run(
             run_id, question, design, planner, worker, versions, parent_run, parent_checkpoint
         )
+        self.table.fresh[run_id] = dict(versions)  # nothing logged before its first leg
         initial = get_system(design.system).initial_state(question, design)
         self.submit(run_id, design, compiled, initial, step_mode, pool=pool)
         return run_id
@@ -199,7 +199,8 @@ class RunService(RunParts):
         parent_checkpoint: str | None = None,
     ) -> None:
         """The store's record of a new run (a fork names its parent), owned and leased by
-        this process: one place for the local and the server runtime."""
+        this process (confirmed now for its worker: ``Leases.claimed``)."""
+        asked = time.monotonic()  # before the statement: a freeze during it counts
         self.store.create_run(
             run_id,
             question,
@@ -212,6 +213,7 @@ class RunService(RunParts):
             owner=self.owner,
             lease_s=self.lease_s,
         )
+        self.leases.claimed(run_id, self.owner, asked)
 
     def submit(
         self,
@@ -243,25 +245,22 @@ class RunService(RunParts):
     ) -> RunOutcome:
         """Drive the run's stream in this process, its events into the store (a worker
         thread's part of a run; also what a worker process does with one)."""
-        return continue_run(
-            compiled,
-            run_input,
-            run_id,
-            design,
-            settings=self.run_settings(design),
-            on_events=lambda events: self.writes.store_events(run_id, design.system, events),
-            before_node=lambda: self.leases.check(run_id),
-            cancel=cancel,
-            step_mode=step_mode,
-            first_seq=self.store.latest_seq(run_id),
-            durability=self.durability,
-            metadata=self.run_metadata(run_id, design),
-        )
-
-    def run_metadata(self, run_id: str, design: Design) -> dict[str, Any]:
-        """The run's id, system and prompt versions, for LangChain's tracers (LangSmith)."""
-        record = self.store.run(run_id)
-        return run_metadata(run_id, design.system, record.prompt_versions if record else {})
+        fresh = self.table.fresh.pop(run_id, None)  # recorded here: no event, versions known
+        with self.checkpointer.new_threads.driving(run_id, fresh is not None):
+            return continue_run(
+                compiled,
+                run_input,
+                run_id,
+                design,
+                settings=self.run_settings(design),
+                on_events=lambda events: self.writes.store_events(run_id, design.system, events),
+                before_node=lambda: self.leases.check(run_id),
+                cancel=cancel,
+                step_mode=step_mode,
+                first_seq=0 if fresh is not None else self.store.latest_seq(run_id),
+                durability=self.durability,
+                metadata=self.run_metadata(run_id, design, fresh),
+            )
 
     def thread_of(self, run_id: str) -> str:
         """The LangGraph thread a run's state lives in (its executor's)."""
@@ -272,6 +271,7 @@ class RunService(RunParts):
         worker's own entry, ``cancel``; None: whichever entry it has)."""
         with self.table.lock:
             entry = self.table.live.get(run_id)
+            self.table.fresh.pop(run_id, None)
             if cancel is None or (entry is not None and entry[1] is cancel):
                 self.table.live.pop(run_id, None)
                 self.release(run_id)

@@ -89,6 +89,8 @@ class Workers:
             lost = self.service.leases.is_lost(run_id)
             self.service.leases.let_go(run_id)
             with self.service.table.lock:
+                self.service.table.fresh.pop(run_id, None)  # driven elsewhere, or never
+                self.service.table.ended.discard(run_id)
                 entry = self.service.table.live.get(run_id)
                 if entry is not None and entry[1] is cancel:  # not a newer worker's entry
                     self.service.table.live.pop(run_id)
@@ -117,12 +119,15 @@ class Workers:
         written and the run no longer live, both under the lock ``redirect`` queues with:
         a caller never finds a run that looks ended yet still takes its redirect later."""
         with self.service.table.lock:
+            # Its end event, stored here by this leg, set its status: not read back.
+            ended = run_id in self.service.table.ended
+            self.service.table.ended.discard(run_id)
             pending = self.service.table.redirects.get(run_id) or []
             if pending:
                 cancel.clear()
                 cancel.redirecting = False
                 return pending.pop(0)
-            record = self.service.store.run(run_id)
+            record = None if ended else self.service.store.run(run_id)
             if record is not None and record.status not in (*TERMINAL_STATUSES, *SETTLED_STATUSES):
                 self.writes.write_despite_full(
                     lambda: self.writes.set_status(run_id, outcome.status, outcome.reason)

@@ -37,6 +37,8 @@ class RunWrites:
                 [event_record(event, system) for event in events],
                 owner=self.service.leases.owner_of(run_id),
             )
+            if any(event.kind == "end" for event in events):
+                self.service.table.ended.add(run_id)
         except LeaseLost:
             self.service.leases.lose(run_id)
             raise

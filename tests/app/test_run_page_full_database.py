@@ -5,7 +5,10 @@ The run's worker ends it "interrupted" and keeps that end until the store takes 
 only the row, so it showed the run running, with a Stop button, for as long as the disk
 stayed full. The database's tablespace is on a small tmpfs the test fills
 (``tests/support_procs/postgres_small_disk.py``, root only), as in
-``tests/unit/test_postgres_disk_full.py``.
+``tests/unit/test_postgres_disk_full.py``, and the room left inside its tables' pages
+too (``tests/support_procs/postgres_full_tables.py``): a full disk with room in the runs
+table's page still took the run's end (an UPDATE of its row fits in its own page once
+the row is written once a batch), and the page was never put to the test.
 """
 
 from __future__ import annotations

@@ -3,7 +3,9 @@ mounted in a mount namespace of the server's own (``unshare -m``: the server is 
 inside it and keeps it; nothing is mounted where others would see it), used as the
 tablespace of the databases ``create_database`` makes. The server's WAL stays on the
 ordinary disk, so a full tablespace is what PostgreSQL answers with SQLSTATE 53100
-("could not extend file ...: No space left on device"), not a crash.
+("could not extend file ...: No space left on device"), not a crash. ``fill`` also takes
+the room left inside the tables' pages (``postgres_full_tables``), so that nothing new
+fits anywhere until ``free``.
 
 The test fills and frees that disk from outside through the server's own view of the
 file system (``/proc/<postmaster>/root``). It needs root: PostgreSQL runs as the
@@ -19,9 +21,10 @@ import shutil
 import subprocess
 import tempfile
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from tests.support_procs.postgres_full_tables import TableFiller
 from tests.support_procs.postgres_server import (
     PostgresServer,
     _as_owner,
@@ -51,6 +54,8 @@ def unusable() -> str | None:
 @dataclass
 class SmallDiskPostgres(PostgresServer):
     disk: Path = Path("/nonexistent")  # the tmpfs, where the server sees it
+    databases: list[str] = field(default_factory=list)  # the URLs create_database made
+    fillers: list[TableFiller] = field(default_factory=list)
 
     def create_database(self) -> str:
         """A new empty database in the small disk's tablespace; its URL."""
@@ -59,6 +64,7 @@ class SmallDiskPostgres(PostgresServer):
         name = "t_" + uuid.uuid4().hex[:12]
         with psycopg.connect(self.admin_url, autocommit=True) as conn:
             conn.execute(f"CREATE DATABASE {name} TABLESPACE {TABLESPACE}")
+        self.databases.append(self.url(name))
         return self.url(name)
 
     def _seen(self) -> Path:
@@ -71,7 +77,16 @@ class SmallDiskPostgres(PostgresServer):
         return stat.f_bavail * stat.f_frsize
 
     def fill(self) -> None:
-        """Leave no room on the small disk (a filler file takes it all)."""
+        """Leave no room on the small disk (a filler file takes it all), nor inside the
+        tables of the databases made here (``postgres_full_tables``: the room left in
+        their pages filled by a transaction kept open until ``free``)."""
+        for url in self.databases:
+            filler = TableFiller(url)
+            self.fillers.append(filler)
+            filler.fill(self._fill_disk)
+        self._fill_disk()  # (again, or first with no database made here)
+
+    def _fill_disk(self) -> None:
         with open(self._seen() / "filler", "ab") as out:
             while True:
                 try:
@@ -81,7 +96,16 @@ class SmallDiskPostgres(PostgresServer):
                     break
 
     def free(self) -> None:
+        for filler in self.fillers:
+            filler.release()
+        self.fillers.clear()
         (self._seen() / "filler").unlink(missing_ok=True)
+
+    def stop(self) -> None:
+        for filler in self.fillers:
+            filler.release()
+        self.fillers.clear()
+        super().stop()
 
 
 def start(size_mb: int = SIZE_MB) -> SmallDiskPostgres:

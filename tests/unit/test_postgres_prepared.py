@@ -48,9 +48,10 @@ def test_a_batch_s_statements_are_planned_once_per_connection(pg_store):
         behind = [keyed(2, "late")]
         assert pg_store.append_events("r1", behind, owner="a") == [9]  # refused, read first
         plans = held(conn)
-    # the check that the run is held (five batches, one refused), the events' INSERT
-    # (two events each in the four stored), the runs row's snapshot (once a batch)
-    assert sorted(plans.values()) == [4, 5, 8], plans
+    # the check that the run is held, carrying the runs row's snapshot (the four batches
+    # with a state), the check only locking the row (the refused batch, no state), the
+    # events' INSERT (two events each in the four stored)
+    assert sorted(plans.values()) == [1, 4, 8], plans
     assert pg_store.nodes_run("r1") == ["n1", "n3", "n5", "n7", "late"]
 
 
@@ -61,7 +62,7 @@ def test_a_batch_after_a_rollback_deallocated_everything_is_stored_whole(pg_stor
     once, whole (it failed with DuplicatePreparedStatement when the store forgot every
     name after the first try but the new one had been prepared by it)."""
     with pg_store.database.connection() as conn:
-        first = [state_record(1, 1, {})]  # the check without keys, the INSERT, the snapshot
+        first = [state_record(1, 1, {})]  # the check (with the snapshot) without keys, the INSERT
         assert pg_store.append_events("r1", first, owner="a") == [1]
         before = set(held(conn))
         conn.execute("SELECT 1", prepare=True)  # psycopg's own prepared statement
@@ -70,8 +71,8 @@ def test_a_batch_after_a_rollback_deallocated_everything_is_stored_whole(pg_stor
         assert held(conn) == {}
         second = [keyed(2, "n2"), state_record(3, 2, {})]  # the check with keys: new
         assert pg_store.append_events("r1", second, owner="a") == [2, 3]
-        after = set(held(conn))  # the INSERT and the snapshot again, the new check
-        assert len(after) == 3 and len(after & before) == 2, (before, after)
+        after = set(held(conn))  # the INSERT again, the new check
+        assert len(after) == 2 and len(after & before) == 1, (before, after)
     assert [e["seq"] for e in pg_store.events("r1")] == [1, 2, 3]
     assert pg_store.nodes_run("r1") == ["n2"]
     assert pg_store.run("r1").counts == {"steps": 2, "replans": 0}
@@ -112,7 +113,7 @@ def test_a_batch_refused_after_its_statements_were_prepared_leaves_the_next_one_
         assert held(conn) == {}
         behind = [keyed(1, "n1"), state_record(2, 1, {})]
         assert pg_store.append_events("r1", behind, owner="a") == [2, 3]  # refused, read first
-        assert sorted(held(conn).values()) == [0, 0, 1]  # the check ran, refusing the rest
+        assert sorted(held(conn).values()) == [0, 1]  # the check ran, refusing the rest
         conn.pgconn.trace(sink.fileno())
         conn.pgconn.set_trace_flags(pq.Trace.SUPPRESS_TIMESTAMPS)
         try:
@@ -120,7 +121,7 @@ def test_a_batch_refused_after_its_statements_were_prepared_leaves_the_next_one_
             assert pg_store.append_events("r2", batch, owner="a") == [1, 2]
         finally:
             conn.pgconn.untrace()
-        assert sorted(held(conn).values()) == [1, 2, 2]  # the check refused once, then ran
+        assert sorted(held(conn).values()) == [2, 2]  # the check refused once, then ran
     assert waits_of(trace) == ["Sync", "Query"]  # what the connection holds; the batch
     assert pg_store.nodes_run("r1") == ["n1"]
     assert pg_store.nodes_run("r2") == ["m1"]
@@ -149,7 +150,7 @@ def test_a_connection_the_server_closed_is_prepared_again(pg_store, postgres_url
             3,
             4,
         ]
-        assert sorted(held(conn).values()) == [1, 1, 2]  # prepared on this connection
+        assert sorted(held(conn).values()) == [1, 2]  # prepared on this connection
     assert pg_store.nodes_run("r1") == ["n1", "n2"]
 
 

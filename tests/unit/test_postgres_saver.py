@@ -5,6 +5,7 @@ special channel's write replacing the one before. A real PostgreSQL server (the
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
@@ -18,6 +19,7 @@ from psycopg_pool import ConnectionPool
 
 from graph.kernel.postgres_checkpoints import open_postgres_checkpointer
 from graph.kernel.postgres_saver import BatchedPostgresSaver, many_rows
+from tests.unit.conftest import wait_for
 
 
 @pytest.fixture
@@ -77,6 +79,29 @@ def test_a_task_s_writes_are_one_insert_in_one_round_trip(saver, one_connection,
     assert found is not None
     assert found.pending_writes == [
         (task, channel, value) for task in ("task-0", "task-1") for channel, value in writes
+    ]
+
+
+def test_a_task_s_one_write_is_one_statement_in_one_round_trip(saver, one_connection, tmp_path):
+    """A task that wrote one channel: LangGraph's saver sends its row in a pipeline under
+    its lock (a Flush, then a Sync); here it is LangGraph's statement as it is, one Bind
+    and one Sync, as a task's several writes are."""
+    traced = BatchedPostgresSaver(one_connection, serde=saver.serde)
+    config = {"configurable": {"thread_id": "t7", "checkpoint_ns": ""}}
+    stored = traced.put(config, empty_checkpoint(), {"source": "input", "step": -1}, {})
+    traced.put_writes(stored, [("messages", ["first"])], task_id="task-0")  # prepared here
+    sent, _ = _sent_while(
+        one_connection,
+        tmp_path / "libpq.trace",
+        lambda: traced.put_writes(stored, [("plan", {"steps": [1]})], task_id="task-1"),
+    )
+    assert sent.count("Bind") == 1, sent
+    assert [m for m in sent if m in ("Sync", "Flush", "Query")] == ["Sync"], sent
+    found = traced.get_tuple(stored)
+    assert found is not None
+    assert found.pending_writes == [
+        ("task-0", "messages", ["first"]),
+        ("task-1", "plan", {"steps": [1]}),
     ]
 
 
@@ -180,3 +205,65 @@ def test_each_statement_is_planned_once_on_a_connection(saver):
         # the checkpoint with its blobs, the task's writes, the checkpoint's read
         assert plans[text]["generic_plans"] == 8, plans
     assert all(seen["custom_plans"] == 0 for seen in plans.values()), plans
+
+
+def test_a_checkpoint_is_stored_while_a_task_s_writes_wait_on_another_connection(
+    saver, postgres_url
+):
+    """The saver's writes take a connection of the pool each and nothing else: a task's
+    writes held up on the server (here by another transaction's uncommitted row of the
+    same key) do not hold up a checkpoint of another thread, stored meanwhile on a second
+    connection. LangGraph's saver takes its one lock around every statement, pool or not,
+    so that a run's checkpoint puts and its tasks' writes, which LangGraph sends from
+    several threads, took turns. Once the other transaction is gone the writes are
+    stored."""
+    import psycopg
+
+    config = {"configurable": {"thread_id": "t5", "checkpoint_ns": ""}}
+    stored = saver.put(config, empty_checkpoint(), {"source": "input", "step": -1}, {})
+    head = ("t5", "", stored["configurable"]["checkpoint_id"], "task-0", "", 0, "messages")
+    writes = [("messages", ["x"]), ("plan", {"n": 1})]
+    results: dict[str, Any] = {}
+
+    def run(name: str, action: Callable[[], Any]) -> threading.Thread:
+        thread = threading.Thread(target=lambda: results.update({name: action()}), daemon=True)
+        thread.start()
+        return thread
+
+    watcher = psycopg.connect(postgres_url, autocommit=True)  # sees the server as it is now
+    with watcher, psycopg.connect(postgres_url) as blocker:  # a transaction, left open
+        blocker.execute(
+            "INSERT INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id,"
+            " task_path, idx, channel, type, blob) VALUES (%s, %s, %s, %s, %s, %s, %s, 'null', '')",
+            head,
+        )
+        writing = run("writes", lambda: saver.put_writes(stored, writes, task_id="task-0"))
+        wait_for(
+            lambda: watcher.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                "AND query LIKE '%%checkpoint_writes%%'"
+            ).fetchone()[0],
+            what="the task's writes to wait for the other transaction",
+        )
+        other = empty_checkpoint()
+        other["channel_values"] = {"messages": ["hi"]}
+        other["channel_versions"] = {"messages": "1"}
+        where = {"configurable": {"thread_id": "t6", "checkpoint_ns": ""}}
+        putting = run(
+            "put",
+            lambda: saver.put(where, other, {"source": "loop", "step": 0}, {"messages": "1"}),
+        )
+        putting.join(timeout=30)  # a bound for a hang, not a time target
+        stored_meanwhile = not putting.is_alive()
+        assert writing.is_alive()  # still held up
+        blocker.rollback()
+    writing.join(timeout=60)
+    putting.join(timeout=60)
+    assert stored_meanwhile, "the checkpoint waited for the other thread's held-up writes"
+    found = saver.get_tuple(results["put"])
+    assert found is not None and found.checkpoint["channel_values"] == {"messages": ["hi"]}
+    pending = saver.get_tuple(stored).pending_writes
+    assert [(task, channel) for task, channel, _ in pending] == [
+        ("task-0", "messages"),
+        ("task-0", "plan"),
+    ]

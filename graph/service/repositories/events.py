@@ -47,6 +47,49 @@ def _may_hold_long_text(text: str) -> bool:
     return _LONG_TOKEN.search(text.replace('\\"', "''") if '\\"' in text else text) is not None
 
 
+_SET_SNAPSHOT = (
+    "UPDATE runs SET snapshot_json = ?, counts_json = ?, final_answer = COALESCE(?, final_answer)"
+)
+
+
+def _snapshot_values(row: dict) -> tuple:
+    """``_SET_SNAPSHOT``'s values for ``row`` (``snapshot``, ``final``): the runs row's
+    snapshot and counts, and its final answer unless ``final`` is None."""
+    data = row["snapshot"]
+    counts = data.get("counts")  # the system's own (its snapshot's)
+    if not isinstance(counts, dict):
+        counts = {"steps": len(data.get("rows") or [])}
+    return dumps(data), dumps({str(k): int(v) for k, v in counts.items()}), row["final"]
+
+
+def _fence_with(row: dict, run_id: str, owner: str) -> tuple[str, list[Any]]:
+    """The ``WITH fenced`` of a batch's check (PostgreSQL), and its values: the runs row
+    of a run ``owner`` holds, locked until the commit (as ``fence``) and written once
+    per batch: its snapshot set when the batch has one (``row``), else only locked
+    (``FOR NO KEY UPDATE``, as an UPDATE of it locks it: no new row version)."""
+    if row:
+        return (
+            f"WITH fenced AS ({_SET_SNAPSHOT} WHERE id = ? AND owner = ? RETURNING id) ",
+            [*_snapshot_values(row), run_id, owner],
+        )
+    return (
+        "WITH fenced AS (SELECT id FROM runs WHERE id = ? AND owner = ? FOR NO KEY UPDATE) ",
+        [run_id, owner],
+    )
+
+
+class _Kept(Transaction):
+    """Statements kept to be sent later in another transaction (``statements``);
+    nothing to read from them."""
+
+    def __init__(self, db: Database) -> None:
+        super().__init__(db, None)
+        self.statements: list[tuple[str, tuple]] = []
+
+    def execute(self, sql: str, params: Any = ()) -> None:
+        self.statements.append((sql, tuple(params)))
+
+
 def _pseudo_update(record: dict) -> bool:
     """An update of LangGraph's own (``__interrupt__``...): never stored."""
     return record["kind"] == "update" and str(record.get("node") or "").startswith("__")
@@ -137,7 +180,8 @@ class Events(EventReads):
         a running run's usually is: its seqs in order, its keys distinct, no pseudo-node.
         Each event is then stored under its own seq, which the first statement checks on
         the server: that ``owner`` holds the run (the row locked until the commit, as
-        ``fence`` does), that no seq of the run is as high as the batch's first and that
+        ``fence`` does, and its snapshot set in the same UPDATE: the row written once a
+        batch, ``_fence_with``), that no seq of the run is as high as the batch's first and that
         none of its keys is logged yet; else it gives up the transaction
         (``stepwise_refuse``) and None is returned, nothing stored: the batch goes the
         way that reads first (two round trips)."""
@@ -156,23 +200,30 @@ class Events(EventReads):
         if keys:
             checks.append("EXISTS (SELECT 1 FROM events WHERE run_id = ? AND event_key = ANY(?))")
             params += [run_id, keys]
-        if owner is not None:
-            fenced = f"WITH fenced AS ({FENCE_SQL} RETURNING id) "
-            checks.insert(0, "NOT EXISTS (SELECT 1 FROM fenced)")
-            params = [run_id, owner, *params]
-        else:
-            fenced = ""
         try:
             with self.db.unread() as tx:  # one message: one wait, one round trip
+                # The events' statements first kept aside: the check, sent before them,
+                # carries the runs row's snapshot their last state sets.
+                body = _Kept(self.db)
+                row: dict = {}  # the runs row's snapshot, as the batch's last state sets it
+                for (record, state, text), seq in zip(prepared, seqs):
+                    self._insert_event(body, run_id, record, state, seq - 1, {}, text, row)
+                if owner is not None:
+                    # The fence, the row locked until the commit as ``fence`` does, written
+                    # once: by the snapshot's UPDATE, or (none in the batch) only locked.
+                    fenced, fence_params = _fence_with(row, run_id, owner)
+                    checks.insert(0, "NOT EXISTS (SELECT 1 FROM fenced)")
+                    params = [*fence_params, *params]
+                else:
+                    fenced = ""
                 tx.execute(
                     f"{fenced}SELECT stepwise_refuse('not held, or not new') "
                     f"WHERE {' OR '.join(checks)}",
                     params,
                 )
-                row: dict = {}  # the runs row's snapshot, as the batch's last state sets it
-                for (record, state, text), seq in zip(prepared, seqs):
-                    self._insert_event(tx, run_id, record, state, seq - 1, {}, text, row)
-                if row:
+                for sql, values in body.statements:
+                    tx.execute(sql, values)
+                if row and owner is None:
                     self._set_snapshot(tx, run_id, row)
         except Refused:
             self._states.forget(run_id)  # the base its state events were patched on
@@ -292,20 +343,7 @@ class Events(EventReads):
     def _set_snapshot(tx: Transaction, run_id: str, row: dict) -> None:
         """The runs row's snapshot and counts, and its final answer unless ``final`` is
         None (``row``: ``snapshot``, ``final``)."""
-        data = row["snapshot"]
-        counts = data.get("counts")  # the system's own (its snapshot's)
-        if not isinstance(counts, dict):
-            counts = {"steps": len(data.get("rows") or [])}
-        tx.execute(
-            "UPDATE runs SET snapshot_json = ?, counts_json = ?, "
-            "final_answer = COALESCE(?, final_answer) WHERE id = ?",
-            (
-                dumps(data),
-                dumps({str(k): int(v) for k, v in counts.items()}),
-                row["final"],
-                run_id,
-            ),
-        )
+        tx.execute(_SET_SNAPSHOT + " WHERE id = ?", (*_snapshot_values(row), run_id))
 
     @staticmethod
     def _ask_latest_seq(tx: Transaction, run_id: str, owner: str | None) -> Any:

@@ -35,6 +35,20 @@ from graph.service.repositories.shared import (
 from graph.service.state_deltas import StateLog
 from graph.settings import Settings, get_settings
 
+# The columns of ``create``'s values, in order.
+_CREATED = (
+    "id",
+    "question",
+    "system",
+    "design_json",
+    "prompt_versions_json",
+    "settings_json",
+    "model_label",
+    "created_at",
+    "parent_run",
+    "parent_checkpoint",
+)
+
 
 class Runs:
     """The ``runs`` table: records, statuses, leases, and runs imported from a file."""
@@ -84,27 +98,29 @@ class Runs:
         ``owner`` holds it for ``lease_s`` from the start, so no other process takes it over
         before its worker has begun."""
         public = settings.public_dict() if settings is not None else {}
+        values = (
+            run_id,
+            question,
+            design.system,
+            design.model_dump_json(),
+            dumps(prompt_versions or {}),
+            dumps(public),
+            model_label,
+            time.time(),
+            parent_run,
+            parent_checkpoint,
+        )
         self.db.execute(
             f"INSERT INTO runs ({RUN_COLUMNS}, owner, lease_until) VALUES "
             "(?, ?, ?, ?, ?, ?, 'queued', '', ?, ?, NULL, NULL, NULL, '{}', ?, ?, ?, ?)",
-            (
-                run_id,
-                question,
-                design.system,
-                design.model_dump_json(),
-                dumps(prompt_versions or {}),
-                dumps(public),
-                model_label,
-                time.time(),
-                parent_run,
-                parent_checkpoint,
-                owner,
-                self.db.clock() + lease_s if owner else None,
-            ),
+            (*values, owner, self.db.clock() + lease_s if owner else None),
         )
-        found = self.get(run_id)
-        assert found is not None  # written above
-        return found
+        # The record as written (the values as the database stores them), not read back.
+        return self._run_record(
+            dict(zip(_CREATED, self.db.params(values)))
+            | dict.fromkeys(("started_at", "finished_at", "final_answer"))
+            | {"status": "queued", "reason": "", "counts_json": "{}"}
+        )
 
     def set_status(
         self, run_id: str, status: str, reason: str = "", owner: str | None = None
