@@ -234,9 +234,13 @@ class Store:
         return self.run_records.get(run_id)
 
     def runs(
-        self, status: str | None = None, text: str | None = None, limit: int = 200
+        self,
+        status: str | None = None,
+        text: str | None = None,
+        limit: int = 200,
+        forks: bool = False,
     ) -> list[RunRecord]:
-        return self.run_records.find(status, text, limit)
+        return self.run_records.find(status, text, limit, forks)
 
     def delete_run(self, run_id: str) -> None:
         self.run_records.delete(run_id)

@@ -140,10 +140,17 @@ class Runs:
         return self._run_record(rows[0]) if rows else None
 
     def find(
-        self, status: str | None = None, text: str | None = None, limit: int = 200
+        self,
+        status: str | None = None,
+        text: str | None = None,
+        limit: int = 200,
+        forks: bool = False,
     ) -> list[RunRecord]:
-        """Newest first; ``text`` matches anywhere in the question, ignoring case."""
+        """Newest first; ``text`` matches anywhere in the question, ignoring case;
+        ``forks``: only runs made from another run's checkpoint (a parent run named)."""
         where, params = [], []
+        if forks:
+            where.append("parent_run IS NOT NULL")
         if status:
             where.append("status = ?")
             params.append(status)
