@@ -17,7 +17,6 @@ they move to ``store.run_records.get(...)`` and the like.
 from __future__ import annotations
 
 import time
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -149,7 +148,7 @@ class Store:
                 "format": EXPORT_FORMAT,
                 "schema_version": SCHEMA_VERSION,
                 "exported_at": time.time(),
-                "run": asdict(record),
+                "run": record.exported(),
                 "snapshot": self.snapshot(run_id),
                 "events": self.events(run_id),
             }

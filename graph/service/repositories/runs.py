@@ -63,7 +63,7 @@ class Runs:
             counts=shown_counts(row["counts_json"]),
             parent_run=row["parent_run"],
             parent_checkpoint=row["parent_checkpoint"],
-            settings=shown_object(row["settings_json"]),
+            settings_json=row["settings_json"],
         )
 
     def create(
