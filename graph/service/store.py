@@ -241,6 +241,9 @@ class Store:
     ) -> list[RunRecord]:
         return self.run_records.find(status, text, limit, forks)
 
+    def count_runs(self, status: str) -> int:
+        return self.run_records.count(status)
+
     def delete_run(self, run_id: str) -> None:
         self.run_records.delete(run_id)
 

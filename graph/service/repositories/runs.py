@@ -163,6 +163,10 @@ class Runs:
         sql += " ORDER BY created_at DESC, rowid DESC LIMIT ?"
         return [self._run_record(r) for r in self.db.query(sql, [*params, int(limit)])]
 
+    def count(self, status: str) -> int:
+        """How many runs are in ``status`` (counted by the store: none is read)."""
+        return self.db.query("SELECT COUNT(*) FROM runs WHERE status = ?", (status,))[0][0]
+
     def delete(self, run_id: str) -> None:
         with self.db.transaction() as tx:
             tx.execute("DELETE FROM events WHERE run_id = ?", (run_id,))
