@@ -112,12 +112,18 @@ else:
     )
     st.session_state[DRAWN] = (listed_ids, selection["selection"]["rows"])
     two_run_review.show(runs)
+# The opened run's status as listed; the listing itself (200 records) is let go here, so
+# it is not held while the opened run's tabs build their timeline, trace and export files:
+# the page's peak of memory is the larger of the two parts, not their sum (issue 33).
+listed_status = next((r.status for r in runs if r.id == opened_id), None)
+any_listed = bool(runs)
+del runs
 
 record = services.run_record(store, opened_id) if opened_id else None
 shown = history_open.opened_view(
     opened_id, record.question if record else None, listed_ids, bool(status or text)
 )
-if not runs and not opened_id:
+if not any_listed and not opened_id:
     st.stop()
 st.divider()
 if shown.hidden_by_filter:
@@ -174,8 +180,7 @@ else:
     timeline_problem = ""
 
 with run_tab:
-    listed = next((r.status for r in runs if r.id == run_id), None)
-    run_panel.show(store, run_id, key="history", seen_status=listed or record.status)
+    run_panel.show(store, run_id, key="history", seen_status=listed_status or record.status)
 
 with timeline_tab:
     if not timeline:

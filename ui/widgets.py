@@ -120,7 +120,7 @@ def sidebar() -> None:
             problem = services.server_problem()
             if problem:
                 st.warning(problem, icon=":material/cloud_off:")
-        waiting = len(store.runs(status="waiting", limit=1000))
+        waiting = store.count_runs("waiting")  # every page: counted, not read (issue 33)
         if waiting:
             st.page_link(
                 "app_pages/approvals.py",

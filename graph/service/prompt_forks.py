@@ -191,10 +191,12 @@ def call_sources(events: list[dict]) -> dict[str, int]:
 
 
 def prompt_forks(store: Store, limit: int = 500) -> list[RunRecord]:
-    """The runs forked with another prompt, newest first."""
+    """The runs forked with another prompt, newest first: of the ``limit`` newest forks,
+    read as such (the Evals page lists them on every visit: the store's other runs, a
+    class's thousand, are neither read nor decoded)."""
     return [
         r
-        for r in store.runs(limit=limit)
+        for r in store.runs(limit=limit, forks=True)
         if r.parent_run and ((r.design or {}).get("model") or {}).get("fork_of")
     ]
 

@@ -17,7 +17,6 @@ they move to ``store.run_records.get(...)`` and the like.
 from __future__ import annotations
 
 import time
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -149,7 +148,7 @@ class Store:
                 "format": EXPORT_FORMAT,
                 "schema_version": SCHEMA_VERSION,
                 "exported_at": time.time(),
-                "run": asdict(record),
+                "run": record.exported(),
                 "snapshot": self.snapshot(run_id),
                 "events": self.events(run_id),
             }
@@ -234,9 +233,16 @@ class Store:
         return self.run_records.get(run_id)
 
     def runs(
-        self, status: str | None = None, text: str | None = None, limit: int = 200
+        self,
+        status: str | None = None,
+        text: str | None = None,
+        limit: int = 200,
+        forks: bool = False,
     ) -> list[RunRecord]:
-        return self.run_records.find(status, text, limit)
+        return self.run_records.find(status, text, limit, forks)
+
+    def count_runs(self, status: str) -> int:
+        return self.run_records.count(status)
 
     def delete_run(self, run_id: str) -> None:
         self.run_records.delete(run_id)

@@ -161,3 +161,15 @@ def test_answering_an_approval_someone_else_answered_says_it_is_no_longer_pendin
     assert [m["content"] for m in store.messages(run_id, agent="human")] == [
         "Human: skip step 2 (report_writer)."
     ]
+
+
+def test_the_sidebar_counts_every_run_waiting_for_a_decision(home, services):
+    """Every page's sidebar links to Approvals with the number of runs waiting: counted by
+    the store, all of them (it read at most 1,000 runs' records to count them)."""
+    store, _ = services
+    for n in range(1001):
+        store.create_run(f"waiting-{n}", TESLA, Design(), "offline scripted model")
+        store.set_run_status(f"waiting-{n}", "waiting")
+    at = open_page()
+    links = [el.proto.label for el in at.sidebar.get("page_link")]
+    assert "1001 run(s) waiting for a decision" in links, links

@@ -212,3 +212,27 @@ def test_the_copied_calls_and_tool_runs_take_no_time_in_the_fork_and_keep_the_pa
     assert [c["recorded_latency_s"] for c in replayed] == parents
     tools = [d["tool_call"] for d in custom if "recorded_latency_s" in (d.get("tool_call") or {})]
     assert tools and all(t["latency_s"] == 0.0 for t in tools)
+
+
+def test_the_forks_listed_are_the_newest_forks_however_many_plain_runs_are_newer(store):
+    """The Evals page's fork list reads forks, not the newest runs filtered: a fork made
+    before the last ``limit`` runs is still listed, and a plain run or a fork made without
+    another prompt never is."""
+    from graph.models.choice import ModelChoice
+    from graph.service.fork_compare import forks_with_parents
+    from graph.service.prompt_forks import prompt_forks
+
+    def made(run_id: str, design: Design, parent: str | None = None) -> None:
+        store.create_run(run_id, f"question of {run_id}", design, "offline", parent_run=parent)
+
+    made("parent", Design())
+    made("fork-1", Design(model=ModelChoice(fork_of="parent")), parent="parent")
+    made("replay", Design(), parent="parent")  # a plain fork or replay: no other prompt
+    made("fork-2", Design(model=ModelChoice(fork_of="parent")), parent="parent")
+    for n in range(3):
+        made(f"plain-{n}", Design())
+
+    assert [r.id for r in prompt_forks(store, limit=2)] == ["fork-2"]
+    assert [r.id for r in prompt_forks(store, limit=3)] == ["fork-2", "fork-1"]
+    assert [r.id for r in forks_with_parents(store)] == ["fork-2", "fork-1"]
+    assert [r.id for r in store.runs(forks=True)] == ["fork-2", "replay", "fork-1"]

@@ -440,6 +440,8 @@ def test_an_export_contains_no_api_key_and_imports_under_a_new_id(store, tmp_pat
     assert new_id != "r1"
     copy = store.run(new_id)
     assert (copy.question, copy.final_answer, copy.counts["steps"]) == ("question?", "answer", 1)
+    assert copy.settings == store.run("r1").settings == exported["run"]["settings"]
+    assert "settings_json" not in exported["run"]  # the export's shape: settings decoded
     assert store.events(new_id) == store.events("r1")
     assert store.snapshot(new_id) == store.snapshot("r1")
 

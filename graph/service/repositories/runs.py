@@ -77,7 +77,7 @@ class Runs:
             counts=shown_counts(row["counts_json"]),
             parent_run=row["parent_run"],
             parent_checkpoint=row["parent_checkpoint"],
-            settings=shown_object(row["settings_json"]),
+            settings_json=row["settings_json"],
         )
 
     def create(
@@ -156,10 +156,17 @@ class Runs:
         return self._run_record(rows[0]) if rows else None
 
     def find(
-        self, status: str | None = None, text: str | None = None, limit: int = 200
+        self,
+        status: str | None = None,
+        text: str | None = None,
+        limit: int = 200,
+        forks: bool = False,
     ) -> list[RunRecord]:
-        """Newest first; ``text`` matches anywhere in the question, ignoring case."""
+        """Newest first; ``text`` matches anywhere in the question, ignoring case;
+        ``forks``: only runs made from another run's checkpoint (a parent run named)."""
         where, params = [], []
+        if forks:
+            where.append("parent_run IS NOT NULL")
         if status:
             where.append("status = ?")
             params.append(status)
@@ -171,6 +178,10 @@ class Runs:
             sql += " WHERE " + " AND ".join(where)
         sql += " ORDER BY created_at DESC, rowid DESC LIMIT ?"
         return [self._run_record(r) for r in self.db.query(sql, [*params, int(limit)])]
+
+    def count(self, status: str) -> int:
+        """How many runs are in ``status`` (counted by the store: none is read)."""
+        return self.db.query("SELECT COUNT(*) FROM runs WHERE status = ?", (status,))[0][0]
 
     def delete(self, run_id: str) -> None:
         with self.db.transaction() as tx:

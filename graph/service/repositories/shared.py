@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from graph.service.database import Transaction
+from graph.service.import_checks import shown_object
 from graph.service.leases import LeaseLost
 
 STATUSES = ("queued", "running", "waiting", "paused", "done", "failed", "cancelled", "interrupted")
@@ -57,7 +58,22 @@ class RunRecord:
     counts: dict[str, int]  # as its system counts (System.counts): {"steps": 3, ...}
     parent_run: str | None
     parent_checkpoint: str | None
-    settings: dict = field(default_factory=dict)  # Settings.public_dict(): no secrets
+    # The run's settings (Settings.public_dict(): no secrets) as stored, decoded when
+    # ``settings`` is read: a listing (History's 200 runs, the Run page's 50) read every
+    # run's ~100 values to show none of them, a page's largest passing allocation (issue 33).
+    settings_json: str | None = None
+
+    @property
+    def settings(self) -> dict:
+        """The settings the run was made with, {} when none were stored or they do not
+        read as an object (decoded at each read: a caller keeps what it needs)."""
+        return shown_object(self.settings_json)
+
+    def exported(self) -> dict:
+        """The record as a run export holds it: its fields, the settings decoded."""
+        fields = asdict(self)
+        fields["settings"] = shown_object(fields.pop("settings_json"))
+        return fields
 
     @property
     def duration_s(self) -> float | None:
