@@ -22,12 +22,18 @@ def _editor_key(at, run_id: str) -> str:
     return f"history:change:subtasks:{point}:table"
 
 
-def test_the_timeline_shows_the_checkpoints_inside_each_team(home, services):
-    run_id = _finished_teams_run(services)
+def _inner_table(run_id: str):
+    """The History page opened on ``run_id``: the page, its timeline with the checkpoints
+    inside the run's subgraphs, and that table's checkpoint labels."""
     at = open_page("app_pages/history.py", run=run_id)
     assert not at.exception, [e.value for e in at.exception]
     table = next(d.value for d in at.dataframe if "Fork from" in d.value.columns)
-    labels = list(table["Checkpoint"])
+    return at, table, list(table["Checkpoint"])
+
+
+def test_the_timeline_shows_the_checkpoints_inside_each_team(home, services):
+    run_id = _finished_teams_run(services)
+    at, table, labels = _inner_table(run_id)
     assert "↳ inside search_team: searcher" in labels
     assert "↳ inside request_team: health_checker" in labels
     assert labels[0] == "top graph: input"
@@ -122,9 +128,6 @@ def test_a_sub_agents_checkpoints_are_read_as_its_own_model_and_tool_turns(home,
         ("model", []),  # its answer: the sub-agent ends
     ]
     assert all("plan" not in p["fields"] and "step_results" not in p["fields"] for p in inner)
-    at = open_page("app_pages/history.py", run=run_id)
-    assert not at.exception, [e.value for e in at.exception]
-    table = next(d.value for d in at.dataframe if "Fork from" in d.value.columns)
-    labels = list(table["Checkpoint"])
+    _, _, labels = _inner_table(run_id)
     assert "↳ inside data_researcher: model" in labels
     assert "↳ inside data_researcher: tools" in labels
