@@ -5,9 +5,10 @@ In Stepwise a graph a node only invokes (no subgraph node) is a ReAct agent
 agents) and every system's user agents. Its checkpoints are saved under the node's
 namespace (``web_researcher:<task id>``), but LangGraph cannot find that graph from the
 top graph and reads such a namespace with the top graph's own channels: every checkpoint
-looked like "its input" with the plan's fields and nothing to run next. They are read with this graph instead: one of the same shape (the
-nodes ``model`` and ``tools``, the agent's channels), on the offline scripted model with
-one tool. Reading a checkpoint needs only the shape; this graph is never run.
+looked like "its input" with the plan's fields and nothing to run next. They are read
+with this graph instead: one of the same shape (the nodes ``model`` and ``tools``, the
+agent's channels), on the offline scripted model with one tool. Reading a checkpoint
+needs only the shape; this graph is never run.
 """
 
 from __future__ import annotations

@@ -6,10 +6,10 @@ LangGraph keeps a subgraph's checkpoints under a namespace of their own
 never lists them: a teams run looked as if nothing happened inside its teams. Here each
 namespace's history is read through the compiled graph (which finds the subgraph by its
 namespace) and placed after the top-graph checkpoint it ran from. A graph a node only
-invokes (plan_execute's ReAct sub-agents) is no subgraph LangGraph can find from the top
-graph, which would then read its checkpoints with the top graph's own channels (every one
-"its input", the plan's fields, nothing next); its system names a graph of the same shape
-to read them with (``Forks.inner_graph``, ``reader_of``).
+invokes (a ReAct agent: plan_execute's sub-agents, any system's user agents) is no
+subgraph LangGraph can find from the top graph, which would then read its checkpoints
+with the top graph's own channels (every one "its input", the plan's fields, nothing
+next); they are read with a graph of the same shape (``Forks.inner_graph``, ``reader_of``).
 
 They are shown, not forked: LangGraph forks a thread from its top graph, and a
 subgraph's past checkpoint cannot be copied into a new thread without the parent state
@@ -93,7 +93,8 @@ def inner_timeline(
     subgraph's ``fields`` (all but messages when none are named), its last messages,
     what changed since the previous checkpoint of the same subgraph run, and the
     top-graph checkpoint it ran from (``parent_checkpoint``; None when LangGraph did not
-    record it). ``inner_graphs``: the graphs of subgraphs LangGraph cannot find (``reader_of``)."""
+    record it). ``inner_graphs``: the graphs of subgraphs LangGraph cannot find
+    (``reader_of``)."""
     wanted = tuple(fields)
     rows: list[dict] = []
     for ns in namespaces(graph, thread_id):

@@ -197,7 +197,7 @@ def prompt_forks(store: Store, limit: int = 500) -> list[RunRecord]:
     return [
         r
         for r in store.runs(limit=limit, forks=True)
-        if r.parent_run and ((r.design or {}).get("model") or {}).get("fork_of")
+        if ((r.design or {}).get("model") or {}).get("fork_of")
     ]
 
 

@@ -34,6 +34,7 @@ from graph.kernel.system import get_system
 if TYPE_CHECKING:
     from langgraph.graph.state import CompiledStateGraph
 
+    from graph.kernel.system_parts import Forks
     from graph.service.run_controls import StopSignal
     from graph.service.run_records import StateHistory
 
@@ -256,21 +257,15 @@ class LocalExecutor:
 
     def timeline(self, run_id: str, design: Design, inner: bool) -> list[dict]:
         compiled = self.runs.compiled_of(design)
-        system = get_system(design.system)
-        root = checkpoint_timeline(compiled, run_id, system.forks.timeline_fields)
+        forks = get_system(design.system).forks
+        root = checkpoint_timeline(compiled, run_id, forks.timeline_fields)
         if not inner:
             return root
-        return interleave(
-            root,
-            inner_timeline(
-                compiled, run_id, system.forks.inner_fields, inner_graphs=system.forks.inner_graph
-            ),
-        )
+        return interleave(root, _inner_timeline(compiled, run_id, forks))
 
     def inner_checkpoints(self, run_id: str, design: Design) -> list[dict]:
-        compiled = self.runs.compiled_of(design)
         forks = get_system(design.system).forks
-        return inner_timeline(compiled, run_id, forks.inner_fields, inner_graphs=forks.inner_graph)
+        return _inner_timeline(self.runs.compiled_of(design), run_id, forks)
 
     def thread_of(self, run_id: str) -> str:
         return run_id
@@ -368,3 +363,8 @@ class ThreadExecutor(LocalExecutor):
 
     def shutdown(self, wait: bool) -> None:
         """Nothing of its own: the service's worker threads are the service's."""
+
+
+def _inner_timeline(compiled: CompiledStateGraph, run_id: str, forks: Forks) -> list[dict]:
+    """The run's checkpoints inside its subgraphs, as its system shows and reads them."""
+    return inner_timeline(compiled, run_id, forks.inner_fields, inner_graphs=forks.inner_graph)
